@@ -1,0 +1,157 @@
+import { z } from 'zod';
+
+/** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
+const isoDuration = z
+  .string()
+  .regex(/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'must be an ISO 8601 duration such as P365D');
+
+const absoluteUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}, 'must be an absolute http(s) URL');
+
+export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
+
+export const attributeSchema = z
+  .object({
+    type: z.enum(attributeTypes),
+    required: z.boolean().default(true),
+    /** image attributes only: accepted media types and decoded size limit */
+    formats: z.array(z.enum(['image/png', 'image/jpeg'])).min(1).optional(),
+    maxBytes: z.number().int().positive().optional(),
+    /** display name shown to holders */
+    label: z.string().optional(),
+  })
+  .strict();
+
+export const credentialTypeSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
+    vct: absoluteUrl.optional(),
+    displayName: z.string().optional(),
+    validity: isoDuration.default('P365D'),
+    pinCodeLength: z.number().int().min(1).max(12).optional(),
+    attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
+      .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute'),
+  })
+  .strict();
+
+const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).passthrough();
+
+export const clientSchema = z
+  .object({
+    clientId: z.string().min(1).max(200),
+    clientSecret: z.string().min(16, 'must be at least 16 characters'),
+    clientName: z.string().optional(),
+    redirectUris: z.array(absoluteUrl).min(1),
+    pkce: z.enum(['required', 'optional']).default('optional'),
+    pkceMethods: z.array(z.enum(['S256', 'plain'])).min(1).default(['S256', 'plain']),
+    scopes: z.array(z.string().min(1)).min(1),
+    hintKeys: z
+      .object({ jwks: jwksSchema.optional(), jwksUri: absoluteUrl.optional() })
+      .strict()
+      .optional(),
+    /** D3: `expires_in` as a string of digits, for clients coded against the spec's sample */
+    expiresInAsString: z.boolean().default(false),
+    /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */
+    legacyV2Issuer: z.boolean().default(false),
+  })
+  .strict();
+
+export const trustedIssuerSchema = z
+  .object({
+    issuer: absoluteUrl,
+    jwks: jwksSchema.optional(),
+    jwksUri: absoluteUrl.optional(),
+  })
+  .strict();
+
+const redisSchema = z
+  .object({
+    url: z.string().optional(),
+    sentinels: z.array(z.object({ host: z.string(), port: z.number().int() })).optional(),
+    name: z.string().optional(),
+    cluster: z.array(z.object({ host: z.string(), port: z.number().int() })).optional(),
+    password: z.string().optional(),
+    username: z.string().optional(),
+    tls: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
+    keyPrefix: z.string().default('vc:'),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    baseUrl: absoluteUrl,
+    port: z.number().int().min(0).max(65535).default(3000),
+    host: z.string().default('0.0.0.0'),
+    store: z.union([z.literal('memory'), z.string().regex(/^rediss?:\/\//, 'must be "memory" or a redis:// URL'), redisSchema]).default('memory'),
+    keys: z
+      .object({
+        idToken: z.string().default('./keys/id-token.jwks.json'),
+        credential: z.string().default('./keys/credential.jwks.json'),
+        cookies: z.string().default('./keys/cookies.json'),
+        generate: z.boolean().default(true),
+      })
+      .strict()
+      .default({ idToken: './keys/id-token.jwks.json', credential: './keys/credential.jwks.json', cookies: './keys/cookies.json', generate: true }),
+    lifetimes: z
+      .object({
+        par: z.number().int().positive().default(60),
+        code: z.number().int().positive().default(60),
+        token: z.number().int().positive().default(60),
+        offer: z.number().int().positive().default(300),
+        interaction: z.number().int().positive().default(600),
+        continuation: z.number().int().positive().default(300),
+      })
+      .strict()
+      .default({ par: 60, code: 60, token: 60, offer: 300, interaction: 600, continuation: 300 }),
+    hint: z
+      .object({
+        clockTolerance: z.number().int().min(0).default(30),
+        maxLength: z.number().int().positive().default(1024 * 1024),
+      })
+      .strict()
+      .default({ clockTolerance: 30, maxLength: 1024 * 1024 }),
+    pinAttempts: z.number().int().min(1).max(10).default(3),
+    /** D4: RFC 6749 error codes (invalid_client, 401) instead of the spec's, for certification runs */
+    rfc6749Errors: z.boolean().default(false),
+    walletPath: z.string().regex(/^[a-z0-9-]+$/).default('wallet'),
+    credentialTypes: z.array(credentialTypeSchema).min(1),
+    clients: z.array(clientSchema).min(1),
+    trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const types = new Set<string>();
+    cfg.credentialTypes.forEach((t, i) => {
+      if (types.has(t.name)) ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'name'], message: `duplicate credential type ${t.name}` });
+      types.add(t.name);
+      for (const [name, attr] of Object.entries(t.attributes)) {
+        if (attr.type !== 'image' && (attr.formats || attr.maxBytes)) {
+          ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'attributes', name], message: 'formats and maxBytes apply to image attributes only' });
+        }
+      }
+    });
+    const ids = new Set<string>();
+    cfg.clients.forEach((c, i) => {
+      if (ids.has(c.clientId)) ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
+      ids.add(c.clientId);
+      c.scopes.forEach((s, j) => {
+        const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
+        if (!types.has(name)) {
+          ctx.addIssue({ code: 'custom', path: ['clients', i, 'scopes', j], message: `unknown credential type ${name}` });
+        }
+      });
+    });
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type CredentialType = Config['credentialTypes'][number];
+export type AttributeSpec = CredentialType['attributes'][string];
+export type ClientConfig = Config['clients'][number];
+export type TrustedIssuer = Config['trustedIssuers'][number];
