@@ -1,0 +1,50 @@
+import { invalidRequest, ProtocolError } from './errors.js';
+import { isAbsent, shown } from './text.js';
+
+/** spec Errors: ResponseType "Not provided" -> invalid_request; "Not code" -> unsupported_response_type. */
+export function checkResponseType(v: unknown): void {
+  if (isAbsent(v)) throw invalidRequest('response_type is required');
+  // spec Endpoints: response_type must be `code` (authorization code flow only)
+  if (v !== 'code') throw new ProtocolError('unsupported_response_type', 'response_type must be code');
+}
+
+/** spec Errors: ResponseMode "Not query" -> invalid_request; optional (spec PAR: "If provided"). */
+export function checkResponseMode(v: unknown): void {
+  if (v === undefined) return;
+  if (v !== 'query') throw invalidRequest('response_mode must be query');
+}
+
+/** spec Authentication 3: redirect_uri must exactly match a registered one (Errors: RedirectUri -> invalid_request). */
+export function checkRedirectUri(v: unknown, registered: readonly string[]): string {
+  if (isAbsent(v)) throw invalidRequest('redirect_uri is required');
+  // spec Authentication 3: exact string match, no normalisation
+  if (typeof v !== 'string' || !registered.includes(v)) throw invalidRequest('redirect_uri is not registered for this client');
+  return v;
+}
+
+/** spec Endpoints: nonce is echoed into the ID token; required for non-PAR authorise. */
+export function checkNonce(v: unknown, required: boolean): string | undefined {
+  if (isAbsent(v)) {
+    if (required) throw invalidRequest('nonce is required');
+    return undefined;
+  }
+  if (typeof v !== 'string') throw invalidRequest('nonce must be a string');
+  // Limits: bound what is stored and echoed into the ID token
+  if (v.length > 512) throw invalidRequest('nonce must be at most 512 characters');
+  return v;
+}
+
+/**
+ * RFC 6749 3.1: parameters sent without a value are treated as omitted, and parameters must not be
+ * included more than once.
+ */
+export function singleValued(entries: Iterable<[string, string]>): Record<string, string> {
+  const seen = new Map<string, string>();
+  for (const [name, value] of entries) {
+    if (value === '') continue; // RFC 6749 3.1: empty value = omitted
+    if (seen.has(name)) throw invalidRequest(`parameter ${shown(name)} must not be repeated`);
+    seen.set(name, value);
+  }
+  // fromEntries: a "__proto__" parameter becomes an own property, never the prototype
+  return Object.fromEntries(seen);
+}

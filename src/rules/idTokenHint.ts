@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+} from 'jose';
+import { invalidRequest, ProtocolError } from './errors.js';
+import { shown } from './text.js';
+
+export interface HintClient {
+  clientId: string;
+  clientSecret: string;
+  jwks?: { keys: Record<string, unknown>[] };
+  jwksUri?: string;
+}
+
+export interface VerifiedHint {
+  payload: Record<string, unknown>;
+  attributes: Record<string, unknown>;
+  pinCode: unknown;
+  replayKey: string;
+  exp: number;
+}
+
+/** D7: the client secret verifies these. */
+const SECRET_ALGS = ['HS256', 'HS384', 'HS512'] as const;
+/** D7: the client's public keys (inline JWKS or jwks_uri) verify these. */
+const PUBLIC_KEY_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
+
+/** D7: registered JWT claims and PinCode are not credential attributes. */
+const NON_ATTRIBUTE_CLAIMS = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub', 'PinCode']);
+
+const remoteSets = new Map<string, JWTVerifyGetKey>();
+const localSets = new WeakMap<object, JWTVerifyGetKey>();
+
+const fail = (reason: string) => invalidRequest(`id_token_hint: ${reason}`);
+
+/**
+ * Verifies an `id_token_hint` (spec: id_token_hint rules, Authentication 4; D7). Every failure is
+ * invalid_request (spec Errors: IdTokenHint "Not a valid token hint").
+ */
+export async function verifyIdTokenHint(
+  hint: unknown,
+  opts: { client: HintClient; audience: string; clockTolerance: number; maxLength: number; now?: number },
+): Promise<VerifiedHint> {
+  // D7: the hint is a JWT string
+  if (typeof hint !== 'string' || hint === '') throw invalidRequest('id_token_hint is required');
+  // Limits: bound the work done on a client-supplied token
+  if (hint.length > opts.maxLength) throw fail(`longer than ${opts.maxLength} characters`);
+  // RFC 7515 7.1: compact serialization is three base64url parts
+  const parts = hint.split('.');
+  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]*$/.test(p)) || parts[0] === '' || parts[1] === '') {
+    throw fail('not a compact JWS (header.payload.signature)');
+  }
+
+  const alg = headerAlg(hint);
+  const options: JWTVerifyOptions = {
+    issuer: opts.client.clientId, // spec id_token_hint: iss must equal client_id
+    audience: opts.audience, // spec id_token_hint: aud must equal the issuer URL (D1)
+    requiredClaims: ['iss', 'aud', 'exp'], // spec id_token_hint: iss, aud, exp required
+    clockTolerance: opts.clockTolerance, // D7: clock tolerance, configurable
+    ...(opts.now !== undefined ? { currentDate: new Date(opts.now * 1000) } : {}),
+  };
+
+  let payload: Record<string, unknown>;
+  try {
+    if ((SECRET_ALGS as readonly string[]).includes(alg)) {
+      // D7: HS256/384/512 verify with the client secret only, never with a public key
+      if (!opts.client.clientSecret) throw fail(`alg ${alg} needs a client secret; the client has none`);
+      const secret = new TextEncoder().encode(opts.client.clientSecret);
+      ({ payload } = await jwtVerify(hint, secret, { ...options, algorithms: [...SECRET_ALGS] }));
+    } else {
+      // D7: asymmetric algs verify with the registered public keys; the key must fit the alg
+      const getKey = publicKeyResolver(opts.client, alg);
+      ({ payload } = await jwtVerify(hint, getKey, { ...options, algorithms: [...PUBLIC_KEY_ALGS] }));
+    }
+  } catch (e) {
+    throw describeJoseError(e);
+  }
+
+  const exp = payload.exp as number; // checked present and numeric by jwtVerify
+  return {
+    payload,
+    // D7: custom claims = every claim except registered JWT claims and PinCode (fromEntries keeps
+    // a "__proto__" claim an own property instead of touching the prototype)
+    attributes: Object.fromEntries(Object.entries(payload).filter(([k]) => !NON_ATTRIBUTE_CLAIMS.has(k))),
+    pinCode: payload.PinCode, // spec Authentication 7: PinCode claim, checked by pin.ts
+    replayKey: replayKeyOf(hint, payload.jti), // D7: a hint backs at most one credential
+    exp,
+  };
+}
+
+/** RFC 7515 4.1.1 / D7: alg must be present, never `none`, and one of the supported algs. */
+function headerAlg(hint: string): string {
+  let header: Record<string, unknown>;
+  try {
+    header = decodeProtectedHeader(hint) as Record<string, unknown>;
+  } catch {
+    throw fail('header is not valid base64url JSON');
+  }
+  const alg = header.alg;
+  if (typeof alg !== 'string' || alg === '') throw fail('header alg is missing');
+  // D7: alg none is always rejected
+  if (alg.toLowerCase() === 'none') throw fail('alg none is not accepted');
+  if (![...SECRET_ALGS, ...PUBLIC_KEY_ALGS].includes(alg as never)) {
+    throw fail(`alg ${shown(alg, 16)} is not supported (use one of ${[...SECRET_ALGS, ...PUBLIC_KEY_ALGS].join(', ')})`);
+  }
+  return alg;
+}
+
+/** D7: inline JWKS first, then jwks_uri (remote key sets cached per URI). */
+function publicKeyResolver(client: HintClient, alg: string): JWTVerifyGetKey {
+  const local = client.jwks ? localSet(client.jwks) : undefined;
+  const remote = client.jwksUri ? remoteSet(client.jwksUri) : undefined;
+  if (!local && !remote) throw fail(`alg ${alg} needs a registered public key; the client has none`);
+  return async (header, token) => {
+    if (local) {
+      try {
+        return await local(header, token);
+      } catch (e) {
+        if (!remote || (e as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw e;
+      }
+    }
+    try {
+      return await remote!(header, token);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') throw e;
+      if (code === 'ERR_JWKS_TIMEOUT') throw fail("the client's jwks_uri did not answer in time");
+      // network failure, non-200 answer, or a body that is not a JWKS
+      throw fail("the client's jwks_uri could not be fetched as a JWKS");
+    }
+  };
+}
+
+function localSet(jwks: { keys: Record<string, unknown>[] }): JWTVerifyGetKey {
+  let set = localSets.get(jwks);
+  if (!set) {
+    try {
+      set = createLocalJWKSet(jwks as unknown as JSONWebKeySet);
+    } catch {
+      throw fail("the client's registered JWKS is malformed");
+    }
+    localSets.set(jwks, set);
+  }
+  return set;
+}
+
+function remoteSet(uri: string): JWTVerifyGetKey {
+  let set = remoteSets.get(uri);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(uri));
+    remoteSets.set(uri, set);
+  }
+  return set;
+}
+
+/** D7: `jti:<jti>` when the hint has a string jti, else the hint's SHA-256. */
+function replayKeyOf(hint: string, jti: unknown): string {
+  if (typeof jti === 'string' && jti !== '') return `jti:${jti}`;
+  return `sha256:${createHash('sha256').update(hint, 'utf8').digest('base64url')}`;
+}
+
+/** D4: a description naming the parameter and the failed check; never token contents. */
+function describeJoseError(e: unknown): ProtocolError {
+  if (e instanceof ProtocolError) return e;
+  const err = e as { code?: string; claim?: string; reason?: string };
+  switch (err.code) {
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return fail('signature verification failed');
+    case 'ERR_JWT_EXPIRED':
+      return fail('exp has passed: the token is expired');
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      return describeClaimFailure(err.claim, err.reason);
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return fail('alg is not allowed for the registered key');
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+      return fail('no registered key of the client matches the header alg/kid');
+    case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
+      return fail('signature verification failed');
+    case 'ERR_JWKS_INVALID':
+    case 'ERR_JWK_INVALID':
+      return fail("the client's registered key set is not usable");
+    case 'ERR_JWT_INVALID':
+      return fail('payload is not a JSON object');
+    case 'ERR_JWS_INVALID':
+      return fail('not a valid JWS');
+    case 'ERR_JOSE_NOT_SUPPORTED':
+      return fail('alg or key type is not supported');
+    default:
+      // TypeError from fetch (network) or key import: do not leak internals
+      return fail('could not be verified');
+  }
+}
+
+function describeClaimFailure(claim: string | undefined, reason: string | undefined): ProtocolError {
+  const c = claim ?? 'claim';
+  if (reason === 'missing') return fail(`${c} is required`);
+  if (reason === 'invalid') return fail(`${c} has the wrong type`);
+  switch (c) {
+    case 'iss':
+      return fail('iss must equal the client_id');
+    case 'aud':
+      return fail('aud must equal the issuer');
+    case 'nbf':
+      return fail('nbf is in the future: the token is not yet valid');
+    default:
+      return fail(`${c} is not valid`);
+  }
+}
+
+/** D7: the credential attributes of a hint are its claims other than the registered ones and PinCode. */
+export function hintAttributes(payload: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(payload)) if (!NON_ATTRIBUTE_CLAIMS.has(name)) out[name] = value;
+  return out;
+}

@@ -1,0 +1,64 @@
+import { invalidScope } from './errors.js';
+import { shown } from './text.js';
+
+export type Version = 1 | 2;
+
+export type ScopeRequest =
+  | { kind: 'issuance'; credentialType: string; scopes: string[] }
+  | { kind: 'verification'; credentialTypes: string[]; scopes: string[] };
+
+const ISSUE_PREFIX = 'issue.';
+
+/**
+ * Parses and validates a `scope` parameter (spec: Scope format; errors: Scope "Not provided or not
+ * registered" -> invalid_scope).
+ */
+export function parseScope(
+  scope: unknown,
+  opts: { version: Version; clientScopes: readonly string[]; credentialTypes: readonly string[] },
+): ScopeRequest {
+  // spec Errors, Scope: "Not provided" -> invalid_scope
+  if (typeof scope !== 'string' || scope.trim() === '') throw invalidScope('scope is required');
+
+  // spec Scope format: "Scope is a space-separated list"; repeated values collapse (order kept)
+  const scopes = [...new Set(scope.trim().split(/\s+/))];
+
+  const issuance: string[] = [];
+  const verification: string[] = [];
+  for (const value of scopes) {
+    if (value === 'openid') continue;
+    // spec Errors, Scope: "not registered" -> the client must have this scope registered
+    if (!opts.clientScopes.includes(value)) {
+      throw invalidScope(`scope ${shown(value)} is not registered for this client`);
+    }
+    const isIssue = value.startsWith(ISSUE_PREFIX);
+    const typeName = isIssue ? value.slice(ISSUE_PREFIX.length) : value;
+    // spec Scope format: `issue.<CredentialType>` / `<CredentialType>` name a configured type
+    if (!opts.credentialTypes.includes(typeName)) {
+      throw invalidScope(`scope ${shown(value)} does not name a configured credential type`);
+    }
+    (isIssue ? issuance : verification).push(typeName);
+  }
+  const hasOpenid = scopes.includes('openid');
+
+  // spec Scope format: a request is either issuance or verification, never both
+  if (issuance.length > 0 && verification.length > 0) {
+    throw invalidScope('scope must not mix issue.<CredentialType> with verification credential types');
+  }
+
+  if (issuance.length > 0) {
+    // spec Scope format, Issuance: "Exactly one scope issue.<CredentialType>"
+    if (issuance.length > 1) throw invalidScope('scope must contain exactly one issue.<CredentialType>');
+    // spec Scope format, Issuance (Version 2): "must also contain openid"
+    if (opts.version === 2 && !hasOpenid) throw invalidScope('scope must contain openid for Version 2 issuance');
+    // spec Scope format, Version 1 differences: "issuance scope must NOT contain openid"
+    if (opts.version === 1 && hasOpenid) throw invalidScope('scope must not contain openid for Version 1 issuance');
+    return { kind: 'issuance', credentialType: issuance[0], scopes };
+  }
+
+  // spec Scope format, Verification: "One or more <CredentialType> scopes"
+  if (verification.length === 0) throw invalidScope('scope must contain a credential type');
+  // spec Scope format, Verification: "must contain openid" (both versions)
+  if (!hasOpenid) throw invalidScope('scope must contain openid for verification');
+  return { kind: 'verification', credentialTypes: verification, scopes };
+}
