@@ -28,6 +28,12 @@ export const attributeSchema = z
   })
   .strict();
 
+/** Claim names the ID token or the credential already uses: not available as attribute names. */
+export const RESERVED_CLAIMS = new Set([
+  'iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub', 'nonce', 'PinCode', 'SerialNumber', 'ExpiresAt',
+  'cnf', 'vct', 'status', '_sd', '_sd_alg', 'azp', 'auth_time', 'acr', 'amr', 'sid', 'at_hash', 'c_hash',
+]);
+
 export const credentialTypeSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
@@ -36,7 +42,12 @@ export const credentialTypeSchema = z
     validity: isoDuration.default('P365D'),
     pinCodeLength: z.number().int().min(1).max(12).optional(),
     attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
-      .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute'),
+      .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
+      .superRefine((a, ctx) => {
+        for (const name of Object.keys(a)) {
+          if (RESERVED_CLAIMS.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
+        }
+      }),
   })
   .strict();
 
@@ -123,6 +134,8 @@ export const configSchema = z
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    /** serves /demo: a relying party for trying the flows in a browser (never in production) */
+    demo: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
   })
   .strict()

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context } from 'koa';
+import mount from 'koa-mount';
+import type Provider from 'oidc-provider';
+import type { Config, ClientConfig, CredentialType } from './config/schema.js';
+import type { LoadedConfig } from './config/load.js';
+import { loadKeys, publicJwks, type KeySet } from './keys/keys.js';
+import type { Store } from './store/types.js';
+import { createStore } from './store/create.js';
+import { versionProfiles } from './oidc/versions.js';
+import { createRpProvider } from './oidc/provider.js';
+import { createVersionEdge } from './oidc/edge.js';
+import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
+import { createInteractionRoutes } from './interaction/routes.js';
+import { renderMessage } from './interaction/views/message.js';
+import { createDemoRoutes } from './demo/routes.js';
+import { createLogger, type Logger } from './log.js';
+
+export interface Service {
+  app: Koa;
+  config: Config;
+  store: Store;
+  keys: KeySet;
+  providers: Record<'v1' | 'v2', Provider>;
+  walletIssuer: WalletIssuer;
+  logger: Logger;
+  generatedKeys: string[];
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  store?: Store;
+  logger?: Logger;
+}
+
+/** Headers every answer carries. */
+async function securityHeaders(ctx: Context, next: Koa.Next): Promise<void> {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Frame-Options', 'DENY');
+  await next();
+}
+
+/**
+ * The last line: anything unexpected becomes a 500 with a generic body and is logged with a reference
+ * (never the request's secrets); Node's own HTTP errors (bad JSON, oversized) keep their status.
+ */
+function errorBoundary(logger: Logger) {
+  return async (ctx: Context, next: Koa.Next) => {
+    try {
+      await next();
+    } catch (err) {
+      const e = err as { status?: number; expose?: boolean; message?: string };
+      if (e.status && e.status < 500 && e.expose) {
+        ctx.status = e.status;
+        ctx.body = { error: 'invalid_request', error_description: e.message };
+        return;
+      }
+      const ref = randomUUID();
+      logger.error({ ref, path: ctx.path, err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, 'unexpected error');
+      ctx.status = 500;
+      ctx.set('Cache-Control', 'no-store');
+      if (ctx.accepts('json', 'html') === 'html') {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = renderMessage({ nonce: '', title: 'Something went wrong', message: `Please try again. Reference: ${ref}`, status: 500 });
+      } else {
+        ctx.body = { error: 'server_error', error_description: `unexpected error, reference ${ref}` };
+      }
+    }
+  };
+}
+
+function requestLog(logger: Logger) {
+  return async (ctx: Context, next: Koa.Next) => {
+    const start = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - start) / 1e6;
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      logger[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, error: (ctx.body as { error?: string } | undefined)?.error }, 'request');
+    }
+  };
+}
+
+export async function createService(loaded: LoadedConfig, opts: ServiceOptions = {}): Promise<Service> {
+  const { config } = loaded;
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const { keys, generated } = await loadKeys(config.keys, loaded.baseDir);
+  const store = opts.store ?? (await createStore(config.store));
+  const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
+  const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
+  const profiles = versionProfiles(config.baseUrl);
+  const deps = { config, store, idTokenKeys: keys.idToken, cookieKeys: keys.cookies };
+  const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
+  const publicKeys = publicJwks(keys.idToken);
+
+  const walletIssuer = createWalletIssuer({
+    baseUrl: config.baseUrl,
+    path: config.walletPath,
+    store,
+    credentialKeys: keys.credential,
+    credentialTypes: config.credentialTypes,
+    offerLifetime: config.lifetimes.offer,
+    pinAttempts: config.pinAttempts,
+    cookieKeys: keys.cookies,
+  });
+
+  const inner = new Koa();
+  inner.keys = keys.cookies;
+  inner.proxy = true;
+  inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys }));
+  inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
+  inner.use(walletIssuer.middleware);
+  inner.use(createInteractionRoutes({ config, store, providers, walletIssuer, clients, credentialTypes }));
+  if (config.demo) inner.use(createDemoRoutes(config, store, keys.idToken));
+  inner.use(async (ctx, next) => {
+    if (ctx.path === '/healthz') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      try {
+        await store.ping();
+        ctx.body = { status: 'ready', store: store.kind };
+      } catch {
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', store: store.kind };
+      }
+      return;
+    }
+    await next();
+  });
+  inner.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: 'not_found', error_description: `no endpoint at ${ctx.method} ${ctx.path}` };
+  });
+
+  const app = new Koa();
+  app.keys = keys.cookies;
+  app.proxy = true;
+  app.silent = true;
+  app.use(securityHeaders);
+  app.use(requestLog(logger));
+  app.use(errorBoundary(logger));
+  const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
+  app.use(basePath ? mount(basePath, inner) : mount(inner));
+
+  return {
+    app,
+    config,
+    store,
+    keys,
+    providers,
+    walletIssuer,
+    logger,
+    generatedKeys: generated,
+    close: async () => {
+      await store.close();
+    },
+  };
+}

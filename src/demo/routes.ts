@@ -1,0 +1,164 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import { SignJWT, createLocalJWKSet, jwtVerify, type JWK } from 'jose';
+import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
+import type { Store } from '../store/types.js';
+import { escapeHtml } from '../interaction/views/escape.js';
+import { renderLayout } from '../interaction/views/layout.js';
+import { readForm } from '../oidc/http.js';
+import { discoveryDocument } from '../oidc/discovery.js';
+import { versionProfiles } from '../oidc/versions.js';
+
+/**
+ * A relying party built in, for trying the service in a browser (config `demo: true`, never in
+ * production): it signs an id_token_hint with the demo client's secret, pushes the request, sends the
+ * browser to authorise, and on the way back redeems the code and shows the verified ID token. It speaks
+ * only HTTP to the service, like any relying party.
+ */
+type Mode = 'v2-par' | 'v2' | 'v1-par';
+
+interface DemoState {
+  mode: Mode;
+  verifier?: string;
+  nonce: string;
+  clientId: string;
+}
+
+const SAMPLE: Record<string, unknown> = {
+  FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com', Company: 'Analytical Engines Ltd',
+  StartDate: '2024-01-15', MemberName: 'Ada Lovelace', MemberNumber: 1815, Premium: true,
+};
+
+const CSP = (nonce: string) => `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
+function html(ctx: Context, title: string, body: string): void {
+  const nonce = randomBytes(16).toString('base64');
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Content-Security-Policy', CSP(nonce));
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = renderLayout({ nonce, title, body, css: DEMO_CSS });
+}
+
+const DEMO_CSS = `
+.demo form { display: grid; gap: 12px; }
+.demo label { display: grid; gap: 4px; font-weight: 600; font-size: 14px; }
+.demo input, .demo select { font: inherit; padding: 8px 10px; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); }
+.demo button { font: inherit; font-weight: 600; padding: 10px 14px; border: 0; border-radius: 10px; background: var(--accent); color: var(--accent-ink); cursor: pointer; }
+.demo pre { white-space: pre-wrap; word-break: break-all; background: var(--surface-2); padding: 12px; border-radius: 8px; font-size: 13px; }
+.demo .hint { color: var(--muted); font-size: 14px; }
+`;
+
+export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }): Middleware {
+  const callback = `${config.baseUrl}/demo/callback`;
+  const client: ClientConfig | undefined = config.clients.find((c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')));
+  const profiles = versionProfiles(config.baseUrl);
+  const jwks = createLocalJWKSet({ keys: idTokenJwks.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
+
+  function typesFor(c: ClientConfig): CredentialType[] {
+    return config.credentialTypes.filter((t) => c.scopes.includes(`issue.${t.name}`));
+  }
+
+  function index(ctx: Context): void {
+    if (!client) {
+      html(ctx, 'Demo', `<section class="card demo"><h1>Demo</h1><p>No client in the config has the redirect URI ${escapeHtml(callback)} and an issuance scope.</p></section>`);
+      return;
+    }
+    const forms = typesFor(client).map((t) => {
+      const fields = Object.entries(t.attributes)
+        .filter(([, a]) => a.type !== 'image')
+        .map(([name, a]) => `<label>${escapeHtml(a.label ?? name)}<input name="attr.${escapeHtml(name)}" value="${escapeHtml(SAMPLE[name] ?? '')}"${a.required ? ' required' : ''}></label>`)
+        .join('');
+      const pin = t.pinCodeLength
+        ? `<label>PIN for the wallet (${t.pinCodeLength} digits, optional)<input name="pin" inputmode="numeric" pattern="[0-9]{${t.pinCodeLength}}" value="${'1234567890'.slice(0, t.pinCodeLength)}"></label>`
+        : '';
+      return `<section class="card demo"><h2>Issue: ${escapeHtml(t.displayName ?? t.name)}</h2>
+<form method="post" action="${escapeHtml(`${config.baseUrl}/demo/start`)}">
+<input type="hidden" name="type" value="${escapeHtml(t.name)}">${fields}${pin}
+<label>Interface<select name="mode"><option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option></select></label>
+<button type="submit">Issue with ${escapeHtml(client.clientName ?? client.clientId)}</button></form></section>`;
+    });
+    html(ctx, 'Try the VC OpenID Provider', `<section class="card demo"><h1>Try an issuance</h1>
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${escapeHtml(client.clientId)}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>.</p></section>${forms.join('')}`);
+  }
+
+  async function start(ctx: Context): Promise<void> {
+    if (!client) return index(ctx);
+    const form = await readForm(ctx, 64 * 1024);
+    const type = typesFor(client).find((t) => t.name === form.type);
+    const mode = (['v2-par', 'v2', 'v1-par'] as const).find((m) => m === form.mode) ?? 'v2-par';
+    if (!type) {
+      ctx.status = 400;
+      return html(ctx, 'Demo', '<section class="card demo"><h1>Unknown credential type</h1></section>');
+    }
+    const profile = mode === 'v1-par' ? profiles.v1 : profiles.v2;
+    const doc = discoveryDocument(profile, config.baseUrl) as Record<string, string>;
+    const claims: Record<string, unknown> = {};
+    for (const [name, a] of Object.entries(type.attributes)) {
+      const v = form[`attr.${name}`];
+      if (v === undefined || v === '') continue;
+      claims[name] = a.type === 'number' ? Number(v) : a.type === 'boolean' ? v === 'true' : v;
+    }
+    if (form.pin) claims.PinCode = form.pin;
+    const now = Math.floor(Date.now() / 1000);
+    const hint = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(client.clientId).setAudience(profile.issuer).setIssuedAt(now).setExpirationTime(now + 300)
+      .setJti(randomBytes(12).toString('base64url'))
+      .sign(new TextEncoder().encode(client.clientSecret));
+    const state = randomBytes(16).toString('base64url');
+    const nonce = randomBytes(16).toString('base64url');
+    const verifier = mode === 'v1-par' ? undefined : randomBytes(32).toString('base64url');
+    const params: Record<string, string> = {
+      client_id: client.clientId, response_type: 'code', redirect_uri: callback, state, nonce,
+      scope: mode === 'v1-par' ? `issue.${type.name}` : `openid issue.${type.name}`, id_token_hint: hint,
+    };
+    if (verifier) Object.assign(params, { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' });
+    await store.set(`demo:${state}`, { mode, verifier, nonce, clientId: client.clientId } satisfies DemoState, 600);
+    if (mode === 'v2') {
+      ctx.redirect(`${doc.authorization_endpoint}?${new URLSearchParams(params)}`);
+      return;
+    }
+    const res = await fetch(doc.pushed_authorization_request_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...params, client_secret: client.clientSecret }),
+    });
+    const body = (await res.json()) as { request_uri?: string; error?: string; error_description?: string };
+    if (!body.request_uri) return result(ctx, 'The PAR request failed', body);
+    ctx.redirect(`${doc.authorization_endpoint}?${new URLSearchParams({ client_id: client.clientId, request_uri: body.request_uri })}`);
+  }
+
+  function result(ctx: Context, title: string, data: unknown): void {
+    html(ctx, title, `<section class="card demo"><h1>${escapeHtml(title)}</h1><pre>${escapeHtml(JSON.stringify(data, null, 2))}</pre><p><a href="${escapeHtml(`${config.baseUrl}/demo`)}">Start again</a></p></section>`);
+  }
+
+  async function done(ctx: Context): Promise<void> {
+    const q = ctx.query as Record<string, string>;
+    const saved = typeof q.state === 'string' ? await store.consume<DemoState>(`demo:${q.state}`) : undefined;
+    if (!saved || !client) return result(ctx, 'Unknown or used state', { state: q.state });
+    if (q.error) return result(ctx, 'The service answered with an error', { error: q.error, error_description: q.error_description });
+    const profile = saved.mode === 'v1-par' ? profiles.v1 : profiles.v2;
+    const doc = discoveryDocument(profile, config.baseUrl) as Record<string, string>;
+    const res = await fetch(doc.token_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', code: String(q.code ?? ''), redirect_uri: callback, client_id: client.clientId, client_secret: client.clientSecret,
+        ...(saved.verifier ? { code_verifier: saved.verifier } : {}),
+      }),
+    });
+    const token = (await res.json()) as { id_token?: string };
+    if (!token.id_token) return result(ctx, 'The token request failed', token);
+    const { payload } = await jwtVerify(token.id_token, jwks, { issuer: profile.issuer, audience: client.clientId });
+    if (payload.nonce !== saved.nonce) return result(ctx, 'nonce mismatch', {});
+    result(ctx, 'Issued: the verified ID token', payload);
+  }
+
+  return async function demo(ctx, next) {
+    if (ctx.path === '/demo' && ctx.method === 'GET') return index(ctx);
+    if (ctx.path === '/demo/start' && ctx.method === 'POST') return start(ctx);
+    if (ctx.path === '/demo/callback' && ctx.method === 'GET') return done(ctx);
+    if (ctx.path === '/' && ctx.method === 'GET') return ctx.redirect(`${config.baseUrl}/demo`);
+    return next();
+  };
+}

@@ -1,0 +1,25 @@
+import pino, { type Logger } from 'pino';
+
+/**
+ * D17: secrets, PINs, hints, attribute values and tokens never reach logs. Request logs carry the
+ * method, the path without its query, the status, the duration and the client id; nothing else.
+ * The redaction list is a second line of defence for anything logged by mistake.
+ */
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    {
+      level,
+      base: undefined,
+      redact: {
+        paths: [
+          '*.client_secret', '*.id_token_hint', '*.PinCode', '*.tx_code', '*.code', '*.code_verifier',
+          '*.id_token', '*.access_token', '*.vp_token', '*.credential', '*.password', 'req.headers.authorization',
+          'req.headers.cookie',
+        ],
+        censor: '[redacted]',
+      },
+    },
+    destination as never,
+  );
+}
+export type { Logger };

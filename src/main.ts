@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from './config/load.js';
+import { createService } from './app.js';
+import { listen } from './server.js';
+import { writeJsonSchema } from './config/jsonSchema.js';
+
+const USAGE = `Usage:
+  npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
+  npm run check-config -- --config FILE  validate a config file and exit
+  npm run config-schema                write config/config.schema.json
+Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
+  const { values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const file = values.config ?? process.env.CONFIG ?? 'config/demo.yaml';
+  switch (command) {
+    case 'serve':
+      return serve(file);
+    case 'check-config': {
+      const { config } = await loadConfig(file);
+      console.log(`${file}: valid (${config.clients.length} clients, ${config.credentialTypes.length} credential types)`);
+      return 0;
+    }
+    case 'config-schema':
+      console.log(`wrote ${await writeJsonSchema('config/config.schema.json')}`);
+      return 0;
+    default:
+      console.error(`unknown command ${command}\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function serve(file: string): Promise<number> {
+  const loaded = await loadConfig(file);
+  const service = await createService(loaded);
+  const running = await listen(service);
+  const { config } = service;
+  const log = service.logger;
+  for (const f of service.generatedKeys) log.info({ file: f }, 'generated a new key file (keep it secret; it is git-ignored)');
+  if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
+  console.log(`
+  VC OpenID Provider is running (listening on ${running.url}, base URL ${config.baseUrl})
+
+  Version 2 discovery:  ${config.baseUrl}/v2.0/.well-known/openid-configuration
+  Version 1 discovery:  ${config.baseUrl}/oidc/.well-known/openid-configuration
+  Wallet issuer:        ${config.baseUrl}/.well-known/openid-credential-issuer/${config.walletPath}
+  Health:               ${config.baseUrl}/healthz  ${config.baseUrl}/readyz
+${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing requests in flight');
+    await running.stop(10_000);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  return -1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err) => {
+    if (err instanceof ConfigError) console.error(err.message);
+    else console.error(`error: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,49 @@
+import { CompactSign, importJWK, type JWK } from 'jose';
+import type Provider from 'oidc-provider';
+
+type Signer = (payload: Record<string, unknown>) => Promise<string>;
+
+/** One RS256 signature over the claims, with the header the spec shows: `alg`, `typ: JWT`, `kid`. */
+export async function createIdTokenSigner(keys: { keys: JWK[] }): Promise<Signer> {
+  const [jwk] = keys.keys;
+  const key = await importJWK({ ...jwk, alg: 'RS256' }, 'RS256');
+  const header = { alg: 'RS256', typ: 'JWT', kid: jwk.kid };
+  const encoder = new TextEncoder();
+  return (payload) => new CompactSign(encoder.encode(JSON.stringify(payload))).setProtectedHeader(header).sign(key);
+}
+
+/** Claims oidc-provider adds that have no meaning here: a hash of an access token that is the ID token itself, session ids. */
+const DROPPED = ['at_hash', 'c_hash', 's_hash', 'sid', 'auth_time', 'acr', 'amr'];
+
+/**
+ * oidc-provider builds the ID token's claims (scope-filtered account claims, nonce) and this signs them.
+ * Its own signer sets no `typ` and no `nbf`, which the spec's ID token carries, and would add an
+ * `at_hash` of an access token that the edge replaces with the ID token itself (D3). The override
+ * applies to ID tokens only; every other JWT the provider makes is untouched.
+ */
+export function installIdTokenSigner(
+  provider: Provider,
+  sign: Signer,
+  opts: { ttl: number; issuerFor: (clientId: string) => string },
+): void {
+  const IdToken = provider.IdToken as unknown as {
+    prototype: { issue: (o?: { use?: string }) => Promise<string>; payload: () => Promise<Record<string, unknown>>; client: { clientId: string } };
+  };
+  const original = IdToken.prototype.issue;
+  IdToken.prototype.issue = async function issue(this: typeof IdToken.prototype, o?: { use?: string }) {
+    if (o?.use !== 'idtoken') return original.call(this, o);
+    const claims = await this.payload();
+    for (const name of DROPPED) delete claims[name];
+    const now = Math.floor(Date.now() / 1000);
+    const { clientId } = this.client;
+    return sign({
+      ...claims,
+      iss: opts.issuerFor(clientId),
+      aud: clientId,
+      sub: claims.sub,
+      iat: now,
+      nbf: now,
+      exp: now + opts.ttl,
+    });
+  };
+}

@@ -1,0 +1,144 @@
+import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { JWK } from 'jose';
+import type { Config } from '../config/schema.js';
+import type { Store } from '../store/types.js';
+import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
+import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
+import { flowClaimsKey, type FlowClaims } from '../interaction/flowClaims.js';
+import type { VersionProfile } from './versions.js';
+
+/** oidc-provider's PAR lifetime is at most 60 s; the store drops the record at our configured lifetime. */
+const PAR_MAX = 60;
+
+export interface RpProviderDeps {
+  config: Config;
+  store: Store;
+  idTokenKeys: { keys: JWK[] };
+  cookieKeys: string[];
+}
+
+/** Scopes and the claims each one puts into the ID token. */
+export function scopeClaims(config: Config): Record<string, string[]> {
+  const claims: Record<string, string[]> = { openid: ['sub'] };
+  for (const type of config.credentialTypes) {
+    const attributes = Object.keys(type.attributes);
+    claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
+    claims[type.name] = attributes;
+  }
+  return claims;
+}
+
+/** The wallet step is the only interaction, and every authorization request goes through it (D10). */
+function walletStepPolicy() {
+  const { Prompt, Check } = interactionPolicy;
+  return [
+    new Prompt(
+      { name: 'wallet', requestable: false },
+      new Check('wallet_step', 'the holder completes the wallet step', (ctx: KoaContextWithOIDC) =>
+        (ctx.oidc.result as { wallet?: boolean } | undefined)?.wallet ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT),
+    ),
+  ];
+}
+
+/**
+ * One relying-party-facing oidc-provider instance per interface version. It does the protocol work
+ * (PAR, code flow, PKCE S256, client authentication, code redemption); the version edge in front of
+ * it applies the spec's rules and shapes its answers.
+ */
+export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
+  const { config, store } = deps;
+  const adapterNamespace = `v${profile.version}`;
+  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: Math.min(config.lifetimes.par, PAR_MAX) });
+  const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
+  const interactionBase = `${config.baseUrl}/interaction/v${profile.version}`;
+
+  const configuration: Configuration = {
+    adapter: Adapter as unknown as Configuration['adapter'],
+    clients: config.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      client_name: c.clientName,
+      redirect_uris: c.redirectUris,
+      response_types: ['code'],
+      grant_types: ['authorization_code'],
+      token_endpoint_auth_method: 'client_secret_post',
+      id_token_signed_response_alg: 'RS256',
+      scope: ['openid', ...c.scopes].join(' '),
+    })),
+    clientAuthMethods: ['client_secret_post'],
+    jwks: deps.idTokenKeys as Configuration['jwks'],
+    cookies: {
+      keys: deps.cookieKeys,
+      names: { session: `_session_v${profile.version}`, interaction: `_interaction_v${profile.version}`, resume: `_resume_v${profile.version}` },
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    features: {
+      devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      claimsParameter: { enabled: false },
+      requestObjects: { enabled: false },
+    },
+    responseTypes: ['code'],
+    scopes: ['openid', ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
+    claims: scopeClaims(config),
+    conformIdTokenClaims: false,
+    extraParams: ['vc_hint'],
+    allowOmittingSingleRegisteredRedirectUri: false,
+    pkce: { required: () => false },
+    routes: profile.routes,
+    ttl: {
+      AuthorizationCode: config.lifetimes.code,
+      AccessToken: config.lifetimes.token,
+      IdToken: config.lifetimes.token,
+      Interaction: config.lifetimes.interaction,
+      Session: config.lifetimes.interaction,
+      Grant: config.lifetimes.interaction,
+    },
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `${interactionBase}/${interaction.uid}`,
+      policy: walletStepPolicy() as unknown as NonNullable<Configuration['interactions']>['policy'],
+    },
+    loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+      const grantId = (ctx.oidc.result as { consent?: { grantId?: string } } | undefined)?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    /**
+     * At the token endpoint the flow's claims (stored when the wallet step completed) decide `sub`
+     * (D2) and the ID token's claims; elsewhere the account is the browser's holder session.
+     */
+    findAccount: async (_ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
+      if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
+      const flow = await store.get<FlowClaims>(flowClaimsKey(adapterNamespace, token.grantId));
+      if (!flow) return undefined;
+      return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
+    },
+    renderError: async (ctx: KoaContextWithOIDC, out: object) => {
+      ctx.type = 'application/json';
+      ctx.body = out;
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256'],
+    },
+  } as unknown as Configuration;
+
+  const provider = new Provider(profile.issuer, configuration);
+  provider.proxy = true;
+  // The error detail oidc-provider keeps off the wire, for the edge to map onto the spec's codes.
+  provider.on('grant.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
+    ctx.state.oidcErrorDetail = err.error_detail;
+  });
+  provider.on('pushed_authorization_request.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
+    ctx.state.oidcErrorDetail = err.error_detail;
+  });
+  provider.on('authorization.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
+    ctx.state.oidcErrorDetail = err.error_detail;
+  });
+  installIdTokenSigner(provider, await createIdTokenSigner(deps.idTokenKeys), {
+    ttl: config.lifetimes.token,
+    issuerFor: (clientId) => (profile.version === 2 && legacyIssuerClients.has(clientId) ? `${config.baseUrl}/oidc` : profile.issuer),
+  });
+  return provider;
+}

@@ -1,0 +1,103 @@
+import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
+import { invalidRequest, invalidScope } from '../rules/errors.js';
+import { parseScope, type ScopeRequest } from '../rules/scopes.js';
+import { checkResponseMode, checkResponseType, checkRedirectUri, checkNonce } from '../rules/authorizationParams.js';
+import { checkPkce } from '../rules/pkce.js';
+import { verifyIdTokenHint, type VerifiedHint } from '../rules/idTokenHint.js';
+import { checkPinRule } from '../rules/pin.js';
+import type { VersionProfile } from './versions.js';
+
+/** Where an authorization request arrives: pushed (PAR), or as authorise query parameters. */
+export type RequestSite = 'par' | 'authorize' | 'authorizeNonPar';
+
+export interface RequestContext {
+  client: ClientConfig;
+  profile: VersionProfile;
+  config: Config;
+  credentialTypes: ReadonlyMap<string, CredentialType>;
+  site: RequestSite;
+  /** remembers a hint until it expires; false when it was already used (D7) */
+  registerHint: (key: string, ttlSeconds: number) => Promise<boolean>;
+}
+
+export interface CheckedRequest {
+  scope: ScopeRequest;
+  /** the parameters handed to oidc-provider: hint taken out of its way, PKCE in its S256 form */
+  providerParams: Record<string, string>;
+  hint?: VerifiedHint;
+}
+
+/** Parameters only the edge may set: stripped from every incoming request. */
+export const INTERNAL_PARAMS = ['vc_hint'];
+
+function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly ('S256' | 'plain')[] } | 'refuse' {
+  if (r.site === 'authorizeNonPar') return { required: true, methods: r.client.pkceMethods }; // Version 1 non-PAR: PKCE required
+  if (!r.profile.pkceAtPar && r.site === 'par') return 'refuse'; // Version 1 PAR has no code_challenge
+  return { required: r.client.pkce === 'required', methods: r.client.pkceMethods };
+}
+
+/**
+ * The checks the spec makes when a request is made (PAR errors table; for non-PAR requests, the same
+ * checks at authorise, D6), in the order a developer fixes them: response type and mode, redirect URI,
+ * scope, nonce, PKCE, then the `id_token_hint` and its PIN (D4, D7). Template and image checks belong
+ * to the authorise step (src/interaction).
+ */
+export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
+  const nonPar = r.site !== 'par';
+  checkResponseType(params.response_type);
+  checkResponseMode(params.response_mode);
+  checkRedirectUri(params.redirect_uri, r.client.redirectUris);
+  const scope = parseScope(params.scope, {
+    version: r.profile.version,
+    clientScopes: r.client.scopes,
+    credentialTypes: [...r.credentialTypes.keys()],
+  });
+  if (r.site === 'authorizeNonPar' && scope.kind === 'issuance') {
+    throw invalidScope('scope: issuance is not available at /oidc/authorizev1 (Version 1 non-PAR is for verification); use PAR');
+  }
+  checkNonce(params.nonce, nonPar);
+
+  const providerParams: Record<string, string> = { ...params };
+  delete providerParams.id_token_hint;
+  if (r.profile.version === 1 && scope.kind === 'issuance') {
+    providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
+  }
+
+  const policy = pkcePolicy(r);
+  if (policy === 'refuse') {
+    if (params.code_challenge !== undefined || params.code_challenge_method !== undefined) {
+      throw invalidRequest('code_challenge: Version 1 PAR does not take PKCE parameters; use Version 2 for PKCE');
+    }
+  } else {
+    const pkce = checkPkce(params, policy);
+    if (pkce) Object.assign(providerParams, pkce);
+  }
+
+  if (scope.kind === 'verification') {
+    if (params.id_token_hint !== undefined) throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
+    return { scope, providerParams };
+  }
+
+  const type = r.credentialTypes.get(scope.credentialType)!;
+  if (params.id_token_hint === undefined) throw invalidRequest('id_token_hint is required for issuance');
+  const hint = await verifyIdTokenHint(params.id_token_hint, {
+    client: {
+      clientId: r.client.clientId,
+      clientSecret: r.client.clientSecret,
+      jwks: r.client.hintKeys?.jwks as { keys: Record<string, unknown>[] } | undefined,
+      jwksUri: r.client.hintKeys?.jwksUri,
+    },
+    audience: r.profile.issuer,
+    clockTolerance: r.config.hint.clockTolerance,
+    maxLength: r.config.hint.maxLength,
+  });
+  checkPinRule(hint.pinCode, type.pinCodeLength);
+  // A hint backs at most one credential (D7): remembered until it expires, registered last so that a
+  // request failing another check does not burn it.
+  const ttl = Math.max(1, hint.exp - Math.floor(Date.now() / 1000) + r.config.hint.clockTolerance);
+  if (!(await r.registerHint(`hint:${r.client.clientId}:${hint.replayKey}`, ttl))) {
+    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  }
+  providerParams.vc_hint = params.id_token_hint;
+  return { scope, providerParams, hint };
+}

@@ -1,0 +1,18 @@
+import type { ClientConfig } from '../config/schema.js';
+import type { VersionProfile } from './versions.js';
+
+/**
+ * The token response of the spec (D3): `access_token` is the ID token itself (one signature per
+ * response), `token_type` Bearer, `expires_in` a number (a string of digits for clients flagged for the
+ * spec's sample), and `scope` as the client asked for it (Version 1 issuance: without `openid`).
+ */
+export function shapeTokenResponse(body: Record<string, unknown>, o: { client: ClientConfig; profile: VersionProfile }): void {
+  body.access_token = body.id_token;
+  body.token_type = 'Bearer';
+  delete body.refresh_token;
+  if (typeof body.expires_in === 'number' && o.client.expiresInAsString) body.expires_in = String(body.expires_in);
+  if (o.profile.version === 1 && typeof body.scope === 'string') {
+    const scopes = body.scope.split(' ');
+    if (scopes.some((s) => s.startsWith('issue.'))) body.scope = scopes.filter((s) => s !== 'openid').join(' ');
+  }
+}

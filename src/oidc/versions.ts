@@ -1,0 +1,75 @@
+/**
+ * A version of the interface is data (ARCHITECTURE.md): its paths, its issuer, and which rules apply.
+ * Paths are relative to the service's base URL.
+ */
+export interface VersionProfile {
+  version: 1 | 2;
+  /** the discovery `issuer` and the ID tokens' `iss` (D1) */
+  issuer: string;
+  /** where the provider instance is mounted (the issuer's path relative to the base URL) */
+  providerMount: string;
+  /** provider routes, relative to providerMount */
+  routes: { authorization: string; pushed_authorization_request: string; token: string; jwks: string };
+  paths: {
+    discovery: string;
+    jwks: string;
+    par: string;
+    authorize: string;
+    token: string;
+    /** Version 1 only: the root document and its non-PAR authorise endpoint */
+    rootDiscovery?: string;
+    rootJwks?: string;
+    authorizeNonPar?: string;
+  };
+  /** whether authorise accepts requests without request_uri (Version 2: yes; Version 1: only at authorizeNonPar) */
+  nonParAtAuthorize: boolean;
+  /** whether PKCE parameters are accepted at PAR (spec: Version 1 PAR has no code_challenge) */
+  pkceAtPar: boolean;
+}
+
+export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: VersionProfile } {
+  const v2: VersionProfile = {
+    version: 2,
+    issuer: baseUrl,
+    providerMount: '/',
+    routes: {
+      authorization: '/v2.0/oidc/authorize',
+      pushed_authorization_request: '/v2.0/oidc/par',
+      token: '/v2.0/oidc/token',
+      jwks: '/v2.0/.well-known/openid-configuration/jwks',
+    },
+    paths: {
+      discovery: '/v2.0/.well-known/openid-configuration',
+      jwks: '/v2.0/.well-known/openid-configuration/jwks',
+      par: '/v2.0/oidc/par',
+      authorize: '/v2.0/oidc/authorize',
+      token: '/v2.0/oidc/token',
+    },
+    nonParAtAuthorize: true,
+    pkceAtPar: true,
+  };
+  const v1: VersionProfile = {
+    version: 1,
+    issuer: `${baseUrl}/oidc`,
+    providerMount: '/oidc',
+    routes: {
+      authorization: '/authorize',
+      pushed_authorization_request: '/par',
+      token: '/token',
+      jwks: '/.well-known/openid-configuration/jwks',
+    },
+    paths: {
+      discovery: '/oidc/.well-known/openid-configuration',
+      jwks: '/oidc/.well-known/openid-configuration/jwks',
+      par: '/oidc/par',
+      authorize: '/oidc/authorize',
+      token: '/oidc/token',
+      rootDiscovery: '/.well-known/openid-configuration',
+      rootJwks: '/.well-known/openid-configuration/jwks',
+      authorizeNonPar: '/oidc/authorizev1',
+    },
+    nonParAtAuthorize: false,
+    pkceAtPar: false,
+  };
+  return { v1, v2 };
+}

@@ -1,0 +1,82 @@
+import { errors } from 'oidc-provider';
+import type { Store } from './types.js';
+
+/** Models whose records belong to a grant and are revoked with it. */
+const GRANTABLE = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'ClientCredentials',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+]);
+
+type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
+
+const FALLBACK_TTL = 3600;
+
+/**
+ * oidc-provider's adapter interface over our Store, so its models and our records share one store.
+ * `consume` is made atomic: of concurrent redemptions of one code, only the first marks it consumed;
+ * the others fail with invalid_grant before any token is issued (D14, D16). `ttlCaps` shortens a
+ * model's lifetime below what oidc-provider asks for (PAR requests: the configured lifetime).
+ */
+export function createOidcAdapterFactory(store: Store, namespace: string, ttlCaps: Record<string, number> = {}) {
+  const prefix = `oidc:${namespace}:`;
+  return class StoreAdapter {
+    readonly model: string;
+
+    constructor(model: string) {
+      this.model = model;
+    }
+
+    key(id: string): string {
+      return `${prefix}${this.model}:${id}`;
+    }
+
+    async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
+      const cap = ttlCaps[this.model];
+      const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
+      await store.set(this.key(id), payload, ttl);
+      if (this.model === 'Session' && payload.uid) await store.set(`${prefix}uid:${payload.uid}`, id, ttl);
+      if (payload.userCode) await store.set(`${prefix}userCode:${payload.userCode}`, id, ttl);
+      if (GRANTABLE.has(this.model) && payload.grantId) {
+        await store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl);
+      }
+    }
+
+    async find(id: string): Promise<Payload | undefined> {
+      return store.get<Payload>(this.key(id));
+    }
+
+    async findByUid(uid: string): Promise<Payload | undefined> {
+      const id = await store.get<string>(`${prefix}uid:${uid}`);
+      return id ? this.find(id) : undefined;
+    }
+
+    async findByUserCode(userCode: string): Promise<Payload | undefined> {
+      const id = await store.get<string>(`${prefix}userCode:${userCode}`);
+      return id ? this.find(id) : undefined;
+    }
+
+    async consume(id: string): Promise<void> {
+      const key = this.key(id);
+      const payload = await store.get<Payload>(key);
+      const ttl = payload?.exp ? Math.max(1, payload.exp - Math.floor(Date.now() / 1000)) : FALLBACK_TTL;
+      const won = await store.setIfAbsent(`${key}:consumed`, 1, ttl);
+      if (!won) throw new errors.InvalidGrant('grant request is invalid');
+      if (payload) await store.set(key, { ...payload, consumed: Math.floor(Date.now() / 1000) }, ttl);
+    }
+
+    async destroy(id: string): Promise<void> {
+      await store.delete(this.key(id));
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      const setKey = `${prefix}grant:${grantId}`;
+      const keys = await store.members(setKey);
+      await store.delete(...keys, setKey);
+    }
+  };
+}

@@ -1,0 +1,104 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createService, type Service } from '../../src/app.js';
+import { validateConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/log.js';
+import type { Store } from '../../src/store/types.js';
+
+export const SECRETS = {
+  pkceIssuer: 'test-issuer-secret-0123456789',
+  plainIssuer: 'test-plain-secret-0123456789',
+  other: 'test-other-secret-0123456789',
+};
+
+export const REDIRECT = 'https://rp.example/cb';
+export const OTHER_REDIRECT = 'https://rp.example/other';
+
+/** Keys are generated once per test file into a temp folder, as on a first start. */
+const keyDir = mkdtempSync(join(tmpdir(), 'vc-keys-'));
+
+export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    store: 'memory',
+    logLevel: 'silent',
+    keys: { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json') },
+    credentialTypes: [
+      {
+        name: 'EmployeeBadge',
+        displayName: 'Employee badge',
+        pinCodeLength: 4,
+        validity: 'P30D',
+        attributes: {
+          FirstName: { type: 'string' },
+          LastName: { type: 'string' },
+          Email: { type: 'email', required: false },
+        },
+      },
+      {
+        name: 'MembershipCard',
+        validity: 'P10D',
+        attributes: {
+          MemberName: { type: 'string' },
+          MemberNumber: { type: 'number' },
+          Photo: { type: 'image', required: false },
+        },
+      },
+    ],
+    clients: [
+      {
+        clientId: 'issuer-pkce',
+        clientName: 'PKCE Issuer',
+        clientSecret: SECRETS.pkceIssuer,
+        redirectUris: [REDIRECT, OTHER_REDIRECT],
+        pkce: 'required',
+        scopes: ['issue.EmployeeBadge', 'issue.MembershipCard', 'EmployeeBadge', 'MembershipCard'],
+      },
+      {
+        clientId: 'issuer-plain',
+        clientName: 'Plain Issuer',
+        clientSecret: SECRETS.plainIssuer,
+        redirectUris: [REDIRECT],
+        pkce: 'optional',
+        scopes: ['issue.MembershipCard', 'MembershipCard'],
+      },
+      {
+        clientId: 'other',
+        clientSecret: SECRETS.other,
+        redirectUris: [REDIRECT],
+        scopes: ['issue.EmployeeBadge', 'EmployeeBadge'],
+      },
+    ],
+    ...overrides,
+  };
+}
+
+export interface TestService {
+  url: string;
+  service: Service;
+  stop(): Promise<void>;
+}
+
+/** The real app on 127.0.0.1 and a random port, configured as an operator would. */
+export async function startTestService(overrides: Record<string, unknown> = {}, opts: { store?: Store } = {}): Promise<TestService> {
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+  const server = createServer((req, res) => handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const config = validateConfig(testConfig(port, overrides));
+  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store, logger: createLogger('silent') });
+  handler = service.app.callback();
+  return {
+    url: config.baseUrl,
+    service,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+    },
+  };
+}
