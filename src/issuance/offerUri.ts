@@ -1,0 +1,42 @@
+/** OpenID4VCI 1.0 §4.1.1: the grant type of the pre-authorized code flow. */
+export const PRE_AUTHORIZED_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+
+export interface TxCode {
+  input_mode: 'numeric';
+  length: number;
+  description: string;
+}
+
+/** A Credential Offer (OpenID4VCI 1.0 §4.1.1) for the pre-authorized code flow. */
+export interface CredentialOffer {
+  credential_issuer: string;
+  credential_configuration_ids: string[];
+  grants: {
+    [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': string; tx_code?: TxCode };
+  };
+}
+
+export const TX_CODE_DESCRIPTION = 'Enter the PIN you were given with this offer.';
+
+export function credentialOffer(input: {
+  credentialIssuer: string;
+  credentialConfigurationId: string;
+  preAuthorizedCode: string;
+  pinLength?: number;
+}): CredentialOffer {
+  const txCode: TxCode | undefined = input.pinLength
+    ? { input_mode: 'numeric', length: input.pinLength, description: TX_CODE_DESCRIPTION }
+    : undefined;
+  return {
+    credential_issuer: input.credentialIssuer,
+    credential_configuration_ids: [input.credentialConfigurationId],
+    grants: {
+      [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': input.preAuthorizedCode, ...(txCode ? { tx_code: txCode } : {}) },
+    },
+  };
+}
+
+/** The offer passed by value (OpenID4VCI 1.0 §4.1.2), for a QR code or a same-device link. */
+export function credentialOfferUri(offer: CredentialOffer): string {
+  return `openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(offer))}`;
+}

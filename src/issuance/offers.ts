@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import type { Store } from '../store/types.js';
+
+/** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
+export type OfferStatus = {
+  status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired';
+  message?: string;
+  attemptsLeft?: number;
+};
+
+/** Everything needed to issue the credential once the wallet redeems the offer. Never logged (D17). */
+export interface OfferRecord {
+  offerId: string;
+  credentialType: string;
+  attributes: Record<string, unknown>;
+  serialNumber: string;
+  /** epoch seconds */
+  credentialExpiresAt: number;
+  pinProtected: boolean;
+  grantId: string;
+  /** epoch seconds until which the record is kept */
+  keptUntil: number;
+}
+
+/** How long `done` and `failed` stay readable after the offer itself is gone. */
+export const STATUS_GRACE_SECONDS = 120;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+// Hash tags keep one offer's keys in one Redis Cluster slot (D14).
+const offerKey = (offerId: string) => `wallet:{${offerId}}:offer`;
+const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
+const issuedKey = (offerId: string) => `wallet:{${offerId}}:issued`;
+export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
+// The pre-authorized code is a bearer secret: only its hash names the index entry.
+const codeKey = (code: string) => `wallet:code:${createHash('sha256').update(code).digest('base64url')}`;
+
+/** The offers and their status, kept in the shared store (D14) with TTLs, so any instance can serve any step. */
+export class OfferBook {
+  constructor(private readonly store: Store) {}
+
+  async create(record: OfferRecord, preAuthorizedCode: string, lifetime: number): Promise<void> {
+    const fresh = await this.store.setIfAbsent(offerKey(record.offerId), record, lifetime);
+    if (!fresh) throw new Error(`offer ${record.offerId} already exists`);
+    await this.store.set(codeKey(preAuthorizedCode), record.offerId, lifetime);
+    await this.setStatus(record.offerId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS);
+  }
+
+  find(offerId: string): Promise<OfferRecord | undefined> {
+    return this.store.get<OfferRecord>(offerKey(offerId));
+  }
+
+  async findByCode(preAuthorizedCode: string): Promise<OfferRecord | undefined> {
+    const offerId = await this.store.get<string>(codeKey(preAuthorizedCode));
+    return offerId ? this.find(offerId) : undefined;
+  }
+
+  async status(offerId: string): Promise<OfferStatus> {
+    const status = await this.store.get<OfferStatus>(statusKey(offerId));
+    if (status?.status === 'done' || status?.status === 'failed') return status;
+    if (!status || !(await this.find(offerId))) return { status: 'expired', message: 'This offer has expired.' };
+    return status;
+  }
+
+  async pinRetry(offerId: string, attemptsLeft: number): Promise<void> {
+    const message = `The PIN was wrong; ${attemptsLeft} attempt(s) left.`;
+    await this.setStatus(offerId, { status: 'pin_retry', message, attemptsLeft }, await this.#statusTtl(offerId));
+  }
+
+  /**
+   * The wallet holds an access token: keep the offer until that token can no longer be used, even when the
+   * offer's own lifetime ends first.
+   */
+  async scanned(offerId: string, accessTokenLifetime: number): Promise<void> {
+    const record = await this.find(offerId);
+    if (!record) return;
+    const keptUntil = Math.max(record.keptUntil, now() + accessTokenLifetime);
+    await this.store.set(offerKey(offerId), { ...record, keptUntil }, keptUntil - now());
+    await this.setStatus(offerId, { status: 'scanned' }, keptUntil - now() + STATUS_GRACE_SECONDS);
+  }
+
+  /** Single issuance per offer (D14): of concurrent credential requests, exactly one wins. */
+  claimIssuance(offerId: string, ttl: number): Promise<boolean> {
+    return this.store.setIfAbsent(issuedKey(offerId), 1, ttl);
+  }
+
+  releaseIssuance(offerId: string): Promise<void> {
+    return this.store.delete(issuedKey(offerId));
+  }
+
+  /** The credential is with the holder: its attributes are no longer kept. */
+  async done(offerId: string): Promise<void> {
+    await this.setStatus(offerId, { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
+    await this.store.delete(offerKey(offerId));
+  }
+
+  async failed(offerId: string, message: string): Promise<void> {
+    await this.setStatus(offerId, { status: 'failed', message }, STATUS_GRACE_SECONDS);
+    await this.store.delete(offerKey(offerId));
+  }
+
+  private setStatus(offerId: string, status: OfferStatus, ttl: number): Promise<void> {
+    return this.store.set(statusKey(offerId), status, Math.max(1, ttl));
+  }
+
+  async #statusTtl(offerId: string): Promise<number> {
+    const record = await this.find(offerId);
+    return (record ? record.keptUntil - now() : 0) + STATUS_GRACE_SECONDS;
+  }
+}

@@ -1,0 +1,127 @@
+import type { Context, Middleware } from 'koa';
+import type { ParsedUrlQuery } from 'node:querystring';
+import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from './formBody.js';
+import type { OfferBook, OfferRecord } from './offers.js';
+import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
+import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+
+/** The pre-authorized code as the provider holds it, read without consuming it. */
+export interface StoredPreAuthorizedCode {
+  txCode?: string;
+  /** not consumed, not expired */
+  usable: boolean;
+}
+
+export interface TokenEdgeDeps {
+  offers: OfferBook;
+  pins: PinAttempts;
+  findPreAuthorizedCode(code: string): Promise<StoredPreAuthorizedCode | undefined>;
+  walletClientId: string;
+  accessTokenLifetime: number;
+}
+
+type PinVerdict = 'pass' | 'answered' | 'last-attempt';
+
+/**
+ * The edge in front of the wallet token endpoint (OpenID4VCI 1.0 §6). It leaves the protocol to the
+ * provider and adds three things:
+ * - the wallet client's id when a pre-authorized code request carries no client authentication (§6.1:
+ *   `client_id` is optional there; oidc-provider needs one);
+ * - D10's PIN attempts: a wrong `tx_code` before the last is answered here and never consumes the code; the
+ *   last goes through, so that the provider revokes the code and its grant;
+ * - the offer's status for the holder's prompt page.
+ */
+export function tokenEdge(deps: TokenEdgeDeps): Middleware {
+  return async function preAuthorizedCodeEdge(ctx, next) {
+    if (ctx.method !== 'POST' || ctx.path !== '/token' || !ctx.is('application/x-www-form-urlencoded') || !ctx.req.readable) {
+      return next();
+    }
+
+    let body: Buffer;
+    try {
+      body = await readFormBody(ctx);
+    } catch (err) {
+      if (err instanceof BodyError) return answer(ctx, 'invalid_request', err.message);
+      throw err;
+    }
+    const params = parseForm(body);
+    if (params.grant_type !== PRE_AUTHORIZED_CODE_GRANT) {
+      replayBody(ctx, body);
+      return next();
+    }
+    if (!hasClientAuthentication(ctx, params)) body = appendToForm(body, { client_id: deps.walletClientId });
+    replayBody(ctx, body);
+
+    const code = params['pre-authorized_code'];
+    const offer = typeof code === 'string' && code ? await deps.offers.findByCode(code) : undefined;
+    if (!offer) return next(); // the provider answers: not found, duplicated parameter, ...
+
+    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, code as string, params.tx_code) : 'pass';
+    if (verdict === 'answered') return;
+
+    await next();
+
+    if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
+      ctx.body = { error: 'invalid_grant', error_description: revokedDescription };
+    } else if (ctx.status === 200) {
+      await deps.offers.scanned(offer.offerId, deps.accessTokenLifetime);
+    }
+  };
+}
+
+async function checkPin(
+  ctx: Context,
+  deps: TokenEdgeDeps,
+  offer: OfferRecord,
+  code: string,
+  txCode: ParsedUrlQuery[string],
+): Promise<PinVerdict> {
+  // missing or duplicated tx_code: the provider answers invalid_request before consuming anything
+  if (typeof txCode !== 'string' || !txCode) return 'pass';
+  const stored = await deps.findPreAuthorizedCode(code);
+  // unknown, expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
+  if (!stored?.usable || stored.txCode === undefined) return 'pass';
+
+  if (await deps.pins.exhausted(offer.offerId)) {
+    answer(ctx, 'invalid_grant', revokedDescription);
+    return 'answered';
+  }
+  if (pinMatches(stored.txCode, txCode)) return 'pass';
+
+  const ttl = Math.max(1, offer.keptUntil - Math.floor(Date.now() / 1000));
+  const outcome = await deps.pins.wrong(offer.offerId, ttl);
+  switch (outcome.kind) {
+    case 'retry':
+      await deps.offers.pinRetry(offer.offerId, outcome.attemptsLeft);
+      answer(ctx, 'invalid_grant', retryDescription(outcome.attemptsLeft));
+      return 'answered';
+    case 'revoke':
+      await deps.offers.failed(offer.offerId, failedMessage(deps.pins.limit));
+      return 'last-attempt';
+    case 'exhausted':
+      answer(ctx, 'invalid_grant', revokedDescription);
+      return 'answered';
+  }
+}
+
+/** RFC 6749 §2.3: any client authentication the provider would look at. */
+function hasClientAuthentication(ctx: Context, params: ParsedUrlQuery): boolean {
+  return (
+    params.client_id !== undefined ||
+    params.client_assertion !== undefined ||
+    ctx.get('authorization') !== '' ||
+    ctx.get('oauth-client-attestation') !== ''
+  );
+}
+
+function isOAuthError(body: unknown, error: string): boolean {
+  return typeof body === 'object' && body !== null && (body as { error?: unknown }).error === error;
+}
+
+/** RFC 6749 §5.2 error response, uncacheable like every token response. */
+function answer(ctx: Context, error: string, description: string): void {
+  ctx.status = 400;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
+  ctx.body = { error, error_description: description };
+}

@@ -1,0 +1,178 @@
+import mount from 'koa-mount';
+import type { JWK } from 'jose';
+import type { Middleware } from 'koa';
+import type Provider from 'oidc-provider';
+import type { CredentialType } from '../config/schema.js';
+import type { Store } from '../store/types.js';
+import { scopeFor, vctFor } from './credentialConfigurations.js';
+import { issueCredentialFor } from './issueCredential.js';
+import { credentialOffer, credentialOfferUri } from './offerUri.js';
+import { OfferBook, type OfferStatus } from './offers.js';
+import { PinAttempts } from './pinAttempts.js';
+import { SdJwtVcSigner } from './sdJwtVc.js';
+import { tokenEdge } from './tokenEdge.js';
+import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
+import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
+
+export type { OfferStatus } from './offers.js';
+
+export interface WalletIssuerOptions {
+  /** e.g. http://127.0.0.1:3000 (no trailing slash) */
+  baseUrl: string;
+  /** e.g. 'wallet' -> credential issuer identifier `${baseUrl}/wallet` */
+  path: string;
+  store: Store;
+  /** ES256 private JWKs with kid; the first one signs */
+  credentialKeys: { keys: JWK[] };
+  credentialTypes: CredentialType[];
+  /** seconds an offer (and its pre-authorized code) lives */
+  offerLifetime: number;
+  /** D10, default 3 */
+  pinAttempts: number;
+  cookieKeys: string[];
+}
+
+export interface CreateOfferInput {
+  offerId: string;
+  credentialType: string;
+  attributes: Record<string, unknown>;
+  pin?: string;
+  serialNumber: string;
+  credentialExpiresAt: Date;
+}
+
+export interface WalletIssuer {
+  credentialIssuer: string;
+  /** serves everything wallet-facing, calls next() for other paths */
+  middleware: Middleware;
+  createOffer(input: CreateOfferInput): Promise<{ offerUri: string; expiresAt: number /* epoch s */ }>;
+  offerStatus(offerId: string): Promise<OfferStatus>;
+}
+
+/** How long a wallet's access token lasts: enough for the nonce and credential requests that follow. */
+export const ACCESS_TOKEN_LIFETIME = 300;
+
+/**
+ * The wallet-facing side of issuance (D10): OpenID4VCI 1.0, pre-authorized code flow, SD-JWT VC. The
+ * protocol is oidc-provider's `features.openid4vci`; this module supplies offers, the PIN attempts edge,
+ * the credential itself and the metadata locations wallets and verifiers look at.
+ */
+export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
+  const credentialIssuer = `${opts.baseUrl}/${opts.path}`;
+  const signingKey = opts.credentialKeys.keys[0];
+  if (!signingKey) throw new TypeError('credentialKeys must hold at least one ES256 key');
+  const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
+  const offers = new OfferBook(opts.store);
+  const pins = new PinAttempts(opts.store, opts.pinAttempts);
+
+  const provider = createWalletProvider({
+    credentialIssuer,
+    baseUrl: opts.baseUrl,
+    store: opts.store,
+    credentialKeys: opts.credentialKeys,
+    credentialTypes: opts.credentialTypes,
+    cookieKeys: opts.cookieKeys,
+    offerLifetime: opts.offerLifetime,
+    accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
+    issueCredential: issueCredentialFor({
+      credentialIssuer,
+      offers,
+      signer: new SdJwtVcSigner(signingKey),
+      vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
+      accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
+    }),
+  });
+
+  provider.use(
+    tokenEdge({
+      offers,
+      pins,
+      walletClientId: WALLET_CLIENT_ID,
+      accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
+      findPreAuthorizedCode: async (code) => {
+        const stored = await provider.PreAuthorizedCode.find(code, { ignoreExpiration: true });
+        return stored ? { txCode: stored.txCode, usable: !stored.consumed && !stored.isExpired } : undefined;
+      },
+    }),
+  );
+  // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
+  const mounted = mount(`/${opts.path}`, provider);
+
+  return {
+    credentialIssuer,
+    middleware: chain(
+      metadataAliases(opts.path, mounted),
+      jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
+      mounted,
+    ),
+    createOffer: (input) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input),
+    offerStatus: (offerId) => offers.status(offerId),
+  };
+}
+
+/**
+ * Mints the offer: a Grant for the wallet client with the type's scope on the issuer resource,
+ * and a PreAuthorizedCode with the same resource, scope and `txCode` (the PIN), both living as long as the
+ * offer. The account is the offer itself.
+ */
+async function createOffer(
+  provider: Provider,
+  offers: OfferBook,
+  credentialIssuer: string,
+  types: Map<string, CredentialType>,
+  lifetime: number,
+  input: CreateOfferInput,
+): Promise<{ offerUri: string; expiresAt: number }> {
+  const type = types.get(input.credentialType);
+  if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
+  if (input.pin !== undefined && !/^\d+$/.test(input.pin)) throw new TypeError('a PIN must be digits only (tx_code input_mode numeric)');
+  if (Number.isNaN(input.credentialExpiresAt.getTime())) throw new TypeError('credentialExpiresAt must be a valid date');
+  const scope = scopeFor(type);
+  const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
+
+  const grant = new provider.Grant({ accountId: input.offerId, clientId: WALLET_CLIENT_ID });
+  grant.addResourceScope(credentialIssuer, scope);
+  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
+
+  const code = new provider.PreAuthorizedCode({
+    accountId: input.offerId,
+    clientId: WALLET_CLIENT_ID,
+    grantId,
+    scope,
+    resource: credentialIssuer,
+    txCode: input.pin,
+    expiresIn: lifetime,
+  });
+  const preAuthorizedCode = await code.save();
+
+  await offers.create(
+    {
+      offerId: input.offerId,
+      credentialType: type.name,
+      attributes: input.attributes,
+      serialNumber: input.serialNumber,
+      credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
+      pinProtected: input.pin !== undefined,
+      grantId,
+      keptUntil: expiresAt,
+    },
+    preAuthorizedCode,
+    lifetime,
+  );
+
+  const offer = credentialOffer({
+    credentialIssuer,
+    credentialConfigurationId: type.name,
+    preAuthorizedCode,
+    pinLength: input.pin?.length,
+  });
+  return { offerUri: credentialOfferUri(offer), expiresAt };
+}
+
+/** Runs middleware in order, each calling the next; the last one's next() is the caller's. */
+function chain(...middleware: Middleware[]): Middleware {
+  return (ctx, next) => {
+    const dispatch = (i: number): Promise<unknown> => (i === middleware.length ? next() : Promise.resolve(middleware[i](ctx, () => dispatch(i + 1))));
+    return dispatch(0);
+  };
+}

@@ -1,0 +1,109 @@
+import type { JWK } from 'jose';
+import Provider, { errors, type Configuration, type OpenID4VCIIssueCredential } from 'oidc-provider';
+import type { CredentialType } from '../config/schema.js';
+import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
+import type { Store } from '../store/types.js';
+import { credentialConfigurationsFor, scopeFor } from './credentialConfigurations.js';
+import { nonceSecretFrom } from './nonceSecret.js';
+import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+
+/**
+ * The one public client every wallet uses: pre-authorized code grant only, no redirects. Wallets usually
+ * send no client_id in the pre-authorized token request (OpenID4VCI 1.0 §6.1); the token edge supplies it.
+ */
+export const WALLET_CLIENT_ID = 'wallet';
+
+export interface WalletProviderOptions {
+  credentialIssuer: string;
+  baseUrl: string;
+  store: Store;
+  credentialKeys: { keys: JWK[] };
+  credentialTypes: CredentialType[];
+  cookieKeys: string[];
+  offerLifetime: number;
+  accessTokenLifetime: number;
+  issueCredential: OpenID4VCIIssueCredential;
+}
+
+/**
+ * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
+ * `{base_url}/<path>`: turning the feature on adds the pre-authorized code grant to the discovery
+ * document, which the relying parties' providers must not list. Its own discovery lists that grant next
+ * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
+ */
+export function createWalletProvider(o: WalletProviderOptions): Provider {
+  const issuer = o.credentialIssuer;
+  const scope = o.credentialTypes.map(scopeFor).join(' ');
+
+  const configuration: Configuration = {
+    adapter: createOidcAdapterFactory(o.store, 'wallet'),
+    clients: [
+      {
+        client_id: WALLET_CLIENT_ID,
+        token_endpoint_auth_method: 'none',
+        grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+        redirect_uris: [],
+        response_types: [],
+        // never used (no ID tokens in this flow); must name an algorithm of the keystore
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
+    cookies: { keys: o.cookieKeys },
+    responseTypes: ['code'],
+    clientAuthMethods: ['none'],
+    scopes: ['openid'],
+    // the account behind a wallet grant is the offer it redeems
+    findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
+    clientBasedCORS: () => true,
+    // wallets and scripts get JSON errors, never an HTML page (D4)
+    renderError: async (ctx, out) => {
+      ctx.type = 'json';
+      ctx.body = out;
+    },
+    ttl: {
+      AccessToken: o.accessTokenLifetime,
+      PreAuthorizedCode: o.offerLifetime,
+      Grant: o.offerLifetime + o.accessTokenLifetime,
+      AuthorizationCode: 60,
+      BackchannelAuthenticationRequest: 60,
+      ClientCredentials: 60,
+      DeviceCode: 60,
+      IdToken: 60,
+      Interaction: 60,
+      RefreshToken: 60,
+      Session: 60,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      userinfo: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      // the credential issuer identifier is the resource the access token is for (RFC 8707); wallets
+      // often send it as `resource`, and the credential endpoint expects it as the token's audience
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => issuer,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resource) => {
+          if (resource !== issuer) throw new errors.InvalidTarget();
+          return { scope, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: o.accessTokenLifetime };
+        },
+      },
+      openid4vci: {
+        enabled: true,
+        ack: 'experimental-01',
+        nonceSecret: nonceSecretFrom(o.cookieKeys),
+        preAuthorizedCodeGrant: true,
+        credentialConfigurationsSupported: credentialConfigurationsFor(o.credentialTypes, o.baseUrl),
+        credentialEndpointExpectedAudience: () => issuer,
+        getKeyAttestationSignaturePublicKey: () => {
+          throw new errors.InvalidProof('key attestations are not supported by this credential issuer');
+        },
+        issueCredential: o.issueCredential,
+      },
+    },
+  };
+
+  return new Provider(issuer, configuration);
+}

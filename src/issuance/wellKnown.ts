@@ -1,0 +1,46 @@
+import type { JWK } from 'jose';
+import type { Middleware } from 'koa';
+import { publicJwk } from './sdJwtVc.js';
+
+/**
+ * Metadata at the locations wallets and verifiers look first for an issuer identifier with a path: the
+ * well-known segment goes between host and path.
+ * - OpenID4VCI 1.0 §12.2.2: `/.well-known/openid-credential-issuer/<path>`
+ * - RFC 8414 §3.1: `/.well-known/oauth-authorization-server/<path>`
+ * The provider serves both under its mount path too; these aliases answer with the same documents.
+ */
+export function metadataAliases(path: string, mounted: Middleware): Middleware {
+  const aliases = new Map([
+    [`/.well-known/openid-credential-issuer/${path}`, `/${path}/.well-known/openid-credential-issuer`],
+    [`/.well-known/oauth-authorization-server/${path}`, `/${path}/.well-known/oauth-authorization-server`],
+  ]);
+  return async function metadataAlias(ctx, next) {
+    const target = ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
+    if (!target) return next();
+    const original = ctx.path;
+    ctx.path = target;
+    try {
+      await mounted(ctx, next);
+    } finally {
+      ctx.path = original;
+    }
+  };
+}
+
+/**
+ * SD-JWT VC issuer metadata (draft-ietf-oauth-sd-jwt-vc §5): where verifiers find the keys that sign our
+ * credentials, at `/.well-known/jwt-vc-issuer/<path>`. Public members only.
+ */
+export function jwtVcIssuerMetadata(path: string, credentialIssuer: string, keys: JWK[]): Middleware {
+  const route = `/.well-known/jwt-vc-issuer/${path}`;
+  const body = {
+    issuer: credentialIssuer,
+    jwks: { keys: keys.map((k) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })) },
+  };
+  return async function jwtVcIssuer(ctx, next) {
+    if (ctx.path !== route || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = body;
+  };
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+import { pathToFileURL } from 'node:url';
+import { decodeJwt } from 'jose';
+import { DevWallet, type StoredCredential } from './holder.js';
+import { DEFAULT_WALLET_FILE } from './walletFile.js';
+
+const USAGE = `usage:
+  tsx src/wallet/cli.ts receive <offer-uri> [--pin 1234] [--wallet FILE]
+  tsx src/wallet/cli.ts list [--wallet FILE]
+The wallet file defaults to ${DEFAULT_WALLET_FILE}.`;
+
+export class UsageError extends Error {}
+
+export interface CliCommand {
+  command: 'receive' | 'list' | 'help';
+  offerUri?: string;
+  pin?: string;
+  wallet: string;
+}
+
+export function parseArgs(argv: string[]): CliCommand {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help', wallet: DEFAULT_WALLET_FILE };
+  if (command !== 'receive' && command !== 'list') throw new UsageError(`unknown command ${command}`);
+  const positional: string[] = [];
+  const options: Record<string, string> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    const match = /^--(pin|wallet)(?:=(.*))?$/.exec(arg);
+    if (!match) {
+      if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
+      positional.push(arg);
+      continue;
+    }
+    const value = match[2] ?? rest[++i];
+    if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
+    options[match[1]] = value;
+  }
+  const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
+  if (command === 'list') {
+    if (positional.length || options.pin !== undefined) throw new UsageError('list takes only --wallet');
+    return { command, wallet };
+  }
+  if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
+  return { command, offerUri: positional[0], pin: options.pin, wallet };
+}
+
+/** One credential as a person reads it; long values (images) are shortened. */
+export function describe(credential: StoredCredential): string {
+  const exp = expiryOf(credential.credential);
+  const lines = [
+    `${credential.vct}`,
+    `  id:       ${credential.id}`,
+    `  issuer:   ${credential.issuer}`,
+    `  received: ${credential.receivedAt}`,
+    ...(exp ? [`  expires:  ${new Date(exp * 1000).toISOString()}`] : []),
+    '  claims:',
+    ...Object.entries(credential.claims).map(([name, value]) => `    ${name}: ${shorten(value)}`),
+  ];
+  return lines.join('\n');
+}
+
+function expiryOf(credential: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(credential.split('~')[0]);
+    return exp;
+  } catch {
+    return undefined;
+  }
+}
+
+function shorten(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const cmd = parseArgs(argv);
+  if (cmd.command === 'help') return out(USAGE);
+  const wallet = await DevWallet.open(cmd.wallet);
+  if (cmd.command === 'list') {
+    const credentials = wallet.list();
+    out(credentials.length ? credentials.map(describe).join('\n\n') : `no credentials in ${cmd.wallet}`);
+    return;
+  }
+  const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin });
+  out(`received into ${cmd.wallet}:\n${describe(received)}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  run(process.argv.slice(2)).catch((err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    const hint = err instanceof UsageError ? ' (run with help for usage)' : '';
+    process.stderr.write(`error: ${message.split('\n')[0]}${hint}\n`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  });
+}

@@ -1,0 +1,67 @@
+import { SignJWT, type CryptoKey, type JWK } from 'jose';
+import { jsonOrOAuthError, WalletError } from './errors.js';
+import { PRE_AUTHORIZED_CODE_GRANT } from './offer.js';
+
+export interface TokenResponse {
+  accessToken: string;
+  tokenType: string;
+  /** older issuers hand out the first c_nonce here */
+  cNonce?: string;
+}
+
+/** OpenID4VCI 1.0 §6.1: the pre-authorized code (and PIN) for an access token. No client authentication. */
+export async function requestToken(
+  tokenEndpoint: string,
+  input: { preAuthorizedCode: string; txCode?: string },
+  fetchImpl: typeof fetch,
+): Promise<TokenResponse> {
+  const body = new URLSearchParams({ grant_type: PRE_AUTHORIZED_CODE_GRANT, 'pre-authorized_code': input.preAuthorizedCode });
+  if (input.txCode !== undefined) body.set('tx_code', input.txCode);
+  const response = await fetchImpl(tokenEndpoint, { method: 'POST', body, headers: { accept: 'application/json' } });
+  const json = await jsonOrOAuthError(response, 'token request');
+  if (typeof json.access_token !== 'string') throw new WalletError('token response has no access_token');
+  const tokenType = typeof json.token_type === 'string' ? json.token_type : 'Bearer';
+  if (tokenType.toLowerCase() !== 'bearer') throw new WalletError(`token_type ${tokenType} is not supported by the dev wallet`);
+  return { accessToken: json.access_token, tokenType, ...(typeof json.c_nonce === 'string' ? { cNonce: json.c_nonce } : {}) };
+}
+
+/** OpenID4VCI 1.0 §7: a fresh c_nonce for the proof. */
+export async function requestNonce(nonceEndpoint: string, fetchImpl: typeof fetch): Promise<string> {
+  const response = await fetchImpl(nonceEndpoint, { method: 'POST', headers: { accept: 'application/json' } });
+  const json = await jsonOrOAuthError(response, 'nonce request');
+  if (typeof json.c_nonce !== 'string') throw new WalletError('nonce response has no c_nonce');
+  return json.c_nonce;
+}
+
+/**
+ * OpenID4VCI 1.0 Appendix F.1: a JWT proof of possession of the holder key, the public key in the header,
+ * `aud` = the credential issuer, the issuer's `nonce`. No `iss`: the pre-authorized flow is anonymous.
+ */
+export async function createProof(input: { holderPrivateKey: CryptoKey; holderPublicJwk: JWK; audience: string; nonce?: string }): Promise<string> {
+  const jwt = new SignJWT(input.nonce === undefined ? {} : { nonce: input.nonce })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: input.holderPublicJwk })
+    .setAudience(input.audience)
+    .setIssuedAt();
+  return jwt.sign(input.holderPrivateKey);
+}
+
+/** OpenID4VCI 1.0 §8: the credential for one configuration, bound to the proven key. */
+export async function requestCredential(
+  credentialEndpoint: string,
+  input: { accessToken: string; tokenType: string; credentialConfigurationId: string; proof: string },
+  fetchImpl: typeof fetch,
+): Promise<string> {
+  const response = await fetchImpl(credentialEndpoint, {
+    method: 'POST',
+    headers: { authorization: `${input.tokenType} ${input.accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ credential_configuration_id: input.credentialConfigurationId, proofs: { jwt: [input.proof] } }),
+  });
+  const json = await jsonOrOAuthError(response, 'credential request');
+  const credentials = json.credentials;
+  if (!Array.isArray(credentials) || credentials.length === 0) {
+    throw new WalletError(typeof json.transaction_id === 'string' ? 'the issuer deferred the credential, which the dev wallet does not support' : 'credential response has no credentials');
+  }
+  const first = credentials[0] as { credential?: unknown };
+  if (typeof first?.credential !== 'string') throw new WalletError('credential response: credentials[0].credential must be a string');
+  return first.credential;
+}

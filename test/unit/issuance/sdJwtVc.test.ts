@@ -1,0 +1,74 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import type { CredentialType } from '../../../src/config/schema.js';
+import { credentialConfigurationFor, vctFor } from '../../../src/issuance/credentialConfigurations.js';
+import { publicJwk, SdJwtVcSigner } from '../../../src/issuance/sdJwtVc.js';
+import { verifySdJwtVcIndependently } from '../../helpers/sdjwt.js';
+
+async function issuerKey() {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return { privateJwk: { ...(await exportJWK(privateKey)), kid: 'k1' }, publicJwk: { ...(await exportJWK(publicKey)), kid: 'k1' } };
+}
+
+describe('the SD-JWT VC a holder receives', () => {
+  it('verifies on its own, every attribute selectively disclosable, bound to the holder key', async () => {
+    const { privateJwk, publicJwk: issuerPublic } = await issuerKey();
+    const holder = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const attributes = { FirstName: 'Ada', Age: 36, Member: true };
+    const credential = await new SdJwtVcSigner(privateJwk).sign({
+      issuer: 'https://vc.example.com/wallet',
+      vct: 'https://vc.example.com/types/EmployeeBadge',
+      attributes,
+      holderJwk: holder,
+      expiresAt: 1_900_000_000,
+    });
+
+    const verified = await verifySdJwtVcIndependently(credential, { keys: [issuerPublic] });
+    expect(verified.header).toEqual({ typ: 'dc+sd-jwt', alg: 'ES256', kid: 'k1' });
+    expect(verified.payload).toMatchObject({ iss: 'https://vc.example.com/wallet', vct: 'https://vc.example.com/types/EmployeeBadge', exp: 1_900_000_000, _sd_alg: 'sha-256' });
+    expect(verified.payload._sd).toHaveLength(3);
+    expect(verified.disclosures).toBe(3);
+    expect(verified.claims).toMatchObject(attributes);
+    const cnf = verified.payload.cnf as { jwk: Record<string, unknown> };
+    expect(cnf.jwk).not.toHaveProperty('d'); // never the private part, even when handed one
+    expect(await calculateJwkThumbprint(cnf.jwk)).toBe(await calculateJwkThumbprint(publicJwk(holder)));
+  });
+
+  it('does not verify with another issuer key', async () => {
+    const { privateJwk } = await issuerKey();
+    const { publicJwk: other } = await issuerKey();
+    const holder = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const credential = await new SdJwtVcSigner(privateJwk).sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: 1 }, holderJwk: holder, expiresAt: 1_900_000_000 });
+    await expect(verifySdJwtVcIndependently(credential, { keys: [other] })).rejects.toThrow();
+  });
+
+  it('needs an ES256 private key with a kid', async () => {
+    const { privateJwk, publicJwk: pub } = await issuerKey();
+    expect(() => new SdJwtVcSigner({ ...privateJwk, kid: undefined })).toThrow('kid');
+    expect(() => new SdJwtVcSigner(pub)).toThrow('private ES256');
+  });
+});
+
+describe('credential configurations in the issuer metadata', () => {
+  const type = {
+    name: 'EmployeeBadge',
+    validity: 'P365D',
+    attributes: { FirstName: { type: 'string', required: true }, Photo: { type: 'image', required: false, label: 'Photo' } },
+  } satisfies CredentialType;
+
+  it('default the vct to {base_url}/types/<name>', () => {
+    expect(vctFor(type, 'https://vc.example.com')).toBe('https://vc.example.com/types/EmployeeBadge');
+    expect(vctFor({ ...type, vct: 'https://types.example/badge' }, 'https://vc.example.com')).toBe('https://types.example/badge');
+  });
+
+  it('describe each attribute for display', () => {
+    expect(credentialConfigurationFor(type, 'https://vc.example.com').credential_metadata.claims).toEqual([
+      { path: ['FirstName'], mandatory: true, display: [{ name: 'FirstName', locale: 'en' }] },
+      { path: ['Photo'], mandatory: false, display: [{ name: 'Photo', locale: 'en' }] },
+    ]);
+  });
+
+  it('refuse an attribute named like a registered claim', () => {
+    expect(() => credentialConfigurationFor({ ...type, attributes: { exp: { type: 'string', required: true } } }, 'https://vc.example.com')).toThrow('collides');
+  });
+});
