@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument, visit } from 'yaml';
 import { configSchema, type Config } from './schema.js';
 
 export class ConfigError extends Error {
@@ -12,14 +12,34 @@ export class ConfigError extends Error {
   }
 }
 
+const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
 /** `${VAR}` and `${VAR:-default}` from the environment (D15); a missing variable is a problem, not an empty string. */
 export function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: string[]): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+  return text.replace(VAR, (_m, name: string, fallback?: string) => {
     const value = env[name];
     if (value !== undefined && value !== '') return value;
     if (fallback !== undefined) return fallback;
     problems.push(`environment variable ${name} is not set`);
     return '';
+  });
+}
+
+/**
+ * Substitutes inside string values only, after parsing: comments are left alone and a secret's
+ * characters (`#`, `:`, quotes) stay verbatim. A value that is exactly `${VAR}` and reads as a number
+ * or a boolean becomes one, so `port: ${PORT}` works.
+ */
+function substituteInDocument(doc: ReturnType<typeof parseDocument>, env: NodeJS.ProcessEnv, problems: string[]): void {
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value !== 'string' || !node.value.includes('${')) return;
+      const whole = /^\$\{[^}]+\}$/.test(node.value);
+      const value = substituteEnv(node.value, env, problems);
+      if (whole && /^-?\d+(\.\d+)?$/.test(value)) node.value = Number(value);
+      else if (whole && (value === 'true' || value === 'false')) node.value = value === 'true';
+      else node.value = value;
+    },
   });
 }
 
@@ -52,13 +72,12 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
     throw new ConfigError(path, [`cannot read file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
   }
   const problems: string[] = [];
-  const substituted = substituteEnv(text, env, problems);
-  let doc: unknown;
-  try {
-    doc = parseYaml(substituted); // YAML is a superset of JSON: one parser serves both
-  } catch (err) {
-    throw new ConfigError(path, [...problems, `not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`]);
+  const parsed = parseDocument(text); // YAML is a superset of JSON: one parser serves both
+  if (parsed.errors.length) {
+    throw new ConfigError(path, [`not valid YAML/JSON: ${parsed.errors[0].message.split('\n')[0]}`]);
   }
+  substituteInDocument(parsed, env, problems);
+  const doc: unknown = parsed.toJS();
   if (doc && typeof doc === 'object') {
     const d = doc as Record<string, unknown>;
     if (env.PORT) d.port = Number(env.PORT);

@@ -39,8 +39,10 @@ export function mapProviderError(
   if ((site === 'par' || site === 'token') && error === 'invalid_client' && !rfc6749) {
     return { error: 'unauthorised_client', description: 'client authentication failed: client_id or client_secret is wrong', status: 400 };
   }
+  if (site === 'authorize' && error === 'invalid_client') {
+    return { error: 'invalid_request', description: 'client_id is not a registered client' };
+  }
   if (site === 'authorize' || site === 'par') {
-    if (error === 'invalid_client') return { error: 'invalid_request', description: 'client_id is not a registered client' };
     if (error === 'invalid_request_uri') return { error: 'invalid_request', description: `request_uri: ${d}` };
     if (error === 'invalid_redirect_uri') return { error: 'invalid_request', description: 'redirect_uri is not registered for this client' };
     if (error === 'invalid_request_object') return { error: 'invalid_request', description: d };
