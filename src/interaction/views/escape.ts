@@ -1,0 +1,46 @@
+/**
+ * HTML escaping for the server-rendered holder pages.
+ *
+ * Every value interpolated into a view goes through `escapeHtml`, in text and in (always double-quoted)
+ * attributes alike. The output is safe in element content and in quoted attribute values; it is NOT
+ * meant for use inside <script> or <style> bodies (the views never interpolate there) nor for unquoted
+ * attributes (the views never write those).
+ */
+
+const ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
+
+const SPECIAL = /[&<>"'`]/g;
+
+/**
+ * Escapes a value for HTML text or a quoted attribute. `null` and `undefined` become the empty string;
+ * other non-strings are converted with `String()` first.
+ */
+export function escapeHtml(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = typeof v === 'string' ? v : String(v);
+  return s.replace(SPECIAL, (c) => ENTITIES[c] ?? c);
+}
+
+/** Schemes a browser would execute or render as a document: never allowed in an href. */
+const UNSAFE_SCHEME = /^(?:javascript|vbscript|data|file|blob):/i;
+
+/**
+ * Makes a URL safe to put in an `href` (the result still has to be passed through `escapeHtml`).
+ * Wallet URIs use custom schemes (`openid-credential-offer:`, `openid4vp:`, `haip:` …), so this is a
+ * deny-list of the schemes that run code or render attacker-supplied documents rather than an
+ * allow-list. Control characters and whitespace that browsers strip before parsing are removed before
+ * the check. Anything refused becomes `#`.
+ */
+export function safeHref(url: string): string {
+  // eslint-disable-next-line no-control-regex
+  const probe = String(url).replace(/[\u0000-\u0020\u007f]/g, '');
+  if (probe === '' || UNSAFE_SCHEME.test(probe)) return '#';
+  return String(url).trim();
+}
