@@ -1,15 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
-import { decodeJwt } from 'jose';
 import QRCode from 'qrcode';
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { ProtocolError } from '../rules/errors.js';
-import { hintAttributes } from '../rules/idTokenHint.js';
 import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
-import { checkPinRule } from '../rules/pin.js';
+import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import { renderPrompt } from './views/prompt.js';
 import { renderMessage } from './views/message.js';
@@ -86,11 +84,11 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function startIssuance(version: 'v1' | 'v2', uid: string, params: Record<string, unknown>): Promise<PromptRecord> {
     const typeName = issuanceTypeOf(String(params.scope ?? ''))!;
     const type = d.credentialTypes.get(typeName)!;
-    const payload = decodeJwt(String(params.vc_hint));
-    const attributes = hintAttributes(payload);
+    const hint = await store.get<HintRecord>(String(params.vc_hint));
+    if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
+    const { attributes, pin } = hint;
     matchTemplate(attributes, type); // invalid_scope (spec: TokenHint claims row)
     validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
-    const pin = checkPinRule(payload.PinCode, type.pinCodeLength); // checked at PAR already; here for the record
     const serialNumber = randomUUID();
     const expiresAt = credentialExpiry(type.validity, new Date());
     const offer = await d.walletIssuer.createOffer({

@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
-import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from './formBody.js';
+import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from '../http/formBody.js';
 import type { OfferBook, OfferRecord } from './offers.js';
 import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';

@@ -7,8 +7,8 @@ import type { Store } from '../store/types.js';
 import { ProtocolError, invalidRequest } from '../rules/errors.js';
 import { authenticateClient } from '../rules/clientAuth.js';
 import { checkRedirectUri } from '../rules/authorizationParams.js';
-import { readForm, readQuery, sendError, redirectError, noStore } from './http.js';
-import { checkAuthorizationRequest, INTERNAL_PARAMS, type RequestSite } from './requestChecks.js';
+import { readForm, readQuery, sendError, redirectError, noStore, forwardForm } from './http.js';
+import { checkAuthorizationRequest, INTERNAL_PARAMS, type HintRecord, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
 import { shapeTokenResponse } from './tokenResponse.js';
@@ -26,6 +26,8 @@ export interface EdgeDeps {
 
 /** Room for an id_token_hint of the configured size (images make hints large) plus the other fields. */
 const formLimit = (config: Config) => config.hint.maxLength + 64 * 1024;
+/** Token requests carry no hint. */
+const TOKEN_FORM_LIMIT = 64 * 1024;
 
 function stripInternal(params: Record<string, string>): Record<string, string> {
   for (const name of INTERNAL_PARAMS) delete params[name];
@@ -50,7 +52,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     config,
     credentialTypes: d.credentialTypes,
     site,
-    registerHint: (key: string, ttl: number) => d.store.setIfAbsent(key, 1, ttl),
+    registerHint: (key: string, record: HintRecord, ttl: number) => d.store.setIfAbsent(key, record, ttl),
   });
 
   /** Maps a JSON error the provider answered with onto the spec's codes. */
@@ -80,7 +82,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
     const checked = await checkAuthorizationRequest(params, requestContext(client, 'par'));
-    (ctx.request as { body?: unknown }).body = checked.providerParams;
+    forwardForm(ctx, checked.providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {
       (ctx.body as { expires_in: number }).expires_in = Math.min(config.lifetimes.par, 60);
@@ -119,9 +121,9 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   }
 
   async function token(ctx: Context): Promise<void> {
-    const params = stripInternal(await readForm(ctx, 64 * 1024));
+    const params = stripInternal(await readForm(ctx, TOKEN_FORM_LIMIT));
     const client = authenticateClient(params, d.clients);
-    (ctx.request as { body?: unknown }).body = params;
+    forwardForm(ctx, params);
     await toProvider(ctx, notFound);
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile });

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { ProtocolError, invalidRequest } from '../rules/errors.js';
 import { singleValued } from '../rules/authorizationParams.js';
+import { BodyError, readFormBody, replayBody } from '../http/formBody.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -12,20 +13,19 @@ export async function readForm(ctx: Context, limit: number): Promise<Record<stri
   if (!ctx.is(FORM)) {
     throw invalidRequest(`request body must be ${FORM}${ctx.get('content-type') ? `, not ${ctx.get('content-type').split(';')[0]}` : ''}`);
   }
-  const declared = ctx.request.length;
-  if (declared !== undefined && declared > limit) throw invalidRequest(`request body exceeds ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of ctx.req) {
-    received += (chunk as Buffer).length;
-    if (received > limit) {
-      ctx.req.resume(); // drain without keeping it, then answer
-      throw invalidRequest(`request body exceeds ${limit} bytes`);
-    }
-    chunks.push(chunk as Buffer);
+  let body: Buffer;
+  try {
+    body = await readFormBody(ctx, limit);
+  } catch (err) {
+    if (err instanceof BodyError) throw invalidRequest(err.message);
+    throw err;
   }
-  const text = Buffer.concat(chunks, received).toString('utf8');
-  return singleValued(new URLSearchParams(text));
+  return singleValued(new URLSearchParams(body.toString('utf8')));
+}
+
+/** Hands oidc-provider the parameters the edge decided on, as a form body it reads itself. */
+export function forwardForm(ctx: Context, params: Record<string, string>): void {
+  replayBody(ctx, Buffer.from(new URLSearchParams(params).toString()));
 }
 
 export function readQuery(ctx: Context): Record<string, string> {

@@ -16,8 +16,8 @@ export interface RequestContext {
   config: Config;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   site: RequestSite;
-  /** remembers a hint until it expires; false when it was already used (D7) */
-  registerHint: (key: string, ttlSeconds: number) => Promise<boolean>;
+  /** remembers a hint (and what it carries) until it expires; false when it was already used (D7) */
+  registerHint: (key: string, record: HintRecord, ttlSeconds: number) => Promise<boolean>;
 }
 
 export interface CheckedRequest {
@@ -25,6 +25,16 @@ export interface CheckedRequest {
   /** the parameters handed to oidc-provider: hint taken out of its way, PKCE in its S256 form */
   providerParams: Record<string, string>;
   hint?: VerifiedHint;
+}
+
+/**
+ * What a verified hint carries to the authorise step. The PAR request (or the authorise query) holds
+ * only a reference to it, `vc_hint`, so requests stay small however large the attributes are (images).
+ */
+export interface HintRecord {
+  clientId: string;
+  attributes: Record<string, unknown>;
+  pin?: string;
 }
 
 /** Parameters only the edge may set: stripped from every incoming request. */
@@ -91,13 +101,15 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     clockTolerance: r.config.hint.clockTolerance,
     maxLength: r.config.hint.maxLength,
   });
-  checkPinRule(hint.pinCode, type.pinCodeLength);
-  // A hint backs at most one credential (D7): remembered until it expires, registered last so that a
-  // request failing another check does not burn it.
-  const ttl = Math.max(1, hint.exp - Math.floor(Date.now() / 1000) + r.config.hint.clockTolerance);
-  if (!(await r.registerHint(`hint:${r.client.clientId}:${hint.replayKey}`, ttl))) {
+  const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
+  // A hint backs at most one credential (D7): remembered until it expires (and at least as long as the
+  // flow it starts may take), registered last so that a request failing another check does not burn it.
+  const { lifetimes, hint: hintRules } = r.config;
+  const ttl = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
+  const key = `hint:${r.client.clientId}:${hint.replayKey}`;
+  if (!(await r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl))) {
     throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
   }
-  providerParams.vc_hint = params.id_token_hint;
+  providerParams.vc_hint = key;
   return { scope, providerParams, hint };
 }

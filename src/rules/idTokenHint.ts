@@ -213,9 +213,3 @@ function describeClaimFailure(claim: string | undefined, reason: string | undefi
   }
 }
 
-/** D7: the credential attributes of a hint are its claims other than the registered ones and PinCode. */
-export function hintAttributes(payload: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(payload)) if (!NON_ATTRIBUTE_CLAIMS.has(name)) out[name] = value;
-  return out;
-}

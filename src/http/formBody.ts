@@ -9,15 +9,15 @@ export const FORM_BODY_LIMIT = 56 * 1024;
 export class BodyError extends Error {}
 
 /** Reads a form body (RFC 6749 §4.1.3: `application/x-www-form-urlencoded`) up to the limit. */
-export async function readFormBody(ctx: Context): Promise<Buffer> {
+export async function readFormBody(ctx: Context, limit = FORM_BODY_LIMIT): Promise<Buffer> {
   const declared = ctx.request.length;
-  if (declared !== undefined && declared > FORM_BODY_LIMIT) throw new BodyError('request body is too large');
+  if (declared !== undefined && declared > limit) throw new BodyError(`request body exceeds ${limit} bytes`);
   const chunks: Buffer[] = [];
   let received = 0;
   // like oidc-provider: stop reading on error without destroying the socket, so the client gets an answer
   for await (const chunk of ctx.req.iterator({ destroyOnReturn: false })) {
     received += (chunk as Buffer).length;
-    if (received > FORM_BODY_LIMIT) throw new BodyError('request body is too large');
+    if (received > limit) throw new BodyError(`request body exceeds ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   if (declared !== undefined && received !== declared) throw new BodyError('request body does not match its content-length');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendToForm, parseForm } from '../../../src/issuance/formBody.js';
+import { appendToForm, parseForm } from '../../../src/http/formBody.js';
 import { nonceSecretFrom } from '../../../src/issuance/nonceSecret.js';
 
 describe('the token edge\'s view of a form body', () => {
