@@ -11,13 +11,20 @@ export class BodyError extends Error {}
 /** Reads a form body (RFC 6749 §4.1.3: `application/x-www-form-urlencoded`) up to the limit. */
 export async function readFormBody(ctx: Context, limit = FORM_BODY_LIMIT): Promise<Buffer> {
   const declared = ctx.request.length;
+  // A declared length over the limit is refused unread (Node discards the body after the answer and
+  // keeps the connection). A body found too large while streaming stops being read: that connection
+  // cannot carry another request, so it is closed.
   if (declared !== undefined && declared > limit) throw new BodyError(`request body exceeds ${limit} bytes`);
+  const tooLarge = () => {
+    ctx.set('Connection', 'close');
+    return new BodyError(`request body exceeds ${limit} bytes`);
+  };
   const chunks: Buffer[] = [];
   let received = 0;
   // like oidc-provider: stop reading on error without destroying the socket, so the client gets an answer
   for await (const chunk of ctx.req.iterator({ destroyOnReturn: false })) {
     received += (chunk as Buffer).length;
-    if (received > limit) throw new BodyError(`request body exceeds ${limit} bytes`);
+    if (received > limit) throw tooLarge();
     chunks.push(chunk as Buffer);
   }
   if (declared !== undefined && received !== declared) throw new BodyError('request body does not match its content-length');

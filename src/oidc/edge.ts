@@ -97,6 +97,13 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     if (params.request_uri !== undefined) {
       if (site === 'authorizeNonPar') throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
       if (params.client_id === undefined) throw invalidRequest('client_id is required');
+      // D16: a request_uri starts one authorisation. oidc-provider marks it used only when it issues
+      // the code, so the first use is claimed here, atomically, per client (a request naming another
+      // client does not burn the owner's request_uri).
+      const claim = `par-used:v${profile.version}:${params.client_id}:${params.request_uri}`;
+      if (!(await d.store.setIfAbsent(claim, 1, Math.min(config.lifetimes.par, 60)))) {
+        throw invalidRequest('request_uri has already been used: push a new request');
+      }
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
     } else {
       if (site === 'authorize' && !profile.nonParAtAuthorize) {

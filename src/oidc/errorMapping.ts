@@ -46,8 +46,18 @@ export function mapProviderError(
     if (error === 'invalid_request_uri') return { error: 'invalid_request', description: `request_uri: ${d}` };
     if (error === 'invalid_redirect_uri') return { error: 'invalid_request', description: 'redirect_uri is not registered for this client' };
     if (error === 'invalid_request_object') return { error: 'invalid_request', description: d };
+    if (error === 'request_uri_not_supported') {
+      return {
+        error: 'invalid_request',
+        description: site === 'par'
+          ? 'request_uri is not allowed in a PAR request'
+          : 'request_uri must be the urn:ietf:params:oauth:request_uri: value returned by PAR',
+      };
+    }
+    if (error === 'request_not_supported') return { error: 'invalid_request', description: 'request (a request object) is not supported; send the parameters themselves' };
+    if (error === 'registration_not_supported') return { error: 'invalid_request', description: 'registration is not supported; clients are registered in the configuration' };
   }
-  return { error, description: d };
+  return { error, description: d || `${error.replaceAll('_', ' ')}` };
 }
 
 export function toProtocolError(mapped: { error: string; description: string; status?: number }, status: number): ProtocolError {

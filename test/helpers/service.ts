@@ -86,7 +86,7 @@ export interface TestService {
 /** The real app on 127.0.0.1 and a random port, configured as an operator would. */
 export async function startTestService(overrides: Record<string, unknown> = {}, opts: { store?: Store } = {}): Promise<TestService> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
-  const server = createServer((req, res) => handler(req, res));
+  const server = createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const config = validateConfig(testConfig(port, overrides));
