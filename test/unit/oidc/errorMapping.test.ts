@@ -120,8 +120,8 @@ describe('D4: codes that are already the spec codes pass through', () => {
     expect(mapProviderError(site, error, 'as given', undefined, false)).toEqual({ error, description: 'as given' });
   });
 
-  it('a missing description becomes an empty string, never undefined', () => {
-    expect(mapProviderError('token', 'invalid_request', undefined, undefined, false).description).toBe('');
+  it('a missing description is filled in, never empty or undefined (D4: every error carries a description)', () => {
+    expect(mapProviderError('token', 'invalid_request', undefined, undefined, false).description).toBe('invalid request');
   });
 });
 
