@@ -1,0 +1,139 @@
+import { Redis, Cluster, type RedisOptions } from 'ioredis';
+import type { Config } from '../config/schema.js';
+import type { Store } from './types.js';
+
+type RedisSpec = Exclude<Config['store'], 'memory'>;
+
+/**
+ * Redis is unreachable. Shaped so that oidc-provider's own error handler answers it as it is, 503
+ * `temporarily_unavailable` (its `expose`/`statusCode`/`error_description` convention), and so does ours.
+ */
+export class StoreUnavailableError extends Error {
+  readonly status = 503;
+  readonly statusCode = 503;
+  readonly expose = true;
+  readonly error_description = 'the service cannot reach its store right now; try again in a moment';
+  constructor(cause?: unknown) {
+    super('temporarily_unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** INCR that sets the TTL when it creates the counter, in one step. */
+const INCR_WITH_TTL = `local v = redis.call('INCR', KEYS[1])
+if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return v`;
+
+/** SADD that extends the set's TTL to at least ARGV[2] seconds, in one step. */
+const SADD_WITH_TTL = `redis.call('SADD', KEYS[1], ARGV[1])
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+/**
+ * Every key is one hash slot on its own and every operation touches one key, so the store works the
+ * same on a single Redis, behind Sentinel, and on a Cluster (D14). Single-use operations are single
+ * commands (GETDEL, SET NX) or scripts, never read-then-write.
+ */
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+  readonly client: Redis | Cluster;
+  readonly #prefix: string;
+
+  constructor(client: Redis | Cluster, prefix: string) {
+    this.client = client;
+    this.#prefix = prefix;
+    client.defineCommand('vcIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
+    client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
+  }
+
+  #key(key: string): string {
+    return `${this.#prefix}${key}`;
+  }
+
+  async #run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw new StoreUnavailableError(err);
+    }
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    const raw = await this.#run(() => this.client.get(this.#key(key)));
+    return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
+    await this.#run(() => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))));
+  }
+
+  async setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
+    const ok = await this.#run(() => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'));
+    return ok === 'OK';
+  }
+
+  async consume<T>(key: string): Promise<T | undefined> {
+    const raw = await this.#run(() => this.client.getdel(this.#key(key)));
+    return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async delete(...keys: string[]): Promise<void> {
+    if (!keys.length) return;
+    // one command per key: keys of different slots cannot share a DEL on a Cluster
+    await this.#run(() => Promise.all(keys.map((k) => this.client.del(this.#key(k)))));
+  }
+
+  async incr(key: string, ttlSeconds: number): Promise<number> {
+    const run = (this.client as unknown as { vcIncrWithTtl(k: string, ttl: number): Promise<number> }).vcIncrWithTtl.bind(this.client);
+    return this.#run(() => run(this.#key(key), Math.max(1, Math.ceil(ttlSeconds))));
+  }
+
+  async addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {
+    const run = (this.client as unknown as { vcSaddWithTtl(k: string, m: string, ttl: number): Promise<number> }).vcSaddWithTtl.bind(this.client);
+    await this.#run(() => run(this.#key(key), member, Math.max(1, Math.ceil(ttlSeconds))));
+  }
+
+  async members(key: string): Promise<string[]> {
+    return this.#run(() => this.client.smembers(this.#key(key)));
+  }
+
+  async ping(): Promise<void> {
+    await this.#run(() => this.client.ping());
+  }
+
+  async close(): Promise<void> {
+    this.client.disconnect();
+  }
+}
+
+/**
+ * ioredis from the config (D14): a URL, a Sentinel group, or Cluster nodes. Requests fail fast while
+ * Redis is unreachable (no offline queue, a bounded connect timeout) and the client reconnects by itself.
+ */
+export function createRedisStore(spec: RedisSpec): RedisStore {
+  const s = typeof spec === 'string' ? { url: spec, keyPrefix: 'vc:' } : spec;
+  const common: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 2_000,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+    lazyConnect: false,
+    ...(s.password ? { password: s.password } : {}),
+    ...(s.username ? { username: s.username } : {}),
+    ...(s.tls ? { tls: s.tls === true ? {} : (s.tls as RedisOptions['tls']) } : {}),
+  };
+  let client: Redis | Cluster;
+  if (s.cluster?.length) {
+    client = new Cluster(s.cluster, { redisOptions: common, enableOfflineQueue: false, clusterRetryStrategy: (times) => Math.min(times * 200, 2_000) });
+  } else if (s.sentinels?.length) {
+    client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
+  } else {
+    client = s.url ? new Redis(s.url, common) : new Redis(common);
+  }
+  client.on('error', () => {
+    /* reported through failing commands and /readyz; reconnects by itself */
+  });
+  return new RedisStore(client, s.keyPrefix);
+}
