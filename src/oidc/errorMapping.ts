@@ -10,6 +10,7 @@ const GRANT_DETAILS: Record<string, string> = {
   'authorization code already consumed': 'code has already been used; the tokens it issued are revoked',
   'authorization code redirect_uri mismatch': 'redirect_uri does not match the authorization request',
   'PKCE verification failed': 'code_verifier does not match the code_challenge',
+  'unsupported code_challenge_method': 'code_verifier was sent, but the authorization request had no code_challenge',
   'grant not found': 'code is invalid, expired or already used',
   'grant is expired': 'code has expired',
   'authorization code invalid (referenced account not found)': 'code is invalid, expired or already used',
@@ -31,7 +32,8 @@ export function mapProviderError(
 ): { error: ErrorCode | string; description: string; status?: number } {
   const d = description ?? '';
   if (site === 'token' && error === 'invalid_grant') {
-    if (detail === 'client mismatch') return { error: 'invalid_client', description: 'client_id does not match the client the code was issued to', status: 400 };
+    if (detail === 'client mismatch' && !rfc6749) return { error: 'invalid_client', description: 'client_id does not match the client the code was issued to', status: 400 };
+    if (detail === 'client mismatch') return { error, description: 'code was issued to another client_id' };
     if (detail && GRANT_DETAILS[detail]) return { error, description: GRANT_DETAILS[detail] };
     if (detail?.startsWith('PKCE') || detail?.includes('code_verifier')) return { error, description: `code_verifier: ${detail}` };
     return { error, description: d === 'grant request is invalid' ? 'code is invalid, expired or already used' : d };
