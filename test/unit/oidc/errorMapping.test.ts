@@ -32,10 +32,10 @@ describe('spec Token errors: ClientId "Does not match the code request" -> inval
     expect(m).toEqual({ error: 'invalid_client', description: expect.stringContaining('client_id'), status: 400 });
   });
 
-  it('does so also with RFC 6749 codes', () => {
+  it('with RFC 6749 codes it stays invalid_grant (RFC 6749 5.2: a grant issued to another client), naming client_id', () => {
     const m = mapProviderError('token', 'invalid_grant', 'grant request is invalid', 'client mismatch', true);
-    expect(m.error).toBe('invalid_client');
-    expect(m.status).toBe(400);
+    expect(m.error).toBe('invalid_grant');
+    expect(m.description).toContain('client_id');
   });
 });
 
