@@ -111,7 +111,7 @@ export class RedisStore implements Store {
  * ioredis from the config (D14): a URL, a Sentinel group, or Cluster nodes. Requests fail fast while
  * Redis is unreachable (no offline queue, a bounded connect timeout) and the client reconnects by itself.
  */
-export function createRedisStore(spec: RedisSpec): RedisStore {
+export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): Promise<RedisStore> {
   const s = typeof spec === 'string' ? { url: spec, keyPrefix: 'vc:' } : spec;
   const common: RedisOptions = {
     enableOfflineQueue: false,
@@ -119,7 +119,7 @@ export function createRedisStore(spec: RedisSpec): RedisStore {
     connectTimeout: 2_000,
     commandTimeout: 2_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
-    lazyConnect: false,
+    lazyConnect: true,
     ...(s.password ? { password: s.password } : {}),
     ...(s.username ? { username: s.username } : {}),
     ...(s.tls ? { tls: s.tls === true ? {} : (s.tls as RedisOptions['tls']) } : {}),
@@ -135,5 +135,11 @@ export function createRedisStore(spec: RedisSpec): RedisStore {
   client.on('error', () => {
     /* reported through failing commands and /readyz; reconnects by itself */
   });
+  // Wait for the first connection so the first requests do not fail; if Redis is down at start the
+  // service starts anyway (readyz says so) and the client keeps reconnecting.
+  await Promise.race([
+    new Promise<void>((resolve) => client.once('ready', () => resolve())),
+    client.connect().then(() => undefined, () => undefined).then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
+  ]);
   return new RedisStore(client, s.keyPrefix);
 }

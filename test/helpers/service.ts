@@ -7,6 +7,7 @@ import { createService, type Service } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
+import { testStore } from './stores.js';
 
 export const SECRETS = {
   pkceIssuer: 'test-issuer-secret-0123456789',
@@ -90,7 +91,7 @@ export async function startTestService(overrides: Record<string, unknown> = {}, 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const config = validateConfig(testConfig(port, overrides));
-  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store, logger: createLogger('silent') });
+  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store ?? (await testStore()), logger: createLogger('silent') });
   handler = service.app.callback();
   return {
     url: config.baseUrl,

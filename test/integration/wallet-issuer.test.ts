@@ -8,7 +8,8 @@ import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, SignJW
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../src/config/schema.js';
 import { createWalletIssuer, type WalletIssuer, type WalletIssuerOptions } from '../../src/issuance/walletIssuer.js';
-import { MemoryStore } from '../../src/store/memory.js';
+import type { Store } from '../../src/store/types.js';
+import { testStore } from '../helpers/stores.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -34,19 +35,19 @@ const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example
 interface Running {
   baseUrl: string;
   issuer: WalletIssuer;
-  store: MemoryStore;
+  store: Store;
   publicJwks: { keys: JWK[] };
   close(): Promise<void>;
 }
 
-/** A real Koa app with only the wallet issuer on 127.0.0.1, an ephemeral port, a memory store. */
+/** A real Koa app with only the wallet issuer on 127.0.0.1, an ephemeral port, the test run's store. */
 async function startIssuer(overrides: Partial<WalletIssuerOptions> = {}): Promise<Running> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = 'credential-key-1';
-  const store = new MemoryStore();
+  const store = await testStore();
   const issuer = createWalletIssuer({
     baseUrl,
     path: 'wallet',

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Store } from '../../src/store/types.js';
+import { createOidcAdapterFactory } from '../../src/store/oidcAdapter.js';
+import { STORE_KINDS } from '../helpers/stores.js';
+
+/**
+ * The Store contract (D14), run against the embedded memory store and the real Redis alike: TTLs on
+ * every key, and single-use operations that are atomic under concurrency.
+ */
+describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store contract on %s', (kind) => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await STORE_KINDS[kind]();
+  });
+  afterAll(async () => store.close());
+
+  it('round-trips JSON values and answers undefined for unknown keys', async () => {
+    await store.set('a', { n: 1, s: 'x', list: [true, null] }, 60);
+    expect(await store.get('a')).toEqual({ n: 1, s: 'x', list: [true, null] });
+    expect(await store.get('nothing-here')).toBeUndefined();
+  });
+
+  it('forgets a value once its TTL has passed', async () => {
+    await store.set('short', 1, 1);
+    expect(await store.get('short')).toBe(1);
+    await sleep(1200);
+    expect(await store.get('short')).toBeUndefined();
+  });
+
+  it('setIfAbsent: of 50 concurrent writers exactly one wins', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsent('nx', i, 60)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('consume: of 50 concurrent consumers exactly one gets the value, and it is gone', async () => {
+    await store.set('once', { v: 'secret' }, 60);
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.consume('once')));
+    expect(results.filter((r) => r !== undefined)).toEqual([{ v: 'secret' }]);
+    expect(await store.get('once')).toBeUndefined();
+  });
+
+  it('incr: 50 concurrent increments count to 50, and the counter expires', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.incr('counter', 1)));
+    expect(new Set(results).size).toBe(50);
+    expect(Math.max(...results)).toBe(50);
+    await sleep(1200);
+    expect(await store.incr('counter', 60)).toBe(1);
+  });
+
+  it('sets: members added once, TTL extended, deleted with delete()', async () => {
+    await store.addToSet('set', 'a', 60);
+    await store.addToSet('set', 'b', 60);
+    await store.addToSet('set', 'a', 60);
+    expect((await store.members('set')).sort()).toEqual(['a', 'b']);
+    await store.delete('set', 'a');
+    expect(await store.members('set')).toEqual([]);
+  });
+
+  it('answers ping', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+
+  it("oidc-provider's adapter: of 50 concurrent consumes of one code exactly one succeeds", async () => {
+    const Adapter = createOidcAdapterFactory(store, 'contract');
+    const codes = new Adapter('AuthorizationCode');
+    await codes.upsert('code1', { grantId: 'g1', exp: Math.floor(Date.now() / 1000) + 60 }, 60);
+    const outcomes = await Promise.allSettled(Array.from({ length: 50 }, () => codes.consume('code1')));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    expect((await codes.find('code1'))?.consumed).toBeTypeOf('number');
+    await codes.revokeByGrantId('g1');
+    expect(await codes.find('code1')).toBeUndefined();
+  });
+});
