@@ -1,19 +1,22 @@
 #!/usr/bin/env node
 import { pathToFileURL } from 'node:url';
 import { decodeJwt } from 'jose';
-import { DevWallet, type StoredCredential } from './holder.js';
+import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
 const USAGE = `usage:
   tsx src/wallet/cli.ts receive <offer-uri> [--pin 1234] [--wallet FILE]
   tsx src/wallet/cli.ts list [--wallet FILE]
+  tsx src/wallet/cli.ts present <openid4vp-uri> [--wallet FILE]
 The wallet file defaults to ${DEFAULT_WALLET_FILE}.`;
 
 export class UsageError extends Error {}
 
 export interface CliCommand {
-  command: 'receive' | 'list' | 'help';
+  command: 'receive' | 'list' | 'present' | 'help';
   offerUri?: string;
+  /** present: the OpenID4VP request link (`openid4vp://?client_id=...&request_uri=...`) */
+  requestUri?: string;
   pin?: string;
   wallet: string;
 }
@@ -21,7 +24,7 @@ export interface CliCommand {
 export function parseArgs(argv: string[]): CliCommand {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help', wallet: DEFAULT_WALLET_FILE };
-  if (command !== 'receive' && command !== 'list') throw new UsageError(`unknown command ${command}`);
+  if (command !== 'receive' && command !== 'list' && command !== 'present') throw new UsageError(`unknown command ${command}`);
   const positional: string[] = [];
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
@@ -40,6 +43,11 @@ export function parseArgs(argv: string[]): CliCommand {
   if (command === 'list') {
     if (positional.length || options.pin !== undefined) throw new UsageError('list takes only --wallet');
     return { command, wallet };
+  }
+  if (command === 'present') {
+    if (options.pin !== undefined) throw new UsageError('present takes no --pin');
+    if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
+    return { command, requestUri: positional[0], wallet };
   }
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
   return { command, offerUri: positional[0], pin: options.pin, wallet };
@@ -82,6 +90,15 @@ export async function run(argv: string[], out: (line: string) => void = console.
     const credentials = wallet.list();
     out(credentials.length ? credentials.map(describe).join('\n\n') : `no credentials in ${cmd.wallet}`);
     return;
+  }
+  if (cmd.command === 'present') {
+    const { status, body } = await wallet.present(cmd.requestUri!);
+    if (status === 200) return out('presented: the verifier accepted the presentation');
+    const { error, error_description: description } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; error_description?: unknown };
+    throw new WalletError(
+      typeof error === 'string' ? `the verifier refused the presentation: ${error}${typeof description === 'string' ? `: ${description}` : ''}` : `the verifier answered HTTP ${status}`,
+      { status },
+    );
   }
   const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);

@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair } from 'jose';
+import { digest } from '@sd-jwt/crypto-nodejs';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { WalletError } from './errors.js';
 import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
+import { createPresentation, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
 import { verifyReceivedCredential } from './verifyCredential.js';
 import { readWalletFile, writeWalletFile, type StoredCredential, type WalletContents } from './walletFile.js';
 
 export type { StoredCredential } from './walletFile.js';
+export type { CredentialQuery, CredentialSelector } from './presentation.js';
 export { WalletError } from './errors.js';
 
+/** Claims the SD-JWT VC itself carries, as opposed to the holder's attributes. */
+const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jti', 'cnf', 'vct', 'vct#integrity', 'status', '_sd_alg']);
+
 /**
- * The dev wallet (D11): receives SD-JWT VCs over OpenID4VCI 1.0 (pre-authorized code flow, with PIN) and
- * keeps them, with one holder key per credential, in a local file. It speaks only the open standards, so
- * it works against any conformant issuer; the server never depends on it.
+ * The dev wallet (D11): receives SD-JWT VCs over OpenID4VCI 1.0 (pre-authorized code flow, with PIN),
+ * keeps them, with one holder key per credential, in a local file, and presents them over OpenID4VP 1.0
+ * (DCQL, direct_post, request by reference). It speaks only the open standards, so it works against any
+ * conformant issuer or verifier; the server never depends on it.
  */
 export class DevWallet {
   readonly #file: string;
@@ -73,6 +81,81 @@ export class DevWallet {
       claims: verified.claims,
     };
     const contents = await readWalletFile(this.#file); // another process may have added to the file
+    contents.credentials.push(stored);
+    await writeWalletFile(this.#file, contents);
+    this.#contents = contents;
+    return structuredClone(stored);
+  }
+
+  /**
+   * Answers an OpenID4VP request: resolves the request object (same client_id as the link), picks for each
+   * DCQL Credential Query a stored credential of a requested vct (`select` may choose another; the default
+   * takes the first), discloses only the claims of the first claim set it satisfies, binds each
+   * presentation to the verifier with a key binding JWT (aud = client_id, nonce, iat, sd_hash), and POSTs
+   * `vp_token` (`{ <query id>: [presentation] }`) and `state` to the response_uri.
+   *
+   * Returns the verifier's answer as is: 200 when it accepted the presentations, its error otherwise. When
+   * the wallet holds no matching credential it tells the verifier (`access_denied`) and throws.
+   */
+  async present(walletUri: string, opts: { fetch?: typeof fetch; select?: CredentialSelector } = {}): Promise<{ status: number; body: unknown }> {
+    const fetchImpl = opts.fetch ?? fetch;
+    const request = await resolveRequest(walletUri, fetchImpl);
+    this.#contents = await readWalletFile(this.#file); // another process may have added to the file
+    const selection = selectCredentials(request, this.#contents.credentials, opts.select);
+    if ('missing' in selection) {
+      await submitResponse(request, { error: 'access_denied', error_description: 'no matching credential in the wallet' }, fetchImpl);
+      throw new WalletError(`no credential in the wallet matches the request for ${selection.missing}`);
+    }
+    const vpToken: Record<string, string[]> = {};
+    for (const { query, credential, disclose } of selection) {
+      vpToken[query.id] = [await createPresentation(credential, disclose, { clientId: request.clientId, nonce: request.nonce })];
+    }
+    return submitResponse(request, { vp_token: JSON.stringify(vpToken) }, fetchImpl);
+  }
+
+  /**
+   * Keeps an SD-JWT VC issued elsewhere, with the private holder key it is bound to. The credential must be
+   * an SD-JWT VC (`typ dc+sd-jwt`) whose `cnf.jwk` is the public part of `holderKey`. Its issuer signature
+   * is not checked here: the wallet may not know the issuer's keys; verifiers check it.
+   */
+  async import(credential: string, holderKey: JWK): Promise<StoredCredential> {
+    // RFC 9901 §4: an issued SD-JWT ends with `~`; a lone issuer-signed JWT (no disclosures) is taken as one
+    const sdJwt = credential.includes('~') ? credential.trim() : `${credential.trim()}~`;
+    if (!sdJwt.endsWith('~')) throw new WalletError('the credential ends with a key binding JWT: import the issued credential, not a presentation');
+    const issuerJwt = sdJwt.split('~')[0];
+    let header: Record<string, unknown>;
+    let payload: Record<string, unknown>;
+    try {
+      header = decodeProtectedHeader(issuerJwt) as Record<string, unknown>;
+      payload = decodeJwt(issuerJwt) as Record<string, unknown>;
+    } catch {
+      throw new WalletError('not an SD-JWT VC: the credential does not start with a JWT');
+    }
+    if (header.typ !== 'dc+sd-jwt' && header.typ !== 'vc+sd-jwt') throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
+    if (typeof payload.iss !== 'string' || typeof payload.vct !== 'string') throw new WalletError('the credential has no iss or no vct');
+    if (!holderKey.d) throw new WalletError('the holder key must be the private key the credential is bound to');
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...holderPublic } = holderKey;
+    const cnf = payload.cnf as { jwk?: JWK } | undefined;
+    if (!cnf?.jwk || (await calculateJwkThumbprint(cnf.jwk)) !== (await calculateJwkThumbprint(holderPublic))) {
+      throw new WalletError('the credential is not bound (cnf.jwk) to the given holder key');
+    }
+    let disclosed: Record<string, unknown>;
+    try {
+      disclosed = (await new SDJwtVcInstance({ hasher: digest }).getClaims(sdJwt)) as Record<string, unknown>;
+    } catch (err) {
+      throw new WalletError(`the credential's disclosures cannot be read: ${(err as Error).message}`);
+    }
+    const stored: StoredCredential = {
+      id: randomUUID(),
+      format: 'dc+sd-jwt',
+      credential: sdJwt,
+      issuer: payload.iss,
+      vct: payload.vct,
+      receivedAt: new Date().toISOString(),
+      holderKey,
+      claims: Object.fromEntries(Object.entries(disclosed).filter(([name]) => !REGISTERED_CLAIMS.has(name))),
+    };
+    const contents = await readWalletFile(this.#file);
     contents.credentials.push(stored);
     await writeWalletFile(this.#file, contents);
     this.#contents = contents;

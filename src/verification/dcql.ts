@@ -1,0 +1,97 @@
+import type { CredentialType } from '../config/schema.js';
+import { SD_JWT_VC_FORMAT, vctFor } from '../issuance/credentialConfigurations.js';
+
+/**
+ * Digital Credentials Query Language (OpenID4VP 1.0 §6). Only what this service asks for is typed:
+ * @openid4vc/openid4vp 0.4 carries `dcql_query` as `any` and exports no DCQL types.
+ */
+export type ClaimsPathPointer = Array<string | number | null>;
+
+/** OpenID4VP 1.0 §6.3 */
+export interface DcqlClaimsQuery {
+  id: string;
+  path: ClaimsPathPointer;
+  values?: Array<string | number | boolean>;
+}
+
+/** OpenID4VP 1.0 §6.1, with the SD-JWT VC `meta` of §B.3.5 */
+export interface DcqlCredentialQuery {
+  id: string;
+  format: string;
+  multiple?: boolean;
+  meta: { vct_values?: string[]; [key: string]: unknown };
+  require_cryptographic_holder_binding?: boolean;
+  claims?: DcqlClaimsQuery[];
+  claim_sets?: string[][];
+}
+
+export interface DcqlQuery {
+  credentials: DcqlCredentialQuery[];
+  credential_sets?: Array<{ options: string[][]; required?: boolean }>;
+}
+
+/**
+ * One Credential Query for one credential type: id = the type's name (type names are letters, digits, `_`
+ * and `-`, which is what §6.1 allows for ids), format `dc+sd-jwt`, `meta.vct_values` = the type's vct, one
+ * Claims Query per attribute (id = the attribute name, path = `[name]`).
+ *
+ * `claim_sets` (§6.4.1) states the preference: every attribute first, then only the required ones. When
+ * every attribute is required the two are the same and `claim_sets` is left out (then all `claims` are
+ * requested). When none is required, the fallbacks are each attribute on its own, so that an empty
+ * presentation never satisfies the query.
+ */
+export function credentialQueryFor(type: CredentialType, baseUrl: string): DcqlCredentialQuery {
+  const names = Object.keys(type.attributes);
+  const required = names.filter((name) => type.attributes[name].required);
+  const query: DcqlCredentialQuery = {
+    id: type.name,
+    format: SD_JWT_VC_FORMAT,
+    meta: { vct_values: [vctFor(type, baseUrl)] },
+    claims: names.map((name) => ({ id: name, path: [name] })),
+  };
+  if (required.length === names.length) return query;
+  query.claim_sets = required.length > 0 ? [names, required] : [names, ...names.map((name) => [name])];
+  return query;
+}
+
+/** The DCQL query for the requested types, in the order they were asked for. No `credential_sets`: all are required. */
+export function dcqlQueryFor(types: CredentialType[], baseUrl: string): DcqlQuery {
+  return { credentials: types.map((type) => credentialQueryFor(type, baseUrl)) };
+}
+
+/**
+ * The claim ids a Credential Query asks for as alternatives (§6.4.1): its `claim_sets`, or all of its
+ * `claims` as the one option, or no claim at all when it has no `claims`.
+ */
+export function claimOptions(query: DcqlCredentialQuery): string[][] {
+  if (!query.claims) return [[]];
+  if (query.claim_sets) return query.claim_sets;
+  return [query.claims.map((claim, i) => claim.id ?? String(i))];
+}
+
+/**
+ * Which option of a Credential Query the given claims satisfy: the first whose every claim is present.
+ * `hasClaim` answers for one Claims Query. `undefined` when none is satisfied.
+ */
+export function satisfiedOption(query: DcqlCredentialQuery, hasClaim: (claim: DcqlClaimsQuery) => boolean): string[] | undefined {
+  const byId = new Map((query.claims ?? []).map((claim, i) => [claim.id ?? String(i), claim]));
+  return claimOptions(query).find((option) => option.every((id) => {
+    const claim = byId.get(id);
+    return claim !== undefined && hasClaim(claim);
+  }));
+}
+
+/** The claims of the least demanding option that are missing: what a person is told is missing. */
+export function missingClaims(query: DcqlCredentialQuery, hasClaim: (claim: DcqlClaimsQuery) => boolean): string[] {
+  const byId = new Map((query.claims ?? []).map((claim, i) => [claim.id ?? String(i), claim]));
+  const missing = claimOptions(query).map((option) => option.filter((id) => {
+    const claim = byId.get(id);
+    return claim === undefined || !hasClaim(claim);
+  }));
+  return missing.reduce((least, m) => (m.length < least.length ? m : least), missing[0] ?? []);
+}
+
+/** Reads a top-level claims path pointer (`[name]`), the only kind this service puts in its queries. */
+export function topLevelClaimName(claim: DcqlClaimsQuery): string | undefined {
+  return claim.path.length === 1 && typeof claim.path[0] === 'string' ? claim.path[0] : undefined;
+}

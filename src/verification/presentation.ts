@@ -1,0 +1,341 @@
+import { createHash } from 'node:crypto';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { RESERVED_CLAIM_NAMES } from '../issuance/credentialConfigurations.js';
+import { VerificationRefusal } from './errors.js';
+import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
+
+/** Issuer and key binding signature algorithms: what `client_metadata.vp_formats_supported` announces. */
+export const ISSUER_ALGS = ['ES256', 'EdDSA'];
+export const KB_ALGS = ['ES256', 'EdDSA'];
+/** A key binding JWT older than this (seconds) is refused, whatever the clock tolerance. */
+export const KB_MAX_AGE = 300;
+
+/** SD-JWT VC §3.2.1: `dc+sd-jwt`; `vc+sd-jwt` is the earlier name, still accepted during the transition. */
+const SD_JWT_VC_TYPES = new Set(['dc+sd-jwt', 'vc+sd-jwt']);
+/** RFC 9901 (SD-JWT) §4.1.1: the hash algorithms of the IANA registry we support for `_sd_alg`. */
+const HASHES: Record<string, string> = { 'sha-256': 'sha256', 'sha-384': 'sha384', 'sha-512': 'sha512' };
+const STATUS_LIST_MAX_BYTES = 1024 * 1024;
+/** Claims nested deeper than this are refused (RFC 9901 sets no limit; real credentials stay far below). */
+const MAX_DEPTH = 32;
+
+export interface PresentationExpectations {
+  /** the verifier's client identifier: the KB-JWT `aud` must equal it */
+  clientId: string;
+  /** the request's nonce: the KB-JWT `nonce` must equal it */
+  nonce: string;
+  /** the requested type's vct */
+  vct: string;
+}
+
+export interface PresentationContext {
+  issuerKeys: IssuerKeys;
+  /** seconds of clock skew accepted on exp, nbf, iat (default 30) */
+  clockTolerance?: number;
+  /** epoch seconds; defaults to now */
+  now?: number;
+  /** for status lists referenced by a trusted issuer's credential */
+  fetch?: typeof fetch;
+}
+
+export interface VerifiedPresentation {
+  issuer: string;
+  vct: string;
+  /** every claim of the credential as presented (plain and disclosed), except the registered ones */
+  claims: Record<string, unknown>;
+  /** names of the top-level claims the holder disclosed */
+  disclosed: string[];
+  holderJwk: JWK;
+  /** RFC 7638 thumbprint of `cnf.jwk` */
+  holderKeyThumbprint: string;
+}
+
+const refuse = (reason: ConstructorParameters<typeof VerificationRefusal>[0], description: string) => new VerificationRefusal(reason, description);
+
+/**
+ * Verifies one SD-JWT VC presentation with key binding (OpenID4VP 1.0 §B.3.6, RFC 9901 §7, SD-JWT VC §3.5)
+ * for one Credential Query of one request. Each check names its rule and, when it fails, its reason.
+ *
+ * @sd-jwt/sd-jwt-vc 0.19's `verify()` does the signatures (issuer, key binding), `nonce`, `sd_hash` and the
+ * credential's time claims, but leaves gaps that are closed here, before it runs:
+ *  - it accepts a presentation without a KB-JWT unless a nonce is passed (we always require one);
+ *  - it checks that the KB-JWT has an `aud`, not that it is ours;
+ *  - it does not check how old the KB-JWT's `iat` is;
+ *  - it ignores a disclosure whose digest the credential does not contain (a tampered disclosure, or one
+ *    taken from another credential, silently disappears instead of failing);
+ *  - it lets a disclosure overwrite a claim of the same name.
+ * Trust in the issuer and the `vct` are ours too: the library verifies against whatever key it is given.
+ */
+export async function verifyPresentation(presentation: string, expected: PresentationExpectations, ctx: PresentationContext): Promise<VerifiedPresentation> {
+  const tolerance = ctx.clockTolerance ?? 30;
+  const now = ctx.now ?? Math.floor(Date.now() / 1000);
+
+  // RFC 9901 §4: <issuer-jwt>~<disclosure>~...~<kb-jwt>
+  const parts = presentation.split('~');
+  if (parts.length < 2) throw refuse('malformed_presentation', 'the presentation is not an SD-JWT (no ~ separator)');
+  const kbJwt = parts[parts.length - 1];
+  // Gap 1 (RFC 9901 §4.3, OpenID4VP 1.0 §6.1 require_cryptographic_holder_binding defaults to true): a
+  // presentation ending in `~` has no key binding JWT. The library would accept it when no nonce is passed.
+  if (!kbJwt) throw refuse('key_binding_missing', 'the presentation has no key binding JWT');
+  const issuerJwt = parts[0];
+  const encodedDisclosures = parts.slice(1, -1);
+  if (encodedDisclosures.some((d) => d === '')) throw refuse('malformed_presentation', 'the presentation has an empty disclosure');
+  const sdJwtWithoutKb = presentation.slice(0, presentation.length - kbJwt.length);
+
+  let header: Record<string, unknown>;
+  let payload: Record<string, unknown>;
+  try {
+    header = decodeProtectedHeader(issuerJwt) as Record<string, unknown>;
+    payload = decodeJwt(issuerJwt) as Record<string, unknown>;
+  } catch {
+    throw refuse('malformed_presentation', 'the issuer-signed JWT of the presentation is not a JWT');
+  }
+
+  // SD-JWT VC §3.2.1: typ
+  if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.has(header.typ)) {
+    throw refuse('unsupported_credential', `the credential typ ${JSON.stringify(header.typ ?? null)} is not dc+sd-jwt`);
+  }
+  // RFC 8725 §3.1: only the asymmetric algorithms we announced; never `none` or a MAC
+  const alg = header.alg;
+  if (typeof alg !== 'string' || !ISSUER_ALGS.includes(alg)) {
+    throw refuse('unsupported_credential', `the credential is signed with ${JSON.stringify(alg ?? null)}; accepted: ${ISSUER_ALGS.join(', ')}`);
+  }
+
+  // D10: issuer trust. `iss` must be this service's credential issuer or one of the operator's trustedIssuers.
+  const issuer = payload.iss;
+  if (typeof issuer !== 'string') throw refuse('malformed_presentation', 'the credential has no iss');
+  const kid = typeof header.kid === 'string' ? header.kid : undefined;
+  let issuerKeys: JWK[] | undefined;
+  try {
+    issuerKeys = await ctx.issuerKeys.keysFor(issuer, kid);
+  } catch (err) {
+    if (err instanceof IssuerKeysUnavailable) throw refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${err.message}`);
+    throw err;
+  }
+  if (issuerKeys === undefined) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
+  if (issuerKeys.length === 0) throw refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : `with kid ${kid}`}`);
+
+  // SD-JWT VC §3.2.2.1.1 and OpenID4VP 1.0 §B.3.5: the type asked for (meta.vct_values)
+  if (payload.vct !== expected.vct) throw refuse('wrong_vct', `the credential is of vct ${JSON.stringify(payload.vct ?? null)}, the query asked for ${expected.vct}`);
+
+  // SD-JWT VC §3.2.2.2, RFC 7519 §4.1.4-4.1.6: validity period, with the clock tolerance
+  for (const claim of ['exp', 'nbf', 'iat'] as const) {
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw refuse('malformed_presentation', `the credential ${claim} is not a number`);
+  }
+  if (typeof payload.exp === 'number' && payload.exp + tolerance <= now) throw refuse('credential_expired', 'the credential has expired (exp)');
+  if (typeof payload.nbf === 'number' && payload.nbf - tolerance > now) throw refuse('credential_not_yet_valid', 'the credential is not valid yet (nbf)');
+  if (typeof payload.iat === 'number' && payload.iat - tolerance > now) throw refuse('credential_not_yet_valid', 'the credential is issued in the future (iat)');
+
+  // SD-JWT VC §3.2.2.2 / RFC 7800: the holder key the key binding JWT must be signed with
+  const holderJwk = (payload.cnf as { jwk?: unknown } | undefined)?.jwk;
+  if (!isPublicJwk(holderJwk)) throw refuse('holder_key_missing', 'the credential has no cnf.jwk public key to bind it to its holder');
+
+  // RFC 9901 §7.1 step 3-4: every disclosure's digest must occur exactly once in the credential
+  const sdAlg = payload._sd_alg ?? 'sha-256';
+  if (typeof sdAlg !== 'string' || !HASHES[sdAlg]) throw refuse('unsupported_credential', `_sd_alg ${JSON.stringify(sdAlg)} is not supported`);
+  const disclosed = checkDisclosures(payload, encodedDisclosures, sdAlg);
+
+  // RFC 9901 §4.3: the key binding JWT
+  let kbHeader: Record<string, unknown>;
+  let kbPayload: Record<string, unknown>;
+  try {
+    kbHeader = decodeProtectedHeader(kbJwt) as Record<string, unknown>;
+    kbPayload = decodeJwt(kbJwt) as Record<string, unknown>;
+  } catch {
+    throw refuse('key_binding_invalid', 'the key binding JWT is not a JWT');
+  }
+  // RFC 9901 §4.3: typ kb+jwt
+  if (kbHeader.typ !== 'kb+jwt') throw refuse('key_binding_invalid', 'the key binding JWT typ is not kb+jwt');
+  if (typeof kbHeader.alg !== 'string' || !KB_ALGS.includes(kbHeader.alg)) {
+    throw refuse('key_binding_invalid', `the key binding JWT is signed with ${JSON.stringify(kbHeader.alg ?? null)}; accepted: ${KB_ALGS.join(', ')}`);
+  }
+  // Gap 2 (OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5): `aud` is our client identifier, exactly
+  if (kbPayload.aud !== expected.clientId) throw refuse('wrong_audience', 'the key binding JWT aud is not this verifier\'s client_id');
+  // OpenID4VP 1.0 §B.3.6: `nonce` is the request's (the library checks it again)
+  if (kbPayload.nonce !== expected.nonce) throw refuse('wrong_nonce', 'the key binding JWT nonce is not the nonce of this request');
+  // Gap 3 (RFC 9901 §7.3 step 5): `iat` within an acceptable window: not older than KB_MAX_AGE, not in the future
+  if (typeof kbPayload.iat !== 'number') throw refuse('key_binding_invalid', 'the key binding JWT has no iat');
+  if (kbPayload.iat - tolerance > now) throw refuse('stale_key_binding', 'the key binding JWT iat is in the future');
+  if (now - kbPayload.iat > KB_MAX_AGE + tolerance) throw refuse('stale_key_binding', `the key binding JWT is older than ${KB_MAX_AGE} seconds`);
+  // RFC 9901 §4.3.1: sd_hash over the presentation up to and including the last `~` (the library checks it again)
+  if (kbPayload.sd_hash !== hashB64(sdJwtWithoutKb, sdAlg)) throw refuse('wrong_sd_hash', 'the key binding JWT sd_hash does not match the presentation');
+
+  // The library: issuer signature (RFC 7515 with the trusted keys), time claims, KB-JWT signature by
+  // cnf.jwk, nonce, sd_hash, status list when the credential references one. Its errors do not tell which
+  // signature failed, so the callbacks record it.
+  let issuerSignatureFailed = false;
+  let kbSignatureFailed = false;
+  let statusChecked = false;
+  const sdJwtVc = new SDJwtVcInstance({
+    hasher: (data, algorithm) => hashBytes(typeof data === 'string' ? data : Buffer.from(data), algorithm),
+    verifier: async (data, signature) => {
+      const ok = await verifyWithAny(data, signature, issuerKeys, alg);
+      if (!ok) issuerSignatureFailed = true;
+      return ok;
+    },
+    kbVerifier: async (data, signature) => {
+      const ok = await verifyWithAny(data, signature, [holderJwk], kbHeader.alg as string);
+      if (!ok) kbSignatureFailed = true;
+      return ok;
+    },
+    // a status list of a trusted issuer (draft-ietf-oauth-status-list) is fetched with our fetch and limits,
+    // and must be signed by one of that issuer's keys
+    statusListFetcher: async (uri) => {
+      statusChecked = true;
+      return fetchStatusList(uri, ctx.fetch ?? fetch);
+    },
+    statusVerifier: async (data, signature) => {
+      const statusHeader = decodeProtectedHeader(`${data}.${signature}`);
+      const statusKeys = (await ctx.issuerKeys.keysFor(issuer, statusHeader.kid)) ?? [];
+      return typeof statusHeader.alg === 'string' && ISSUER_ALGS.includes(statusHeader.alg) && verifyWithAny(data, signature, statusKeys, statusHeader.alg);
+    },
+  });
+  let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>;
+  try {
+    verified = await sdJwtVc.verify(presentation, { keyBindingNonce: expected.nonce, currentDate: now, skewSeconds: tolerance });
+  } catch (err) {
+    if (issuerSignatureFailed) throw refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
+    if (kbSignatureFailed) throw refuse('key_binding_signature_invalid', 'the key binding JWT is not signed by the credential\'s cnf.jwk');
+    if (statusChecked) throw refuse('credential_status_invalid', `the credential status is not valid${libraryReason(err)}`);
+    throw refuse('presentation_invalid', `the presentation does not verify${libraryReason(err)}`);
+  }
+  if (!verified.kb) throw refuse('key_binding_missing', 'the key binding JWT was not verified'); // defence in depth for gap 1
+
+  const claims = Object.fromEntries(Object.entries(verified.payload as Record<string, unknown>).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)));
+  return {
+    issuer,
+    vct: expected.vct,
+    claims,
+    disclosed,
+    holderJwk,
+    holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
+  };
+}
+
+/**
+ * RFC 9901 §7.1: walks the signed payload, and each disclosed value in turn, for digests (`_sd` arrays of
+ * objects, `{"...": digest}` elements of arrays). Refuses a disclosure that no digest references (§7.1
+ * step 5), a digest referenced twice (step 3.3), a disclosure of the wrong shape for where it is used, a
+ * claim name `_sd` or `...`, or one that already exists in the object (step 3.2.2.4). Returns the names of
+ * the disclosed top-level claims.
+ */
+export function checkDisclosures(payload: Record<string, unknown>, encoded: string[], sdAlg: string): string[] {
+  const byDigest = new Map<string, unknown[]>();
+  for (const disclosure of encoded) {
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(Buffer.from(disclosure, 'base64url').toString('utf8'));
+    } catch {
+      throw refuse('malformed_presentation', 'a disclosure is not base64url-encoded JSON');
+    }
+    if (!Array.isArray(decoded) || (decoded.length !== 2 && decoded.length !== 3) || typeof decoded[0] !== 'string') {
+      throw refuse('malformed_presentation', 'a disclosure is not an array of salt, (name,) value');
+    }
+    const digest = hashB64(disclosure, sdAlg);
+    if (byDigest.has(digest)) throw refuse('disclosure_not_in_credential', 'the same disclosure is presented twice');
+    byDigest.set(digest, decoded);
+  }
+
+  const referenced = new Set<string>();
+  const topLevel: string[] = [];
+  const take = (digest: unknown): unknown[] | undefined => {
+    if (typeof digest !== 'string') throw refuse('malformed_presentation', 'the credential has a digest that is not a string');
+    if (referenced.has(digest)) throw refuse('malformed_presentation', 'the credential references a digest twice');
+    referenced.add(digest);
+    return byDigest.get(digest); // a digest without a disclosure: not disclosed, or a decoy
+  };
+  const walk = (value: unknown, path: string[]): void => {
+    // the payload is not yet known to be the issuer's: bound the work it can cause
+    if (path.length > MAX_DEPTH) throw refuse('malformed_presentation', `the credential nests claims deeper than ${MAX_DEPTH} levels`);
+    if (Array.isArray(value)) {
+      for (const element of value) {
+        if (isObject(element) && Object.keys(element).length === 1 && '...' in element) {
+          const disclosure = take(element['...']);
+          if (!disclosure) continue;
+          if (disclosure.length !== 2) throw refuse('malformed_presentation', 'an array element disclosure has a claim name');
+          walk(disclosure[1], [...path, '[]']);
+        } else {
+          walk(element, [...path, '[]']);
+        }
+      }
+      return;
+    }
+    if (!isObject(value)) return;
+    for (const [name, child] of Object.entries(value)) if (name !== '_sd' && name !== '_sd_alg') walk(child, [...path, name]);
+    const digests = value._sd;
+    if (digests === undefined) return;
+    if (!Array.isArray(digests)) throw refuse('malformed_presentation', 'the credential has an _sd that is not an array');
+    const names = new Set(Object.keys(value));
+    for (const digest of digests) {
+      const disclosure = take(digest);
+      if (!disclosure) continue;
+      if (disclosure.length !== 3 || typeof disclosure[1] !== 'string') throw refuse('malformed_presentation', 'an object property disclosure has no claim name');
+      const name = disclosure[1];
+      if (name === '_sd' || name === '...' || names.has(name)) throw refuse('malformed_presentation', `a disclosure would overwrite the claim ${name}`);
+      names.add(name);
+      if (path.length === 0) topLevel.push(name);
+      walk(disclosure[2], [...path, name]);
+    }
+  };
+  walk(payload, []);
+
+  for (const digest of byDigest.keys()) {
+    if (!referenced.has(digest)) throw refuse('disclosure_not_in_credential', 'a disclosure does not belong to this credential (its digest is not in the credential)');
+  }
+  return topLevel;
+}
+
+/**
+ * The library's reason, when it is a short sentence: some of its messages embed the JWT they failed on,
+ * which may carry claim values, and those never leave this module (D17).
+ */
+function libraryReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
+}
+
+async function verifyWithAny(data: string, signature: string, keys: JWK[], alg: string): Promise<boolean> {
+  for (const jwk of keys) {
+    if (jwk.alg !== undefined && jwk.alg !== alg) continue;
+    try {
+      const key = await importJWK(publicMembers(jwk), alg);
+      await compactVerify(`${data}.${signature}`, key, { algorithms: [alg] });
+      return true;
+    } catch {
+      // not this key
+    }
+  }
+  return false;
+}
+
+function publicMembers(jwk: JWK): JWK {
+  const { kty, crv, x, y, n, e } = jwk;
+  return Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, v]) => v !== undefined)) as JWK;
+}
+
+function isPublicJwk(value: unknown): value is JWK {
+  if (!isObject(value) || typeof value.kty !== 'string') return false;
+  return !('d' in value) && !('p' in value) && !('k' in value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function hashBytes(data: string | Buffer, algorithm: string): Uint8Array {
+  const nodeAlg = HASHES[algorithm.toLowerCase()];
+  if (!nodeAlg) throw new Error(`unsupported hash algorithm ${algorithm}`);
+  return new Uint8Array(createHash(nodeAlg).update(data).digest());
+}
+
+function hashB64(data: string, algorithm: string): string {
+  return base64url.encode(hashBytes(data, algorithm));
+}
+
+async function fetchStatusList(uri: string, fetchImpl: typeof fetch): Promise<string> {
+  const response = await fetchImpl(uri, { headers: { accept: 'application/statuslist+jwt' }, signal: AbortSignal.timeout(5000) });
+  if (!response.ok) throw new Error(`status list answered HTTP ${response.status}`);
+  const text = await response.text();
+  if (Buffer.byteLength(text) > STATUS_LIST_MAX_BYTES) throw new Error('status list too large');
+  return text.trim();
+}

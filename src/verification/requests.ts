@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import type { Store } from '../store/types.js';
+
+/** What the holder's prompt page shows about a verification request (D10: live progress, errors a person understands). */
+export type RequestStatus = { status: 'pending' | 'scanned' | 'done' | 'failed' | 'expired'; message?: string };
+
+export interface VerificationResult {
+  /** RFC 7638 thumbprint of the first presented credential's `cnf.jwk`: the ID token `sub` (D2) */
+  holderKeyThumbprint: string;
+  /** one entry per requested attribute that was disclosed, from every requested type */
+  claims: Record<string, unknown>;
+  types: string[];
+}
+
+/** One verification request, kept while the wallet may answer it. Holds no claim values. */
+export interface VerificationRecord {
+  requestId: string;
+  credentialTypes: string[];
+  nonce: string;
+  state: string;
+  /** epoch seconds */
+  createdAt: number;
+  /** epoch seconds */
+  expiresAt: number;
+}
+
+/** How long `done` / `failed` and the result stay readable after the wallet answered. */
+export const STATUS_GRACE_SECONDS = 300;
+
+const now = () => Math.floor(Date.now() / 1000);
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+// Hash tags keep one request's keys in one Redis Cluster slot (D14). The request object reference and the
+// state are looked up without the requestId; they are bearer values, so only their hashes name keys.
+const requestKey = (requestId: string) => `vp:{${requestId}}:request`;
+const statusKey = (requestId: string) => `vp:{${requestId}}:status`;
+const resultKey = (requestId: string) => `vp:{${requestId}}:result`;
+const requestObjectKey = (reference: string) => `vp:request-object:${sha256(reference)}`;
+const stateKey = (state: string) => `vp:state:${sha256(state)}`;
+
+/** The verification requests and their status in the shared store (D14), with TTLs: any instance serves any step. */
+export class VerificationRequests {
+  constructor(private readonly store: Store) {}
+
+  async create(record: VerificationRecord, requestObjectReference: string): Promise<void> {
+    const lifetime = record.expiresAt - record.createdAt;
+    if (!(await this.store.setIfAbsent(requestKey(record.requestId), record, lifetime))) {
+      throw new Error(`verification request ${record.requestId} already exists`);
+    }
+    await this.store.set(requestObjectKey(requestObjectReference), record.requestId, lifetime);
+    await this.store.set(stateKey(record.state), record.requestId, lifetime);
+    await this.setStatus(record.requestId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS);
+  }
+
+  find(requestId: string): Promise<VerificationRecord | undefined> {
+    return this.store.get<VerificationRecord>(requestKey(requestId));
+  }
+
+  /**
+   * The wallet fetches the request object: single use (D14), so of concurrent fetches one gets it, and a
+   * request_uri seen by someone else later is worthless. The prompt page shows `scanned`.
+   */
+  async takeRequestObject(reference: string): Promise<VerificationRecord | undefined> {
+    const requestId = await this.store.consume<string>(requestObjectKey(reference));
+    if (requestId === undefined) return undefined;
+    const record = await this.find(requestId);
+    if (!record) return undefined;
+    const current = await this.store.get<RequestStatus>(statusKey(requestId));
+    if (current?.status === 'pending') await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
+    return record;
+  }
+
+  /** The wallet answers: a request is answered once (D14), whatever the answer; the state is consumed atomically. */
+  async takeByState(state: string): Promise<VerificationRecord | undefined> {
+    const requestId = await this.store.consume<string>(stateKey(state));
+    return requestId === undefined ? undefined : this.find(requestId);
+  }
+
+  async done(requestId: string, result: VerificationResult): Promise<void> {
+    await this.store.set(resultKey(requestId), result, STATUS_GRACE_SECONDS);
+    await this.setStatus(requestId, { status: 'done', message: 'Your credentials were verified.' }, STATUS_GRACE_SECONDS);
+    await this.store.delete(requestKey(requestId));
+  }
+
+  async failed(requestId: string, message: string): Promise<void> {
+    await this.setStatus(requestId, { status: 'failed', message }, STATUS_GRACE_SECONDS);
+    await this.store.delete(requestKey(requestId));
+  }
+
+  async status(requestId: string): Promise<RequestStatus> {
+    const status = await this.store.get<RequestStatus>(statusKey(requestId));
+    if (status?.status === 'done' || status?.status === 'failed') return status;
+    if (!status || !(await this.find(requestId))) return { status: 'expired', message: 'This request has expired.' };
+    return status;
+  }
+
+  async result(requestId: string): Promise<VerificationResult | undefined> {
+    const status = await this.store.get<RequestStatus>(statusKey(requestId));
+    return status?.status === 'done' ? this.store.get<VerificationResult>(resultKey(requestId)) : undefined;
+  }
+
+  private setStatus(requestId: string, status: RequestStatus, ttl: number): Promise<void> {
+    return this.store.set(statusKey(requestId), status, Math.max(1, ttl));
+  }
+}

@@ -1,0 +1,93 @@
+import type { CredentialType } from '../config/schema.js';
+import { missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
+import { VerificationRefusal } from './errors.js';
+import { verifyPresentation, type PresentationContext } from './presentation.js';
+import type { VerificationResult } from './requests.js';
+
+/** The largest `vp_token` accepted, in bytes. */
+export const VP_TOKEN_LIMIT = 1024 * 1024;
+/**
+ * The largest form body accepted at the response endpoint: a `vp_token` at its limit, form-encoded (JSON
+ * punctuation and `~` are percent-encoded, up to three bytes for one), plus room for `state` and the rest.
+ */
+export const RESPONSE_BODY_LIMIT = 3 * VP_TOKEN_LIMIT + 64 * 1024;
+
+/**
+ * Reads a `vp_token` of a DCQL response (OpenID4VP 1.0 §8.1): a JSON object whose keys are Credential
+ * Query ids of this request and whose values are arrays of presentations, one unless the query allows
+ * `multiple`; a `dc+sd-jwt` presentation is a string (§B.3). Every Credential Query of the request must be
+ * answered (no `credential_sets`: none is optional). Returns query id -> presentation, in query order.
+ */
+export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string> {
+  if (raw === undefined) throw new VerificationRefusal('malformed_response', 'vp_token: required');
+  if (typeof raw !== 'string') throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a string');
+  if (Buffer.byteLength(raw, 'utf8') > VP_TOKEN_LIMIT) throw new VerificationRefusal('vp_token_too_large', `vp_token: exceeds ${VP_TOKEN_LIMIT} bytes`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new VerificationRefusal('malformed_response', 'vp_token: not valid JSON; expected a JSON object keyed by credential query id');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new VerificationRefusal('malformed_response', 'vp_token: must be a JSON object keyed by credential query id');
+  }
+  const queries = new Map(query.credentials.map((q) => [q.id, q]));
+  const entries = parsed as Record<string, unknown>;
+  for (const id of Object.keys(entries)) {
+    if (!queries.has(id)) throw new VerificationRefusal('unrequested_credential', `vp_token.${id}: this request has no credential query with that id`);
+  }
+  const presentations = new Map<string, string>();
+  for (const [id, q] of queries) {
+    if (!Object.hasOwn(entries, id)) throw new VerificationRefusal('missing_credential', `vp_token.${id}: missing; every credential query of this request must be answered`);
+    const value = entries[id];
+    if (!Array.isArray(value) || value.length === 0) throw new VerificationRefusal('malformed_response', `vp_token.${id}: must be a non-empty array of presentations`);
+    if (value.length > 1 && !q.multiple) throw new VerificationRefusal('too_many_presentations', `vp_token.${id}: exactly one presentation is expected`);
+    if (typeof value[0] !== 'string' || value[0] === '') throw new VerificationRefusal('malformed_response', `vp_token.${id}[0]: a dc+sd-jwt presentation must be a non-empty string`);
+    presentations.set(id, value[0]);
+  }
+  return presentations;
+}
+
+export interface ResponseExpectations {
+  query: DcqlQuery;
+  /** the requested types, by name (= Credential Query id) */
+  types: Map<string, CredentialType>;
+  clientId: string;
+  nonce: string;
+}
+
+/**
+ * Verifies every presentation against its Credential Query (OpenID4VP 1.0 §8.6): the presentation itself
+ * (signature, trust, vct, validity, disclosures, key binding), then the claims the query requires
+ * (§6.4.1: one of its claim sets fully disclosed). Any failure refuses the whole response: every
+ * Credential Query is required. The result carries, per requested attribute that was disclosed, its
+ * value; when two types share an attribute name, the first type asked for wins.
+ */
+export async function verifyResponse(presentations: Map<string, string>, expected: ResponseExpectations, ctx: PresentationContext): Promise<VerificationResult> {
+  const claims: Record<string, unknown> = {};
+  let holderKeyThumbprint: string | undefined;
+  for (const credentialQuery of expected.query.credentials) {
+    const type = expected.types.get(credentialQuery.id)!;
+    const vct = credentialQuery.meta.vct_values?.[0];
+    const presentation = presentations.get(credentialQuery.id)!;
+    let verified;
+    try {
+      verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: vct! }, ctx);
+    } catch (err) {
+      if (err instanceof VerificationRefusal) throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
+      throw err;
+    }
+    const has = (claim: Parameters<typeof topLevelClaimName>[0]) => {
+      const name = topLevelClaimName(claim);
+      return name !== undefined && Object.hasOwn(verified.claims, name);
+    };
+    if (!satisfiedOption(credentialQuery, has)) {
+      throw new VerificationRefusal('missing_claims', `vp_token.${credentialQuery.id}: the presentation does not disclose ${missingClaims(credentialQuery, has).join(', ')}`);
+    }
+    for (const name of Object.keys(type.attributes)) {
+      if (Object.hasOwn(verified.claims, name) && !Object.hasOwn(claims, name)) claims[name] = verified.claims[name];
+    }
+    holderKeyThumbprint ??= verified.holderKeyThumbprint;
+  }
+  return { holderKeyThumbprint: holderKeyThumbprint!, claims, types: expected.query.credentials.map((q) => q.id) };
+}
