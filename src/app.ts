@@ -7,11 +7,13 @@ import type { LoadedConfig } from './config/load.js';
 import { loadKeys, publicJwks, type KeySet } from './keys/keys.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
+import { StoreUnavailableError } from './store/redis.js';
 import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
 import { createInteractionRoutes } from './interaction/routes.js';
+import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
 import { createLogger, type Logger } from './log.js';
@@ -23,6 +25,7 @@ export interface Service {
   keys: KeySet;
   providers: Record<'v1' | 'v2', Provider>;
   walletIssuer: WalletIssuer;
+  verifier: Verifier;
   logger: Logger;
   generatedKeys: string[];
   close(): Promise<void>;
@@ -51,6 +54,18 @@ function errorBoundary(logger: Logger) {
       await next();
     } catch (err) {
       const e = err as { status?: number; expose?: boolean; message?: string };
+      if (err instanceof StoreUnavailableError) {
+        ctx.status = 503;
+        ctx.set('Retry-After', '2');
+        ctx.set('Cache-Control', 'no-store');
+        if (ctx.accepts('json', 'html') === 'html') {
+          ctx.type = 'text/html; charset=utf-8';
+          ctx.body = renderMessage({ nonce: '', title: 'Temporarily unavailable', message: 'The service cannot complete this step right now. Please try again in a moment.', status: 503 });
+        } else {
+          ctx.body = { error: 'temporarily_unavailable', error_description: err.error_description };
+        }
+        return;
+      }
       if (e.status && e.status < 500 && e.expose) {
         ctx.status = e.status;
         ctx.body = { error: 'invalid_request', error_description: e.message };
@@ -106,13 +121,23 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     cookieKeys: keys.cookies,
   });
 
+  const verifier = createVerifier({
+    baseUrl: config.baseUrl,
+    store,
+    credentialTypes: config.credentialTypes,
+    trustedIssuers: config.trustedIssuers,
+    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
+    requestLifetime: config.lifetimes.offer,
+  });
+
   const inner = new Koa();
   inner.keys = keys.cookies;
   inner.proxy = true;
   inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys }));
   inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
   inner.use(walletIssuer.middleware);
-  inner.use(createInteractionRoutes({ config, store, providers, walletIssuer, clients, credentialTypes }));
+  inner.use(verifier.middleware);
+  inner.use(createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes }));
   if (config.demo) inner.use(createDemoRoutes(config, store, keys.idToken));
   inner.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {
@@ -153,6 +178,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     keys,
     providers,
     walletIssuer,
+    verifier,
     logger,
     generatedKeys: generated,
     close: async () => {

@@ -5,6 +5,8 @@
 export interface FlowClaims {
   sub: string;
   claims: Record<string, unknown>;
+  /** extra members of the token response (Version 1 non-PAR: `state`, D3) */
+  tokenExtras?: Record<string, string>;
 }
 
 /** The browser session's account: constant, so a browser can run flow after flow without a logout prompt. */

@@ -9,35 +9,49 @@ import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
 import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
+import type { Verifier } from '../verification/verifier.js';
+import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
 import { renderMessage } from './views/message.js';
 import { flowClaimsKey, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
-import { credentialExpiry } from '../issuance/validity.js';
 
 export interface InteractionDeps {
   config: Config;
   store: Store;
-  providers: Record<'v1' | 'v2', Provider>;
+  providers: Record<Version, Provider>;
   walletIssuer: WalletIssuer;
+  verifier: Verifier;
   clients: ReadonlyMap<string, ClientConfig>;
   credentialTypes: ReadonlyMap<string, CredentialType>;
 }
 
+type Version = 'v1' | 'v2';
+type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number };
+
 /** What the prompt remembers about its wallet step, keyed by the interaction. */
 interface PromptRecord {
-  kind: 'issuance';
+  kind: 'issuance' | 'verification';
   clientId: string;
-  credentialType: string;
+  credentialTypes: string[];
   walletUri: string;
   expiresAt: number;
   pinLength?: number;
-  flow: FlowClaims;
+  /** issuance: the ID token's sub and claims are known when the offer is made */
+  flow?: FlowClaims;
+  /** Version 1 non-PAR: the token response also carries the request's state (D3) */
+  tokenExtras?: Record<string, string>;
 }
 
-const promptKey = (version: string, uid: string) => `prompt:${version}:${uid}`;
+const promptKey = (version: Version, uid: string) => `prompt:${version}:${uid}`;
+const stepId = (version: Version, uid: string) => `${version}.${uid}`;
 
 const CSP = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
+const EXPIRED = {
+  title: 'This link has expired',
+  message: 'This request has expired or was opened in another browser. Go back to the app and start again.',
+};
 
 function page(ctx: Context, status: number, render: (nonce: string) => string): void {
   const nonce = randomBytes(16).toString('base64');
@@ -52,21 +66,23 @@ function messagePage(ctx: Context, status: number, title: string, message: strin
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
 }
 
-/** The request's scope, as oidc-provider holds it, read back into the flow it asks for. */
-function issuanceTypeOf(scope: string): string | undefined {
-  return scope.split(' ').find((s) => s.startsWith('issue.'))?.slice('issue.'.length);
+/** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
+function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[] } {
+  const scopes = scope.split(' ').filter((s) => s && s !== 'openid');
+  const issue = scopes.find((s) => s.startsWith('issue.'));
+  return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)] } : { kind: 'verification', types: scopes };
 }
 
 /**
- * The prompt (D10): the authorise step's interaction. For issuance it checks the hint against the
- * credential template (spec: PAR authorise errors, TokenHint claims and image rows), mints the wallet
- * offer, shows it, reports progress, and when the wallet step is over returns the browser to
- * oidc-provider, which redirects to the client with a code, or with the error.
+ * The prompt (D10): the authorise step's interaction. It makes the checks the spec places at
+ * authorise (template and images: PAR authorise errors, TokenHint rows), starts the wallet step (an
+ * OpenID4VCI offer or an OpenID4VP request), shows it, reports progress, and when the wallet step is over
+ * returns the browser to oidc-provider, which redirects to the client with a code, or with the error.
  */
 export function createInteractionRoutes(d: InteractionDeps): Middleware {
   const { config, store } = d;
 
-  async function details(ctx: Context, version: 'v1' | 'v2', uid: string) {
+  async function details(ctx: Context, version: Version, uid: string) {
     try {
       const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
       return found.uid === uid ? found : undefined;
@@ -75,14 +91,12 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     }
   }
 
-  async function finish(ctx: Context, version: 'v1' | 'v2', result: Record<string, unknown>): Promise<void> {
+  async function finish(ctx: Context, version: Version, result: Record<string, unknown>): Promise<void> {
     await d.providers[version].interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
     ctx.respond = false;
   }
 
-  /** Checks made at the authorise step, then the offer; an error goes back to the client by redirect. */
-  async function startIssuance(version: 'v1' | 'v2', uid: string, params: Record<string, unknown>): Promise<PromptRecord> {
-    const typeName = issuanceTypeOf(String(params.scope ?? ''))!;
+  async function startIssuance(version: Version, uid: string, params: Record<string, unknown>, typeName: string): Promise<PromptRecord> {
     const type = d.credentialTypes.get(typeName)!;
     const hint = await store.get<HintRecord>(String(params.vc_hint));
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
@@ -92,7 +106,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const serialNumber = randomUUID();
     const expiresAt = credentialExpiry(type.validity, new Date());
     const offer = await d.walletIssuer.createOffer({
-      offerId: `${version}.${uid}`,
+      offerId: stepId(version, uid),
       credentialType: type.name,
       attributes,
       pin,
@@ -102,7 +116,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     return {
       kind: 'issuance',
       clientId: String(params.client_id),
-      credentialType: type.name,
+      credentialTypes: [type.name],
       walletUri: offer.offerUri,
       expiresAt: offer.expiresAt * 1000,
       pinLength: pin?.length,
@@ -113,19 +127,38 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     };
   }
 
-  async function prompt(ctx: Context, version: 'v1' | 'v2', uid: string): Promise<void> {
+  async function startVerification(version: Version, uid: string, params: Record<string, unknown>, types: string[]): Promise<PromptRecord> {
+    const request = await d.verifier.createRequest({ requestId: stepId(version, uid), credentialTypes: types });
+    return {
+      kind: 'verification',
+      clientId: String(params.client_id),
+      credentialTypes: types,
+      walletUri: request.walletUri,
+      expiresAt: request.expiresAt * 1000,
+      tokenExtras: params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined,
+    };
+  }
+
+  function stepStatus(version: Version, uid: string, record: PromptRecord): Promise<StepStatus> {
+    return record.kind === 'issuance' ? d.walletIssuer.offerStatus(stepId(version, uid)) : d.verifier.requestStatus(stepId(version, uid));
+  }
+
+  /** The ID token's sub and claims once the wallet step is done (D2). */
+  async function flowOf(version: Version, uid: string, record: PromptRecord): Promise<FlowClaims | undefined> {
+    if (record.flow) return { ...record.flow, tokenExtras: record.tokenExtras };
+    const result = await d.verifier.result(stepId(version, uid));
+    return result && { sub: result.holderKeyThumbprint, claims: result.claims, tokenExtras: record.tokenExtras };
+  }
+
+  async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
-    if (!found) {
-      return messagePage(ctx, 400, 'This link has expired', 'This request has expired or was opened in another browser. Go back to the app and start again.');
-    }
+    if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
     let record = await store.get<PromptRecord>(promptKey(version, uid));
     if (!record) {
       const params = found.params as Record<string, unknown>;
-      if (!issuanceTypeOf(String(params.scope ?? ''))) {
-        return finish(ctx, version, { error: 'access_denied', error_description: 'verification is not available yet on this service' });
-      }
+      const { kind, types } = requestedTypes(String(params.scope ?? ''));
       try {
-        record = await startIssuance(version, uid, params);
+        record = kind === 'issuance' ? await startIssuance(version, uid, params, types[0]) : await startVerification(version, uid, params, types);
       } catch (err) {
         if (err instanceof ProtocolError) return finish(ctx, version, { error: err.error, error_description: err.description });
         throw err;
@@ -133,26 +166,29 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       await store.set(promptKey(version, uid), record, config.lifetimes.interaction);
     }
     const client = d.clients.get(record.clientId);
-    const type = d.credentialTypes.get(record.credentialType)!;
     const qrSvg = await QRCode.toString(record.walletUri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
+    const view = record;
     page(ctx, 200, (nonce) =>
       renderPrompt({
         nonce,
-        kind: 'issuance',
-        clientName: client?.clientName ?? record.clientId,
-        credentialTypes: [{ name: type.name, displayName: type.displayName, attributes: Object.keys(type.attributes) }],
-        walletUri: record.walletUri,
+        kind: view.kind,
+        clientName: client?.clientName ?? view.clientId,
+        credentialTypes: view.credentialTypes.map((name) => {
+          const type = d.credentialTypes.get(name)!;
+          return { name, displayName: type.displayName, attributes: Object.keys(type.attributes) };
+        }),
+        walletUri: view.walletUri,
         qrSvg,
-        pin: record.pinLength ? { length: record.pinLength } : undefined,
+        pin: view.pinLength ? { length: view.pinLength } : undefined,
         statusUrl: `${base}/status`,
         continueUrl: `${base}/continue`,
-        expiresAt: record.expiresAt,
+        expiresAt: view.expiresAt,
       }),
     );
   }
 
-  async function status(ctx: Context, version: 'v1' | 'v2', uid: string): Promise<void> {
+  async function status(ctx: Context, version: Version, uid: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     const record = await store.get<PromptRecord>(promptKey(version, uid));
     if (!record) {
@@ -160,24 +196,24 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
       return;
     }
-    ctx.body = await d.walletIssuer.offerStatus(`${version}.${uid}`);
+    ctx.body = await stepStatus(version, uid, record);
   }
 
-  async function continueFlow(ctx: Context, version: 'v1' | 'v2', uid: string): Promise<void> {
+  async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
     const record = await store.get<PromptRecord>(promptKey(version, uid));
-    if (!found || !record) {
-      return messagePage(ctx, 400, 'This link has expired', 'This request has expired or was opened in another browser. Go back to the app and start again.');
-    }
-    const state = await d.walletIssuer.offerStatus(`${version}.${uid}`);
+    if (!found || !record) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    const state = await stepStatus(version, uid, record);
     if (state.status === 'failed' || state.status === 'expired') {
       await store.delete(promptKey(version, uid));
+      const what = record.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
       return finish(ctx, version, {
         error: 'access_denied',
-        error_description: state.status === 'expired' ? 'the credential offer expired before the wallet accepted it' : (state.message ?? 'the wallet step failed'),
+        error_description: state.status === 'expired' ? `${what} expired before the wallet answered` : (state.message ?? 'the wallet step failed'),
       });
     }
-    if (state.status !== 'done') {
+    const flow = state.status === 'done' ? await flowOf(version, uid, record) : undefined;
+    if (!flow) {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
@@ -185,7 +221,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: record.clientId });
     grant.addOIDCScope(String(found.params.scope));
     const grantId = await grant.save();
-    await store.set(flowClaimsKey(version, grantId), record.flow, config.lifetimes.code + config.lifetimes.token);
+    await store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token);
     await store.delete(promptKey(version, uid));
     return finish(ctx, version, { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
   }
@@ -199,7 +235,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       ctx.set('Allow', 'GET');
       return;
     }
-    const [, version, uid, action] = m as unknown as [string, 'v1' | 'v2', string, string | undefined];
+    const [, version, uid, action] = m as unknown as [string, Version, string, string | undefined];
     if (action === '/status') return status(ctx, version, uid);
     if (action === '/continue') return continueFlow(ctx, version, uid);
     return prompt(ctx, version, uid);

@@ -117,6 +117,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       try {
         const checked = await checkAuthorizationRequest(params, requestContext(client, site));
         ctx.querystring = new URLSearchParams(checked.providerParams).toString();
+        ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
       } catch (err) {
         if (err instanceof ProtocolError) return redirectError(ctx, redirectUri, err, params.state, profile.issuer);
         throw err;
@@ -133,7 +134,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     forwardForm(ctx, params);
     await toProvider(ctx, notFound);
     noStore(ctx);
-    if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile });
+    if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });
     else mapJsonError(ctx, 'token');
   }
 

@@ -85,7 +85,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
     scopes: ['openid', ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
     claims: scopeClaims(config),
     conformIdTokenClaims: false,
-    extraParams: ['vc_hint'],
+    extraParams: ['vc_hint', 'vc_site'],
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => false },
     routes: profile.routes,
@@ -109,10 +109,11 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
      * At the token endpoint the flow's claims (stored when the wallet step completed) decide `sub`
      * (D2) and the ID token's claims; elsewhere the account is the browser's holder session.
      */
-    findAccount: async (_ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
+    findAccount: async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
       if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
       const flow = await store.get<FlowClaims>(flowClaimsKey(adapterNamespace, token.grantId));
       if (!flow) return undefined;
+      ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
       return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
     },
     renderError: async (ctx: KoaContextWithOIDC, out: object) => {

@@ -38,7 +38,7 @@ export interface HintRecord {
 }
 
 /** Parameters only the edge may set: stripped from every incoming request. */
-export const INTERNAL_PARAMS = ['vc_hint'];
+export const INTERNAL_PARAMS = ['vc_hint', 'vc_site'];
 
 function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly ('S256' | 'plain')[] } | 'refuse' {
   if (r.site === 'authorizeNonPar') return { required: true, methods: r.client.pkceMethods }; // Version 1 non-PAR: PKCE required
@@ -69,6 +69,7 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
 
   const providerParams: Record<string, string> = { ...params };
   delete providerParams.id_token_hint;
+  if (r.site === 'authorizeNonPar') providerParams.vc_site = 'nonpar'; // its token response carries state (D3)
   if (r.profile.version === 1 && scope.kind === 'issuance') {
     providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
   }

@@ -4,9 +4,13 @@ import type { VersionProfile } from './versions.js';
 /**
  * The token response of the spec (D3): `access_token` is the ID token itself (one signature per
  * response), `token_type` Bearer, `expires_in` a number (a string of digits for clients flagged for the
- * spec's sample), and `scope` as the client asked for it (Version 1 issuance: without `openid`).
+ * spec's sample), `scope` as the client asked for it (Version 1 issuance: without `openid`), and for
+ * Version 1 non-PAR flows the request's `state` (D3).
  */
-export function shapeTokenResponse(body: Record<string, unknown>, o: { client: ClientConfig; profile: VersionProfile }): void {
+export function shapeTokenResponse(
+  body: Record<string, unknown>,
+  o: { client: ClientConfig; profile: VersionProfile; extras?: Record<string, string> },
+): void {
   body.access_token = body.id_token;
   body.token_type = 'Bearer';
   delete body.refresh_token;
@@ -15,4 +19,5 @@ export function shapeTokenResponse(body: Record<string, unknown>, o: { client: C
     const scopes = body.scope.split(' ');
     if (scopes.some((s) => s.startsWith('issue.'))) body.scope = scopes.filter((s) => s !== 'openid').join(' ');
   }
+  if (o.extras) Object.assign(body, o.extras);
 }

@@ -25,3 +25,28 @@ export async function holderCompletesIssuance(
   if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
   return { callbackUrl: done.final, offer, browser };
 }
+
+/** The wallet request link on the prompt page (the same-device button's href). */
+export function requestFromPage(html: string): string {
+  const link = offerFromPage(html);
+  if (!link.startsWith('openid4vp://')) throw new Error(`expected an openid4vp:// link, got ${link.slice(0, 40)}`);
+  return link;
+}
+
+/**
+ * The holder's part of a verification: the browser lands on the prompt, the wallet presents to the
+ * request on the page, and the browser continues to the relying party's redirect URI.
+ */
+export async function holderCompletesVerification(
+  authorizeUrl: string,
+  opts: { redirectUri: string; wallet: DevWallet },
+): Promise<{ callbackUrl: string; request: string; presented: { status: number; body: unknown } }> {
+  const browser = new Browser(opts.redirectUri);
+  const prompt = await browser.follow(authorizeUrl);
+  if (!prompt.html) throw new Error(`expected the prompt page, arrived at ${prompt.final}`);
+  const request = requestFromPage(prompt.html);
+  const presented = await opts.wallet.present(request);
+  const done = await browser.follow(`${prompt.final}/continue`);
+  if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
+  return { callbackUrl: done.final, request, presented };
+}
