@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
+import { startTestService, testConfig, SECRETS, type TestService } from '../helpers/service.js';
+import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { startRedirectTarget } from '../helpers/rpServer.js';
+import type { DevWallet } from '../../src/wallet/holder.js';
+
+/**
+ * A person's view of verification (D10): Chromium opens the authorise URL, the prompt shows what is
+ * asked for and by whom, the dev wallet presents, and the page continues to the relying party with a code.
+ */
+let t: TestService;
+let browser: Browser;
+let rp: Awaited<ReturnType<typeof startRedirectTarget>>;
+let wallet: DevWallet;
+
+async function par(params: Record<string, string>): Promise<string> {
+  const res = await postForm(`${t.url}/v2.0/oidc/par`, { client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: rp.redirectUri, nonce: 'n', ...params });
+  expect(res.status).toBe(201);
+  return `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(res.body.request_uri)}`;
+}
+
+beforeAll(async () => {
+  rp = await startRedirectTarget();
+  const clients = (testConfig(0).clients as { redirectUris: string[] }[]).map((c) => ({ ...c, redirectUris: [...c.redirectUris, rp.redirectUri] }));
+  t = await startTestService({ clients });
+  browser = await launchChromium();
+  wallet = await newWallet();
+  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Grace', LastName: 'Hopper' } });
+  const { challenge } = pkcePair();
+  await holderCompletesIssuance(await par({ scope: 'openid issue.EmployeeBadge', id_token_hint: hint, code_challenge: challenge, code_challenge_method: 'S256' }), { redirectUri: rp.redirectUri, wallet });
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.stop();
+  await rp?.stop();
+});
+
+describe('verification in a browser', () => {
+  it('goes from the authorise URL to the redirect URI with a code once the wallet has presented', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const consoleErrors: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+    const { challenge } = pkcePair();
+    await page.goto(await par({ scope: 'openid EmployeeBadge', state: 'verify-state', code_challenge: challenge, code_challenge_method: 'S256' }));
+    const link = page.locator('a[href^="openid4vp://"]');
+    await expect.poll(() => link.count()).toBe(1);
+    const body = await page.locator('body').innerText();
+    expect(body).toContain('PKCE Issuer');
+    expect(body).toMatch(/Employee badge/);
+    expect(body).toMatch(/First name/);
+    await page.screenshot({ path: '/tmp/prompt-verification.png', fullPage: true });
+
+    const answer = await wallet.present((await link.getAttribute('href'))!);
+    expect(answer.status).toBe(200);
+    await page.waitForURL((u) => u.href.startsWith(rp.redirectUri), { timeout: 15_000 });
+    const url = new URL(page.url());
+    expect(url.searchParams.get('code')).toBeTruthy();
+    expect(url.searchParams.get('state')).toBe('verify-state');
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  });
+});
