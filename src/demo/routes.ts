@@ -15,7 +15,7 @@ import { versionProfiles } from '../oidc/versions.js';
  * browser to authorise, and on the way back redeems the code and shows the verified ID token. It speaks
  * only HTTP to the service, like any relying party.
  */
-type Mode = 'v2-par' | 'v2' | 'v1-par';
+type Mode = 'v2-par' | 'v2' | 'v1-par' | 'v1';
 
 interface DemoState {
   mode: Mode;
@@ -46,6 +46,8 @@ const DEMO_CSS = `
 .demo button { font: inherit; font-weight: 600; padding: 10px 14px; border: 0; border-radius: 10px; background: var(--accent); color: var(--accent-ink); cursor: pointer; }
 .demo pre { white-space: pre-wrap; word-break: break-all; background: var(--surface-2); padding: 12px; border-radius: 8px; font-size: 13px; }
 .demo .hint { color: var(--muted); font-size: 14px; }
+.demo + .demo { margin-top: 16px; }
+.demo label span { font-weight: 500; }
 `;
 
 export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }): Middleware {
@@ -77,44 +79,55 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
 <label>Interface<select name="mode"><option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option></select></label>
 <button type="submit">Issue with ${escapeHtml(client.clientName ?? client.clientId)}</button></form></section>`;
     });
-    html(ctx, 'Try the VC OpenID Provider', `<section class="card demo"><h1>Try an issuance</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${escapeHtml(client.clientId)}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>.</p></section>${forms.join('')}`);
+    const verifiable = config.credentialTypes.filter((t) => client.scopes.includes(t.name));
+    const verify = verifiable.length
+      ? `<section class="card demo"><h2>Verify</h2>
+<form method="post" action="${escapeHtml(`${config.baseUrl}/demo/start`)}">
+<input type="hidden" name="kind" value="verify">
+${verifiable.map((t, i) => `<label><span><input type="checkbox" name="type.${escapeHtml(t.name)}" value="1"${i === 0 ? ' checked' : ''}> ${escapeHtml(t.displayName ?? t.name)}</span></label>`).join('')}
+<label>Interface<select name="mode"><option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option><option value="v1">Version 1, without PAR (/oidc/authorizev1)</option></select></label>
+<button type="submit">Ask for credentials as ${escapeHtml(client.clientName ?? client.clientId)}</button></form></section>`
+      : '';
+    html(ctx, 'Try the VC OpenID Provider', `<section class="card demo"><h1>Try it</h1>
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${escapeHtml(client.clientId)}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p></section>${forms.join('')}${verify}`);
   }
 
   async function start(ctx: Context): Promise<void> {
     if (!client) return index(ctx);
     const form = await readForm(ctx, 64 * 1024);
-    const type = typesFor(client).find((t) => t.name === form.type);
-    const mode = (['v2-par', 'v2', 'v1-par'] as const).find((m) => m === form.mode) ?? 'v2-par';
-    if (!type) {
-      ctx.status = 400;
-      return html(ctx, 'Demo', '<section class="card demo"><h1>Unknown credential type</h1></section>');
-    }
-    const profile = mode === 'v1-par' ? profiles.v1 : profiles.v2;
-    const doc = discoveryDocument(profile, config.baseUrl) as Record<string, string>;
-    const claims: Record<string, unknown> = {};
-    for (const [name, a] of Object.entries(type.attributes)) {
-      const v = form[`attr.${name}`];
-      if (v === undefined || v === '') continue;
-      claims[name] = a.type === 'number' ? Number(v) : a.type === 'boolean' ? v === 'true' : v;
-    }
-    if (form.pin) claims.PinCode = form.pin;
-    const now = Math.floor(Date.now() / 1000);
-    const hint = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(client.clientId).setAudience(profile.issuer).setIssuedAt(now).setExpirationTime(now + 300)
-      .setJti(randomBytes(12).toString('base64url'))
-      .sign(new TextEncoder().encode(client.clientSecret));
+    const mode = (['v2-par', 'v2', 'v1-par', 'v1'] as const).find((m) => m === form.mode) ?? 'v2-par';
+    const profile = mode.startsWith('v1') ? profiles.v1 : profiles.v2;
+    const doc = discoveryDocument(profile, config.baseUrl, mode === 'v1' ? 'root' : 'par') as Record<string, string>;
     const state = randomBytes(16).toString('base64url');
     const nonce = randomBytes(16).toString('base64url');
     const verifier = mode === 'v1-par' ? undefined : randomBytes(32).toString('base64url');
-    const params: Record<string, string> = {
-      client_id: client.clientId, response_type: 'code', redirect_uri: callback, state, nonce,
-      scope: mode === 'v1-par' ? `issue.${type.name}` : `openid issue.${type.name}`, id_token_hint: hint,
-    };
+    const params: Record<string, string> = { client_id: client.clientId, response_type: 'code', redirect_uri: callback, state, nonce };
     if (verifier) Object.assign(params, { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' });
+
+    if (form.kind === 'verify') {
+      const types = config.credentialTypes.filter((t) => client.scopes.includes(t.name) && form[`type.${t.name}`]);
+      if (!types.length) return result(ctx, 'Choose at least one credential type', {});
+      params.scope = ['openid', ...types.map((t) => t.name)].join(' ');
+    } else {
+      const type = typesFor(client).find((t) => t.name === form.type);
+      if (!type || mode === 'v1') return result(ctx, 'Unknown credential type or interface', {});
+      const claims: Record<string, unknown> = {};
+      for (const [name, a] of Object.entries(type.attributes)) {
+        const v = form[`attr.${name}`];
+        if (v === undefined || v === '') continue;
+        claims[name] = a.type === 'number' ? Number(v) : a.type === 'boolean' ? v === 'true' : v;
+      }
+      if (form.pin) claims.PinCode = form.pin;
+      const now = Math.floor(Date.now() / 1000);
+      params.id_token_hint = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(client.clientId).setAudience(profile.issuer).setIssuedAt(now).setExpirationTime(now + 300)
+        .setJti(randomBytes(12).toString('base64url'))
+        .sign(new TextEncoder().encode(client.clientSecret));
+      params.scope = mode === 'v1-par' ? `issue.${type.name}` : `openid issue.${type.name}`;
+    }
     await store.set(`demo:${state}`, { mode, verifier, nonce, clientId: client.clientId } satisfies DemoState, 600);
-    if (mode === 'v2') {
+    if (mode === 'v2' || mode === 'v1') {
       ctx.redirect(`${doc.authorization_endpoint}?${new URLSearchParams(params)}`);
       return;
     }
@@ -137,7 +150,7 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
     const saved = typeof q.state === 'string' ? await store.consume<DemoState>(`demo:${q.state}`) : undefined;
     if (!saved || !client) return result(ctx, 'Unknown or used state', { state: q.state });
     if (q.error) return result(ctx, 'The service answered with an error', { error: q.error, error_description: q.error_description });
-    const profile = saved.mode === 'v1-par' ? profiles.v1 : profiles.v2;
+    const profile = saved.mode.startsWith('v1') ? profiles.v1 : profiles.v2;
     const doc = discoveryDocument(profile, config.baseUrl) as Record<string, string>;
     const res = await fetch(doc.token_endpoint, {
       method: 'POST',
@@ -151,7 +164,7 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
     if (!token.id_token) return result(ctx, 'The token request failed', token);
     const { payload } = await jwtVerify(token.id_token, jwks, { issuer: profile.issuer, audience: client.clientId });
     if (payload.nonce !== saved.nonce) return result(ctx, 'nonce mismatch', {});
-    result(ctx, 'Issued: the verified ID token', payload);
+    result(ctx, 'The relying party received this ID token (signature verified)', payload);
   }
 
   return async function demo(ctx, next) {

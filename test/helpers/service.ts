@@ -85,12 +85,16 @@ export interface TestService {
 }
 
 /** The real app on 127.0.0.1 and a random port, configured as an operator would. */
-export async function startTestService(overrides: Record<string, unknown> = {}, opts: { store?: Store } = {}): Promise<TestService> {
+export async function startTestService(
+  overrides: Record<string, unknown> | ((baseUrl: string) => Record<string, unknown>) = {},
+  opts: { store?: Store } = {},
+): Promise<TestService> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   const server = createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const config = validateConfig(testConfig(port, overrides));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const config = validateConfig(testConfig(port, typeof overrides === 'function' ? overrides(baseUrl) : overrides));
   const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store ?? (await testStore()), logger: createLogger('silent') });
   handler = service.app.callback();
   return {
