@@ -1,16 +1,30 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Service } from './app.js';
 
 export interface RunningServer {
   server: Server;
   url: string;
-  /** Stops accepting, lets requests in flight finish (up to graceMs), then closes the store. */
+  /**
+   * Stops accepting connections, closes idle keep-alive connections, lets requests in flight finish
+   * (up to graceMs; their answers close their connections), then closes the store. Idempotent.
+   */
   stop(graceMs?: number): Promise<void>;
 }
 
 export async function listen(service: Service, port = service.config.port, host = service.config.host): Promise<RunningServer> {
-  const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout: 30_000, headersTimeout: 15_000 }, service.app.callback());
+  const handle = service.app.callback();
+  // Responses not yet sent, so that stop() can mark them `Connection: close`.
+  const inFlight = new Set<ServerResponse>();
+  let stopping: Promise<void> | undefined;
+  const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => {
+    // while stopping, a request that still arrives on an open keep-alive connection is answered, and
+    // its connection closed after the answer
+    if (stopping) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+    void handle(req, res);
+  });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -21,13 +35,26 @@ export async function listen(service: Service, port = service.config.port, host 
   return {
     server,
     url: `http://${shownHost}:${actual}`,
-    async stop(graceMs = 10_000) {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-      await closed;
-      clearTimeout(timer);
-      await service.close();
+    stop(graceMs = 10_000) {
+      stopping ??= (async () => {
+        // Answers still to be sent say `Connection: close`: the client does not reuse the connection
+        // and Node closes it after the answer, instead of keeping it open for keepAliveTimeout.
+        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // server.close() closes the connections idle now; connections whose answer had already
+        // started become idle later: close them as they do, until all are gone or the grace is over
+        server.closeIdleConnections();
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        try {
+          await closed;
+        } finally {
+          clearInterval(sweep);
+          clearTimeout(timer);
+        }
+        await service.close();
+      })();
+      return stopping;
     },
   };
 }

@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider';
 import QRCode from 'qrcode';
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
+import { StoreUnavailableError } from '../store/redis.js';
 import { ProtocolError } from '../rules/errors.js';
 import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
@@ -86,8 +87,9 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     try {
       const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
       return found.uid === uid ? found : undefined;
-    } catch {
-      return undefined;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) throw err; // a readable 503, not "expired"
+      return undefined; // no interaction cookie, or the interaction is gone
     }
   }
 

@@ -118,6 +118,10 @@ export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): 
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
     commandTimeout: 2_000,
+    // A Redis that hangs (or a network that drops packets) leaves the connection open: commands time
+    // out for their callers but stay in the client's queue until a reply comes. Without data for 5 s
+    // while commands wait, the connection is dropped (queue flushed) and the client reconnects.
+    socketTimeout: 5_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     lazyConnect: true,
     ...(s.password ? { password: s.password } : {}),

@@ -1,0 +1,208 @@
+/**
+ * Redis footprint of an issuance flow (D14): round trips per completed flow and bytes stored per
+ * pending and per completed flow, on a dedicated redis-server (started here on a free loopback port,
+ * no persistence, killed at the end) with one service instance.
+ *
+ *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
+ *
+ * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
+ * token and credential requests, the browser's continue, and the relying party's token exchange =
+ * "completed". The flows run one after the other, so every Redis command in a phase belongs to it.
+ *
+ * Measured:
+ *  - commands: `INFO commandstats` deltas, total calls, minus the bench's own INFO/SCAN/MEMORY calls;
+ *    this counts the commands run inside the store's Lua scripts too;
+ *  - round trips: the same minus INCR, EXPIRE, SADD and TTL, which the store (src/store/redis.ts)
+ *    only ever runs inside its two scripts (its own commands are GET, SET, GETDEL, DEL, SMEMBERS,
+ *    EVALSHA/EVAL and PING): one client command = one round trip;
+ *  - bytes: `MEMORY USAGE` summed over the run's keys (SCAN on the prefix), per flow, after the
+ *    pending phase and after the token exchange (what stays until the TTLs expire); and the
+ *    `INFO memory` used_memory delta per flow.
+ * No thresholds: this prints numbers.
+ */
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { startRedis } from '../test/helpers/redisServer.js';
+import { startTestService, SECRETS, REDIRECT } from '../test/helpers/service.js';
+import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
+import { newWallet } from '../test/helpers/flows.js';
+import { createRedisStore } from '../src/store/redis.js';
+
+const { values } = parseArgs({ options: { flows: { type: 'string', default: '20' } } });
+const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
+const PREFIX = 'bench:';
+const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
+const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
+const PIN = '4321';
+const OWN = new Set(['info', 'scan', 'memory', 'client', 'command', 'hello', 'flushdb']);
+
+const redis = await startRedis();
+const admin = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+await admin.connect();
+const spec = { url: redis.url, keyPrefix: PREFIX };
+const svc = await startTestService({ store: spec }, { store: await createRedisStore(spec) });
+
+/** Commands run inside the store's Lua scripts only (see the header). */
+const INSIDE_LUA = new Set(['incr', 'expire', 'sadd', 'ttl']);
+
+/** Calls per command since the server started, without the bench's own. */
+async function commandCalls(): Promise<Map<string, number>> {
+  const info = await admin.info('commandstats');
+  const calls = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (!OWN.has(m[1].split('|')[0])) calls.set(m[1], Number(m[2]));
+  }
+  return calls;
+}
+
+function delta(a: Map<string, number>, b: Map<string, number>): { total: number; roundTrips: number; byCommand: Map<string, number> } {
+  const byCommand = new Map<string, number>();
+  let total = 0;
+  let roundTrips = 0;
+  for (const [cmd, n] of b) {
+    const d = n - (a.get(cmd) ?? 0);
+    if (!d) continue;
+    byCommand.set(cmd, d);
+    total += d;
+    if (!INSIDE_LUA.has(cmd)) roundTrips += d;
+  }
+  return { total, roundTrips, byCommand };
+}
+
+async function usedMemory(): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+}
+
+/** The run's keys (SCAN, bounded) with their MEMORY USAGE, grouped by family (ids replaced by *). */
+async function keyFootprint(): Promise<{ keys: number; bytes: number; families: Map<string, { keys: number; bytes: number; ttl: number }> }> {
+  const families = new Map<string, { keys: number; bytes: number; ttl: number }>();
+  let cursor = '0';
+  let keys = 0;
+  let bytes = 0;
+  for (let i = 0; i < 100_000; i++) {
+    const [next, found] = await admin.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
+    for (const key of found) {
+      const usage = Number(await admin.memory('USAGE', key, 'SAMPLES', 0)) || 0;
+      keys++;
+      bytes += usage;
+      // ids (long random tokens, not CamelCase model names) become *
+      const family = key
+        .slice(PREFIX.length)
+        .replace(/urn:ietf:params:oauth:request_uri:/, 'urn:…:request_uri:')
+        .replace(/\{[^}]*\}/g, '{*}')
+        .split(':')
+        .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
+        .join(':');
+      const f = families.get(family) ?? { keys: 0, bytes: 0, ttl: 0 };
+      f.keys++;
+      f.bytes += usage;
+      f.ttl = Math.max(f.ttl, await admin.ttl(key));
+      families.set(family, f);
+    }
+    cursor = next;
+    if (cursor === '0') break;
+  }
+  return { keys, bytes, families };
+}
+
+interface Pending {
+  browser: Browser;
+  interactionUrl: string;
+  offer: string;
+  verifier: string;
+}
+
+async function pendingFlow(): Promise<Pending> {
+  const base = svc.url;
+  const { verifier, challenge } = pkcePair();
+  const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
+  const par = await postForm(`${base}/v2.0/oidc/par`, {
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid issue.EmployeeBadge',
+    state: 'bench',
+    nonce: 'bench',
+    id_token_hint: hint,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  if (par.status !== 201) throw new Error(`PAR: ${par.status} ${JSON.stringify(par.body)}`);
+  const browser = new Browser(REDIRECT);
+  const prompt = await browser.follow(`${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+  if (!prompt.html) throw new Error(`authorise: arrived at ${prompt.final}`);
+  const m = /href="(openid-credential-offer[^"]+)"/.exec(prompt.html);
+  if (!m) throw new Error('no offer on the prompt page');
+  return { browser, interactionUrl: prompt.final, offer: m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'"), verifier };
+}
+
+async function completeFlow(p: Pending): Promise<void> {
+  const wallet = await newWallet();
+  await wallet.receive(p.offer, { pin: PIN });
+  const done = await p.browser.follow(`${p.interactionUrl}/continue`);
+  if (done.html !== undefined) throw new Error(`continue: ${done.res?.status} at ${done.final}`);
+  const code = new URL(done.final).searchParams.get('code');
+  const token = await postForm(`${svc.url}/v2.0/oidc/token`, {
+    grant_type: 'authorization_code',
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    code: code ?? '',
+    redirect_uri: REDIRECT,
+    code_verifier: p.verifier,
+  });
+  if (token.status !== 200) throw new Error(`token exchange: ${token.status} ${JSON.stringify(token.body)}`);
+}
+
+try {
+  // one warm-up flow (first-use work: client lookups, key loading), then a clean slate
+  await completeFlow(await pendingFlow());
+  await admin.flushdb(); // the dedicated Redis started above, never the machine's
+
+  const mem0 = await usedMemory();
+  const calls0 = await commandCalls();
+  const pending: Pending[] = [];
+  for (let i = 0; i < N; i++) pending.push(await pendingFlow());
+  const calls1 = await commandCalls();
+  const mem1 = await usedMemory();
+  const atPending = await keyFootprint();
+  const calls1b = await commandCalls(); // keyFootprint's TTL calls are not the service's
+
+  for (const p of pending) await completeFlow(p);
+  const calls2 = await commandCalls();
+  const mem2 = await usedMemory();
+  const atDone = await keyFootprint();
+
+  const per = (n: number) => (n / N).toFixed(1);
+  const d1 = delta(calls0, calls1);
+  const d2 = delta(calls1b, calls2);
+  const d = { total: d1.total + d2.total, roundTrips: d1.roundTrips + d2.roundTrips, byCommand: new Map(d1.byCommand) };
+  for (const [c, n] of d2.byCommand) d.byCommand.set(c, (d.byCommand.get(c) ?? 0) + n);
+  const rows: [string, string, string, string][] = [
+    ['', 'PAR + authorise', 'wallet + token exchange', 'complete flow'],
+    ['Redis round trips (client commands)', per(d1.roundTrips), per(d2.roundTrips), per(d.roundTrips)],
+    ['Redis commands (INFO commandstats calls)', per(d1.total), per(d2.total), per(d.total)],
+    ['keys stored after the phase', per(atPending.keys), per(atDone.keys), ''],
+    ['bytes stored (MEMORY USAGE sum)', per(atPending.bytes), per(atDone.bytes), ''],
+    ['used_memory delta since start', per(mem1 - mem0), per(mem2 - mem0), ''],
+  ];
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
+  console.log(`\nRedis footprint per flow (${N} issuance flows, one instance, redis-server ${redis.port}; all values per flow)\n`);
+  for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
+
+  const families = [...new Set([...atPending.families.keys(), ...atDone.families.keys()])].sort();
+  const fRows: [string, string, string, string][] = [['key family', 'pending: keys / bytes', 'completed: keys / bytes', 'TTL left (s, max)']];
+  for (const f of families) {
+    const a = atPending.families.get(f);
+    const b = atDone.families.get(f);
+    fRows.push([f, a ? `${per(a.keys)} / ${per(a.bytes)}` : '-', b ? `${per(b.keys)} / ${per(b.bytes)}` : '-', String((b ?? a)!.ttl)]);
+  }
+  const fw = [0, 1, 2, 3].map((c) => Math.max(...fRows.map((r) => r[c].length)));
+  console.log('\nper key family (per flow)\n');
+  for (const r of fRows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(fw[c]) : cell.padStart(fw[c]))).join('  '));
+  console.log(`\ncommands per completed flow: ${[...d.byCommand].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${per(n)}`).join(', ')}\n`);
+} finally {
+  admin.disconnect();
+  await svc.stop();
+  await redis.destroy();
+}

@@ -1,0 +1,143 @@
+/**
+ * D14: the store on a Redis Cluster. The test starts three masters (no replicas) from Debian's
+ * redis-server on loopback ports, creates the cluster with redis-cli and configures the service with
+ * `store: { cluster: [...], keyPrefix }`. A full issuance flow (openid-client as relying party, the
+ * holder's browser and dev wallet) succeeds on it, its keys are spread over the masters, and single use
+ * (D16) holds on the cluster: of 50 concurrent redemptions of one authorization code, and of one
+ * pre-authorized code, exactly one succeeds.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as oidc from 'openid-client';
+import { makeHint, offerFromPage, postForm, Browser } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { startRedisCluster, type RedisCluster } from '../helpers/redisServer.js';
+import { createRedisStore } from '../../src/store/redis.js';
+
+// These tests start their own Redis Cluster whatever TEST_STORE says; vitest runs test/e2e once per
+// store project, so they run only in the flows-redis project and skip the duplicate run in flows-memory
+// (describe.skipIf on 'memory' would also run them under any other/unset TEST_STORE).
+const run = process.env.TEST_STORE === 'redis' ? describe : describe.skip;
+
+const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
+const PIN = '4321';
+const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
+const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
+
+let cluster: RedisCluster | undefined;
+let svc: TestService | undefined;
+const keyPrefix = `cl:${randomBytes(4).toString('hex')}:`;
+
+/** Keys under this run's prefix on one master (SCAN, bounded number of iterations). */
+async function keysOn(port: number): Promise<string[]> {
+  const node = cluster!.processes.find((p) => p.port === port)!;
+  const keys: string[] = [];
+  let cursor = '0';
+  for (let i = 0; i < 1_000; i++) {
+    const [next, ...found] = (await node.cli('scan', cursor, 'match', `${keyPrefix}*`, 'count', '1000')).trim().split('\n');
+    keys.push(...found.filter(Boolean));
+    cursor = next;
+    if (cursor === '0') return keys;
+  }
+  throw new Error('SCAN did not finish in 1000 iterations');
+}
+
+run('D14: the store on a Redis Cluster of three masters', () => {
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    const spec = { cluster: cluster.nodes, keyPrefix };
+    svc = await startTestService({ store: spec }, { store: await createRedisStore(spec) });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+    await cluster?.destroy();
+  });
+
+  async function par() {
+    const base = svc!.url;
+    const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), CLIENT.id, CLIENT.secret, oidc.ClientSecretPost(CLIENT.secret), {
+      execute: [oidc.allowInsecureRequests],
+    });
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
+    const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid issue.EmployeeBadge',
+      state,
+      nonce,
+      id_token_hint: hint,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    return { config, verifier, state, nonce, authorizeUrl };
+  }
+
+  it('the service reports the cluster ready', async () => {
+    const res = await fetch(`${svc!.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', store: 'redis' });
+  });
+
+  it('a full issuance flow succeeds, with its keys spread over the masters', async () => {
+    const { config, verifier, state, nonce, authorizeUrl } = await par();
+    const wallet = await newWallet();
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    expect(tokens.claims()).toMatchObject({ ...attributes, iss: svc!.url, aud: CLIENT.id, nonce });
+    expect(tokens.access_token).toBe(tokens.id_token);
+    const [stored] = wallet.list();
+    expect(stored.claims).toEqual(attributes);
+
+    // the cluster was really used: this run's keys live on more than one master
+    const perNode = await Promise.all(cluster!.nodes.map((n) => keysOn(n.port)));
+    expect(perNode.flat().length).toBeGreaterThan(0);
+    expect(perNode.filter((k) => k.length > 0).length, JSON.stringify(perNode.map((k) => k.length))).toBeGreaterThanOrEqual(2);
+  });
+
+  it('D16: 50 concurrent redemptions of one authorization code: exactly one succeeds, the rest invalid_grant', async () => {
+    const { verifier, authorizeUrl } = await par();
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet: await newWallet(), pin: PIN });
+    const code = new URL(callbackUrl).searchParams.get('code');
+    expect(code, callbackUrl).toBeTruthy();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        postForm(`${svc!.url}/v2.0/oidc/token`, {
+          grant_type: 'authorization_code',
+          client_id: CLIENT.id,
+          client_secret: CLIENT.secret,
+          code: code!,
+          redirect_uri: REDIRECT,
+          code_verifier: verifier,
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s >= 500), JSON.stringify(results.find((r) => r.status >= 500)?.body)).toEqual([]);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    for (const r of results.filter((x) => x.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(r.body.error, JSON.stringify(r.body)).toBe('invalid_grant');
+    }
+  });
+
+  it('D16: 50 concurrent redemptions of one pre-authorized code: exactly one succeeds, the rest invalid_grant', async () => {
+    const { authorizeUrl } = await par();
+    const prompt = await new Browser(REDIRECT).follow(authorizeUrl.href);
+    expect(prompt.html, prompt.final).toBeTruthy();
+    const offer = JSON.parse(new URL(offerFromPage(prompt.html!)).searchParams.get('credential_offer')!);
+    const preAuthorizedCode: string = offer.grants[PRE_AUTH]['pre-authorized_code'];
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => postForm(`${offer.credential_issuer}/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': preAuthorizedCode, tx_code: PIN })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s >= 500), JSON.stringify(results.find((r) => r.status >= 500)?.body)).toEqual([]);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    for (const r of results.filter((x) => x.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(r.body.error, JSON.stringify(r.body)).toBe('invalid_grant');
+    }
+  });
+});
