@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { makeHint, offerFromPage, postForm, Browser } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { holderCompletesIssuance, holderCompletesVerification, newWallet } from '../helpers/flows.js';
 import { SECRETS, REDIRECT } from '../helpers/service.js';
 import { startInstancesBehindProxy, type InstancesBehindProxy } from '../helpers/roundRobin.js';
 import { startRedis, type RedisProcess } from '../helpers/redisServer.js';
@@ -147,8 +147,34 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
     }
   });
 
-  // Verification (OpenID4VP) is being built in src/verification: a multi-instance verification case
-  // goes here, with startInstancesBehindProxy() and proxy.instancesFor() as above (request object
-  // fetched, direct_post response and token exchange on different instances).
-  it.todo('a verification flow whose steps land on different instances succeeds');
+  it('a verification flow whose steps land on different instances succeeds', async () => {
+    const { proxy, baseUrl } = farm!;
+    // a credential to present, issued through the same farm
+    const issued = await parThroughProxy(baseUrl);
+    const wallet = await newWallet();
+    await holderCompletesIssuance(issued.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
+
+    proxy.reset();
+    const config = issued.config;
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
+    const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', state: 'mi-verify', nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    });
+    const { callbackUrl } = await holderCompletesVerification(authorizeUrl.href, { redirectUri: REDIRECT, wallet });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: 'mi-verify', expectedNonce: nonce });
+    expect(tokens.claims()).toMatchObject({ ...attributes, iss: baseUrl, aud: CLIENT.id });
+
+    const steps = {
+      par: proxy.instancesFor(/\/par$/, 'POST'),
+      requestObject: proxy.instancesFor(/^\/vp\/request\//, 'GET'),
+      response: proxy.instancesFor(/^\/vp\/response$/, 'POST'),
+      tokenExchange: proxy.instancesFor(/^\/v2\.0\/oidc\/token$/, 'POST'),
+    };
+    for (const [step, served] of Object.entries(steps)) expect(served, `${step} in ${JSON.stringify(proxy.served)}`).toHaveLength(1);
+    expect(steps.response[0]).not.toBe(steps.requestObject[0]);
+    expect(new Set(proxy.served.map((s) => s.instance)).size).toBe(3);
+    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+  });
 });
