@@ -13,6 +13,7 @@ import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
+import { parLifetime } from './provider.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -85,7 +86,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     forwardForm(ctx, checked.providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {
-      (ctx.body as { expires_in: number }).expires_in = Math.min(config.lifetimes.par, 60);
+      (ctx.body as { expires_in: number }).expires_in = parLifetime(config);
       noStore(ctx);
     } else {
       mapJsonError(ctx, 'par');
@@ -101,7 +102,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       // the code, so the first use is claimed here, atomically, per client (a request naming another
       // client does not burn the owner's request_uri).
       const claim = `par-used:v${profile.version}:${params.client_id}:${params.request_uri}`;
-      if (!(await d.store.setIfAbsent(claim, 1, Math.min(config.lifetimes.par, 60)))) {
+      if (!(await d.store.setIfAbsent(claim, 1, parLifetime(config)))) {
         throw invalidRequest('request_uri has already been used: push a new request');
       }
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();

@@ -7,8 +7,8 @@ import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
 import { flowClaimsKey, type FlowClaims } from '../interaction/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 
-/** oidc-provider's PAR lifetime is at most 60 s; the store drops the record at our configured lifetime. */
-const PAR_MAX = 60;
+/** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
+export const parLifetime = (config: Config): number => Math.min(config.lifetimes.par, 60);
 
 export interface RpProviderDeps {
   config: Config;
@@ -48,7 +48,7 @@ function walletStepPolicy() {
 export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
   const { config, store } = deps;
   const adapterNamespace = `v${profile.version}`;
-  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: Math.min(config.lifetimes.par, PAR_MAX) });
+  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) });
   const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
   const interactionBase = `${config.baseUrl}/interaction/v${profile.version}`;
 
