@@ -11,6 +11,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // the JSON report lets .ci/run print a plain "N passed, N failed" closing line
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'flows-memory', include: flows, env: { TEST_STORE: 'memory' } } },
