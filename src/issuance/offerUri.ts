@@ -40,3 +40,11 @@ export function credentialOffer(input: {
 export function credentialOfferUri(offer: CredentialOffer): string {
   return `openid-credential-offer://?credential_offer=${encodeURIComponent(JSON.stringify(offer))}`;
 }
+
+/**
+ * The offer passed by reference (OpenID4VCI 1.0 §4.1.3): the link carries only where to fetch it, so the
+ * QR code stays small (quicker to draw, easier to scan); the wallet GETs the offer from the issuer.
+ */
+export function credentialOfferReferenceUri(offerUrl: string): string {
+  return `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(offerUrl)}`;
+}

@@ -6,7 +6,8 @@ import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { scopeFor, vctFor } from './credentialConfigurations.js';
 import { issueCredentialFor } from './issueCredential.js';
-import { credentialOffer, credentialOfferUri } from './offerUri.js';
+import { credentialOffer, credentialOfferReferenceUri } from './offerUri.js';
+import { offerByReference, storeOfferReference } from './offerReference.js';
 import { OfferBook, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
@@ -101,11 +102,12 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   return {
     credentialIssuer,
     middleware: chain(
+      offerByReference(opts.path, opts.store),
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
     ),
-    createOffer: (input) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input),
+    createOffer: (input) => createOffer(provider, offers, opts.store, credentialIssuer, types, opts.offerLifetime, input),
     offerStatus: (offerId) => offers.status(offerId),
   };
 }
@@ -118,6 +120,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
 async function createOffer(
   provider: Provider,
   offers: OfferBook,
+  store: Store,
   credentialIssuer: string,
   types: Map<string, CredentialType>,
   lifetime: number,
@@ -166,7 +169,8 @@ async function createOffer(
     preAuthorizedCode,
     pinLength: input.pin?.length,
   });
-  return { offerUri: credentialOfferUri(offer), expiresAt };
+  const reference = await storeOfferReference(store, offer, lifetime);
+  return { offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${reference}`), expiresAt };
 }
 
 /** Runs middleware in order, each calling the next; the last one's next() is the caller's. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -71,8 +71,8 @@ export async function verifyIdTokenHint(
     if ((SECRET_ALGS as readonly string[]).includes(alg)) {
       // D7: HS256/384/512 verify with the client secret only, never with a public key
       if (!opts.client.clientSecret) throw fail(`alg ${alg} needs a client secret; the client has none`);
-      const secret = new TextEncoder().encode(opts.client.clientSecret);
-      ({ payload } = await jwtVerify(hint, secret, { ...options, algorithms: [...SECRET_ALGS] }));
+      payload = verifyHmacJws(parts, alg, opts.client.clientSecret);
+      validateClaims(payload, opts);
     } else {
       // D7: asymmetric algs verify with the registered public keys; the key must fit the alg
       const getKey = publicKeyResolver(opts.client, alg);
@@ -92,6 +92,48 @@ export async function verifyIdTokenHint(
     replayKey: replayKeyOf(hint, payload.jti), // D7: a hint backs at most one credential
     exp,
   };
+}
+
+const HMAC_HASH: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
+
+/**
+ * RFC 7515 / RFC 7518 3.2: an HMAC JWS checked with node:crypto directly. The spec's sample hint is
+ * HS256, so this is the hot path of every PAR; WebCrypto's per-call key import and promise round trips
+ * cost more than the MAC itself. The comparison is constant-time; `crit` extensions are refused.
+ */
+function verifyHmacJws(parts: string[], alg: string, secret: string): Record<string, unknown> {
+  const [h, p, sig] = parts;
+  const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as Record<string, unknown>;
+  if (header.crit !== undefined) throw fail('crit header parameters are not supported');
+  const expected = createHmac(HMAC_HASH[alg], secret).update(`${h}.${p}`).digest();
+  const given = Buffer.from(sig, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw fail('signature verification failed');
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
+  } catch {
+    throw fail('payload is not a JSON object');
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw fail('payload is not a JSON object');
+  return payload as Record<string, unknown>;
+}
+
+/** RFC 7519 4.1 with the spec's id_token_hint rules (iss, aud, exp required; nbf optional), as jose checks them. */
+function validateClaims(payload: Record<string, unknown>, opts: { client: HintClient; audience: string; clockTolerance: number; now?: number }): void {
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  const tolerance = opts.clockTolerance;
+  for (const claim of ['iat', 'exp', 'nbf'] as const) {
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw describeClaimFailure(claim, 'invalid');
+  }
+  if (payload.iss !== undefined && typeof payload.iss !== 'string') throw describeClaimFailure('iss', 'invalid');
+  for (const claim of ['iss', 'aud', 'exp'] as const) {
+    if (payload[claim] === undefined) throw describeClaimFailure(claim, 'missing');
+  }
+  if (payload.iss !== opts.client.clientId) throw describeClaimFailure('iss', 'check_failed');
+  const aud = payload.aud;
+  if (!(aud === opts.audience || (Array.isArray(aud) && aud.includes(opts.audience)))) throw describeClaimFailure('aud', 'check_failed');
+  if (typeof payload.nbf === 'number' && payload.nbf > now + tolerance) throw describeClaimFailure('nbf', 'check_failed');
+  if ((payload.exp as number) <= now - tolerance) throw fail('exp has passed: the token is expired');
 }
 
 /** RFC 7515 4.1.1 / D7: alg must be present, never `none`, and one of the supported algs. */

@@ -1,7 +1,8 @@
 import type { Store } from './types.js';
 
 interface Entry {
-  value: unknown;
+  /** JSON text, as a remote store keeps it: every read is a fresh copy, and copying is cheap */
+  value: string | number | string[];
   expiresAt: number;
 }
 
@@ -40,13 +41,17 @@ export class MemoryStore implements Store {
   }
 
   #put(key: string, value: unknown, ttlSeconds: number): void {
-    // values are copied so callers never share mutable state with the store, as with a remote store
-    this.#entries.set(key, { value: structuredClone(value), expiresAt: Date.now() + ttlSeconds * 1000 });
+    // values are kept as JSON text so callers never share mutable state with the store, as with Redis
+    this.#entries.set(key, { value: JSON.stringify(value), expiresAt: Date.now() + ttlSeconds * 1000 });
+  }
+
+  static #read<T>(entry: Entry): T {
+    return (typeof entry.value === 'string' ? JSON.parse(entry.value) : entry.value) as T;
   }
 
   async get<T>(key: string): Promise<T | undefined> {
     const entry = this.#live(key);
-    return entry ? (structuredClone(entry.value) as T) : undefined;
+    return entry ? MemoryStore.#read<T>(entry) : undefined;
   }
 
   async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
@@ -63,7 +68,7 @@ export class MemoryStore implements Store {
     const entry = this.#live(key);
     if (!entry) return undefined;
     this.#entries.delete(key);
-    return entry.value as T;
+    return MemoryStore.#read<T>(entry);
   }
 
   async delete(...keys: string[]): Promise<void> {
@@ -74,7 +79,7 @@ export class MemoryStore implements Store {
     const entry = this.#live(key);
     const next = (typeof entry?.value === 'number' ? entry.value : 0) + 1;
     if (entry) entry.value = next;
-    else this.#put(key, next, ttlSeconds);
+    else this.#entries.set(key, { value: next, expiresAt: Date.now() + ttlSeconds * 1000 });
     return next;
   }
 

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { makeHint, offerFromPage, postForm, Browser } from '../helpers/rp.js';
+import { makeHint, offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet } from '../helpers/flows.js';
 import { SECRETS, REDIRECT } from '../helpers/service.js';
 import { startInstancesBehindProxy, type InstancesBehindProxy } from '../helpers/roundRobin.js';
@@ -130,7 +130,7 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(authorizeUrl.href);
     expect(prompt.html, prompt.final).toBeTruthy();
-    const offer = JSON.parse(new URL(offerFromPage(prompt.html!)).searchParams.get('credential_offer')!);
+    const offer = await resolveOfferLink(offerFromPage(prompt.html!));
     const preAuthorizedCode: string = offer.grants[PRE_AUTH]['pre-authorized_code'];
 
     proxy.reset();

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { makeHint, offerFromPage, postForm, Browser } from '../helpers/rp.js';
+import { makeHint, offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
 import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redisServer.js';
@@ -127,7 +127,7 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     const { authorizeUrl } = await par();
     const prompt = await new Browser(REDIRECT).follow(authorizeUrl.href);
     expect(prompt.html, prompt.final).toBeTruthy();
-    const offer = JSON.parse(new URL(offerFromPage(prompt.html!)).searchParams.get('credential_offer')!);
+    const offer = await resolveOfferLink(offerFromPage(prompt.html!));
     const preAuthorizedCode: string = offer.grants[PRE_AUTH]['pre-authorized_code'];
     const results = await Promise.all(
       Array.from({ length: 50 }, () => postForm(`${offer.credential_issuer}/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': preAuthorizedCode, tx_code: PIN })),

@@ -92,3 +92,13 @@ export function offerFromPage(html: string): string {
   if (!m) throw new Error('no wallet link on the page');
   return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
 }
+
+/** The Credential Offer behind a wallet link, by value or by reference (OpenID4VCI 1.0 §4.1). */
+export async function resolveOfferLink(link: string): Promise<any> {
+  const params = new URL(link).searchParams;
+  const byValue = params.get('credential_offer');
+  if (byValue) return JSON.parse(byValue);
+  const res = await fetch(params.get('credential_offer_uri')!);
+  if (res.status !== 200) throw new Error(`credential_offer_uri answered ${res.status}`);
+  return res.json();
+}

@@ -10,6 +10,7 @@ import type { CredentialType } from '../../src/config/schema.js';
 import { createWalletIssuer, type WalletIssuer, type WalletIssuerOptions } from '../../src/issuance/walletIssuer.js';
 import type { Store } from '../../src/store/types.js';
 import { testStore } from '../helpers/stores.js';
+import { resolveOfferLink } from '../helpers/rp.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -91,7 +92,7 @@ async function offer(running: Running, opts: { pin?: string; attributes?: Record
     credentialExpiresAt,
     ...(opts.pin ? { pin: opts.pin } : {}),
   });
-  const parsed = JSON.parse(new URL(offerUri).searchParams.get('credential_offer')!);
+  const parsed = await resolveOfferLink(offerUri);
   return { offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
 }
 
