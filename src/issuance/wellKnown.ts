@@ -14,15 +14,33 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
     [`/.well-known/openid-credential-issuer/${path}`, `/${path}/.well-known/openid-credential-issuer`],
     [`/.well-known/oauth-authorization-server/${path}`, `/${path}/.well-known/oauth-authorization-server`],
   ]);
+  // The documents are fixed for a configuration and a host: oidc-provider builds them on every request,
+  // so the first answer per host and path is kept and served again.
+  const cache = new Map<string, { body: unknown; headers: Record<string, string> }>();
   return async function metadataAlias(ctx, next) {
     const target = ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
     if (!target) return next();
+    const cacheKey = `${ctx.method === 'OPTIONS' ? 'O' : 'G'} ${ctx.protocol}://${ctx.host}${target}`;
+    const hit = ctx.method === 'OPTIONS' ? undefined : cache.get(cacheKey);
+    if (hit) {
+      ctx.set(hit.headers);
+      ctx.body = hit.body;
+      return;
+    }
     const original = ctx.path;
     ctx.path = target;
     try {
       await mounted(ctx, next);
     } finally {
       ctx.path = original;
+    }
+    if (ctx.status === 200 && ctx.method !== 'OPTIONS' && cache.size < 64) {
+      const headers: Record<string, string> = {};
+      for (const name of ['content-type', 'cache-control', 'access-control-allow-origin']) {
+        const v = ctx.response.get(name);
+        if (v) headers[name] = String(v);
+      }
+      cache.set(cacheKey, { body: ctx.body, headers });
     }
   };
 }

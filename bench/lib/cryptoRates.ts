@@ -1,0 +1,74 @@
+/**
+ * Child process: the machine's physical limits, one core. RS256 signatures per second with a tight
+ * crypto.sign loop on a 2048-bit key (the brief's measure), the same through WebCrypto (what jose, hence
+ * oidc-provider and our ID token signer, call: CPU per signature), and the costs the issuance target
+ * allows on top of the baseline: one SD-JWT VC signature (src/issuance/sdJwtVc.ts, as the server makes
+ * it) and one ES256 verification (the wallet's proof).
+ */
+import { generateKeyPairSync, sign, verify, webcrypto } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { exportJWK, generateKeyPair } from 'jose';
+
+const durationMs = Number(process.env.BENCH_CRYPTO_MS ?? 2000);
+const data = Buffer.from('eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.'.repeat(12));
+
+function tight(fn: () => void, ms: number, maxCount: number): { perSecond: number; cpuMsPerOp: number; count: number } {
+  for (let i = 0; i < 20; i++) fn();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let n = 0;
+  while (n < maxCount && performance.now() - t0 < ms) {
+    fn();
+    n++;
+  }
+  const elapsed = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { perSecond: n / (elapsed / 1000), cpuMsPerOp: (cpu.user + cpu.system) / 1000 / n, count: n };
+}
+
+async function sequential(fn: () => Promise<unknown>, ms: number, maxCount: number): Promise<{ perSecond: number; cpuMsPerOp: number; count: number }> {
+  for (let i = 0; i < 20; i++) await fn();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let n = 0;
+  while (n < maxCount && performance.now() - t0 < ms) {
+    await fn();
+    n++;
+  }
+  const elapsed = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { perSecond: n / (elapsed / 1000), cpuMsPerOp: (cpu.user + cpu.system) / 1000 / n, count: n };
+}
+
+const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rs256 = tight(() => sign('sha256', data, rsa.privateKey), durationMs, 200_000);
+
+const subtleKey = await webcrypto.subtle.importKey('jwk', rsa.privateKey.export({ format: 'jwk' }), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+const rs256WebCrypto = await sequential(() => webcrypto.subtle.sign('RSASSA-PKCS1-v1_5', subtleKey, data), durationMs / 2, 100_000);
+
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const es256Sign = tight(() => sign('sha256', data, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }), durationMs / 2, 200_000);
+const sig = sign('sha256', data, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' });
+const es256Verify = tight(() => verify('sha256', data, { key: ec.publicKey, dsaEncoding: 'ieee-p1363' }, sig), durationMs / 2, 200_000);
+
+const { SdJwtVcSigner } = await import('../../src/issuance/sdJwtVc.js');
+const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+const issuerJwk = { ...(await exportJWK(privateKey)), kid: 'bench' };
+const holder = await generateKeyPair('ES256', { extractable: true });
+const holderJwk = await exportJWK(holder.publicKey);
+const signer = new SdJwtVcSigner(issuerJwk);
+const sdJwtVc = await sequential(
+  () =>
+    signer.sign({
+      issuer: 'http://127.0.0.1/wallet',
+      vct: 'http://127.0.0.1/vct/EmployeeBadge',
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' },
+      holderJwk,
+      expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+    }),
+  durationMs / 2,
+  50_000,
+);
+
+process.send?.({ type: 'rates', rates: { rs256, rs256WebCrypto, es256Sign, es256Verify, sdJwtVc } });
+process.exit(0);

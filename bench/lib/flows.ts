@@ -1,0 +1,243 @@
+/**
+ * What the load process does per request or per iteration: the relying party's requests (hint, PAR,
+ * token), the holder's browser (authorise, prompt, continue, resume: fresh cookies per flow) and the
+ * holder's wallet (OpenID4VCI: issuer and authorisation server metadata, token with tx_code, nonce,
+ * proof, credential; OpenID4VP: request object, presentation, direct_post), like test/helpers/flows.ts
+ * with the dev wallet, minus the wallet file (whose rewrite per credential would load this process, not
+ * the server).
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
+import { ATTRIBUTES, CLIENT, ISSUE_SCOPE, PIN, VERIFY_SCOPE } from './config.js';
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const HS256_HEADER = b64({ alg: 'HS256', typ: 'JWT' });
+
+/** An id_token_hint as the relying party signs it (HS256 with its client secret), with a fresh jti. */
+export function signHint(audience: string, expiresIn = 600, claims: Record<string, unknown> = { ...ATTRIBUTES, PinCode: PIN }): string {
+  const now = Math.floor(Date.now() / 1000);
+  const payload = b64({ ...claims, iss: CLIENT.id, aud: audience, iat: now, exp: now + expiresIn, jti: randomBytes(12).toString('base64url') });
+  const input = `${HS256_HEADER}.${payload}`;
+  return `${input}.${createHmac('sha256', CLIENT.secret).update(input).digest('base64url')}`;
+}
+
+export function pkce(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** The endpoints a relying party reads from discovery (once per phase, as a client library caches them). */
+export interface Endpoints {
+  discovery: string;
+  par: string;
+  authorize: string;
+  token: string;
+}
+
+export async function discover(client: HttpClient, discoveryPath: string): Promise<Endpoints> {
+  const doc = json(await client.get(discoveryPath), 200, 'discovery');
+  return { discovery: discoveryPath, par: doc.pushed_authorization_request_endpoint, authorize: doc.authorization_endpoint, token: doc.token_endpoint };
+}
+
+export function parParams(scope: string, challenge: string, hint?: string): Record<string, string> {
+  const p: Record<string, string> = {
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: CLIENT.redirect,
+    scope,
+    state: 'bench-state',
+    nonce: 'bench-nonce',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
+  if (hint !== undefined) p.id_token_hint = hint;
+  return p;
+}
+
+export async function par(client: HttpClient, ep: Endpoints, params: Record<string, string>): Promise<string> {
+  return json(await client.postForm(ep.par, params), 201, 'PAR').request_uri as string;
+}
+
+export function tokenParams(code: string, verifier: string): Record<string, string> {
+  return { grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirect, client_id: CLIENT.id, client_secret: CLIENT.secret, code_verifier: verifier };
+}
+
+export async function redeem(client: HttpClient, ep: Endpoints, code: string, verifier: string): Promise<HttpResponse> {
+  const res = await client.postForm(ep.token, tokenParams(code, verifier));
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${res.body.slice(0, 300)}`);
+  return res;
+}
+
+function codeOf(callback: string): string {
+  if (!callback.startsWith(CLIENT.redirect)) throw new Error(`expected the redirect to the client, got ${callback.slice(0, 200)}`);
+  const u = new URL(callback);
+  const code = u.searchParams.get('code');
+  if (!code) throw new Error(`the redirect carries no code: ${u.searchParams.get('error')} ${u.searchParams.get('error_description')}`);
+  return code;
+}
+
+/** The holder's wallet link on the prompt page (the same-device button), unescaped. */
+function walletLink(html: string): string {
+  const m = /href="((?:openid-credential-offer|openid4vp)[^"]+)"/.exec(html);
+  if (!m) throw new Error('no wallet link on the prompt page');
+  return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+}
+
+/** A holder key for proofs (one per virtual user: key generation is the wallet's cost, not the server's). */
+export interface HolderKey {
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+  privateJwk: JWK;
+}
+
+export async function newHolderKey(): Promise<HolderKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return { privateKey, publicJwk: await exportJWK(publicKey), privateJwk: await exportJWK(privateKey) };
+}
+
+/** OpenID4VCI 1.0, pre-authorized code with tx_code: the requests src/wallet/holder.ts receive() makes. */
+async function walletReceive(client: HttpClient, offerLink: string, holder: HolderKey): Promise<string> {
+  const offer = JSON.parse(new URL(offerLink).searchParams.get('credential_offer')!) as {
+    credential_issuer: string;
+    credential_configuration_ids: string[];
+    grants: Record<string, { 'pre-authorized_code': string }>;
+  };
+  const issuer = offer.credential_issuer;
+  const { origin, pathname } = new URL(issuer);
+  const meta = json(await client.get(`${origin}/.well-known/openid-credential-issuer${pathname}`, { accept: 'application/json' }), 200, 'issuer metadata');
+  const as = (meta.authorization_servers as string[] | undefined)?.[0] ?? issuer;
+  const asUrl = new URL(as);
+  const asMeta = json(await client.get(`${asUrl.origin}/.well-known/oauth-authorization-server${asUrl.pathname}`, { accept: 'application/json' }), 200, 'AS metadata');
+  const grant = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'];
+  const token = json(
+    await client.postForm(asMeta.token_endpoint, { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': grant['pre-authorized_code'], tx_code: PIN }, { accept: 'application/json' }),
+    200,
+    'wallet token',
+  );
+  const nonce = json(await client.request('POST', meta.nonce_endpoint, { headers: { accept: 'application/json' } }), 200, 'nonce').c_nonce as string;
+  const proof = await new SignJWT({ nonce })
+    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holder.publicJwk })
+    .setAudience(issuer)
+    .setIssuedAt()
+    .sign(holder.privateKey);
+  const cred = json(
+    await client.request('POST', meta.credential_endpoint, {
+      headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ credential_configuration_id: offer.credential_configuration_ids[0], proofs: { jwt: [proof] } }),
+    }),
+    200,
+    'credential',
+  );
+  return cred.credentials[0].credential as string;
+}
+
+/** Browser: authorise (following the redirect to the prompt), returns the prompt URL and its page. */
+async function toPrompt(client: HttpClient, jar: CookieJar, authorizeUrl: string): Promise<{ promptUrl: string; html: string }> {
+  let url = authorizeUrl;
+  for (let i = 0; i < 4; i++) {
+    const res = await browserGet(client, jar, url);
+    if (res.status === 200) return { promptUrl: url, html: res.body };
+    url = location(res, url);
+  }
+  throw new Error('too many redirects before the prompt');
+}
+
+/** Browser: follows redirects until the client's redirect URI, returns it. */
+async function toClient(client: HttpClient, jar: CookieJar, start: string): Promise<string> {
+  let url = start;
+  for (let i = 0; i < 6; i++) {
+    if (url.startsWith(CLIENT.redirect)) return url;
+    const res = await browserGet(client, jar, url);
+    url = location(res, url);
+  }
+  throw new Error('too many redirects before the client');
+}
+
+const authorizeUrlFor = (ep: Endpoints, requestUri: string) => `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, request_uri: requestUri })}`;
+
+export interface FlowResult {
+  code: string;
+  verifier: string;
+  credential?: string;
+  token?: HttpResponse;
+}
+
+/** Ours, issuance (Version 2, PAR, PKCE, PIN): PAR, authorise, prompt, wallet (5 requests), continue, resume[, token]. */
+export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint: string; holder: HolderKey; redeem: boolean }): Promise<FlowResult> {
+  const { verifier, challenge } = pkce();
+  const requestUri = await par(client, ep, parParams(ISSUE_SCOPE, challenge, o.hint));
+  const jar = new CookieJar();
+  const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
+  const credential = await walletReceive(client, walletLink(html), o.holder);
+  const code = codeOf(await toClient(client, jar, `${promptUrl}/continue`));
+  return { code, verifier, credential, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/** A credential in the bench wallet, shaped as src/wallet's StoredCredential. */
+export interface HeldCredential {
+  id: string;
+  format: 'dc+sd-jwt';
+  credential: string;
+  issuer: string;
+  vct: string;
+  receivedAt: string;
+  holderKey: JWK;
+  claims: Record<string, unknown>;
+}
+
+export function held(credential: string, holder: HolderKey): HeldCredential {
+  const payload = JSON.parse(Buffer.from(credential.split('~')[0].split('.')[1], 'base64url').toString('utf8')) as { iss: string; vct: string };
+  return { id: randomBytes(8).toString('hex'), format: 'dc+sd-jwt', credential, issuer: payload.iss, vct: payload.vct, receivedAt: new Date().toISOString(), holderKey: holder.privateJwk, claims: { ...ATTRIBUTES } };
+}
+
+type PresentationModule = typeof import('../../src/wallet/presentation.js');
+let presentationModule: Promise<PresentationModule> | undefined;
+
+/** Ours, verification (Version 2, PAR, PKCE): PAR, authorise, prompt, request object, direct_post, continue, resume[, token]. */
+export async function oursVerification(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+  const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
+  const { verifier, challenge } = pkce();
+  const requestUri = await par(client, ep, parParams(VERIFY_SCOPE, challenge));
+  const jar = new CookieJar();
+  const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
+  const link = new URL(walletLink(html));
+  const ro = await client.get(link.searchParams.get('request_uri')!, { accept: 'application/oauth-authz-req+jwt' });
+  if (ro.status !== 200) throw new Error(`request object: ${ro.status} ${ro.body.slice(0, 200)}`);
+  const payload = JSON.parse(Buffer.from(ro.body.trim().split('.')[1], 'base64url').toString('utf8')) as Record<string, any>;
+  const request = { clientId: payload.client_id as string, responseUri: payload.response_uri as string, nonce: payload.nonce as string, state: payload.state as string, credentials: payload.dcql_query.credentials };
+  const selection = wallet.selectCredentials(request, [o.credential]);
+  if ('missing' in selection) throw new Error(`the bench wallet cannot answer: ${selection.missing}`);
+  const vpToken: Record<string, string[]> = {};
+  for (const s of selection) vpToken[s.query.id] = [await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce })];
+  const answered = await client.postForm(request.responseUri, { vp_token: JSON.stringify(vpToken), state: request.state }, { accept: 'application/json' });
+  if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
+  const code = codeOf(await toClient(client, jar, `${promptUrl}/continue`));
+  return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/** Baseline: bare oidc-provider's code flow: PAR, authorise, interaction (login + consent at once), resume[, token]. */
+export async function baselineFlow(client: HttpClient, ep: Endpoints, o: { redeem: boolean; scope?: string }): Promise<FlowResult> {
+  const { verifier, challenge } = pkce();
+  const requestUri = await par(client, ep, parParams(o.scope ?? ISSUE_SCOPE, challenge));
+  const jar = new CookieJar();
+  const code = codeOf(await toClient(client, jar, authorizeUrlFor(ep, requestUri)));
+  return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/** The RS256 JWTs a token response carries, by decoding it (distinct strings: ours repeats the ID token as access_token). */
+export function rs256JwtsIn(body: string): { distinct: number; accessTokenIsIdToken: boolean } {
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  const jwts = new Set<string>();
+  for (const v of Object.values(parsed)) {
+    if (typeof v !== 'string' || v.split('.').length !== 3) continue;
+    try {
+      const header = JSON.parse(Buffer.from(v.split('.')[0], 'base64url').toString('utf8')) as { alg?: string };
+      if (header.alg === 'RS256') jwts.add(v);
+    } catch {
+      /* not a JWT */
+    }
+  }
+  return { distinct: jwts.size, accessTokenIsIdToken: parsed.access_token === parsed.id_token };
+}

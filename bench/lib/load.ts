@@ -1,0 +1,302 @@
+/**
+ * Child process: the load generator. One process per phase, driven over IPC by bench/run.ts:
+ *   parent -> {type:'prepare', spec}   discovery, pools (hints, codes, credentials), warm-up
+ *   load   -> {type:'prepared', info}
+ *   parent -> {type:'measure'}          (the parent samples the server's CPU around this)
+ *   load   -> {type:'result', result}
+ * A fixed number of workers (the concurrency), each sending its next request when the previous one
+ * answered, over a keep-alive agent with as many sockets; every request's (or flow's) latency is kept.
+ * Every loop is bounded in count and in time.
+ */
+import { performance } from 'node:perf_hooks';
+import { HttpClient } from './http.js';
+import { summarize } from './stats.js';
+import {
+  baselineFlow,
+  discover,
+  held,
+  newHolderKey,
+  oursIssuance,
+  oursVerification,
+  par,
+  parParams,
+  pkce,
+  redeem,
+  rs256JwtsIn,
+  signHint,
+  type Endpoints,
+  type HeldCredential,
+  type HolderKey,
+} from './flows.js';
+import { ISSUE_SCOPE, VERIFY_SCOPE } from './config.js';
+
+export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'verification_flow';
+
+export interface LoadSpec {
+  scenario: Scenario | 'soak';
+  kind: 'ours' | 'baseline';
+  url: string;
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+  /** measured operations at most */
+  maxOps: number;
+  /** token: codes minted before the phase (the phase ends when they are used up) */
+  tokenPool: number;
+  mintConcurrency: number;
+  /** soak: HTTP requests to send in all */
+  soakRequests?: number;
+  /** soak: hint lifetime (s), so hint records expire within the run */
+  hintLifetime?: number;
+}
+
+export interface PhaseResult {
+  ok: number;
+  errors: number;
+  firstError?: string;
+  elapsedMs: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  /** HTTP requests the phase sent (a flow is several) */
+  httpRequests: number;
+  /** the load process's own CPU during the phase (to see whether it, not the server, was the limit) */
+  loadCpuMs: number;
+  extra: Record<string, unknown>;
+}
+
+type Op = (vu: number, i: number) => Promise<void>;
+
+/** Runs `op` with `concurrency` workers until `durationMs` passes or `maxOps` operations started. */
+async function runPhase(client: HttpClient, op: Op, o: { concurrency: number; durationMs: number; maxOps: number; stop?: () => boolean }): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let started = 0;
+  const sent0 = client.sent;
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  const deadline = start + o.durationMs;
+  const errorBudget = Math.max(50, o.maxOps * 0.2);
+  const worker = async (vu: number) => {
+    while (started < o.maxOps && performance.now() < deadline && errors < errorBudget && !o.stop?.()) {
+      const i = started++;
+      const t0 = performance.now();
+      try {
+        await op(vu, i);
+        latencies.push(performance.now() - t0);
+      } catch (err) {
+        errors++;
+        firstError ??= (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, (_, vu) => worker(vu)));
+  const elapsedMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
+  const s = summarize(latencies);
+  return {
+    ok: latencies.length,
+    errors,
+    firstError,
+    elapsedMs,
+    rps: latencies.length / (elapsedMs / 1000),
+    p50: s.p50,
+    p99: s.p99,
+    mean: s.mean,
+    httpRequests: client.sent - sent0,
+    loadCpuMs: (cpu.user + cpu.system) / 1000,
+    extra: {},
+  };
+}
+
+const discoveryPath = (kind: LoadSpec['kind']) => (kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration');
+
+interface Prepared {
+  op: Op;
+  maxOps: number;
+  info: Record<string, unknown>;
+  /** after the phase: anything to add to the result */
+  after?: (r: PhaseResult) => void;
+}
+
+/** Mints authorization codes by running complete flows (ours: with the wallet step) without redeeming them. */
+async function mintCodes(client: HttpClient, ep: Endpoints, spec: LoadSpec, n: number, issuer: string): Promise<{ code: string; verifier: string }[]> {
+  const out: { code: string; verifier: string }[] = [];
+  const holders = await Promise.all(Array.from({ length: spec.mintConcurrency }, () => newHolderKey()));
+  const r = await runPhase(
+    client,
+    async (vu) => {
+      const f = spec.kind === 'ours' ? await oursIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], redeem: false }) : await baselineFlow(client, ep, { redeem: false });
+      out.push({ code: f.code, verifier: f.verifier });
+    },
+    { concurrency: spec.mintConcurrency, durationMs: 240_000, maxOps: n },
+  );
+  if (out.length < n) throw new Error(`minted ${out.length} of ${n} codes (${r.errors} errors: ${r.firstError})`);
+  return out;
+}
+
+async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
+  const ep = await discover(client, discoveryPath(spec.kind));
+  const issuer = spec.kind === 'ours' ? new URL(spec.url).origin : spec.url;
+  const ours = spec.kind === 'ours';
+  switch (spec.scenario) {
+    case 'discovery': {
+      return {
+        maxOps: spec.maxOps,
+        info: {},
+        op: async () => {
+          const res = await client.get(ep.discovery, { accept: 'application/json' });
+          if (res.status !== 200) throw new Error(`discovery: ${res.status}`);
+        },
+      };
+    }
+    case 'par': {
+      // hints are single use: a fresh jti per request, all signed before measuring
+      const n = spec.maxOps;
+      const t0 = performance.now();
+      const hints = ours ? Array.from({ length: n }, () => signHint(issuer)) : [];
+      const { challenge } = pkce();
+      const base = parParams(ISSUE_SCOPE, challenge);
+      return {
+        maxOps: n,
+        info: { hintsPresigned: hints.length, presignMs: Math.round(performance.now() - t0) },
+        op: async (_vu, i) => {
+          await par(client, ep, ours ? { ...base, id_token_hint: hints[i] } : base);
+        },
+      };
+    }
+    case 'token': {
+      const t0 = performance.now();
+      const codes = await mintCodes(client, ep, spec, spec.tokenPool, issuer);
+      const decoded: { distinct: number; same: boolean }[] = [];
+      return {
+        maxOps: codes.length,
+        info: { codesMinted: codes.length, mintMs: Math.round(performance.now() - t0) },
+        op: async (_vu, i) => {
+          const res = await redeem(client, ep, codes[i].code, codes[i].verifier);
+          if (decoded.length < 500) {
+            const d = rs256JwtsIn(res.body);
+            decoded.push({ distinct: d.distinct, same: d.accessTokenIsIdToken });
+          }
+        },
+        after: (r) => {
+          r.extra.decodedResponses = decoded.length;
+          r.extra.rs256JwtsPerResponse = decoded.length ? decoded.reduce((a, d) => a + d.distinct, 0) / decoded.length : null;
+          r.extra.accessTokenIsIdToken = decoded.length ? decoded.every((d) => d.same) : null;
+        },
+      };
+    }
+    case 'issuance_flow': {
+      const holders: HolderKey[] = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
+      return {
+        maxOps: spec.maxOps,
+        info: {},
+        op: async (vu) => {
+          if (ours) await oursIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], redeem: true });
+          else await baselineFlow(client, ep, { redeem: true, scope: ISSUE_SCOPE });
+        },
+      };
+    }
+    case 'verification_flow': {
+      // the holders' wallets: one credential each, issued through our issuance flow
+      const credentials: HeldCredential[] = [];
+      if (ours) {
+        for (let vu = 0; vu < spec.concurrency; vu++) {
+          const holder = await newHolderKey();
+          const f = await oursIssuance(client, ep, { hint: signHint(issuer), holder, redeem: true });
+          credentials.push(held(f.credential!, holder));
+        }
+      }
+      return {
+        maxOps: spec.maxOps,
+        info: { credentialsIssued: credentials.length },
+        op: async (vu) => {
+          if (ours) await oursVerification(client, ep, { credential: credentials[vu], redeem: true });
+          else await baselineFlow(client, ep, { redeem: true, scope: VERIFY_SCOPE });
+        },
+      };
+    }
+    default:
+      throw new Error(`unknown scenario ${spec.scenario}`);
+  }
+}
+
+/** --soak: issuance flows and abandoned PAR requests (hint + PAR record, never redeemed) until N requests. */
+async function soak(client: HttpClient, spec: LoadSpec): Promise<PhaseResult> {
+  const ep = await discover(client, discoveryPath('ours'));
+  const issuer = new URL(spec.url).origin;
+  const total = spec.soakRequests ?? 100_000;
+  const holders = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
+  const { challenge } = pkce();
+  const base = parParams(ISSUE_SCOPE, challenge);
+  const flows = Math.max(1, Math.floor(spec.concurrency / 2));
+  let lastReport = performance.now();
+  let issuanceFlows = 0;
+  let abandonedPars = 0;
+  const r = await runPhase(
+    client,
+    async (vu) => {
+      if (vu < flows) {
+        await oursIssuance(client, ep, { hint: signHint(issuer, spec.hintLifetime), holder: holders[vu], redeem: true });
+        issuanceFlows++;
+      } else {
+        await par(client, ep, { ...base, id_token_hint: signHint(issuer, spec.hintLifetime) });
+        abandonedPars++;
+      }
+      if (performance.now() - lastReport > 5_000) {
+        lastReport = performance.now();
+        process.send?.({ type: 'progress', requests: client.sent });
+      }
+    },
+    { concurrency: spec.concurrency, durationMs: spec.durationMs, maxOps: total, stop: () => client.sent >= total },
+  );
+  r.extra.totalHttpRequests = client.sent;
+  r.extra.issuanceFlows = issuanceFlows;
+  r.extra.abandonedPars = abandonedPars;
+  return r;
+}
+
+let client: HttpClient | undefined;
+let prepared: Prepared | undefined;
+let spec: LoadSpec | undefined;
+
+process.on('message', (msg: { type: string; spec?: LoadSpec }) => {
+  void (async () => {
+    try {
+      if (msg.type === 'prepare') {
+        spec = msg.spec!;
+        client = new HttpClient(spec.url, Math.max(spec.concurrency, spec.mintConcurrency));
+        if (spec.scenario === 'soak') {
+          process.send?.({ type: 'prepared', info: {} });
+          return;
+        }
+        prepared = await prepare(client, spec);
+        // warm-up: the same operation, not measured (PAR and token take their own fresh hints/codes first)
+        const warm = await runPhase(client, prepared.op, { concurrency: spec.concurrency, durationMs: spec.warmupMs, maxOps: Math.floor(prepared.maxOps / 10) });
+        if (warm.ok === 0 && warm.errors > 0) throw new Error(`warm-up failed: ${warm.firstError}`);
+        const skip = warm.ok + warm.errors; // operations the warm-up used up (by index)
+        const inner = prepared.op;
+        prepared = { ...prepared, maxOps: prepared.maxOps - skip, op: (vu, i) => inner(vu, i + skip) };
+        process.send?.({ type: 'prepared', info: { ...prepared.info, warmupOps: warm.ok, warmupErrors: warm.errors, warmupError: warm.firstError } });
+      } else if (msg.type === 'measure') {
+        if (spec!.scenario === 'soak') {
+          process.send?.({ type: 'result', result: await soak(client!, spec!) });
+          return;
+        }
+        const p = prepared!;
+        const result = await runPhase(client!, p.op, { concurrency: spec!.concurrency, durationMs: spec!.durationMs, maxOps: p.maxOps });
+        p.after?.(result);
+        process.send?.({ type: 'result', result });
+      } else if (msg.type === 'exit') {
+        client?.close();
+        process.exit(0);
+      }
+    } catch (err) {
+      process.send?.({ type: 'error', error: (err as Error).stack ?? String(err) });
+    }
+  })();
+});
+process.on('disconnect', () => process.exit(0));
+process.send?.({ type: 'up' });
