@@ -99,7 +99,12 @@ export async function newHolderKey(): Promise<HolderKey> {
 
 /** OpenID4VCI 1.0, pre-authorized code with tx_code: the requests src/wallet/holder.ts receive() makes. */
 async function walletReceive(client: HttpClient, offerLink: string, holder: HolderKey): Promise<string> {
-  const offer = JSON.parse(new URL(offerLink).searchParams.get('credential_offer')!) as {
+  // OpenID4VCI 1.0 §4.1: the offer by value, or by reference (one more GET, as a wallet makes it)
+  const link = new URL(offerLink).searchParams;
+  const byValue = link.get('credential_offer');
+  const offer = (byValue
+    ? JSON.parse(byValue)
+    : json(await client.get(link.get('credential_offer_uri')!, { accept: 'application/json' }), 200, 'credential offer')) as {
     credential_issuer: string;
     credential_configuration_ids: string[];
     grants: Record<string, { 'pre-authorized_code': string }>;
