@@ -30,6 +30,8 @@ const now = () => Math.floor(Date.now() / 1000);
 // Hash tags keep one offer's keys in one Redis Cluster slot (D14).
 const offerKey = (offerId: string) => `wallet:{${offerId}}:offer`;
 const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
+/** The final outcome, kept apart so that a progress update racing it (a parallel PIN guess) cannot hide it. */
+const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
 const issuedKey = (offerId: string) => `wallet:{${offerId}}:issued`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
 // The pre-authorized code is a bearer secret: only its hash names the index entry.
@@ -56,8 +58,9 @@ export class OfferBook {
   }
 
   async status(offerId: string): Promise<OfferStatus> {
+    const outcome = await this.store.get<OfferStatus>(outcomeKey(offerId));
+    if (outcome) return outcome;
     const status = await this.store.get<OfferStatus>(statusKey(offerId));
-    if (status?.status === 'done' || status?.status === 'failed') return status;
     if (!status || !(await this.find(offerId))) return { status: 'expired', message: 'This offer has expired.' };
     return status;
   }
@@ -90,12 +93,12 @@ export class OfferBook {
 
   /** The credential is with the holder: its attributes are no longer kept. */
   async done(offerId: string): Promise<void> {
-    await this.setStatus(offerId, { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
+    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
     await this.store.delete(offerKey(offerId));
   }
 
   async failed(offerId: string, message: string): Promise<void> {
-    await this.setStatus(offerId, { status: 'failed', message }, STATUS_GRACE_SECONDS);
+    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message }, STATUS_GRACE_SECONDS);
     await this.store.delete(offerKey(offerId));
   }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
@@ -123,14 +124,7 @@ export class DevWallet {
     const sdJwt = credential.includes('~') ? credential.trim() : `${credential.trim()}~`;
     if (!sdJwt.endsWith('~')) throw new WalletError('the credential ends with a key binding JWT: import the issued credential, not a presentation');
     const issuerJwt = sdJwt.split('~')[0];
-    let header: Record<string, unknown>;
-    let payload: Record<string, unknown>;
-    try {
-      header = decodeProtectedHeader(issuerJwt) as Record<string, unknown>;
-      payload = decodeJwt(issuerJwt) as Record<string, unknown>;
-    } catch {
-      throw new WalletError('not an SD-JWT VC: the credential does not start with a JWT');
-    }
+    const { header, payload } = decodeJws(issuerJwt, 'not an SD-JWT VC: the credential does not start with a JWT');
     if (header.typ !== 'dc+sd-jwt' && header.typ !== 'vc+sd-jwt') throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
     if (typeof payload.iss !== 'string' || typeof payload.vct !== 'string') throw new WalletError('the credential has no iss or no vct');
     if (!holderKey.d) throw new WalletError('the holder key must be the private key the credential is bound to');

@@ -2,7 +2,8 @@ import { createPrivateKey, sign } from 'node:crypto';
 import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zClientMetadata } from '@openid4vc/openid4vp';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
+import type { JWK } from 'jose';
+import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import type { StoredCredential } from './walletFile.js';
 
@@ -70,14 +71,7 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch): Pro
     throw new WalletError(`fetching the request object failed with HTTP ${response.status}${detail}`, { status: response.status });
   }
   const jwt = (await response.text()).trim();
-  let header: Record<string, unknown>;
-  let payload: Record<string, unknown>;
-  try {
-    header = decodeProtectedHeader(jwt) as Record<string, unknown>;
-    payload = decodeJwt(jwt) as Record<string, unknown>;
-  } catch {
-    throw new WalletError('the request_uri did not return a request object (a JWT)');
-  }
+  const { header, payload } = decodeJws(jwt, 'the request_uri did not return a request object (a JWT)');
   // OpenID4VP 1.0 §5: Wallets MUST NOT process Request Objects without this typ
   if (header.typ !== REQUEST_OBJECT_TYPE) throw new WalletError(`the request object typ is ${String(header.typ)}, expected ${REQUEST_OBJECT_TYPE}`);
   // RFC 9101 §6.2 / OpenID4VP 1.0 §5: the client_id of the link and of the Request Object are identical

@@ -1,6 +1,7 @@
+import { decodeJws } from './jws.js';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { calculateJwkThumbprint, compactVerify, importJWK, type JWK } from 'jose';
 import { jsonOrOAuthError, WalletError } from './errors.js';
 import { wellKnownUrl } from './metadata.js';
 
@@ -37,14 +38,7 @@ export async function verifyReceivedCredential(
   fetchImpl: typeof fetch,
 ): Promise<VerifiedCredential> {
   const issuerJwt = credential.split('~')[0];
-  let header: Record<string, unknown>;
-  let payload: Record<string, unknown>;
-  try {
-    header = decodeProtectedHeader(issuerJwt) as Record<string, unknown>;
-    payload = decodeJwt(issuerJwt) as Record<string, unknown>;
-  } catch {
-    throw new WalletError('the issuer returned a credential that is not an SD-JWT');
-  }
+  const { header, payload } = decodeJws(issuerJwt, 'the issuer returned a credential that is not an SD-JWT');
   if (header.typ !== 'dc+sd-jwt') throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
   if (payload.iss !== expected.credentialIssuer) throw new WalletError(`credential iss is ${String(payload.iss)}, expected ${expected.credentialIssuer}`);
 
