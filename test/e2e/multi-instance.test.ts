@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { makeHint, offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
-import { holderCompletesIssuance, holderCompletesVerification, newWallet } from '../helpers/flows.js';
+import { offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
+import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import { SECRETS, REDIRECT } from '../helpers/service.js';
 import { startInstancesBehindProxy, type InstancesBehindProxy } from '../helpers/roundRobin.js';
 import { startRedis, type RedisProcess } from '../helpers/redisServer.js';
@@ -39,25 +39,7 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
   });
 
   /** PAR with openid-client (Version 2, PKCE), through the proxy. */
-  async function parThroughProxy(base: string) {
-    const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), CLIENT.id, CLIENT.secret, oidc.ClientSecretPost(CLIENT.secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
-    const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid issue.EmployeeBadge',
-      state,
-      nonce,
-      id_token_hint: hint,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    return { config, verifier, state, nonce, authorizeUrl };
-  }
+  const parThroughProxy = (base: string) => pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
 
   it('an issuance flow whose steps land on different instances succeeds', async () => {
     const { proxy, baseUrl } = farm!;

@@ -9,8 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { makeHint, offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redisServer.js';
 import { createRedisStore } from '../../src/store/redis.js';
@@ -54,26 +54,7 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     await cluster?.destroy();
   });
 
-  async function par() {
-    const base = svc!.url;
-    const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), CLIENT.id, CLIENT.secret, oidc.ClientSecretPost(CLIENT.secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
-    const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
-      redirect_uri: REDIRECT,
-      scope: 'openid issue.EmployeeBadge',
-      state,
-      nonce,
-      id_token_hint: hint,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    return { config, verifier, state, nonce, authorizeUrl };
-  }
+  const par = () => pushIssuance(svc!.url, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
 
   it('the service reports the cluster ready', async () => {
     const res = await fetch(`${svc!.url}/readyz`);

@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevWallet } from '../../src/wallet/holder.js';
-import { Browser, offerFromPage } from './rp.js';
+import * as oidc from 'openid-client';
+import { Browser, makeHint, offerFromPage } from './rp.js';
 
 export async function newWallet(): Promise<DevWallet> {
   return DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'));
@@ -49,4 +50,31 @@ export async function holderCompletesVerification(
   const done = await browser.follow(`${prompt.final}/continue`);
   if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
   return { callbackUrl: done.final, request, presented };
+}
+
+/**
+ * A relying party's first step of an issuance, with openid-client unmodified: discovery (Version 2),
+ * an HS256 id_token_hint, PKCE S256 and PAR. Returns what the code exchange needs afterwards.
+ */
+export async function pushIssuance(
+  base: string,
+  o: { clientId: string; secret: string; attributes: Record<string, unknown>; pin?: string; redirectUri: string },
+) {
+  const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), o.clientId, o.secret, oidc.ClientSecretPost(o.secret), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const hint = await makeHint({ clientId: o.clientId, secret: o.secret, audience: base, claims: { ...o.attributes, ...(o.pin ? { PinCode: o.pin } : {}) } });
+  const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
+    redirect_uri: o.redirectUri,
+    scope: 'openid issue.EmployeeBadge',
+    state,
+    nonce,
+    id_token_hint: hint,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  return { config, verifier, state, nonce, authorizeUrl };
 }
