@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 
@@ -101,4 +102,15 @@ export async function resolveOfferLink(link: string): Promise<any> {
   const res = await fetch(params.get('credential_offer_uri')!);
   if (res.status !== 200) throw new Error(`credential_offer_uri answered ${res.status}`);
   return res.json();
+}
+
+/** D16: of concurrent redemptions of one single-use artefact, exactly one succeeds; the rest are 400 invalid_grant, none a 5xx. */
+export function expectExactlyOneWinner(results: { status: number; body: any }[]): void {
+  const statuses = results.map((r) => r.status);
+  expect(statuses.filter((s) => s >= 500), JSON.stringify(results.find((r) => r.status >= 500)?.body)).toEqual([]);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+  for (const r of results.filter((x) => x.status !== 200)) {
+    expect(r.status).toBe(400);
+    expect(r.body.error, JSON.stringify(r.body)).toBe('invalid_grant');
+  }
 }
