@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { offerFromPage, postForm, Browser, resolveOfferLink, expectExactlyOneWinner } from '../helpers/rp.js';
+import { offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
+import { expectExactlyOneWinner } from '../helpers/assertions.js';
 import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redisServer.js';
