@@ -14,6 +14,7 @@ import { mapProviderError, toProtocolError, type ErrorSite } from './errorMappin
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
+import { edgeCanStore, storePushedRequest } from './pushedRequest.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -83,6 +84,13 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
     const checked = await checkAuthorizationRequest(params, requestContext(client, 'par'));
+    if (edgeCanStore(checked.providerParams, ctx.headers)) {
+      ctx.body = await storePushedRequest(provider, client.clientId, checked.providerParams, parLifetime(config));
+      ctx.status = 201;
+      ctx.vary('Origin');
+      noStore(ctx);
+      return;
+    }
     forwardForm(ctx, checked.providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {

@@ -66,6 +66,8 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       scope: ['openid', ...c.scopes].join(' '),
     })),
     clientAuthMethods: ['client_secret_post'],
+    // every client authenticates with a secret, which a browser must not hold: no cross-origin PAR or token calls
+    clientBasedCORS: () => false,
     jwks: deps.idTokenKeys as Configuration['jwks'],
     cookies: {
       keys: deps.cookieKeys,
