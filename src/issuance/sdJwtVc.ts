@@ -1,4 +1,5 @@
-import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
+import { createPrivateKey, sign } from 'node:crypto';
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
 
@@ -29,7 +30,7 @@ export function publicJwk(jwk: JWK): JWK {
  */
 export class SdJwtVcSigner {
   readonly #kid: string;
-  readonly #sdJwt: Promise<SDJwtVcInstance>;
+  readonly #sdJwt: SDJwtVcInstance;
 
   constructor(privateJwk: JWK) {
     if (!privateJwk.kid) throw new TypeError('the credential signing key needs a kid');
@@ -37,9 +38,10 @@ export class SdJwtVcSigner {
       throw new TypeError('the credential signing key must be a private ES256 (EC P-256) JWK');
     }
     this.#kid = privateJwk.kid;
-    this.#sdJwt = ES256.getSigner(privateJwk).then(
-      (signer) => new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt }),
-    );
+    // node:crypto signs ES256 (JWS: r || s, RFC 7518 §3.4) synchronously, at half the CPU of a WebCrypto job
+    const key = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+    const signer = (data: string) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
+    this.#sdJwt = new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
   }
 
   async sign(input: SdJwtVcInput): Promise<string> {
@@ -52,8 +54,7 @@ export class SdJwtVcSigner {
       cnf: { jwk: publicJwk(input.holderJwk) },
     };
     const disclosureFrame = { _sd: Object.keys(input.attributes) };
-    const sdJwt = await this.#sdJwt;
     // the frame names only attributes; the library's types cannot express a frame over an open record
-    return sdJwt.issue(payload, disclosureFrame as never, { header: { kid: this.#kid } });
+    return this.#sdJwt.issue(payload, disclosureFrame as never, { header: { kid: this.#kid } });
   }
 }
