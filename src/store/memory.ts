@@ -71,6 +71,15 @@ export class MemoryStore implements Store {
     return MemoryStore.#read<T>(entry);
   }
 
+  async markConsumed(key: string, at: number): Promise<boolean> {
+    const entry = this.#live(key);
+    if (!entry || typeof entry.value !== 'string') return false;
+    const payload = JSON.parse(entry.value) as unknown;
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || 'consumed' in payload) return false;
+    entry.value = JSON.stringify({ ...payload, consumed: at });
+    return true;
+  }
+
   async delete(...keys: string[]): Promise<void> {
     for (const key of keys) this.#entries.delete(key);
   }

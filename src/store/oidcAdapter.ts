@@ -61,12 +61,8 @@ export function createOidcAdapterFactory(store: Store, namespace: string, ttlCap
     }
 
     async consume(id: string): Promise<void> {
-      const key = this.key(id);
-      const payload = await store.get<Payload>(key);
-      const ttl = payload?.exp ? Math.max(1, payload.exp - Math.floor(Date.now() / 1000)) : FALLBACK_TTL;
-      const won = await store.setIfAbsent(`${key}:consumed`, 1, ttl);
-      if (!won) throw new errors.InvalidGrant('grant request is invalid');
-      if (payload) await store.set(key, { ...payload, consumed: Math.floor(Date.now() / 1000) }, ttl);
+      // one atomic step (D16): of concurrent redemptions only the first marks it; a record gone meanwhile cannot be redeemed either
+      if (!(await store.markConsumed(this.key(id), Math.floor(Date.now() / 1000)))) throw new errors.InvalidGrant('grant request is invalid');
     }
 
     async destroy(id: string): Promise<void> {

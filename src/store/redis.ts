@@ -31,6 +31,19 @@ if ttl < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
 /**
+ * Marks a stored JSON object consumed, once: the `consumed` member is appended to the text as written
+ * (nothing else is re-encoded) and the key keeps its TTL (KEEPTTL, Redis 6.0+). 1 when this call marked it.
+ */
+const MARK_CONSUMED = `local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local ok, p = pcall(cjson.decode, v)
+if not ok or type(p) ~= 'table' or p[1] ~= nil or p.consumed ~= nil then return 0 end
+local body = string.sub(v, 1, -2)
+if string.match(body, '^%s*{%s*$') then v = body .. '"consumed":' .. ARGV[1] .. '}' else v = body .. ',"consumed":' .. ARGV[1] .. '}' end
+redis.call('SET', KEYS[1], v, 'KEEPTTL')
+return 1`;
+
+/**
  * Every key is one hash slot on its own and every operation touches one key, so the store works the
  * same on a single Redis, behind Sentinel, and on a Cluster (D14). Single-use operations are single
  * commands (GETDEL, SET NX) or scripts, never read-then-write.
@@ -45,6 +58,7 @@ export class RedisStore implements Store {
     this.#prefix = prefix;
     client.defineCommand('vcIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
     client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
+    client.defineCommand('vcMarkConsumed', { numberOfKeys: 1, lua: MARK_CONSUMED });
   }
 
   #key(key: string): string {
@@ -76,6 +90,11 @@ export class RedisStore implements Store {
   async consume<T>(key: string): Promise<T | undefined> {
     const raw = await this.#run(() => this.client.getdel(this.#key(key)));
     return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async markConsumed(key: string, at: number): Promise<boolean> {
+    const run = (this.client as unknown as { vcMarkConsumed(k: string, at: number): Promise<number> }).vcMarkConsumed.bind(this.client);
+    return (await this.#run(() => run(this.#key(key), Math.floor(at)))) === 1;
   }
 
   async delete(...keys: string[]): Promise<void> {
