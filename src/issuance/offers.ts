@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
@@ -34,35 +33,27 @@ const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
 const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
 const issuedKey = (offerId: string) => `wallet:{${offerId}}:issued`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
-// The pre-authorized code is a bearer secret: only its hash names the index entry.
-const codeKey = (code: string) => `wallet:code:${createHash('sha256').update(code).digest('base64url')}`;
 
 /** The offers and their status, kept in the shared store (D14) with TTLs, so any instance can serve any step. */
 export class OfferBook {
   constructor(private readonly store: Store) {}
 
-  async create(record: OfferRecord, preAuthorizedCode: string, lifetime: number): Promise<void> {
+  /** The offer is pending until the wallet redeems it: no status record is written until then. */
+  async create(record: OfferRecord, lifetime: number): Promise<void> {
     const fresh = await this.store.setIfAbsent(offerKey(record.offerId), record, lifetime);
     if (!fresh) throw new Error(`offer ${record.offerId} already exists`);
-    await this.store.set(codeKey(preAuthorizedCode), record.offerId, lifetime);
-    await this.setStatus(record.offerId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS);
   }
 
   find(offerId: string): Promise<OfferRecord | undefined> {
     return this.store.get<OfferRecord>(offerKey(offerId));
   }
 
-  async findByCode(preAuthorizedCode: string): Promise<OfferRecord | undefined> {
-    const offerId = await this.store.get<string>(codeKey(preAuthorizedCode));
-    return offerId ? this.find(offerId) : undefined;
-  }
-
   async status(offerId: string): Promise<OfferStatus> {
     const outcome = await this.store.get<OfferStatus>(outcomeKey(offerId));
     if (outcome) return outcome;
     const status = await this.store.get<OfferStatus>(statusKey(offerId));
-    if (!status || !(await this.find(offerId))) return { status: 'expired', message: 'This offer has expired.' };
-    return status;
+    if (!(await this.find(offerId))) return { status: 'expired', message: 'This offer has expired.' };
+    return status ?? { status: 'pending' };
   }
 
   async pinRetry(offerId: string, attemptsLeft: number): Promise<void> {
@@ -71,15 +62,13 @@ export class OfferBook {
   }
 
   /**
-   * The wallet holds an access token: keep the offer until that token can no longer be used, even when the
-   * offer's own lifetime ends first.
+   * The wallet holds an access token: keep the offer (`record`, as just read) until that token can no
+   * longer be used, even when the offer's own lifetime ends first.
    */
-  async scanned(offerId: string, accessTokenLifetime: number): Promise<void> {
-    const record = await this.find(offerId);
-    if (!record) return;
+  async scanned(record: OfferRecord, accessTokenLifetime: number): Promise<void> {
     const keptUntil = Math.max(record.keptUntil, now() + accessTokenLifetime);
-    await this.store.set(offerKey(offerId), { ...record, keptUntil }, keptUntil - now());
-    await this.setStatus(offerId, { status: 'scanned' }, keptUntil - now() + STATUS_GRACE_SECONDS);
+    await this.store.set(offerKey(record.offerId), { ...record, keptUntil }, keptUntil - now());
+    await this.setStatus(record.offerId, { status: 'scanned' }, keptUntil - now() + STATUS_GRACE_SECONDS);
   }
 
   /** Single issuance per offer (D14): of concurrent credential requests, exactly one wins. */

@@ -7,6 +7,8 @@ import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 
 /** The pre-authorized code as the provider holds it, read without consuming it. */
 export interface StoredPreAuthorizedCode {
+  /** the code's account: the offer it redeems */
+  offerId: string;
   txCode?: string;
   /** not consumed, not expired */
   usable: boolean;
@@ -53,10 +55,11 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     replayBody(ctx, body);
 
     const code = params['pre-authorized_code'];
-    const offer = typeof code === 'string' && code ? await deps.offers.findByCode(code) : undefined;
-    if (!offer) return next(); // the provider answers: not found, duplicated parameter, ...
+    const stored = typeof code === 'string' && code ? await deps.findPreAuthorizedCode(code) : undefined;
+    const offer = stored ? await deps.offers.find(stored.offerId) : undefined;
+    if (!stored || !offer) return next(); // the provider answers: not found, duplicated parameter, ...
 
-    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, code as string, params.tx_code) : 'pass';
+    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, stored, params.tx_code) : 'pass';
     if (verdict === 'answered') return;
 
     await next();
@@ -64,7 +67,7 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
       ctx.body = { error: 'invalid_grant', error_description: revokedDescription };
     } else if (ctx.status === 200) {
-      await deps.offers.scanned(offer.offerId, deps.accessTokenLifetime);
+      await deps.offers.scanned(offer, deps.accessTokenLifetime);
     }
   };
 }
@@ -73,14 +76,13 @@ async function checkPin(
   ctx: Context,
   deps: TokenEdgeDeps,
   offer: OfferRecord,
-  code: string,
+  stored: StoredPreAuthorizedCode,
   txCode: ParsedUrlQuery[string],
 ): Promise<PinVerdict> {
   // missing or duplicated tx_code: the provider answers invalid_request before consuming anything
   if (typeof txCode !== 'string' || !txCode) return 'pass';
-  const stored = await deps.findPreAuthorizedCode(code);
-  // unknown, expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
-  if (!stored?.usable || stored.txCode === undefined) return 'pass';
+  // expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
+  if (!stored.usable || stored.txCode === undefined) return 'pass';
 
   if (await deps.pins.exhausted(offer.offerId)) {
     answer(ctx, 'invalid_grant', revokedDescription);

@@ -92,7 +92,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
       findPreAuthorizedCode: async (code) => {
         const stored = await provider.PreAuthorizedCode.find(code, { ignoreExpiration: true });
-        return stored ? { txCode: stored.txCode, usable: !stored.consumed && !stored.isExpired } : undefined;
+        return stored?.accountId ? { offerId: stored.accountId, txCode: stored.txCode, usable: !stored.consumed && !stored.isExpired } : undefined;
       },
     }),
   );
@@ -159,7 +159,6 @@ async function createOffer(
       grantId,
       keptUntil: expiresAt,
     },
-    preAuthorizedCode,
     lifetime,
   );
 

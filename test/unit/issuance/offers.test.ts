@@ -28,43 +28,37 @@ afterEach(async () => {
 
 describe('an offer as the holder\'s prompt page sees it', () => {
   it('is pending, then scanned, then done', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
+    await offers.create(record('o1'), 60);
     expect(await offers.status('o1')).toEqual({ status: 'pending' });
-    await offers.scanned('o1', 300);
+    await offers.scanned((await offers.find('o1'))!, 300);
     expect(await offers.status('o1')).toEqual({ status: 'scanned' });
     await offers.done('o1');
     expect(await offers.status('o1')).toMatchObject({ status: 'done' });
   });
 
-  it('is found by its pre-authorized code', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
-    expect((await offers.findByCode('code-1'))?.offerId).toBe('o1');
-    expect(await offers.findByCode('code-2')).toBeUndefined();
-  });
-
   it('shows the attempts left after a wrong PIN', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
+    await offers.create(record('o1'), 60);
     await offers.pinRetry('o1', 2);
     expect(await offers.status('o1')).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'The PIN was wrong; 2 attempt(s) left.' });
   });
 
   it('expires with its lifetime when nobody redeemed it', async () => {
-    await offers.create(record('o1', 60), 'code-1', 60);
+    await offers.create(record('o1', 60), 60);
     vi.setSystemTime(Date.now() + 61_000);
     expect(await offers.status('o1')).toMatchObject({ status: 'expired' });
   });
 
   it('outlives its lifetime once scanned, while the wallet\'s access token is valid', async () => {
-    await offers.create(record('o1', 60), 'code-1', 60);
-    await offers.scanned('o1', 300);
+    await offers.create(record('o1', 60), 60);
+    await offers.scanned((await offers.find('o1'))!, 300);
     vi.setSystemTime(Date.now() + 120_000);
     expect(await offers.find('o1')).toBeDefined();
     expect(await offers.status('o1')).toEqual({ status: 'scanned' });
   });
 
   it('keeps done and failed readable for a while after the attributes are gone', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
-    await offers.create(record('o2'), 'code-2', 60);
+    await offers.create(record('o1'), 60);
+    await offers.create(record('o2'), 60);
     await offers.done('o1');
     await offers.failed('o2', 'The PIN was entered wrongly 3 times; this offer is no longer valid.');
     expect(await offers.find('o1')).toBeUndefined();
@@ -81,12 +75,12 @@ describe('an offer as the holder\'s prompt page sees it', () => {
   });
 
   it('cannot be created twice under one id', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
-    await expect(offers.create(record('o1'), 'code-9', 60)).rejects.toThrow('already exists');
+    await offers.create(record('o1'), 60);
+    await expect(offers.create(record('o1'), 60)).rejects.toThrow('already exists');
   });
 
   it('issues at most once', async () => {
-    await offers.create(record('o1'), 'code-1', 60);
+    await offers.create(record('o1'), 60);
     const claims = await Promise.all([offers.claimIssuance('o1', 60), offers.claimIssuance('o1', 60)]);
     expect(claims.sort()).toEqual([false, true]);
   });
