@@ -27,6 +27,7 @@ export interface InteractionDeps {
 }
 
 type Version = 'v1' | 'v2';
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number };
 
 /** What the prompt remembers about its wallet step, keyed by the interaction. */
@@ -102,9 +103,15 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     }
   }
 
-  async function finish(ctx: Context, version: Version, result: Record<string, unknown>): Promise<void> {
-    await d.providers[version].interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
-    ctx.respond = false;
+  /**
+   * oidc-provider's `interactionFinished` (without merging the last submission), on the interaction
+   * `details` has already loaded: it would read the cookie and the interaction a second time.
+   */
+  async function finish(ctx: Context, interaction: Interaction, result: Record<string, unknown>): Promise<void> {
+    interaction.result = result;
+    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+    ctx.status = 303;
+    ctx.redirect(interaction.returnTo);
   }
 
   async function startIssuance(version: Version, uid: string, params: Record<string, unknown>, typeName: string): Promise<PromptRecord> {
@@ -171,7 +178,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       try {
         record = kind === 'issuance' ? await startIssuance(version, uid, params, types[0]) : await startVerification(version, uid, params, types);
       } catch (err) {
-        if (err instanceof ProtocolError) return finish(ctx, version, { error: err.error, error_description: err.description });
+        if (err instanceof ProtocolError) return finish(ctx, found, { error: err.error, error_description: err.description });
         throw err;
       }
       await store.set(promptKey(version, uid), record, config.lifetimes.interaction);
@@ -218,7 +225,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     if (state.status === 'failed' || state.status === 'expired') {
       await store.delete(promptKey(version, uid));
       const what = record.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
-      return finish(ctx, version, {
+      return finish(ctx, found, {
         error: 'access_denied',
         error_description: state.status === 'expired' ? `${what} expired before the wallet answered` : (state.message ?? 'the wallet step failed'),
       });
@@ -234,7 +241,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const grantId = await grant.save();
     await store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token);
     await store.delete(promptKey(version, uid));
-    return finish(ctx, version, { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
+    return finish(ctx, found, { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
   }
 
   const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;
