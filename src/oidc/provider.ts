@@ -48,7 +48,9 @@ function walletStepPolicy() {
 export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
   const { config, store } = deps;
   const adapterNamespace = `v${profile.version}`;
-  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) });
+  // D3: the token response's access_token is the ID token; the provider's own opaque access token never
+  // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
+  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']));
   const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
   const interactionBase = `${config.baseUrl}/interaction/v${profile.version}`;
 

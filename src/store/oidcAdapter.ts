@@ -20,9 +20,16 @@ const FALLBACK_TTL = 3600;
  * oidc-provider's adapter interface over our Store, so its models and our records share one store.
  * `consume` is made atomic: of concurrent redemptions of one code, only the first marks it consumed;
  * the others fail with invalid_grant before any token is issued (D14, D16). `ttlCaps` shortens a
- * model's lifetime below what oidc-provider asks for (PAR requests: the configured lifetime).
+ * model's lifetime below what oidc-provider asks for (PAR requests: the configured lifetime); `notKept`
+ * names models never written (their values never leave the service, so nothing can present them).
  */
-export function createOidcAdapterFactory(store: Store, namespace: string, ttlCaps: Record<string, number> = {}) {
+export function createOidcAdapterFactory(
+  store: Store,
+  namespace: string,
+  ttlCaps: Record<string, number> = {},
+  /** models whose records can never be presented back, so are not kept at all */
+  notKept: ReadonlySet<string> = new Set(),
+) {
   const prefix = `oidc:${namespace}:`;
   return class StoreAdapter {
     readonly model: string;
@@ -36,6 +43,7 @@ export function createOidcAdapterFactory(store: Store, namespace: string, ttlCap
     }
 
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
+      if (notKept.has(this.model)) return;
       const cap = ttlCaps[this.model];
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
       await store.set(this.key(id), payload, ttl);

@@ -112,6 +112,14 @@ describe("oidc-provider adapter over the Store (D14: one store serves oidc-provi
     expect(await codes.find('c1')).toBeUndefined();
   });
 
+  it('models named notKept are never written (D3: the RP providers\' access tokens never leave the service)', async () => {
+    const Skipping = createOidcAdapterFactory(store, 'v2', {}, new Set(['AccessToken']));
+    await new Skipping('AccessToken').upsert('at1', { grantId: 'g1', exp: now() + 60 }, 60);
+    await new Skipping('AuthorizationCode').upsert('c1', { grantId: 'g1', exp: now() + 60 }, 60);
+    expect(await new Skipping('AccessToken').find('at1')).toBeUndefined();
+    expect(await new Skipping('AuthorizationCode').find('c1')).toBeDefined();
+  });
+
   it('destroy removes the record', async () => {
     const par = new Adapter('PushedAuthorizationRequest');
     await par.upsert('r1', { request: 'jwt' }, 60);
