@@ -26,7 +26,7 @@ import { cryptoRates, freePort, startLoad, startServer, type ServerHandle } from
 import type { LoadSpec, PhaseResult, Scenario } from './lib/load.js';
 import type { Snapshot } from './lib/serverCommon.js';
 import { round } from './lib/stats.js';
-import { report as profileReport } from './lib/profile.js';
+import { report as profileReport, stepReport } from './lib/profile.js';
 import { HttpClient } from './lib/http.js';
 import * as flows from './lib/flows.js';
 
@@ -283,6 +283,12 @@ async function mainRun(): Promise<void> {
   const stores = (args.stores?.split(',') ?? ['memory', 'redis']) as ('memory' | 'redis')[];
   const scenarios = (args.scenarios?.split(',') ?? ALL_SCENARIOS) as Scenario[];
   for (const s of scenarios) if (!ALL_SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}`);
+  // the issuance flow's allowance prices the wallet's requests with the baseline's discovery and token phases
+  if (scenarios.includes('issuance_flow')) {
+    const missing = (['discovery', 'token'] as Scenario[]).filter((s) => !scenarios.includes(s));
+    if (missing.length) log(`also running ${missing.join(' and ')}: the issuance flow's allowance is priced with them`);
+    scenarios.unshift(...missing);
+  }
   mkdirSync(RESULTS, { recursive: true });
   const started = Date.now();
   log(`bench ${QUICK ? '(quick) ' : ''}run ${RUN_ID}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -462,6 +468,7 @@ async function profileRun(): Promise<void> {
       const file = join(dir, `${kind}-${scenario}-${store}.cpuprofile`);
       renameSync(join(sub, main), file);
       rmSync(sub, { recursive: true, force: true });
+      writeFileSync(`${file}.window.json`, JSON.stringify({ ...measured.window, ops: measured.result.ok })); // for offline analysis
       log(profileReport(file, 25, measured.window, measured.result.ok));
     }
   }
@@ -479,8 +486,17 @@ async function stepsRun(): Promise<void> {
   const n = QUICK ? 5 : 40;
   const keyDir = await makeKeys();
   const out: Record<string, { step: string; cpuUs: number }[]> = {};
-  for (const kind of ['ours', 'baseline'] as const) {
-    const server = await startServer(await serverSpec(kind, store, keyDir));
+  // with --profile: a CPU profile of each server, its samples attributed to the request they fall in
+  const profileDir = join(RESULTS, 'profiles');
+  for (const kind of (args['profile-kind']?.split(',') ?? ['ours', 'baseline']) as ('ours' | 'baseline')[]) {
+    const sub = join(profileDir, `${kind}-steps-${store}`);
+    if (args.profile) {
+      rmSync(sub, { recursive: true, force: true });
+      mkdirSync(sub, { recursive: true });
+    }
+    const windows = new Map<string, { from: number; to: number }[]>();
+    let variantNow = '';
+    const server = await startServer(await serverSpec(kind, store, keyDir), args.profile ? { nodeFlags: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${sub}`] } : {});
     try {
       // the cost of a snapshot itself
       const gaps: number[] = [];
@@ -502,8 +518,12 @@ async function stepsRun(): Promise<void> {
             .replace(/\/interaction\/(v\d)\/[^/]+/, '/interaction/$1/:uid')
             .replace(/\/(authorize|auth)\/[^/]+$/, '/$1/:uid (resume)')
             .replace(/\/vp\/request\/.+$/, '/vp/request/:ref')
-            .replace(/^\/interaction\/[^/]+$/, '/interaction/:uid');
+            .replace(/^\/interaction\/[^/]+$/, '/interaction/:uid')
+            .replace(/\/offers\/[^/]+$/, '/offers/:ref');
           const step = `${method} ${path}`;
+          const ws = windows.get(`${variantNow} ${step}`) ?? [];
+          ws.push({ from: a.monoUs, to: b.monoUs });
+          windows.set(`${variantNow} ${step}`, ws);
           const list = samples.get(step) ?? [];
           list.push(Math.max(0, b.cpu.user - a.cpu.user + b.cpu.system - a.cpu.system - overhead));
           samples.set(step, list);
@@ -517,6 +537,7 @@ async function stepsRun(): Promise<void> {
             const variants = kind === 'ours' ? ['issuance', 'verification'] : ['code flow'];
       for (const variant of variants) {
         samples.clear();
+        variantNow = variant;
         let credential: flows.HeldCredential | undefined;
         if (variant === 'verification') {
           const f = await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
@@ -540,6 +561,7 @@ async function stepsRun(): Promise<void> {
       }
       // the floor: the cheapest request each server answers, measured the same way
       samples.clear();
+      variantNow = 'floor';
       metering = true;
       const floorPath = kind === 'ours' ? '/healthz' : discovery;
       for (let i = 0; i < n; i++) await client.get(floorPath);
@@ -551,6 +573,15 @@ async function stepsRun(): Promise<void> {
     } finally {
       await server.stop();
       if (store === 'redis') await cleanRedis(server.spec.redisPrefix);
+    }
+    if (args.profile) {
+      const main = readdirSync(sub).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+      if (!main) throw new Error(`no main-thread profile in ${sub}: ${readdirSync(sub).join(', ')}`);
+      const file = join(profileDir, `${kind}-steps-${store}.cpuprofile`);
+      renameSync(join(sub, main), file);
+      rmSync(sub, { recursive: true, force: true });
+      log(`${kind}: where each request's main-thread CPU goes (${file}):`);
+      for (const [step, ws] of windows) log(stepReport(file, step, ws));
     }
   }
   rmSync(keyDir, { recursive: true, force: true });
@@ -619,7 +650,7 @@ async function soakRun(): Promise<void> {
   log(`wrote ${join('bench', 'results', 'soak.json')}`);
 }
 
-const run = args.profile ? profileRun : args.steps ? stepsRun : SOAK ? soakRun : mainRun;
+const run = args.steps ? stepsRun : args.profile ? profileRun : SOAK ? soakRun : mainRun;
 run().then(
   () => process.exit(0),
   (err) => {

@@ -36,8 +36,20 @@ function shortUrl(url: string): string {
   return s;
 }
 
-/** `window`: monotonic µs [from, to] (the measured phase); samples outside it (start-up, warm-up) are left out. */
-export function analyse(file: string, window?: { from: number; to: number }): { totalMs: number; idleMs: number; gcMs: number; functions: FunctionCost[] } {
+type Window = { from: number; to: number };
+
+/**
+ * `window`: monotonic µs [from, to] (the measured phase), or several such windows (one per request, --steps);
+ * samples outside them (start-up, warm-up, other requests) are left out.
+ */
+export function analyse(file: string, window?: Window | Window[]): { totalMs: number; idleMs: number; gcMs: number; functions: FunctionCost[] } {
+  const windows = window === undefined ? undefined : (Array.isArray(window) ? window : [window]).slice().sort((a, b) => a.from - b.from);
+  let w = 0;
+  const inWindow = (t: number): boolean => {
+    if (!windows) return true;
+    while (w < windows.length && windows[w].to < t) w++; // samples come in time order
+    return w < windows.length && windows[w].from <= t;
+  };
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -55,7 +67,7 @@ export function analyse(file: string, window?: { from: number; to: number }): { 
   for (let i = 0; i < p.samples.length; i++) {
     const dt = p.timeDeltas[i] ?? 0;
     t += dt;
-    if (window && (t < window.from || t > window.to)) continue;
+    if (!inWindow(t)) continue;
     const node = byId.get(p.samples[i]);
     if (!node) continue;
     totalUs += dt;
@@ -97,7 +109,20 @@ function byPackage(functions: FunctionCost[]): [string, number][] {
   return [...out.entries()].sort((a, b) => b[1] - a[1]);
 }
 
-export function report(file: string, top = 25, window?: { from: number; to: number }, ops?: number): string {
+/** One step of a flow (--steps --profile): its self time per request by package and by function. */
+export function stepReport(file: string, step: string, windows: Window[], top = 12): string {
+  const a = analyse(file, windows);
+  const n = windows.length;
+  const busy = a.totalMs - a.idleMs;
+  const lines = [`  ${step}: ${((busy / n) * 1000).toFixed(0)} µs main-thread CPU per request (${n} requests)`];
+  lines.push(`    by package: ${byPackage(a.functions).slice(0, 6).map(([pkg, ms]) => `${pkg} ${((ms / n) * 1000).toFixed(0)}`).join(', ')} (µs)`);
+  for (const f of [...a.functions].sort((x, y) => y.selfMs - x.selfMs).slice(0, top)) {
+    lines.push(`    ${((f.selfMs / n) * 1000).toFixed(0).padStart(5)} µs self  ${f.fn}  ${f.where}`);
+  }
+  return lines.join('\n');
+}
+
+export function report(file: string, top = 25, window?: Window, ops?: number): string {
   const a = analyse(file, window);
   const busy = a.totalMs - a.idleMs;
   const pct = (ms: number) => `${((ms / busy) * 100).toFixed(1).padStart(5)}%`;
