@@ -16,7 +16,7 @@ import { createInteractionRoutes } from './interaction/routes.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, loggablePath, type Logger } from './log.js';
 
 export interface Service {
   app: Koa;
@@ -72,7 +72,7 @@ function errorBoundary(logger: Logger) {
         return;
       }
       const ref = randomUUID();
-      logger.error({ ref, path: ctx.path, err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, 'unexpected error');
+      logger.error({ ref, path: loggablePath(ctx.path), err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, 'unexpected error');
       ctx.status = 500;
       ctx.set('Cache-Control', 'no-store');
       if (ctx.accepts('json', 'html') === 'html') {
@@ -93,7 +93,7 @@ function requestLog(logger: Logger) {
     } finally {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const level = ctx.status >= 500 ? 'error' : 'info';
-      logger[level]({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, error: (ctx.body as { error?: string } | undefined)?.error }, 'request');
+      logger[level]({ method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, error: (ctx.body as { error?: string } | undefined)?.error }, 'request');
     }
   };
 }

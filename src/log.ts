@@ -22,4 +22,13 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     destination as never,
   );
 }
+/**
+ * A request path as it may be logged: path segments that are bearer references (the credential offer
+ * behind `credential_offer_uri`, whose pre-authorized code a reader of the log could redeem; the
+ * OpenID4VP request object reference) are replaced. Queries are never logged.
+ */
+export function loggablePath(path: string): string {
+  return path.replace(/\/(offers|vp\/request)\/[^/]+/g, '/$1/[redacted]');
+}
+
 export type { Logger };

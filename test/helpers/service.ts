@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createService, type Service } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
 import { testStore } from './stores.js';
 
@@ -87,7 +87,7 @@ export interface TestService {
 /** The real app on 127.0.0.1 and a random port, configured as an operator would. */
 export async function startTestService(
   overrides: Record<string, unknown> | ((baseUrl: string) => Record<string, unknown>) = {},
-  opts: { store?: Store } = {},
+  opts: { store?: Store; logger?: Logger } = {},
 ): Promise<TestService> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   const server = createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => handler(req, res));
@@ -95,7 +95,7 @@ export async function startTestService(
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = validateConfig(testConfig(port, typeof overrides === 'function' ? overrides(baseUrl) : overrides));
-  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store ?? (await testStore()), logger: createLogger('silent') });
+  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store ?? (await testStore()), logger: opts.logger ?? createLogger('silent') });
   handler = service.app.callback();
   return {
     url: config.baseUrl,
