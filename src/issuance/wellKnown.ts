@@ -15,8 +15,8 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
     [`/.well-known/oauth-authorization-server/${path}`, `/${path}/.well-known/oauth-authorization-server`],
   ]);
   // The documents are fixed for a configuration and a host: oidc-provider builds them on every request,
-  // so the first answer per host and path is kept and served again.
-  const cache = new Map<string, { body: unknown; headers: Record<string, string> }>();
+  // so the first answer per host and path is kept, serialised, and served again.
+  const cache = new Map<string, { body: string; headers: Record<string, string> }>();
   return async function metadataAlias(ctx, next) {
     const target = ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
     if (!target) return next();
@@ -40,7 +40,8 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
         const v = ctx.response.get(name);
         if (v) headers[name] = String(v);
       }
-      cache.set(cacheKey, { body: ctx.body, headers });
+      headers['content-type'] ??= 'application/json; charset=utf-8';
+      cache.set(cacheKey, { body: JSON.stringify(ctx.body), headers });
     }
   };
 }

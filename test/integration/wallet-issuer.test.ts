@@ -203,6 +203,14 @@ describe('wallet-facing issuer with the dev wallet', () => {
       expect(metadata.grant_types_supported).not.toContain('implicit');
       expect(metadata.grant_types_supported).not.toContain('refresh_token');
     }
+    // the aliases keep the first answer: a second request gets the same document, as JSON, with the same headers
+    for (const path of ['/.well-known/openid-credential-issuer/wallet', '/.well-known/oauth-authorization-server/wallet']) {
+      const [first, second] = [await fetch(`${running.baseUrl}${path}`), await fetch(`${running.baseUrl}${path}`)];
+      expect(second.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+      expect(second.headers.get('access-control-allow-origin')).toBe(first.headers.get('access-control-allow-origin'));
+      expect(await second.json()).toEqual(await first.json());
+    }
     const jwtVcIssuer = await get('/.well-known/jwt-vc-issuer/wallet');
     expect(jwtVcIssuer.issuer).toBe(issuer);
     expect(jwtVcIssuer.jwks.keys).toHaveLength(1);
