@@ -97,30 +97,59 @@ export async function newHolderKey(): Promise<HolderKey> {
   return { privateKey, publicJwk: await exportJWK(publicKey), privateJwk: await exportJWK(privateKey) };
 }
 
+/** A credential offer (OpenID4VCI 1.0 §4.1.1), pre-authorized code grant. */
+export interface CredentialOffer {
+  credential_issuer: string;
+  credential_configuration_ids: string[];
+  grants: Record<string, { 'pre-authorized_code': string; tx_code?: { length?: number; input_mode?: string } }>;
+}
+
+export interface WalletOptions {
+  /**
+   * Where the metadata lives. 'inserted' (default): OpenID4VCI 1.0 §12.2.2 and RFC 8414 §3, the well-known
+   * segment before the issuer's path (`/.well-known/openid-credential-issuer/<path>`), what src/wallet tries
+   * first and ours serves. 'appended': under the issuer's path (`/<path>/.well-known/openid-credential-issuer`),
+   * where bare oidc-provider mounted at `/<path>` serves it.
+   */
+  metadata?: 'inserted' | 'appended';
+  /**
+   * A client_id to send in the token request. Bare oidc-provider needs client authentication there; ours
+   * supplies the wallet client's id in an edge, so the wallet sends none (as most wallets do).
+   */
+  clientId?: string;
+}
+
+function wellKnown(identifier: string, name: string, where: WalletOptions['metadata']): string {
+  const u = new URL(identifier);
+  const path = u.pathname.replace(/\/$/, '');
+  return where === 'appended' ? `${u.origin}${path}/.well-known/${name}` : `${u.origin}/.well-known/${name}${path}`;
+}
+
 /** OpenID4VCI 1.0, pre-authorized code with tx_code: the requests src/wallet/holder.ts receive() makes. */
-async function walletReceive(client: HttpClient, offerLink: string, holder: HolderKey): Promise<string> {
+async function walletReceive(client: HttpClient, offerLink: string, holder: HolderKey, o: WalletOptions = {}): Promise<string> {
   // OpenID4VCI 1.0 §4.1: the offer by value, or by reference (one more GET, as a wallet makes it)
   const link = new URL(offerLink).searchParams;
   const byValue = link.get('credential_offer');
   const offer = (byValue
     ? JSON.parse(byValue)
-    : json(await client.get(link.get('credential_offer_uri')!, { accept: 'application/json' }), 200, 'credential offer')) as {
-    credential_issuer: string;
-    credential_configuration_ids: string[];
-    grants: Record<string, { 'pre-authorized_code': string }>;
-  };
+    : json(await client.get(link.get('credential_offer_uri')!, { accept: 'application/json' }), 200, 'credential offer')) as CredentialOffer;
+  return walletRedeem(client, offer, holder, o);
+}
+
+/**
+ * The wallet's requests once it holds the offer: credential issuer metadata, authorisation server
+ * metadata, token (pre-authorized code + tx_code), nonce, credential with a fresh ES256 proof. Any
+ * answer other than 200 throws.
+ */
+export async function walletRedeem(client: HttpClient, offer: CredentialOffer, holder: HolderKey, o: WalletOptions = {}): Promise<string> {
   const issuer = offer.credential_issuer;
-  const { origin, pathname } = new URL(issuer);
-  const meta = json(await client.get(`${origin}/.well-known/openid-credential-issuer${pathname}`, { accept: 'application/json' }), 200, 'issuer metadata');
+  const meta = json(await client.get(wellKnown(issuer, 'openid-credential-issuer', o.metadata), { accept: 'application/json' }), 200, 'issuer metadata');
   const as = (meta.authorization_servers as string[] | undefined)?.[0] ?? issuer;
-  const asUrl = new URL(as);
-  const asMeta = json(await client.get(`${asUrl.origin}/.well-known/oauth-authorization-server${asUrl.pathname}`, { accept: 'application/json' }), 200, 'AS metadata');
+  const asMeta = json(await client.get(wellKnown(as, 'oauth-authorization-server', o.metadata), { accept: 'application/json' }), 200, 'AS metadata');
   const grant = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'];
-  const token = json(
-    await client.postForm(asMeta.token_endpoint, { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': grant['pre-authorized_code'], tx_code: PIN }, { accept: 'application/json' }),
-    200,
-    'wallet token',
-  );
+  const tokenParams: Record<string, string> = { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': grant['pre-authorized_code'], tx_code: PIN };
+  if (o.clientId !== undefined) tokenParams.client_id = o.clientId;
+  const token = json(await client.postForm(asMeta.token_endpoint, tokenParams, { accept: 'application/json' }), 200, 'wallet token');
   const nonce = json(await client.request('POST', meta.nonce_endpoint, { headers: { accept: 'application/json' } }), 200, 'nonce').c_nonce as string;
   const proof = await new SignJWT({ nonce })
     .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holder.publicJwk })

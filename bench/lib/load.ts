@@ -1,6 +1,6 @@
 /**
  * Child process: the load generator. One process per phase, driven over IPC by bench/run.ts:
- *   parent -> {type:'prepare', spec}   discovery, pools (hints, codes, credentials), warm-up
+ *   parent -> {type:'prepare', spec}   discovery, pools (hints, codes, credentials, offers), warm-up
  *   load   -> {type:'prepared', info}
  *   parent -> {type:'measure'}          (the parent samples the server's CPU around this)
  *   load   -> {type:'result', result}
@@ -9,7 +9,7 @@
  * Every loop is bounded in count and in time.
  */
 import { performance } from 'node:perf_hooks';
-import { HttpClient } from './http.js';
+import { HttpClient, json } from './http.js';
 import { summarize } from './stats.js';
 import {
   baselineFlow,
@@ -24,16 +24,24 @@ import {
   redeem,
   rs256JwtsIn,
   signHint,
+  walletRedeem,
+  type CredentialOffer,
   type Endpoints,
   type HeldCredential,
   type HolderKey,
 } from './flows.js';
 import { ISSUE_SCOPE, VERIFY_SCOPE } from './config.js';
 
+/** What latest.json reports, ours against the baseline. */
 export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'verification_flow';
+/**
+ * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
+ * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
+ */
+export type Phase = Scenario | 'wallet_steps';
 
 export interface LoadSpec {
-  scenario: Scenario | 'soak';
+  scenario: Phase | 'soak';
   kind: 'ours' | 'baseline';
   url: string;
   concurrency: number;
@@ -137,6 +145,9 @@ async function mintCodes(client: HttpClient, ep: Endpoints, spec: LoadSpec, n: n
   return out;
 }
 
+/** wallet_steps: offers per minting request (the baseline's route takes at most 1000) */
+const MINT_BATCH = 1_000;
+
 async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
   const ep = await discover(client, discoveryPath(spec.kind));
   const issuer = spec.kind === 'ours' ? new URL(spec.url).origin : spec.url;
@@ -215,6 +226,29 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         op: async (vu) => {
           if (ours) await oursVerification(client, ep, { credential: credentials[vu], redeem: true });
           else await baselineFlow(client, ep, { redeem: true, scope: VERIFY_SCOPE });
+        },
+      };
+    }
+    case 'wallet_steps': {
+      if (ours) throw new Error('wallet_steps runs against the baseline only');
+      // offers by value, minted on the bare issuer before the warm-up (the server's CPU is sampled later)
+      const t0 = performance.now();
+      const offers: CredentialOffer[] = [];
+      const batches = Math.ceil(spec.maxOps / MINT_BATCH);
+      for (let b = 0; b < batches; b++) {
+        const n = Math.min(MINT_BATCH, spec.maxOps - offers.length);
+        const minted = json(await client.request('POST', `/bench/offers?n=${n}`, { headers: { accept: 'application/json' }, timeoutMs: 120_000 }), 200, 'minting offers').offers as CredentialOffer[];
+        if (minted.length !== n) throw new Error(`minting offers: asked for ${n}, got ${minted.length}`);
+        offers.push(...minted);
+      }
+      // one holder key per virtual user, as issuance_flow
+      const holders: HolderKey[] = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
+      return {
+        maxOps: offers.length,
+        info: { offersMinted: offers.length, mintMs: Math.round(performance.now() - t0) },
+        op: async (vu, i) => {
+          // bare oidc-provider serves the metadata under its mount path and needs the wallet client's id at the token endpoint
+          await walletRedeem(client, offers[i], holders[vu], { metadata: 'appended', clientId: 'wallet' });
         },
       };
     }
