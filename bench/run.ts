@@ -575,7 +575,10 @@ async function stepsRun(): Promise<void> {
       const discovery = kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration';
       const ep = await flows.discover(client, discovery);
       const holder = await flows.newHolderKey();
-            const variants = kind === 'ours' ? ['issuance', 'verification'] : ['code flow'];
+      // the baseline's wallet steps: the wallet's requests against bare oidc-provider's issuer (offers minted unmetered)
+      const variants = kind === 'ours' ? ['issuance', 'verification'] : ['code flow', 'wallet steps'];
+      const offers: flows.CredentialOffer[] =
+        kind === 'baseline' ? (JSON.parse((await client.request('POST', `/bench/offers?n=${n + (QUICK ? 3 : 20)}`)).body) as { offers: flows.CredentialOffer[] }).offers : [];
       for (const variant of variants) {
         samples.clear();
         variantNow = variant;
@@ -587,6 +590,7 @@ async function stepsRun(): Promise<void> {
         const once = async () => {
           if (variant === 'issuance') await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
           else if (variant === 'verification') await flows.oursVerification(client, ep, { credential: credential!, redeem: true });
+          else if (variant === 'wallet steps') await flows.walletRedeem(client, offers.shift()!, holder, { metadata: 'appended', clientId: 'wallet' });
           else await flows.baselineFlow(client, ep, { redeem: true });
         };
         for (let i = 0; i < (QUICK ? 3 : 20); i++) await once(); // warm-up
