@@ -245,13 +245,14 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   }
 
   const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;
-  return async function interactionRoutes(ctx, next) {
+  // not async: a request for another path passes on without a promise of its own
+  return function interactionRoutes(ctx, next) {
     const m = pattern.exec(ctx.path);
     if (!m) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
       ctx.set('Allow', 'GET');
-      return;
+      return Promise.resolve();
     }
     const [, version, uid, action] = m as unknown as [string, Version, string, string | undefined];
     if (action === '/status') return status(ctx, version, uid);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Store } from '../store/types.js';
 import type { CredentialOffer } from './offerUri.js';
 
@@ -18,8 +18,7 @@ export async function storeOfferReference(store: Store, offer: CredentialOffer, 
  */
 export function offerByReference(path: string, store: Store): Middleware {
   const prefix = `/${path}/offers/`;
-  return async function credentialOfferEndpoint(ctx, next) {
-    if (!ctx.path.startsWith(prefix)) return next();
+  async function serve(ctx: Context): Promise<void> {
     const reference = ctx.path.slice(prefix.length);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
@@ -36,5 +35,9 @@ export function offerByReference(path: string, store: Store): Middleware {
       return;
     }
     ctx.body = offer;
+  }
+  // not async: a request for another path passes on without a promise of its own
+  return function credentialOfferEndpoint(ctx, next) {
+    return ctx.path.startsWith(prefix) ? serve(ctx) : next();
   };
 }

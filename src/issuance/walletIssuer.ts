@@ -1,3 +1,4 @@
+import compose from 'koa-compose';
 import mount from 'koa-mount';
 import type { JWK } from 'jose';
 import type { Middleware } from 'koa';
@@ -101,12 +102,12 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
 
   return {
     credentialIssuer,
-    middleware: chain(
+    middleware: compose([
       offerByReference(opts.path, opts.store),
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
-    ),
+    ]),
     createOffer: (input) => createOffer(provider, offers, opts.store, credentialIssuer, types, opts.offerLifetime, input),
     offerStatus: (offerId) => offers.status(offerId),
   };
@@ -170,12 +171,4 @@ async function createOffer(
   });
   const reference = await storeOfferReference(store, offer, lifetime);
   return { offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${reference}`), expiresAt };
-}
-
-/** Runs middleware in order, each calling the next; the last one's next() is the caller's. */
-function chain(...middleware: Middleware[]): Middleware {
-  return (ctx, next) => {
-    const dispatch = (i: number): Promise<unknown> => (i === middleware.length ? next() : Promise.resolve(middleware[i](ctx, () => dispatch(i + 1))));
-    return dispatch(0);
-  };
 }

@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import type { Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { publicJwk } from './sdJwtVc.js';
 
 /**
@@ -17,9 +17,13 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
   // The documents are fixed for a configuration and a host: oidc-provider builds them on every request,
   // so the first answer per host and path is kept, serialised, and served again.
   const cache = new Map<string, { body: string; headers: Record<string, string> }>();
-  return async function metadataAlias(ctx, next) {
+  // not async: a request for another path passes on without a promise of its own
+  return function metadataAlias(ctx, next) {
     const target = ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
-    if (!target) return next();
+    return target ? serve(ctx, next, target) : next();
+  };
+
+  async function serve(ctx: Context, next: Next, target: string): Promise<void> {
     const cacheKey = `${ctx.method === 'OPTIONS' ? 'O' : 'G'} ${ctx.protocol}://${ctx.host}${target}`;
     const hit = ctx.method === 'OPTIONS' ? undefined : cache.get(cacheKey);
     if (hit) {
@@ -43,7 +47,7 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
       headers['content-type'] ??= 'application/json; charset=utf-8';
       cache.set(cacheKey, { body: JSON.stringify(ctx.body), headers });
     }
-  };
+  }
 }
 
 /**
@@ -56,10 +60,11 @@ export function jwtVcIssuerMetadata(path: string, credentialIssuer: string, keys
     issuer: credentialIssuer,
     jwks: { keys: keys.map((k) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })) },
   };
-  return async function jwtVcIssuer(ctx, next) {
+  return function jwtVcIssuer(ctx, next) {
     if (ctx.path !== route || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = body;
+    return Promise.resolve();
   };
 }

@@ -167,18 +167,13 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   }
   const resumePrefix = `${profile.paths.authorize}/`;
 
-  return async function versionEdge(ctx, next) {
-    const route = routes.get(ctx.path);
-    if (!route) {
-      // the provider's resume step after the wallet step: /.../authorize/<uid>
-      if (ctx.path.startsWith(resumePrefix) && ctx.method === 'GET') {
-        await toProvider(ctx, notFound);
-        if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
-        else mapRedirectedError(ctx);
-        return;
-      }
-      return next();
-    }
+  async function resume(ctx: Context): Promise<void> {
+    await toProvider(ctx, notFound);
+    if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
+    else mapRedirectedError(ctx);
+  }
+
+  async function dispatch(ctx: Context, route: { method: 'GET' | 'POST'; handle: (ctx: Context) => Promise<void> | void }): Promise<void> {
     if (ctx.method !== route.method && !(route.method === 'GET' && ctx.method === 'HEAD')) {
       if (ctx.method === 'OPTIONS' && route.method === 'POST') return toProvider(ctx, notFound); // CORS preflight
       ctx.set('Allow', route.method);
@@ -197,5 +192,14 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       }
       throw err;
     }
+  }
+
+  // not async: a request for another path passes on without a promise of its own
+  return function versionEdge(ctx, next) {
+    const route = routes.get(ctx.path);
+    if (route) return dispatch(ctx, route);
+    // the provider's resume step after the wallet step: /.../authorize/<uid>
+    if (ctx.path.startsWith(resumePrefix) && ctx.method === 'GET') return resume(ctx);
+    return next();
   };
 }

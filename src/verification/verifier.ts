@@ -172,14 +172,15 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     }
   }
 
-  const middleware: Middleware = async (ctx, next) => {
+  // not async: a request for another path passes on without a promise of its own
+  const middleware: Middleware = (ctx, next) => {
     if (ctx.path.startsWith(requestPath)) {
       // not HEAD either: fetching the Request Object uses it up
       if (ctx.method !== 'GET') {
         ctx.set('Allow', 'GET');
         ctx.status = 405;
         ctx.body = { error: 'invalid_request', error_description: `${ctx.method} is not supported at the request_uri; use GET` };
-        return;
+        return Promise.resolve();
       }
       return serveRequestObject(ctx, ctx.path.slice(requestPath.length));
     }
@@ -188,7 +189,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         ctx.set('Allow', 'POST');
         ctx.status = 405;
         ctx.body = { error: 'invalid_request', error_description: `${ctx.method} is not supported at the response_uri; use POST` };
-        return;
+        return Promise.resolve();
       }
       return takeResponse(ctx);
     }
