@@ -12,7 +12,7 @@ import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
-import { createInteractionRoutes } from './interaction/routes.js';
+import { createInteractionRoutes, type InteractionRoutes } from './interaction/routes.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
@@ -110,6 +110,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
   const publicKeys = publicJwks(keys.idToken);
 
+  let walletStepDone: InteractionRoutes['walletStepDone'] = async () => {};
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
@@ -119,6 +120,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
+    onIssued: (offerId) => walletStepDone(offerId),
   });
 
   const verifier = createVerifier({
@@ -128,7 +130,11 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
+    onVerified: (requestId, result) => walletStepDone(requestId, result),
   });
+  // the prompt finishes an authorisation when its wallet step succeeds (the routes need the issuer and verifier first)
+  const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });
+  walletStepDone = interaction.walletStepDone;
 
   const inner = new Koa();
   inner.keys = keys.cookies;
@@ -137,7 +143,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
-  inner.use(createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes }));
+  inner.use(interaction.middleware);
   if (config.demo) inner.use(createDemoRoutes(config, store, keys.idToken));
   inner.use(async (ctx, next) => {
     if (ctx.path === '/healthz') {

@@ -1,6 +1,6 @@
 /**
  * What the load process does per request or per iteration: the relying party's requests (hint, PAR,
- * token), the holder's browser (authorise, prompt, continue, resume: fresh cookies per flow) and the
+ * token), the holder's browser (authorise, prompt, resume: fresh cookies per flow) and the
  * holder's wallet (OpenID4VCI: issuer and authorisation server metadata, token with tx_code, nonce,
  * proof, credential; OpenID4VP: request object, presentation, direct_post), like test/helpers/flows.ts
  * with the dev wallet, minus the wallet file (whose rewrite per credential would load this process, not
@@ -189,6 +189,13 @@ async function toClient(client: HttpClient, jar: CookieJar, start: string): Prom
   throw new Error('too many redirects before the client');
 }
 
+/**
+ * Where the holder's page sends the browser once the wallet step is done: the provider's resume URL,
+ * which the prompt's status answer names (`next`). The status polls themselves are not modelled (how
+ * many there are depends on the holder, not the server), so the browser goes there at once.
+ */
+const resumeUrlFor = (ep: Endpoints, promptUrl: string) => `${ep.authorize}/${promptUrl.split('/').pop()}`;
+
 const authorizeUrlFor = (ep: Endpoints, requestUri: string) => `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, request_uri: requestUri })}`;
 
 export interface FlowResult {
@@ -198,14 +205,14 @@ export interface FlowResult {
   token?: HttpResponse;
 }
 
-/** Ours, issuance (Version 2, PAR, PKCE, PIN): PAR, authorise, prompt, wallet (5 requests), continue, resume[, token]. */
+/** Ours, issuance (Version 2, PAR, PKCE, PIN): PAR, authorise, prompt, wallet (6 requests), resume[, token]. */
 export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint: string; holder: HolderKey; redeem: boolean }): Promise<FlowResult> {
   const { verifier, challenge } = pkce();
   const requestUri = await par(client, ep, parParams(ISSUE_SCOPE, challenge, o.hint));
   const jar = new CookieJar();
   const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
   const credential = await walletReceive(client, walletLink(html), o.holder);
-  const code = codeOf(await toClient(client, jar, `${promptUrl}/continue`));
+  const code = codeOf(await toClient(client, jar, resumeUrlFor(ep, promptUrl)));
   return { code, verifier, credential, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 
@@ -229,7 +236,7 @@ export function held(credential: string, holder: HolderKey): HeldCredential {
 type PresentationModule = typeof import('../../src/wallet/presentation.js');
 let presentationModule: Promise<PresentationModule> | undefined;
 
-/** Ours, verification (Version 2, PAR, PKCE): PAR, authorise, prompt, request object, direct_post, continue, resume[, token]. */
+/** Ours, verification (Version 2, PAR, PKCE): PAR, authorise, prompt, request object, direct_post, resume[, token]. */
 export async function oursVerification(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
   const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
   const { verifier, challenge } = pkce();
@@ -247,7 +254,7 @@ export async function oursVerification(client: HttpClient, ep: Endpoints, o: { c
   for (const s of selection) vpToken[s.query.id] = [await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce })];
   const answered = await client.postForm(request.responseUri, { vp_token: JSON.stringify(vpToken), state: request.state }, { accept: 'application/json' });
   if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
-  const code = codeOf(await toClient(client, jar, `${promptUrl}/continue`));
+  const code = codeOf(await toClient(client, jar, resumeUrlFor(ep, promptUrl)));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 

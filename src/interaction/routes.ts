@@ -10,7 +10,7 @@ import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
 import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
-import type { Verifier } from '../verification/verifier.js';
+import type { Verifier, VerificationResult } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
 import { renderMessage } from './views/message.js';
@@ -42,10 +42,23 @@ interface PromptRecord {
   flow?: FlowClaims;
   /** Version 1 non-PAR: the token response also carries the request's state (D3) */
   tokenExtras?: Record<string, string>;
+  /** set once the wallet step has finished the authorisation: where the browser goes next (the provider's resume) */
+  resumeUrl?: string;
 }
 
 const promptKey = (version: Version, uid: string) => `prompt:${version}:${uid}`;
 const stepId = (version: Version, uid: string) => `${version}.${uid}`;
+const STEP_ID = /^(v1|v2)\.([A-Za-z0-9_-]{1,64})$/;
+
+export interface InteractionRoutes {
+  middleware: Middleware;
+  /**
+   * The wallet step succeeded (called from the wallet's request, before the step shows `done`): finish
+   * the authorisation now, so that the holder's page goes straight to the provider's resume URL. Best
+   * effort: when it cannot, the page's continue step does it.
+   */
+  walletStepDone(stepId: string, verified?: VerificationResult): Promise<void>;
+}
 
 const CSP = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
@@ -90,7 +103,7 @@ function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; typ
  * OpenID4VCI offer or an OpenID4VP request), shows it, reports progress, and when the wallet step is over
  * returns the browser to oidc-provider, which redirects to the client with a code, or with the error.
  */
-export function createInteractionRoutes(d: InteractionDeps): Middleware {
+export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
   const { config, store } = d;
 
   async function details(ctx: Context, version: Version, uid: string) {
@@ -168,6 +181,41 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     return result && { sub: result.holderKeyThumbprint, claims: result.claims, tokenExtras: record.tokenExtras };
   }
 
+  /** The holder's consent to the client (the wallet step is it) and the ID token's claims for the token endpoint (D2). */
+  async function grantFor(version: Version, clientId: string, scope: string, flow: FlowClaims): Promise<string> {
+    const provider = d.providers[version];
+    const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId });
+    grant.addOIDCScope(scope);
+    const grantId = await grant.save();
+    await store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token);
+    return grantId;
+  }
+
+  const walletResult = (grantId: string) => ({ login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
+
+  async function walletStepDone(id: string, verified?: VerificationResult): Promise<void> {
+    const m = STEP_ID.exec(id);
+    if (!m) return;
+    const [, version, uid] = m as unknown as [string, Version, string];
+    try {
+      const record = await store.get<PromptRecord>(promptKey(version, uid));
+      if (!record || record.resumeUrl) return;
+      const flow: FlowClaims | undefined = record.flow
+        ? { ...record.flow, tokenExtras: record.tokenExtras }
+        : verified && { sub: verified.holderKeyThumbprint, claims: verified.claims, tokenExtras: record.tokenExtras };
+      const interaction = flow && (await d.providers[version].Interaction.find(uid));
+      if (!flow || !interaction || interaction.result) return;
+      const grantId = await grantFor(version, record.clientId, String(interaction.params.scope), flow);
+      interaction.result = walletResult(grantId);
+      await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+      // what the page and the continue step need from here on: no attribute values
+      const { flow: _claims, tokenExtras: _extras, ...rest } = record;
+      await store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
+    } catch {
+      // the continue step finishes instead (it is where the page goes without a resume URL)
+    }
+  }
+
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
     if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
@@ -214,13 +262,18 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
       return;
     }
-    ctx.body = await stepStatus(version, uid, record);
+    ctx.body = record.resumeUrl ? { status: 'done', next: record.resumeUrl } : await stepStatus(version, uid, record);
   }
 
   async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
     const record = await store.get<PromptRecord>(promptKey(version, uid));
     if (!found || !record) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (record.resumeUrl) {
+      await store.delete(promptKey(version, uid));
+      ctx.status = 303;
+      return ctx.redirect(record.resumeUrl);
+    }
     const state = await stepStatus(version, uid, record);
     if (state.status === 'failed' || state.status === 'expired') {
       await store.delete(promptKey(version, uid));
@@ -235,18 +288,14 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
-    const provider = d.providers[version];
-    const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: record.clientId });
-    grant.addOIDCScope(String(found.params.scope));
-    const grantId = await grant.save();
-    await store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token);
+    const grantId = await grantFor(version, record.clientId, String(found.params.scope), flow);
     await store.delete(promptKey(version, uid));
-    return finish(ctx, found, { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
+    return finish(ctx, found, walletResult(grantId));
   }
 
   const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;
   // not async: a request for another path passes on without a promise of its own
-  return function interactionRoutes(ctx, next) {
+  const middleware: Middleware = function interactionRoutes(ctx, next) {
     const m = pattern.exec(ctx.path);
     if (!m) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
@@ -259,4 +308,5 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     if (action === '/continue') return continueFlow(ctx, version, uid);
     return prompt(ctx, version, uid);
   };
+  return { middleware, walletStepDone };
 }

@@ -9,6 +9,8 @@ export interface IssueCredentialDeps {
   signer: SdJwtVcSigner;
   vctOf(credentialType: string): string;
   accessTokenLifetime: number;
+  /** after signing, before the offer shows done */
+  onIssued?: (offerId: string) => Promise<void>;
 }
 
 /**
@@ -44,6 +46,7 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       await deps.offers.releaseIssuance(offerId);
       throw err;
     }
+    await deps.onIssued?.(offerId);
     await deps.offers.done(offerId);
     return { credentials: [{ credential }] };
   };

@@ -32,6 +32,11 @@ export interface WalletIssuerOptions {
   /** D10, default 3 */
   pinAttempts: number;
   cookieKeys: string[];
+  /**
+   * Called once the credential is signed, before the offer shows `done`: the holder's prompt finishes the
+   * authorisation from here, so that the browser can go straight back to the provider.
+   */
+  onIssued?: (offerId: string) => Promise<void>;
 }
 
 export interface CreateOfferInput {
@@ -82,6 +87,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       signer: new SdJwtVcSigner(signingKey),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
+      onIssued: opts.onIssued,
     }),
   });
 

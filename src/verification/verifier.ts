@@ -28,6 +28,11 @@ export interface VerifierOptions {
   clockTolerance?: number;
   /** for remote key sets (tests may pass their own) */
   fetch?: typeof fetch;
+  /**
+   * Called with a verified presentation, before the request shows `done`: the holder's prompt finishes
+   * the authorisation from here, so that the browser can go straight back to the provider.
+   */
+  onVerified?: (requestId: string, result: VerificationResult) => Promise<void>;
 }
 
 export interface Verifier {
@@ -160,6 +165,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         { query, types: new Map(requested.map((t) => [t.name, t])), clientId, nonce: record.nonce },
         presentationContext(),
       );
+      await opts.onVerified?.(record.requestId, result);
       await requests.done(record.requestId, result);
       return answer(200, {});
     } catch (err) {

@@ -301,8 +301,11 @@ const PROMPT_SCRIPT = `
   var statusUrl = resolve(root.getAttribute('data-status-url'));
   var canPoll = !!statusUrl && statusUrl.origin === location.origin;
 
+  // where to go once the step is over: the provider's resume URL when the status names one (same origin
+  // only), else the continue step, which finishes the authorisation itself
+  var next = null;
   function go() {
-    var u = resolve(root.getAttribute('data-continue-url'));
+    var u = next || resolve(root.getAttribute('data-continue-url'));
     if (u && (u.protocol === 'https:' || u.protocol === 'http:')) location.assign(u.href);
   }
 
@@ -361,6 +364,8 @@ const PROMPT_SCRIPT = `
           : 'Wrong PIN. Please try again.');
         break;
       case 'done':
+        var resumeAt = resolve(s.next);
+        if (resumeAt && resumeAt.origin === location.origin) next = resumeAt;
         finish();
         setState('done', 'Done. Returning you to ' + clientName + '\\u2026');
         reveal();

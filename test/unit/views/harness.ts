@@ -26,7 +26,7 @@ export function newNonce(): string {
 }
 
 /** A status answer, or `drop` to destroy the connection (a network error for fetch). */
-export type StatusStep = { status: string; message?: string; attemptsLeft?: number } | 'drop';
+export type StatusStep = { status: string; message?: string; attemptsLeft?: number; next?: string } | 'drop';
 
 export interface PageRoute {
   /** Renders the page for a fresh nonce. */

@@ -101,6 +101,29 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     }
   }, 30_000);
 
+  it('goes to the resume URL the done status names (same origin), not to the continue step', async () => {
+    const url = prompt('resume', [{ status: 'pending' }, { status: 'done', next: `${harness.origin}/continue/resumed-at-provider` }]);
+    const { context, page, watch } = await open(url);
+    try {
+      await page.waitForURL(`${harness.origin}/continue/resumed-at-provider`, { timeout: 10_000 });
+      expect(await page.locator('#continued').textContent()).toBe('continued resumed-at-provider');
+      expect(watch.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+
+  it('ignores a resume URL on another origin and continues as usual', async () => {
+    const cross = harness.origin.replace('127.0.0.1', 'localhost');
+    const url = prompt('resume-cross', [{ status: 'done', next: `${cross}/continue/elsewhere` }]);
+    const { context, page } = await open(url);
+    try {
+      await page.waitForURL(`${harness.origin}/continue/resume-cross`, { timeout: 10_000 });
+    } finally {
+      await context.close();
+    }
+  }, 20_000);
+
   it('shows a failure as an error panel, then continues after about 3 s', async () => {
     const url = prompt('failed', [{ status: 'pending' }, { status: 'failed', message: 'Your wallet declined the credential.' }]);
     const { context, page, watch, status } = await open(url);
