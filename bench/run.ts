@@ -72,9 +72,9 @@ const PHASES: Record<Phase, { concurrency: number; warmupMs: number; durationMs:
       discovery: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 100_000 },
       par: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 10_000 },
       token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: 400 },
-      issuance_flow: { concurrency: 8, warmupMs: 1_000, durationMs: 4_000, maxOps: 50_000 },
-      verification_flow: { concurrency: 8, warmupMs: 1_000, durationMs: 4_000, maxOps: 50_000 },
-      wallet_steps: { concurrency: 8, warmupMs: 1_000, durationMs: 4_000, maxOps: 4_000 },
+      issuance_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
+      verification_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
+      wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
     };
 
 interface Measured {
@@ -487,7 +487,7 @@ async function profileRun(): Promise<void> {
   const dir = join(RESULTS, 'profiles');
   mkdirSync(dir, { recursive: true });
   const keyDir = await makeKeys();
-  const scenarios = (args.scenarios?.split(',') ?? ['par', 'issuance_flow']) as Scenario[];
+  const scenarios = (args.scenarios?.split(',') ?? ['par', 'issuance_flow']) as Phase[]; // wallet_steps: the baseline's only
   const store = (args.stores?.split(',')[0] ?? 'memory') as 'memory' | 'redis';
   const kinds = (args['profile-kind']?.split(',') ?? ['ours']) as ('ours' | 'baseline')[];
   for (const scenario of scenarios) {
