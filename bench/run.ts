@@ -71,7 +71,7 @@ const PHASES: Record<Phase, { concurrency: number; warmupMs: number; durationMs:
   : {
       discovery: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 100_000 },
       par: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 10_000 },
-      token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: 400 },
+      token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: 1_500 },
       issuance_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
       verification_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
       wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
@@ -398,7 +398,12 @@ async function mainRun(): Promise<void> {
             ? 'the baseline discovery request was not measured'
             : undefined;
       const walletRequests = ws && disc ? ws.cpu + disc.cpu : null;
-      const allowance = notEvaluated === undefined && walletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + walletRequests : null;
+      // minting the offer the wallet redeems (a Grant and a PreAuthorizedCode): bare oidc-provider's CPU per offer,
+      // measured around its minting in the prepare step of each wallet_steps round (ours mints on the prompt page)
+      const mints = wsRounds.map((d) => Number(d.prepared.mintCpuMsPerOffer)).filter((x) => Number.isFinite(x));
+      const offerMinting = mints.length ? median(mints) : 0;
+      const withoutMinting = notEvaluated === undefined && walletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + walletRequests : null;
+      const allowance = withoutMinting !== null ? withoutMinting + offerMinting : null;
       const pass = allowance !== null ? r.ours.cpu_ms_per_req <= allowance : null;
       targets.set(`${r.scenario}/${r.store}`, allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated');
       evaluations.push({
@@ -411,10 +416,13 @@ async function mainRun(): Promise<void> {
           walletStepsMs: ws ? ws.cpu : null,
           offerByReferenceMs: disc ? disc.cpu : null,
           walletRequestsMs: walletRequests !== null ? round(walletRequests, 3) : null,
+          offerMintingMs: round(offerMinting, 3),
           walletRequestsPricing:
             "measured: bare oidc-provider 9's OpenID4VCI issuer serving the wallet's requests (baseline phase wallet_steps, CPU per operation: credential issuer metadata, authorization server metadata, token with the pre-authorized code and tx_code, nonce, credential with an ES256 proof whose embedded JWK is imported and verified; the credential itself a fixed string, its signature priced apart) + one bare discovery request for the offer-by-reference GET (bare oidc-provider has no such endpoint)",
         },
         allowanceMs: allowance !== null ? round(allowance, 3) : null,
+        allowanceWithoutMintingMs: withoutMinting !== null ? round(withoutMinting, 3) : null,
+        metWithoutMinting: withoutMinting !== null ? r.ours.cpu_ms_per_req <= withoutMinting : null,
         ratioToBaseline: round(r.ours.cpu_ms_per_req / r.baseline.cpu_ms_per_req, 2),
         met: pass,
         ...(notEvaluated !== undefined ? { notEvaluated } : {}),
@@ -476,7 +484,7 @@ async function mainRun(): Promise<void> {
     if (e.allowanceMs === null) log(`${head}; allowance not evaluated: ${e.notEvaluated} (${previous})`);
     else
       log(
-        `${head}; allowance 1.5 x baseline + SD-JWT VC ${x.sdJwtVcSignatureMs} + wallet's requests ${x.walletRequestsMs} (bare wallet_steps ${x.walletStepsMs} + offer GET at discovery ${x.offerByReferenceMs}) = ${e.allowanceMs} ms: ${e.met ? 'met' : 'MISSED'} (${previous})`,
+        `${head}; allowance 1.5 x baseline + SD-JWT VC ${x.sdJwtVcSignatureMs} + wallet's requests ${x.walletRequestsMs} (bare wallet_steps ${x.walletStepsMs} + offer GET at discovery ${x.offerByReferenceMs}) + minting the offer ${x.offerMintingMs} = ${e.allowanceMs} ms: ${e.met ? 'met' : 'MISSED'} (without minting ${e.allowanceWithoutMintingMs} ms: ${e.metWithoutMinting ? 'met' : 'MISSED'}; ${previous})`,
       );
   }
   log(`\nwrote ${join('bench', 'results', 'latest.json')} and ${join('bench', 'results', 'latest-details.json')} (${Math.round((Date.now() - started) / 1000)} s)`);

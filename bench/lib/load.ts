@@ -234,18 +234,22 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
       // offers by value, minted on the bare issuer before the warm-up (the server's CPU is sampled later)
       const t0 = performance.now();
       const offers: CredentialOffer[] = [];
+      let mintCpuUs = 0;
       const batches = Math.ceil(spec.maxOps / MINT_BATCH);
       for (let b = 0; b < batches; b++) {
         const n = Math.min(MINT_BATCH, spec.maxOps - offers.length);
-        const minted = json(await client.request('POST', `/bench/offers?n=${n}`, { headers: { accept: 'application/json' }, timeoutMs: 120_000 }), 200, 'minting offers').offers as CredentialOffer[];
+        const answer = json(await client.request('POST', `/bench/offers?n=${n}`, { headers: { accept: 'application/json' }, timeoutMs: 120_000 }), 200, 'minting offers');
+        const minted = answer.offers as CredentialOffer[];
         if (minted.length !== n) throw new Error(`minting offers: asked for ${n}, got ${minted.length}`);
         offers.push(...minted);
+        mintCpuUs += Number(answer.cpuUs);
       }
       // one holder key per virtual user, as issuance_flow
       const holders: HolderKey[] = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
       return {
         maxOps: offers.length,
-        info: { offersMinted: offers.length, mintMs: Math.round(performance.now() - t0) },
+        // the server's CPU per offer minted (measured in the server around the minting itself)
+        info: { offersMinted: offers.length, mintMs: Math.round(performance.now() - t0), mintCpuMsPerOffer: mintCpuUs / 1000 / offers.length },
         op: async (vu, i) => {
           // bare oidc-provider serves the metadata under its mount path and needs the wallet client's id at the token endpoint
           await walletRedeem(client, offers[i], holders[vu], { metadata: 'appended', clientId: 'wallet' });
