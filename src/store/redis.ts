@@ -143,13 +143,15 @@ export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): 
     socketTimeout: 5_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     lazyConnect: true,
+    // commands issued in the same tick (concurrent requests) go out in one write and come back in one read
+    enableAutoPipelining: true,
     ...(s.password ? { password: s.password } : {}),
     ...(s.username ? { username: s.username } : {}),
     ...(s.tls ? { tls: s.tls === true ? {} : (s.tls as RedisOptions['tls']) } : {}),
   };
   let client: Redis | Cluster;
   if (s.cluster?.length) {
-    client = new Cluster(s.cluster, { redisOptions: common, enableOfflineQueue: false, clusterRetryStrategy: (times) => Math.min(times * 200, 2_000) });
+    client = new Cluster(s.cluster, { redisOptions: common, enableOfflineQueue: false, enableAutoPipelining: true, clusterRetryStrategy: (times) => Math.min(times * 200, 2_000) });
   } else if (s.sentinels?.length) {
     client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
   } else {
