@@ -6,8 +6,8 @@
  *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
  *
  * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
- * token and credential requests, the browser's continue, and the relying party's token exchange =
- * "completed". The flows run one after the other, so every Redis command in a phase belongs to it.
+ * token and credential requests, the page's last status poll and its return to the provider, and the
+ * relying party's token exchange = "completed". The flows run one after the other, so every Redis command in a phase belongs to it.
  *
  * Measured:
  *  - commands: `INFO commandstats` deltas, total calls, minus the bench's own INFO/SCAN/MEMORY calls;
@@ -140,8 +140,11 @@ async function pendingFlow(): Promise<Pending> {
 async function completeFlow(p: Pending): Promise<void> {
   const wallet = await newWallet();
   await wallet.receive(p.offer, { pin: PIN });
-  const done = await p.browser.follow(`${p.interactionUrl}/continue`);
-  if (done.html !== undefined) throw new Error(`continue: ${done.res?.status} at ${done.final}`);
+  // as the page does: its status poll answers done with the provider's resume URL, and it goes there
+  const status = (await (await p.browser.get(`${p.interactionUrl}/status`)).json()) as { status: string; next?: string };
+  if (status.status !== 'done' || !status.next) throw new Error(`status after the wallet: ${JSON.stringify(status)}`);
+  const done = await p.browser.follow(status.next);
+  if (done.html !== undefined) throw new Error(`resume: ${done.res?.status} at ${done.final}`);
   const code = new URL(done.final).searchParams.get('code');
   const token = await postForm(`${svc.url}/v2.0/oidc/token`, {
     grant_type: 'authorization_code',
