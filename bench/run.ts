@@ -21,6 +21,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { loadKeys } from '../src/keys/keys.js';
+import { ACCESS_TOKEN_LIFETIME } from '../src/issuance/walletIssuer.js';
+import { STATUS_GRACE_SECONDS } from '../src/issuance/offers.js';
 import { keyFiles, LIFETIMES, SOAK_LIFETIMES, type ServerSpec } from './lib/config.js';
 import { cryptoRates, freePort, startLoad, startServer, type ServerHandle } from './lib/children.js';
 import type { LoadSpec, Phase, PhaseResult, Scenario } from './lib/load.js';
@@ -648,8 +650,15 @@ async function soakRun(): Promise<void> {
   mkdirSync(RESULTS, { recursive: true });
   const total = Number(args['soak-requests'] ?? process.env.BENCH_SOAK_REQUESTS ?? 100_000);
   // every record the flows leave expires within this: the wallet provider keeps grants and access tokens
-  // for offer + 300 s (src/issuance/walletIssuer.ts ACCESS_TOKEN_LIFETIME), offer status 120 s after the offer
-  const maxTtl = Math.max(SOAK_LIFETIMES.offer + 300, SOAK_LIFETIMES.interaction, SOAK_LIFETIMES.code + SOAK_LIFETIMES.token, 30 + SOAK_LIFETIMES.offer + 120);
+  // for offer + ACCESS_TOKEN_LIFETIME; a redeemed offer's status lives while its access token can be used,
+  // plus STATUS_GRACE_SECONDS (src/issuance/offers.ts)
+  const maxTtl = Math.max(
+    SOAK_LIFETIMES.offer + ACCESS_TOKEN_LIFETIME,
+    ACCESS_TOKEN_LIFETIME + STATUS_GRACE_SECONDS,
+    SOAK_LIFETIMES.interaction,
+    SOAK_LIFETIMES.code + SOAK_LIFETIMES.token,
+    30 + SOAK_LIFETIMES.offer + STATUS_GRACE_SECONDS,
+  );
   const wait = Number(args['soak-wait'] ?? process.env.BENCH_SOAK_WAIT ?? maxTtl + 15);
   const keyDir = await makeKeys();
   const server = await startServer(await serverSpec('ours', 'memory', keyDir, SOAK_LIFETIMES), { nodeFlags: ['--expose-gc'] });
