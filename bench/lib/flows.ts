@@ -8,6 +8,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
 import { ATTRIBUTES, CLIENT, ISSUE_SCOPE, PIN, VERIFY_SCOPE } from './config.js';
 
@@ -216,17 +217,8 @@ export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint:
   return { code, verifier, credential, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 
-/** A credential in the bench wallet, shaped as src/wallet's StoredCredential. */
-export interface HeldCredential {
-  id: string;
-  format: 'dc+sd-jwt';
-  credential: string;
-  issuer: string;
-  vct: string;
-  receivedAt: string;
-  holderKey: JWK;
-  claims: Record<string, unknown>;
-}
+/** A credential in the bench wallet: the dev wallet's own record of one (src/wallet). */
+export type HeldCredential = StoredCredential;
 
 export function held(credential: string, holder: HolderKey): HeldCredential {
   const payload = JSON.parse(Buffer.from(credential.split('~')[0].split('.')[1], 'base64url').toString('utf8')) as { iss: string; vct: string };
