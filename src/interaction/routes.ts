@@ -90,6 +90,18 @@ function walletQrSvg(uri: string): Promise<string> {
   return QRCode.toString([{ data: Buffer.from(uri, 'utf8'), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M', maskPattern: 0 });
 }
 
+/** The ID token's sub and claims (D2): known since the offer for issuance, from the presentation for verification. */
+function flowFrom(record: PromptRecord, verified: VerificationResult | undefined): FlowClaims | undefined {
+  if (record.flow) return { ...record.flow, tokenExtras: record.tokenExtras };
+  return verified && { sub: verified.holderKeyThumbprint, claims: verified.claims, tokenExtras: record.tokenExtras };
+}
+
+/** The interaction's result, kept for the rest of the interaction's lifetime (as oidc-provider's interactionResult keeps it). */
+function saveResult(interaction: Interaction, result: Record<string, unknown>): Promise<unknown> {
+  interaction.result = result;
+  return interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+}
+
 /** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
 function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[] } {
   const scopes = scope.split(' ').filter((s) => s && s !== 'openid');
@@ -121,8 +133,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
    * `details` has already loaded: it would read the cookie and the interaction a second time.
    */
   async function finish(ctx: Context, interaction: Interaction, result: Record<string, unknown>): Promise<void> {
-    interaction.result = result;
-    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+    await saveResult(interaction, result);
     ctx.status = 303;
     ctx.redirect(interaction.returnTo);
   }
@@ -176,9 +187,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
 
   /** The ID token's sub and claims once the wallet step is done (D2). */
   async function flowOf(version: Version, uid: string, record: PromptRecord): Promise<FlowClaims | undefined> {
-    if (record.flow) return { ...record.flow, tokenExtras: record.tokenExtras };
-    const result = await d.verifier.result(stepId(version, uid));
-    return result && { sub: result.holderKeyThumbprint, claims: result.claims, tokenExtras: record.tokenExtras };
+    return flowFrom(record, record.flow ? undefined : await d.verifier.result(stepId(version, uid)));
   }
 
   /** The holder's consent to the client (the wallet step is it) and the ID token's claims for the token endpoint (D2). */
@@ -200,14 +209,11 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     try {
       const record = await store.get<PromptRecord>(promptKey(version, uid));
       if (!record || record.resumeUrl) return;
-      const flow: FlowClaims | undefined = record.flow
-        ? { ...record.flow, tokenExtras: record.tokenExtras }
-        : verified && { sub: verified.holderKeyThumbprint, claims: verified.claims, tokenExtras: record.tokenExtras };
+      const flow = flowFrom(record, verified);
       const interaction = flow && (await d.providers[version].Interaction.find(uid));
       if (!flow || !interaction || interaction.result) return;
       const grantId = await grantFor(version, record.clientId, String(interaction.params.scope), flow);
-      interaction.result = walletResult(grantId);
-      await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+      await saveResult(interaction, walletResult(grantId));
       // what the page and the continue step need from here on: no attribute values
       const { flow: _claims, tokenExtras: _extras, ...rest } = record;
       await store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));

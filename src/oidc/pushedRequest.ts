@@ -1,7 +1,8 @@
 import type Provider from 'oidc-provider';
 import { UnsecuredJWT } from 'jose';
+import { INTERNAL_PARAMS } from './requestChecks.js';
 
-export const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
+const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
 
 /**
  * The authorization parameters the edge checks in full at PAR (spec: PAR form fields; client_secret is
@@ -17,8 +18,7 @@ const EDGE_CHECKED = new Set([
   'response_mode',
   'code_challenge',
   'code_challenge_method',
-  'vc_hint',
-  'vc_site',
+  ...INTERNAL_PARAMS,
 ]);
 const AUTHENTICATION = 'client_secret';
 
