@@ -1,10 +1,11 @@
 import type { Store } from './types.js';
+import { jsonCopy } from './jsonCopy.js';
 
-interface Entry {
-  /** JSON text, as a remote store keeps it: every read is a fresh copy, and copying is cheap */
-  value: string | number | string[];
-  expiresAt: number;
-}
+type Entry =
+  /** a value as JSON would carry it (jsonCopy), owned by the store: every read is a fresh copy, as from a remote store */
+  | { kind: 'value'; value: unknown; expiresAt: number }
+  | { kind: 'counter'; value: number; expiresAt: number }
+  | { kind: 'set'; value: string[]; expiresAt: number };
 
 /**
  * The embedded store for one process (D14): a demo default, state is lost on restart. Expired entries
@@ -41,12 +42,12 @@ export class MemoryStore implements Store {
   }
 
   #put(key: string, value: unknown, ttlSeconds: number): void {
-    // values are kept as JSON text so callers never share mutable state with the store, as with Redis
-    this.#entries.set(key, { value: JSON.stringify(value), expiresAt: Date.now() + ttlSeconds * 1000 });
+    // values are kept as a copy with JSON's semantics so callers never share mutable state with the store, as with Redis
+    this.#entries.set(key, { kind: 'value', value: jsonCopy(value), expiresAt: Date.now() + ttlSeconds * 1000 });
   }
 
   static #read<T>(entry: Entry): T {
-    return (typeof entry.value === 'string' ? JSON.parse(entry.value) : entry.value) as T;
+    return (entry.kind === 'counter' ? entry.value : jsonCopy(entry.value)) as T;
   }
 
   async get<T>(key: string): Promise<T | undefined> {
@@ -73,10 +74,10 @@ export class MemoryStore implements Store {
 
   async markConsumed(key: string, at: number): Promise<boolean> {
     const entry = this.#live(key);
-    if (!entry || typeof entry.value !== 'string') return false;
-    const payload = JSON.parse(entry.value) as unknown;
+    if (entry?.kind !== 'value') return false;
+    const payload = entry.value;
     if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || 'consumed' in payload) return false;
-    entry.value = JSON.stringify({ ...payload, consumed: at });
+    (payload as Record<string, unknown>).consumed = at; // in place: the store owns this copy, no caller holds it
     return true;
   }
 
@@ -86,27 +87,27 @@ export class MemoryStore implements Store {
 
   async incr(key: string, ttlSeconds: number): Promise<number> {
     const entry = this.#live(key);
-    const next = (typeof entry?.value === 'number' ? entry.value : 0) + 1;
-    if (entry) entry.value = next;
-    else this.#entries.set(key, { value: next, expiresAt: Date.now() + ttlSeconds * 1000 });
+    const next = (entry?.kind === 'counter' ? entry.value : 0) + 1;
+    if (entry) this.#entries.set(key, { kind: 'counter', value: next, expiresAt: entry.expiresAt });
+    else this.#entries.set(key, { kind: 'counter', value: next, expiresAt: Date.now() + ttlSeconds * 1000 });
     return next;
   }
 
   async addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {
     const entry = this.#live(key);
     const expiresAt = Date.now() + ttlSeconds * 1000;
-    if (!entry) {
-      this.#entries.set(key, { value: [member], expiresAt });
+    if (entry?.kind !== 'set') {
+      this.#entries.set(key, { kind: 'set', value: [member], expiresAt: entry ? Math.max(entry.expiresAt, expiresAt) : expiresAt });
       return;
     }
-    const set = entry.value as string[];
+    const set = entry.value;
     if (!set.includes(member)) set.push(member);
     entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
   }
 
   async members(key: string): Promise<string[]> {
     const entry = this.#live(key);
-    return entry ? [...(entry.value as string[])] : [];
+    return entry?.kind === 'set' ? [...entry.value] : [];
   }
 
   async ping(): Promise<void> {}

@@ -21,6 +21,16 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect(await store.get('nothing-here')).toBeUndefined();
   });
 
+  it('reads back what JSON would carry, as Redis does: dates as text, undefined left out, NaN as null, __proto__ an own member', async () => {
+    const value = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    Object.assign(value, { at: new Date(0), gone: undefined, nan: Number.NaN, list: [undefined, () => 1, -0], nested: { n: Number.POSITIVE_INFINITY } });
+    await store.set('json-like', value, 60);
+    const got = await store.get<Record<string, unknown>>('json-like');
+    expect(got).toStrictEqual(JSON.parse(JSON.stringify(value)));
+    expect(Object.keys(got!)).toEqual(['__proto__', 'at', 'nan', 'list', 'nested']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('forgets a value once its TTL has passed', async () => {
     await store.set('short', 1, 1);
     expect(await store.get('short')).toBe(1);
