@@ -7,7 +7,7 @@ import type { Store } from '../store/types.js';
 import { ProtocolError, invalidRequest } from '../rules/errors.js';
 import { authenticateClient } from '../rules/clientAuth.js';
 import { checkRedirectUri } from '../rules/authorizationParams.js';
-import { readForm, readQuery, sendError, redirectError, noStore, forwardForm } from './http.js';
+import { readForm, readFormWithBody, readQuery, sendError, redirectError, noStore, forwardForm, forwardBody } from './http.js';
 import { checkAuthorizationRequest, INTERNAL_PARAMS, type HintRecord, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
@@ -138,9 +138,12 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   }
 
   async function token(ctx: Context): Promise<void> {
-    const params = stripInternal(await readForm(ctx, TOKEN_FORM_LIMIT));
-    const client = authenticateClient(params, d.clients);
-    forwardForm(ctx, params);
+    const form = await readFormWithBody(ctx, TOKEN_FORM_LIMIT);
+    const client = authenticateClient(form.params, d.clients);
+    // the provider reads the client's bytes unless the edge changed something: an empty value dropped
+    // (RFC 6749 §3.1) or an internal parameter taken out
+    if (form.exact && !INTERNAL_PARAMS.some((name) => name in form.params)) forwardBody(ctx, form.body);
+    else forwardForm(ctx, stripInternal(form.params));
     await toProvider(ctx, notFound);
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });

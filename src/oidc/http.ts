@@ -5,11 +5,19 @@ import { BodyError, readFormBody, replayBody } from '../http/formBody.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
+/** A form body as read: its parameters, and the bytes the client sent. */
+export interface ReadForm {
+  params: Record<string, string>;
+  body: Buffer;
+  /** the parameters are exactly the body's: no empty value was dropped (so the body can be handed on as it is) */
+  exact: boolean;
+}
+
 /**
  * Reads an `application/x-www-form-urlencoded` body (spec: Endpoints, "All request bodies are ...")
  * within `limit` bytes, refusing other content types and repeated parameters (RFC 6749 §3.1).
  */
-export async function readForm(ctx: Context, limit: number): Promise<Record<string, string>> {
+export async function readFormWithBody(ctx: Context, limit: number): Promise<ReadForm> {
   if (!ctx.is(FORM)) {
     throw invalidRequest(`request body must be ${FORM}${ctx.get('content-type') ? `, not ${ctx.get('content-type').split(';')[0]}` : ''}`);
   }
@@ -20,12 +28,23 @@ export async function readForm(ctx: Context, limit: number): Promise<Record<stri
     if (err instanceof BodyError) throw invalidRequest(err.message);
     throw err;
   }
-  return singleValued(new URLSearchParams(body.toString('utf8')));
+  const entries = [...new URLSearchParams(body.toString('utf8'))];
+  const params = singleValued(entries);
+  return { params, body, exact: Object.keys(params).length === entries.length };
+}
+
+export async function readForm(ctx: Context, limit: number): Promise<Record<string, string>> {
+  return (await readFormWithBody(ctx, limit)).params;
 }
 
 /** Hands oidc-provider the parameters the edge decided on, as a form body it reads itself. */
 export function forwardForm(ctx: Context, params: Record<string, string>): void {
   replayBody(ctx, Buffer.from(new URLSearchParams(params).toString()));
+}
+
+/** Hands oidc-provider the client's own body, unchanged (the edge read it, so the stream is spent). */
+export function forwardBody(ctx: Context, body: Buffer): void {
+  replayBody(ctx, body);
 }
 
 export function readQuery(ctx: Context): Record<string, string> {
