@@ -4,6 +4,7 @@
  * no persistence, killed at the end) with one service instance.
  *
  *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
+ *   npx tsx bench/redis-footprint.ts --trace            one flow: every HTTP request with the store operations it caused
  *
  * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
  * token and credential requests, the page's last status poll and its return to the provider, and the
@@ -28,7 +29,7 @@ import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
 import { newWallet } from '../test/helpers/flows.js';
 import { createRedisStore } from '../src/store/redis.js';
 
-const { values } = parseArgs({ options: { flows: { type: 'string', default: '20' } } });
+const { values } = parseArgs({ options: { flows: { type: 'string', default: '20' }, trace: { type: 'boolean', default: false } } });
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -40,7 +41,38 @@ const redis = await startRedis();
 const admin = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
 await admin.connect();
 const spec = { url: redis.url, keyPrefix: PREFIX };
-const svc = await startTestService({ store: spec }, { store: await createRedisStore(spec) });
+const store = await createRedisStore(spec);
+const svc = await startTestService({ store: spec }, { store });
+
+/**
+ * --trace: the store's operations, each under the HTTP request that caused it. The flow's requests go
+ * one after the other (fetch is awaited), so every operation between two requests belongs to the first.
+ */
+const trace: { request: string; ops: string[] }[] = [];
+let tracing = false;
+if (values.trace) {
+  const family = (key: string) =>
+    key
+      .replace(/urn:ietf:params:oauth:request_uri:[^:]+/, 'urn:…:request_uri:*')
+      .replace(/\{[^}]*\}/g, '{*}')
+      .split(':')
+      .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
+      .join(':');
+  const target = store as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ['get', 'set', 'setIfAbsent', 'consume', 'markConsumed', 'delete', 'incr', 'addToSet', 'members']) {
+    const original = target[method].bind(store);
+    target[method] = (...args: unknown[]) => {
+      if (tracing) trace.at(-1)?.ops.push(`${method} ${args.filter((a) => typeof a === 'string').slice(0, method === 'delete' ? 9 : 1).map((k) => family(k as string)).join(' ')}`);
+      return original(...args);
+    };
+  }
+  const fetch = globalThis.fetch;
+  globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (tracing) trace.push({ request: `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${family(url.pathname)}`, ops: [] });
+    return fetch(input, init);
+  };
+}
 
 /** Commands run inside the store's Lua scripts only (see the header). */
 const INSIDE_LUA = new Set(['incr', 'expire', 'sadd', 'ttl']);
@@ -155,6 +187,27 @@ async function completeFlow(p: Pending): Promise<void> {
     code_verifier: p.verifier,
   });
   if (token.status !== 200) throw new Error(`token exchange: ${token.status} ${JSON.stringify(token.body)}`);
+}
+
+if (values.trace) {
+  try {
+    await completeFlow(await pendingFlow()); // warm-up
+    tracing = true;
+    await completeFlow(await pendingFlow());
+    tracing = false;
+    let total = 0;
+    for (const t of trace) {
+      total += t.ops.length;
+      console.log(`${t.request}  (${t.ops.length})`);
+      for (const op of t.ops) console.log(`    ${op}`);
+    }
+    console.log(`\n${trace.length} HTTP requests, ${total} store operations (a Lua script or one command each)`);
+  } finally {
+    admin.disconnect();
+    await svc.stop();
+    await redis.destroy();
+  }
+  process.exit(0);
 }
 
 try {

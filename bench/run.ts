@@ -7,7 +7,7 @@
  *   npm run bench -- --soak            100,000 requests on the memory store: RSS/heap and store size
  *   npm run bench -- --profile         node --cpu-prof on our server during par and issuance_flow
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)
- *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline
+ *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
  *            --soak-requests N --soak-wait S
  *
  * Every server and the load generator run in their own processes (bench/lib/children.ts); see
@@ -44,8 +44,14 @@ const { values: args } = parseArgs({
     'profile-kind': { type: 'string' },
     steps: { type: 'boolean', default: false },
     rounds: { type: 'string' },
+    concurrency: { type: 'string' },
+    'profile-interval': { type: 'string' },
   },
 });
+/** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
+const CONCURRENCY = args.concurrency ? Math.max(1, Number(args.concurrency) || 1) : undefined;
+/** --profile-interval µs: the CPU profile's sampling interval (V8's default 1000 µs; --steps uses 100) */
+const PROFILE_INTERVAL = `--cpu-prof-interval=${Math.max(50, Number(args['profile-interval'] ?? 1000) || 1000)}`;
 const QUICK = args.quick || process.env.BENCH_QUICK === '1';
 const SOAK = args.soak || process.env.BENCH_SOAK === '1';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -102,6 +108,8 @@ interface PhaseDetail {
   prepared: Record<string, unknown>;
   result: PhaseResult;
   serverCpuMs: number;
+  /** of serverCpuMsPerOp, the main (JavaScript) thread's share; the rest ran on libuv's pool (WebCrypto) and V8's helper threads (GC) */
+  mainThreadCpuMsPerOp: number | null;
   serverCpuMsPerOp: number;
   serverCpuMsPerHttpRequest: number;
   /** server CPU / wall time: 1.0 = one core busy */
@@ -164,7 +172,7 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       scenario,
       kind: server.spec.kind,
       url: server.url,
-      concurrency: cfg.concurrency,
+      concurrency: CONCURRENCY ?? cfg.concurrency,
       warmupMs: cfg.warmupMs,
       durationMs: cfg.durationMs,
       maxOps: cfg.maxOps,
@@ -190,6 +198,7 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       serverCpuMs,
       serverCpuMsPerOp: serverCpuMs / ops,
       serverCpuMsPerHttpRequest: serverCpuMs / Math.max(1, result.httpRequests),
+      mainThreadCpuMsPerOp: before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3) : null,
       serverCores: serverCpuMs / result.elapsedMs,
       loadCores: result.loadCpuMs / result.elapsedMs,
       otherCores: busy0 !== undefined && busy1 !== undefined ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs) : null,
@@ -200,7 +209,7 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
     };
     const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
     log(
-      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
+      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
     );
     return detail;
   } finally {
@@ -506,7 +515,7 @@ async function profileRun(): Promise<void> {
       const sub = join(dir, `${kind}-${scenario}-${store}`);
       rmSync(sub, { recursive: true, force: true });
       mkdirSync(sub, { recursive: true });
-      const server = await startServer(await serverSpec(kind, store, keyDir), { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${sub}`] });
+      const server = await startServer(await serverSpec(kind, store, keyDir), { nodeFlags: ['--cpu-prof', PROFILE_INTERVAL, `--cpu-prof-dir=${sub}`] });
       let measured: PhaseDetail | undefined;
       try {
         measured = await phase(server, scenario);

@@ -5,6 +5,7 @@
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import type { KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 const require = createRequire(import.meta.url);
 
@@ -66,6 +67,19 @@ export interface Snapshot {
   at: number;
   /** monotonic clock, µs (the clock V8 stamps --cpu-prof samples with), to cut a profile to the measured phase */
   monoUs: number;
+  /** CPU ms of the main (JavaScript) thread, from /proc (10 ms ticks); the rest of `cpu` is libuv's pool (WebCrypto) and V8's helpers (GC, compiler) */
+  mainThreadCpuMs?: number;
+}
+
+/** The main thread's CPU time so far, in ms (Linux: /proc/self/task/<pid>/stat, utime + stime), or undefined elsewhere. */
+function mainThreadCpuMs(): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // after "pid (comm) ": field 3 onwards
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100 on Linux)
+  } catch {
+    return undefined;
+  }
 }
 
 export type ParentMessage = { id: number; type: 'snapshot' | 'gc' | 'stop' };
@@ -76,7 +90,7 @@ export function serveIpc(opts: { stop: () => Promise<void>; storeSize?: () => nu
     const reply = (body: Record<string, unknown>) => process.send?.({ id: msg.id, ...body });
     switch (msg.type) {
       case 'snapshot': {
-        const snap: Snapshot = { cpu: process.cpuUsage(), mem: process.memoryUsage(), signs: { ...signCounts }, storeSize: opts.storeSize?.(), at: Date.now(), monoUs: Number(process.hrtime.bigint() / 1000n) };
+        const snap: Snapshot = { cpu: process.cpuUsage(), mem: process.memoryUsage(), signs: { ...signCounts }, storeSize: opts.storeSize?.(), at: Date.now(), monoUs: Number(process.hrtime.bigint() / 1000n), mainThreadCpuMs: mainThreadCpuMs() };
         reply({ snapshot: snap });
         break;
       }
