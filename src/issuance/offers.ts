@@ -48,12 +48,18 @@ export class OfferBook {
     return this.store.get<OfferRecord>(offerKey(offerId));
   }
 
+  /** The offer and the wrong PINs counted against it, in one round trip (one hash slot). */
+  async findWithWrongPins(offerId: string): Promise<{ offer?: OfferRecord; wrongPins: number }> {
+    const [offer, wrongPins] = (await this.store.getMany([offerKey(offerId), pinAttemptsKey(offerId)])) as [OfferRecord | undefined, number | undefined];
+    return { offer, wrongPins: wrongPins ?? 0 };
+  }
+
   async status(offerId: string): Promise<OfferStatus> {
-    const outcome = await this.store.get<OfferStatus>(outcomeKey(offerId));
-    if (outcome) return outcome;
-    const status = await this.store.get<OfferStatus>(statusKey(offerId));
-    if (!(await this.find(offerId))) return { status: 'expired', message: 'This offer has expired.' };
-    return status ?? { status: 'pending' };
+    // one round trip: the three keys share the offer's hash tag
+    const [outcome, status, offer] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId), offerKey(offerId)])) as (OfferStatus | OfferRecord | undefined)[];
+    if (outcome) return outcome as OfferStatus;
+    if (!offer) return { status: 'expired', message: 'This offer has expired.' };
+    return (status as OfferStatus | undefined) ?? { status: 'pending' };
   }
 
   async pinRetry(offerId: string, attemptsLeft: number): Promise<void> {

@@ -39,8 +39,9 @@ export class PinAttempts {
     readonly limit: number,
   ) {}
 
-  async exhausted(offerId: string): Promise<boolean> {
-    return ((await this.store.get<number>(pinAttemptsKey(offerId))) ?? 0) >= this.limit;
+  /** No attempt is left after `wrongSoFar` wrong PINs (OfferBook.findWithWrongPins reads the count with the offer). */
+  exhausted(wrongSoFar: number): boolean {
+    return wrongSoFar >= this.limit;
   }
 
   async wrong(offerId: string, ttl: number): Promise<WrongPinOutcome> {

@@ -56,10 +56,10 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
 
     const code = params['pre-authorized_code'];
     const stored = typeof code === 'string' && code ? await deps.findPreAuthorizedCode(code) : undefined;
-    const offer = stored ? await deps.offers.find(stored.offerId) : undefined;
+    const { offer, wrongPins } = stored ? await deps.offers.findWithWrongPins(stored.offerId) : { offer: undefined, wrongPins: 0 };
     if (!stored || !offer) return next(); // the provider answers: not found, duplicated parameter, ...
 
-    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, stored, params.tx_code) : 'pass';
+    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, stored, params.tx_code, wrongPins) : 'pass';
     if (verdict === 'answered') return;
 
     await next();
@@ -78,13 +78,15 @@ async function checkPin(
   offer: OfferRecord,
   stored: StoredPreAuthorizedCode,
   txCode: ParsedUrlQuery[string],
+  /** wrong PINs counted when the offer was read */
+  wrongPins: number,
 ): Promise<PinVerdict> {
   // missing or duplicated tx_code: the provider answers invalid_request before consuming anything
   if (typeof txCode !== 'string' || !txCode) return 'pass';
   // expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
   if (!stored.usable || stored.txCode === undefined) return 'pass';
 
-  if (await deps.pins.exhausted(offer.offerId)) {
+  if (deps.pins.exhausted(wrongPins)) {
     answer(ctx, 'invalid_grant', revokedDescription);
     return 'answered';
   }

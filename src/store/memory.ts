@@ -55,6 +55,13 @@ export class MemoryStore implements Store {
     return entry ? MemoryStore.#read<T>(entry) : undefined;
   }
 
+  async getMany(keys: readonly string[]): Promise<unknown[]> {
+    return keys.map((key) => {
+      const entry = this.#live(key);
+      return entry ? MemoryStore.#read(entry) : undefined;
+    });
+  }
+
   async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
     this.#put(key, value, ttlSeconds);
   }

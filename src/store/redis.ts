@@ -19,6 +19,14 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** A key's Redis Cluster hash tag: the text between its first `{` and the next `}`, when not empty. */
+export function hashTag(key: string): string | undefined {
+  const open = key.indexOf('{');
+  if (open === -1) return undefined;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
 /** INCR that sets the TTL when it creates the counter, in one step. */
 const INCR_WITH_TTL = `local v = redis.call('INCR', KEYS[1])
 if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -44,8 +52,8 @@ redis.call('SET', KEYS[1], v, 'KEEPTTL')
 return 1`;
 
 /**
- * Every key is one hash slot on its own and every operation touches one key, so the store works the
- * same on a single Redis, behind Sentinel, and on a Cluster (D14). Single-use operations are single
+ * Every operation touches one key, or (getMany) keys sharing one hash tag, so one slot, so the store
+ * works the same on a single Redis, behind Sentinel, and on a Cluster (D14). Single-use operations are single
  * commands (GETDEL, SET NX) or scripts, never read-then-write.
  */
 export class RedisStore implements Store {
@@ -76,6 +84,15 @@ export class RedisStore implements Store {
   async get<T>(key: string): Promise<T | undefined> {
     const raw = await this.#run(() => this.client.get(this.#key(key)));
     return raw === null ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async getMany(keys: readonly string[]): Promise<unknown[]> {
+    const full = keys.map((k) => this.#key(k));
+    const tag = full.length > 1 ? hashTag(full[0]) : undefined;
+    // one MGET when every key is in the first one's slot (same hash tag), as a Cluster requires
+    if (tag === undefined || full.some((k) => hashTag(k) !== tag)) return Promise.all(keys.map((k) => this.get(k)));
+    const raws = await this.#run(() => this.client.mget(...full));
+    return raws.map((raw) => (raw === null ? undefined : (JSON.parse(raw) as unknown)));
   }
 
   async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {

@@ -6,6 +6,11 @@
 export interface Store {
   readonly kind: 'memory' | 'redis';
   get<T = unknown>(key: string): Promise<T | undefined>;
+  /**
+   * Several keys in one round trip (Redis MGET), answered in order. Keys that share a hash tag (`{id}`)
+   * are one Redis Cluster slot and are read together; other keys are read one by one.
+   */
+  getMany(keys: readonly string[]): Promise<unknown[]>;
   set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /** Writes only when the key does not exist; true when this call wrote it. */
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean>;

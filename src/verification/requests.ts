@@ -88,9 +88,10 @@ export class VerificationRequests {
   }
 
   async status(requestId: string): Promise<RequestStatus> {
-    const status = await this.store.get<RequestStatus>(statusKey(requestId));
+    // one round trip: both keys share the request's hash tag
+    const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [RequestStatus | undefined, VerificationRecord | undefined];
     if (status?.status === 'done' || status?.status === 'failed') return status;
-    if (!status || !(await this.find(requestId))) return { status: 'expired', message: 'This request has expired.' };
+    if (!status || !request) return { status: 'expired', message: 'This request has expired.' };
     return status;
   }
 

@@ -79,6 +79,17 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     expect(perNode.filter((k) => k.length > 0).length, JSON.stringify(perNode.map((k) => k.length))).toBeGreaterThanOrEqual(2);
   });
 
+  it('getMany reads keys of one hash tag in one MGET (one slot) and keys of different slots one by one', async () => {
+    const store = svc!.service.store;
+    // tags spread over the three masters: each read stays in its slot
+    for (const tag of ['a', 'b', 'c', 'offer-1', 'offer-2']) {
+      await store.set(`gm:{${tag}}:x`, { tag }, 60);
+      await store.incr(`gm:{${tag}}:n`, 60);
+      expect(await store.getMany([`gm:{${tag}}:x`, `gm:{${tag}}:n`, `gm:{${tag}}:none`])).toEqual([{ tag }, 1, undefined]);
+    }
+    expect(await store.getMany(['gm:{a}:x', 'gm:{b}:x', 'gm:{c}:x', 'gm:untagged'])).toEqual([{ tag: 'a' }, { tag: 'b' }, { tag: 'c' }, undefined]);
+  });
+
   it('D16: 50 concurrent redemptions of one authorization code: exactly one succeeds, the rest invalid_grant', async () => {
     const { verifier, authorizeUrl } = await par();
     const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet: await newWallet(), pin: PIN });

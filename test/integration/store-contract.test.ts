@@ -31,6 +31,15 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('getMany: keys of one hash tag in one read, others one by one, in order, undefined where missing', async () => {
+    await store.set('many:{t1}:a', { a: 1 }, 60);
+    await store.incr('many:{t1}:n', 60);
+    await store.set('many:other', 'x', 60);
+    expect(await store.getMany(['many:{t1}:a', 'many:{t1}:missing', 'many:{t1}:n'])).toEqual([{ a: 1 }, undefined, 1]);
+    expect(await store.getMany(['many:{t1}:a', 'many:other', 'many:nothing'])).toEqual([{ a: 1 }, 'x', undefined]);
+    expect(await store.getMany([])).toEqual([]);
+  });
+
   it('forgets a value once its TTL has passed', async () => {
     await store.set('short', 1, 1);
     expect(await store.get('short')).toBe(1);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { failedMessage, PinAttempts, pinMatches, wrongPinOutcome } from '../../../src/issuance/pinAttempts.js';
 import { MemoryStore } from '../../../src/store/memory.js';
+import { OfferBook } from '../../../src/issuance/offers.js';
 
 describe('wrong PIN attempts (D10)', () => {
   it('lets the holder retry until the last attempt, which revokes', () => {
@@ -39,12 +40,18 @@ describe('counting attempts in the store', () => {
     expect(outcomes.filter((o) => o.kind === 'retry')).toHaveLength(2);
     expect(outcomes.filter((o) => o.kind === 'revoke')).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'exhausted')).toHaveLength(17);
-    expect(await pins.exhausted('o1')).toBe(true);
+    const { wrongPins } = await new OfferBook(store).findWithWrongPins('o1');
+    expect(wrongPins).toBe(20);
+    expect(pins.exhausted(wrongPins)).toBe(true);
   });
 
   it('is not exhausted before the limit', async () => {
     const pins = new PinAttempts(store, 3);
     await pins.wrong('o1', 60);
-    expect(await pins.exhausted('o1')).toBe(false);
+    const { wrongPins } = await new OfferBook(store).findWithWrongPins('o1');
+    expect(wrongPins).toBe(1);
+    expect(pins.exhausted(wrongPins)).toBe(false);
+    expect(pins.exhausted(2)).toBe(false);
+    expect(pins.exhausted(3)).toBe(true);
   });
 });
