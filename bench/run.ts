@@ -46,6 +46,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     concurrency: { type: 'string' },
     'profile-interval': { type: 'string' },
+    'gc-before': { type: 'boolean', default: false },
   },
 });
 /** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
@@ -120,6 +121,7 @@ interface PhaseDetail {
   signs: Record<string, number>;
   signsPerOp: Record<string, number>;
   rssMb: number;
+  heapUsedMb: number;
   /** monotonic µs around the measured part (to cut a --cpu-prof profile to it) */
   window: { from: number; to: number };
 }
@@ -180,6 +182,7 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       mintConcurrency: 8,
     };
     const prepared = await load.prepare(spec);
+    if (args['gc-before']) await server.gc(); // both servers start the measured part with a collected heap
     const before = await server.snapshot();
     const busy0 = machineBusyMs();
     const result = await load.measure();
@@ -205,11 +208,12 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       signs,
       signsPerOp: Object.fromEntries(Object.entries(signs).map(([k, v]) => [k, round(v / ops, 3)])),
       rssMb: round(after.mem.rss / 2 ** 20, 1),
+      heapUsedMb: round(after.mem.heapUsed / 2 ** 20, 1),
       window: { from: before.monoUs, to: after.monoUs },
     };
     const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
     log(
-      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
+      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB)  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
     );
     return detail;
   } finally {
@@ -327,8 +331,9 @@ async function mainRun(): Promise<void> {
   for (const store of stores) {
     if (store === 'redis' && !redisOk) continue;
     log(`store ${store}:`);
-    const ours = await startServer(await serverSpec('ours', store, keyDir));
-    const base = await startServer(await serverSpec('baseline', store, keyDir));
+    const flags = args['gc-before'] ? { nodeFlags: ['--expose-gc'] } : {};
+    const ours = await startServer(await serverSpec('ours', store, keyDir), flags);
+    const base = await startServer(await serverSpec('baseline', store, keyDir), flags);
     try {
       // ours and the baseline back to back, alternating which goes first, so that drift on the machine hits both
       for (const scenario of scenarios) {
