@@ -47,6 +47,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string' },
     'profile-interval': { type: 'string' },
     'gc-before': { type: 'boolean', default: false },
+    'from-src': { type: 'boolean', default: false },
   },
 });
 /** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
@@ -724,6 +725,15 @@ async function soakRun(): Promise<void> {
   writeFileSync(join(RESULTS, 'soak.json'), `${JSON.stringify(out, null, 2)}\n`);
   log(`\nsoak: ${out.requests} requests in ${out.seconds} s (${out.errors} errors); heap ${before.heapUsedMb} -> ${end.heapUsedMb} -> ${expired.heapUsedMb} MB after expiry (growth ${out.heapGrowthMb} MB), rss ${before.rssMb} -> ${end.rssMb} -> ${expired.rssMb} MB, store ${before.storeSize} -> peak ${peakStore} -> ${expired.storeSize} entries after expiry`);
   log(`wrote ${join('bench', 'results', 'soak.json')}`);
+}
+
+// our server runs the compiled JavaScript, as production does (docs/operations.md); --from-src: the
+// TypeScript through tsx, as `npm start` runs it
+if (args['from-src']) {
+  process.env.BENCH_OURS_FROM = 'src';
+} else {
+  process.env.BENCH_OURS_FROM = 'dist';
+  execFileSync(process.execPath, [join(process.cwd(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 }
 
 const run = args.steps ? stepsRun : args.profile ? profileRun : SOAK ? soakRun : mainRun;

@@ -31,6 +31,9 @@ function shortUrl(url: string): string {
   if (nm !== -1) return s.slice(nm + '/node_modules/'.length);
   const src = s.indexOf('/src/');
   if (src !== -1) return s.slice(src + 1);
+  // our compiled JavaScript (the bench runs dist/): reported under the source file it was compiled from
+  const dist = s.indexOf('/dist/');
+  if (dist !== -1) return `src/${s.slice(dist + '/dist/'.length).replace(/\.js$/, '.ts')}`;
   const bench = s.indexOf('/bench/');
   if (bench !== -1) return s.slice(bench + 1);
   return s;
