@@ -1,21 +1,25 @@
 /**
  * The production way to run the service (docs/operations.md, README "Running it"): `npm run build`, then
- * `node dist/main.js serve --config FILE` (`npm run serve:dist`). The compiled JavaScript starts, answers
- * discovery and a PAR request with a signed hint, and stops on SIGTERM with exit code 0.
+ * `node dist/main.js serve --config FILE` (`npm run serve:dist`). The compiled JavaScript starts, serves a
+ * whole issuance to openid-client and the dev wallet, and stops on SIGTERM with exit code 0.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import * as oidc from 'openid-client';
+import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
 import { freePort, waitFor } from '../helpers/redisServer.js';
+import { serviceEnv, writeServiceConfig } from '../helpers/childService.js';
 
 // a child process with its own memory-store config whatever TEST_STORE says: run once, in the Redis project
 const run = process.env.TEST_STORE === 'redis' ? describe : describe.skip;
 
 const CLIENT = { id: 'compiled-client', secret: 'compiled-secret-0123456789abcdef' };
 const REDIRECT = 'https://rp.example/cb';
+const PIN = '2468';
+const attributes = { FirstName: 'Ada', LastName: 'Lovelace' };
 
 let dir: string;
 let base: string;
@@ -29,25 +33,8 @@ run('the compiled service (npm run build; node dist/main.js serve)', () => {
     dir = mkdtempSync(join(tmpdir(), 'vc-compiled-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    const config = join(dir, 'config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        baseUrl: base,
-        port,
-        host: '127.0.0.1',
-        store: 'memory',
-        logLevel: 'silent',
-        keys: { idToken: join(dir, 'id-token.jwks.json'), credential: join(dir, 'credential.jwks.json'), cookies: join(dir, 'cookies.json') },
-        credentialTypes: [{ name: 'EmployeeBadge', validity: 'P30D', pinCodeLength: 4, attributes: { FirstName: { type: 'string' }, LastName: { type: 'string' } } }],
-        clients: [{ clientId: CLIENT.id, clientSecret: CLIENT.secret, redirectUris: [REDIRECT], pkce: 'required', scopes: ['issue.EmployeeBadge', 'EmployeeBadge'] }],
-      }),
-    );
-    const env = { ...process.env };
-    delete env.CONFIG;
-    delete env.PORT;
-    delete env.BASE_URL;
-    child = spawn(process.execPath, ['dist/main.js', 'serve', '--config', config], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const config = writeServiceConfig(dir, { base, port, client: CLIENT, redirectUri: REDIRECT });
+    child = spawn(process.execPath, ['dist/main.js', 'serve', '--config', config], { cwd: process.cwd(), env: serviceEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     child.stderr!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     exit = new Promise((resolve) => child!.once('exit', (code, signal) => resolve({ code, signal })));
@@ -65,27 +52,14 @@ run('the compiled service (npm run build; node dist/main.js serve)', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers discovery (spec: Discovery) and a PAR request with a signed hint (201, request_uri)', async () => {
-    const discovery = await fetch(`${base}/v2.0/.well-known/openid-configuration`);
-    expect(discovery.status).toBe(200);
-    expect(await discovery.json()).toMatchObject({ issuer: base, pushed_authorization_request_endpoint: `${base}/v2.0/oidc/par` });
-
-    const { challenge } = pkcePair();
-    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '1234' } });
-    const par = await postForm(`${base}/v2.0/oidc/par`, {
-      client_id: CLIENT.id,
-      client_secret: CLIENT.secret,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      scope: 'openid issue.EmployeeBadge',
-      state: 'compiled',
-      nonce: 'compiled',
-      id_token_hint: hint,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
-    expect(par.status, JSON.stringify(par.body)).toBe(201);
-    expect(par.body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+  it('issues a credential: openid-client (discovery, PAR, PKCE, code, ID token via JWKS) and the dev wallet with a PIN', async () => {
+    const { config, verifier, state, nonce, authorizeUrl } = await pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+    const wallet = await newWallet();
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    expect(tokens.claims()).toMatchObject({ ...attributes, iss: base, aud: CLIENT.id, nonce });
+    expect(tokens.access_token).toBe(tokens.id_token);
+    expect(wallet.list()[0].claims).toEqual(attributes);
   });
 
   it('stops on SIGTERM with exit code 0', async () => {

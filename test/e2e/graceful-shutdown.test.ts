@@ -10,12 +10,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHint, pkcePair } from '../helpers/rp.js';
 import { freePort, waitFor } from '../helpers/redisServer.js';
+import { serviceEnv, writeServiceConfig } from '../helpers/childService.js';
 
 // This test starts the service as a child process with its own (memory-store) config, whatever
 // TEST_STORE says; vitest runs test/e2e once per store project, so it runs only in the flows-redis
@@ -37,21 +38,7 @@ let output = '';
 let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 
 function writeConfig(): string {
-  const file = join(dir, 'config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      baseUrl: base,
-      port,
-      host: '127.0.0.1',
-      store: 'memory',
-      logLevel: 'silent',
-      keys: { idToken: join(dir, 'id-token.jwks.json'), credential: join(dir, 'credential.jwks.json'), cookies: join(dir, 'cookies.json') },
-      credentialTypes: [{ name: 'EmployeeBadge', validity: 'P30D', pinCodeLength: 4, attributes: { FirstName: { type: 'string' }, LastName: { type: 'string' } } }],
-      clients: [{ clientId: CLIENT.id, clientSecret: CLIENT.secret, redirectUris: [REDIRECT], pkce: 'required', scopes: ['issue.EmployeeBadge', 'EmployeeBadge'] }],
-    }),
-  );
-  return file;
+  return writeServiceConfig(dir, { base, port, client: CLIENT, redirectUri: REDIRECT });
 }
 
 /** Resolves when a TCP connection to the port is refused (true) or accepted (false). */
@@ -138,11 +125,7 @@ run('SIGTERM during load: the service drains and exits 0', () => {
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const config = writeConfig();
-    const env = { ...process.env };
-    delete env.CONFIG;
-    delete env.PORT;
-    delete env.BASE_URL;
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], { cwd: process.cwd(), env: serviceEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     child.stderr!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     exit = new Promise((resolve) => child!.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
