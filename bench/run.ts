@@ -8,7 +8,7 @@
  *   npm run bench -- --profile         node --cpu-prof on our server during par and issuance_flow
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)
  *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
- *            --soak-requests N --soak-wait S
+ *            --gc-before --from-src --soak-requests N --soak-wait S
  *
  * Every server and the load generator run in their own processes (bench/lib/children.ts); see
  * bench/README.md for what is measured and how. No thresholds fail the run: targets are reported.
