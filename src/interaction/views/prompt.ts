@@ -566,7 +566,7 @@ ${pinNotice}
 <div class="status">
 <span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
 <div class="status-body">
-<p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">Waiting for your wallet\u2026</p>
+<p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">Waiting for your wallet&hellip;</p>
 <p class="expiry" id="expiry">Expires in <time id="countdown" datetime="${escapeHtml(expiresIso)}">${escapeHtml(formatRemaining(remaining))}</time></p>
 </div>
 </div>

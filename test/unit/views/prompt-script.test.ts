@@ -164,6 +164,23 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     }
   }, 30_000);
 
+  it('shows names outside ASCII as they are, from a page sent as pure ASCII', async () => {
+    const name = 'Caf\u00e9 Z\u00fcrich \u{1F3E6} \u0420\u043e\u0441';
+    let html = '';
+    const url = prompt('unicode', [{ status: 'done' }], { clientName: name }, (view) => {
+      html = renderPrompt(view);
+    });
+    const { context, page, watch, status } = await open(url);
+    try {
+      await page.waitForURL(`${harness.origin}/continue/unicode`, { timeout: 15_000 });
+      expect(/^[\x00-\x7f]*$/.test(html)).toBe(true);
+      expect(status).toContain(`Done. Returning you to ${name}\u2026`);
+      expect(watch.pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
   it('backs off on network errors (2 s, 4 s, capped at 5 s) and recovers to 1 s', async () => {
     const url = prompt('flaky', ['drop', 'drop', 'drop', { status: 'pending' }]);
     const { context, page, watch, status } = await open(url);

@@ -107,8 +107,13 @@ describe('escapeHtml', () => {
     );
   });
   it('does not double-escape by accident and keeps plain text', () => {
-    expect(escapeHtml('Hello, world – ünïcödé 👋')).toBe('Hello, world – ünïcödé 👋');
+    expect(escapeHtml('Hello, world')).toBe('Hello, world');
     expect(escapeHtml('&amp;')).toBe('&amp;amp;');
+  });
+  it('writes characters outside ASCII as numeric references, a surrogate pair as one code point', () => {
+    expect(escapeHtml('Hello, world – ünïcödé 👋')).toBe('Hello, world &#x2013; &#xfc;n&#xef;c&#xf6;d&#xe9; &#x1f44b;');
+    // a lone surrogate is not a character: it is written as the code unit it is, never dropped
+    expect(escapeHtml('a\uD800b')).toBe('a&#xd800;b');
   });
   it('turns null and undefined into empty strings and stringifies other values', () => {
     expect(escapeHtml(null)).toBe('');
@@ -245,7 +250,7 @@ describe('renderPrompt', () => {
     expect(html).toContain('>Given name</li>');
     expect(html).toContain('data-attribute="given_name"');
     expect(html).toContain(QR); // inserted as is
-    expect(html).toMatch(/<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet…<\/p>/);
+    expect(html).toMatch(/<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet&hellip;<\/p>/);
     expect(html).toMatch(/<time id="countdown" datetime="[^"]+">(5:00|4:59)<\/time>/);
     expect(html).toMatch(/<noscript><style nonce="n0nce-abc">[^<]*<\/style><div class="noscript">/);
     expect(html).toContain('This request expires in about 5 minutes.');
