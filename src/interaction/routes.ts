@@ -15,6 +15,7 @@ import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
 import { renderMessage } from './views/message.js';
 import { flowClaimsKey, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
+import { assignId } from '../oidc/modelId.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -190,14 +191,21 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     return flowFrom(record, record.flow ? undefined : await d.verifier.result(stepId(version, uid)));
   }
 
-  /** The holder's consent to the client (the wallet step is it) and the ID token's claims for the token endpoint (D2). */
-  async function grantFor(version: Version, clientId: string, scope: string, flow: FlowClaims): Promise<string> {
-    const provider = d.providers[version];
-    const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId });
-    grant.addOIDCScope(scope);
-    const grantId = await grant.save();
-    await store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token);
-    return grantId;
+  /**
+   * The holder's consent to the client (the wallet step is it) and the ID token's claims for the token
+   * endpoint (D2), saved with the interaction's result that names them: independent writes, issued
+   * together (one round trip on Redis).
+   */
+  async function finishWith(version: Version, interaction: Interaction, clientId: string, flow: FlowClaims, alongside?: () => Promise<unknown>): Promise<void> {
+    const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId });
+    grant.addOIDCScope(String(interaction.params.scope));
+    const grantId = assignId(grant);
+    await Promise.all([
+      grant.save(),
+      store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token),
+      saveResult(interaction, walletResult(grantId)),
+      alongside?.(),
+    ]);
   }
 
   const walletResult = (grantId: string) => ({ login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
@@ -207,25 +215,25 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     if (!m) return;
     const [, version, uid] = m as unknown as [string, Version, string];
     try {
-      const record = await store.get<PromptRecord>(promptKey(version, uid));
+      const [record, interaction] = await Promise.all([store.get<PromptRecord>(promptKey(version, uid)), d.providers[version].Interaction.find(uid)]);
       if (!record || record.resumeUrl) return;
       const flow = flowFrom(record, verified);
-      const interaction = flow && (await d.providers[version].Interaction.find(uid));
       if (!flow || !interaction || interaction.result) return;
-      const grantId = await grantFor(version, record.clientId, String(interaction.params.scope), flow);
-      await saveResult(interaction, walletResult(grantId));
-      // what the page and the continue step need from here on: no attribute values
+      // what the page and the continue step need from here on: no attribute values. Written with the
+      // grant and the interaction's result, in one round trip: a page that reads the resume URL before
+      // those land goes through the prompt once more and finds it then.
       const { flow: _claims, tokenExtras: _extras, ...rest } = record;
-      await store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
+      const resumable = () => store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
+      await finishWith(version, interaction, record.clientId, flow, resumable);
     } catch {
       // the continue step finishes instead (it is where the page goes without a resume URL)
     }
   }
 
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
-    const found = await details(ctx, version, uid);
+    const [found, stored] = await Promise.all([details(ctx, version, uid), store.get<PromptRecord>(promptKey(version, uid))]);
     if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    let record = await store.get<PromptRecord>(promptKey(version, uid));
+    let record = stored;
     if (!record) {
       const params = found.params as Record<string, unknown>;
       const { kind, types } = requestedTypes(String(params.scope ?? ''));
@@ -272,8 +280,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
   }
 
   async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
-    const found = await details(ctx, version, uid);
-    const record = await store.get<PromptRecord>(promptKey(version, uid));
+    const [found, record] = await Promise.all([details(ctx, version, uid), store.get<PromptRecord>(promptKey(version, uid))]);
     if (!found || !record) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
     if (record.resumeUrl) {
       await store.delete(promptKey(version, uid));
@@ -294,9 +301,9 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
-    const grantId = await grantFor(version, record.clientId, String(found.params.scope), flow);
-    await store.delete(promptKey(version, uid));
-    return finish(ctx, found, walletResult(grantId));
+    await finishWith(version, found, record.clientId, flow, () => store.delete(promptKey(version, uid)));
+    ctx.status = 303;
+    ctx.redirect(found.returnTo);
   }
 
   const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;

@@ -22,25 +22,29 @@ export interface IssueCredentialDeps {
 export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCredential {
   return async (_ctx, { credentialConfigurationId, proofs, accessToken }) => {
     const offerId = accessToken.accountId;
-    const offer = await deps.offers.find(offerId);
-    if (!offer) throw new errors.CredentialRequestDenied('the credential offer is no longer valid');
-    if (offer.credentialType !== credentialConfigurationId) {
-      throw new errors.CredentialRequestDenied('the credential offer is for another credential configuration');
-    }
-
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
-
-    if (!(await deps.offers.claimIssuance(offerId, deps.accessTokenLifetime))) {
-      throw new errors.CredentialRequestDenied('the credential for this offer has already been issued');
+    // read and claimed in one round trip; a claim that turns out not to issue is released
+    const [offer, claimed] = await Promise.all([deps.offers.find(offerId), deps.offers.claimIssuance(offerId, deps.accessTokenLifetime)]);
+    const refusal = !offer
+      ? 'the credential offer is no longer valid'
+      : offer.credentialType !== credentialConfigurationId
+        ? 'the credential offer is for another credential configuration'
+        : !claimed
+          ? 'the credential for this offer has already been issued'
+          : undefined;
+    if (refusal) {
+      if (claimed) await deps.offers.releaseIssuance(offerId);
+      throw new errors.CredentialRequestDenied(refusal);
     }
+
     let credential: string;
     try {
       credential = await deps.signer.sign({
         issuer: deps.credentialIssuer,
-        vct: deps.vctOf(offer.credentialType),
-        attributes: offer.attributes,
+        vct: deps.vctOf(offer!.credentialType),
+        attributes: offer!.attributes,
         holderJwk,
-        expiresAt: offer.credentialExpiresAt,
+        expiresAt: offer!.credentialExpiresAt,
       });
     } catch (err) {
       await deps.offers.releaseIssuance(offerId);

@@ -88,13 +88,19 @@ export class OfferBook {
 
   /** The credential is with the holder: its attributes are no longer kept. */
   async done(offerId: string): Promise<void> {
-    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
-    await this.store.delete(offerKey(offerId));
+    await this.#finalOutcome(offerId, { status: 'done', message: 'The credential is in your wallet.' });
   }
 
   async failed(offerId: string, message: string): Promise<void> {
-    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message }, STATUS_GRACE_SECONDS);
-    await this.store.delete(offerKey(offerId));
+    await this.#finalOutcome(offerId, { status: 'failed', message });
+  }
+
+  /**
+   * The outcome, then the offer gone, issued in this order in one round trip (one connection, one slot:
+   * Redis applies them in order), so that a status read never finds neither.
+   */
+  async #finalOutcome(offerId: string, outcome: OfferStatus): Promise<void> {
+    await Promise.all([this.store.setIfAbsent(outcomeKey(offerId), outcome, STATUS_GRACE_SECONDS), this.store.delete(offerKey(offerId))]);
   }
 
   private setStatus(offerId: string, status: OfferStatus, ttl: number): Promise<void> {

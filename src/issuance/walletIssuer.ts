@@ -15,6 +15,7 @@ import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
 import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
+import { assignId } from '../oidc/modelId.js';
 
 export type { OfferStatus } from './offers.js';
 
@@ -142,8 +143,7 @@ async function createOffer(
 
   const grant = new provider.Grant({ accountId: input.offerId, clientId: WALLET_CLIENT_ID });
   grant.addResourceScope(credentialIssuer, scope);
-  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
-
+  const grantId = assignId(grant);
   const code = new provider.PreAuthorizedCode({
     accountId: input.offerId,
     clientId: WALLET_CLIENT_ID,
@@ -153,28 +153,32 @@ async function createOffer(
     txCode: input.pin,
     expiresIn: lifetime,
   });
-  const preAuthorizedCode = await code.save();
-
-  await offers.create(
-    {
-      offerId: input.offerId,
-      credentialType: type.name,
-      attributes: input.attributes,
-      serialNumber: input.serialNumber,
-      credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-      pinProtected: input.pin !== undefined,
-      grantId,
-      keptUntil: expiresAt,
-    },
-    lifetime,
-  );
-
+  const preAuthorizedCode = assignId(code); // the opaque format's value is its id
   const offer = credentialOffer({
     credentialIssuer,
     credentialConfigurationId: type.name,
     preAuthorizedCode,
     pinLength: input.pin?.length,
   });
-  const reference = await storeOfferReference(store, offer, lifetime);
+  // independent records, written together (one round trip on Redis, commands pipelined)
+  const [, saved, , reference] = await Promise.all([
+    grant.save(), // ttl.Grant: the offer's lifetime plus an access token's
+    code.save(),
+    offers.create(
+      {
+        offerId: input.offerId,
+        credentialType: type.name,
+        attributes: input.attributes,
+        serialNumber: input.serialNumber,
+        credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
+        pinProtected: input.pin !== undefined,
+        grantId,
+        keptUntil: expiresAt,
+      },
+      lifetime,
+    ),
+    storeOfferReference(store, offer, lifetime),
+  ]);
+  if (saved !== preAuthorizedCode) throw new Error('the pre-authorized code is not opaque: the offer names another value than the one saved');
   return { offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${reference}`), expiresAt };
 }

@@ -46,12 +46,12 @@ export function createOidcAdapterFactory(
       if (notKept.has(this.model)) return;
       const cap = ttlCaps[this.model];
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
-      await store.set(this.key(id), payload, ttl);
-      if (this.model === 'Session' && payload.uid) await store.set(`${prefix}uid:${payload.uid}`, id, ttl);
-      if (payload.userCode) await store.set(`${prefix}userCode:${payload.userCode}`, id, ttl);
-      if (GRANTABLE.has(this.model) && payload.grantId) {
-        await store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl);
-      }
+      // the record and its indexes are independent writes: issued together (one round trip on Redis)
+      const writes = [store.set(this.key(id), payload, ttl)];
+      if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
+      if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
+      if (GRANTABLE.has(this.model) && payload.grantId) writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
+      await (writes.length === 1 ? writes[0] : Promise.all(writes));
     }
 
     async find(id: string): Promise<Payload | undefined> {

@@ -310,6 +310,18 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'done' });
   });
 
+  it('refuses a credential once its offer is gone, and leaves no issuance claim behind', async () => {
+    const o = await offer(running);
+    const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
+    expect(token.status).toBe(200);
+    // the offer record ends (its lifetime, or the holder's flow gave up) while the access token lives on
+    await running.store.delete(`wallet:{${o.offerId}}:offer`);
+    const refused = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
+    expect(refused).toMatchObject({ status: 400, body: { error: 'credential_request_denied', error_description: 'the credential offer is no longer valid' } });
+    // the offer was read and the issuance claimed in one round trip: a claim that did not issue is released
+    expect(await running.store.get(`wallet:{${o.offerId}}:issued`)).toBeUndefined();
+  });
+
   it('answers malformed token requests with a 400 JSON error, never a 500', async () => {
     const o = await offer(running, { pin: '1234' });
     const token = `${running.baseUrl}/wallet/token`;
