@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { jwtVerify, SignJWT } from 'jose';
 import QRCode from 'qrcode';
 import { credentialOffer, credentialOfferUri } from '../src/issuance/offerUri.js';
+import { qrSvg } from '../src/interaction/views/qrSvg.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const BUDGET_MS = QUICK ? 150 : 1_000;
@@ -28,18 +29,20 @@ async function price(name: string, fn: () => unknown, maxCount = 100_000): Promi
   return us;
 }
 
-// 1. The prompt's QR code (src/interaction/routes.ts: QRCode.toString(record.walletUri, ...))
-console.log('QR code of the wallet link (src/interaction/routes.ts prompt):');
+// 1. The prompt's QR code (src/interaction/views/qrSvg.ts)
+console.log('QR code of the wallet link (the prompt page):');
 const byValue = credentialOfferUri(
   credentialOffer({ credentialIssuer: 'https://vc.example.com/wallet', credentialConfigurationId: 'EmployeeBadge', preAuthorizedCode: randomBytes(32).toString('base64url'), pinLength: 4 }),
 );
 const byReference = `openid-credential-offer://?credential_offer_uri=${encodeURIComponent(`https://vc.example.com/wallet/offer/${randomBytes(32).toString('base64url')}`)}`;
 console.log(`  offer by value: ${byValue.length} characters; by reference: ${byReference.length}`);
-await price('today: toString(offer by value, svg, M)', () => QRCode.toString(byValue, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }), 2_000);
+await price('the first version: toString(offer by value, svg, M)', () => QRCode.toString(byValue, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }), 2_000);
 await price('byte segment (no dijkstra segmentation)', () => QRCode.toString([{ data: Buffer.from(byValue), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }), 2_000);
 await price('byte segment + fixed maskPattern (no 8-mask search)', () => QRCode.toString([{ data: Buffer.from(byValue), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M', maskPattern: 0 } as never), 5_000);
-await price('offer by reference (credential_offer_uri), as today', () => QRCode.toString(byReference, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }), 5_000);
-await price('offer by reference + byte segment + fixed mask', () => QRCode.toString([{ data: Buffer.from(byReference), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M', maskPattern: 0 } as never), 10_000);
+await price('offer by reference (credential_offer_uri)', () => QRCode.toString(byReference, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }), 5_000);
+await price('offer by reference + byte segment + fixed mask (toString: qrcode writes the SVG)', () => QRCode.toString([{ data: Buffer.from(byReference), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M', maskPattern: 0 } as never), 10_000);
+await price('  of which the encoding alone (QRCode.create)', () => QRCode.create([{ data: Buffer.from(byReference), mode: 'byte' }], { errorCorrectionLevel: 'M', maskPattern: 0 }), 10_000);
+await price('today: the same encoding, the path written as bytes (src/interaction/views/qrSvg.ts)', () => qrSvg(byReference), 10_000);
 
 // 2. The id_token_hint's HS256 check (src/rules/idTokenHint.ts verifyIdTokenHint)
 console.log('HS256 id_token_hint verification (src/rules/idTokenHint.ts):');

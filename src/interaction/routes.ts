@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
-import QRCode from 'qrcode';
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { StoreUnavailableError } from '../store/redis.js';
@@ -13,6 +12,7 @@ import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier, VerificationResult } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
+import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
 import { flowClaimsKey, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
 import { assignId } from '../oidc/modelId.js';
@@ -80,15 +80,6 @@ function page(ctx: Context, status: number, render: (nonce: string) => string): 
 
 function messagePage(ctx: Context, status: number, title: string, message: string): void {
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
-}
-
-/**
- * The QR code of a wallet link. One byte-mode segment and a fixed mask skip the encoder's search over
- * segmentations and its eight mask trials (most of the CPU of a prompt page, measured in bench/); any
- * mask gives a valid, scannable code.
- */
-function walletQrSvg(uri: string): Promise<string> {
-  return QRCode.toString([{ data: Buffer.from(uri, 'utf8'), mode: 'byte' }], { type: 'svg', margin: 1, errorCorrectionLevel: 'M', maskPattern: 0 });
 }
 
 /** The ID token's sub and claims (D2): known since the offer for issuance, from the presentation for verification. */
@@ -246,7 +237,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       await store.set(promptKey(version, uid), record, config.lifetimes.interaction);
     }
     const client = d.clients.get(record.clientId);
-    const qrSvg = await walletQrSvg(record.walletUri);
+    const qrSvg = walletQrSvg(record.walletUri);
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
     const view = record;
     page(ctx, 200, (nonce) =>

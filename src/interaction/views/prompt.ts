@@ -29,7 +29,7 @@ export interface PromptView {
   credentialTypes: PromptCredentialType[];
   /** `openid-credential-offer://...` or `openid4vp://...` */
   walletUri: string;
-  /** An <svg> string the server made with the qrcode package; inserted as is (trusted). */
+  /** An <svg> string the server made (views/qrSvg.ts); inserted as is (trusted). */
   qrSvg: string;
   /**
    * Set for PIN-protected offers: the wallet will ask for a `tx_code` of this many digits. Issuance
