@@ -73,8 +73,11 @@ export class OfferBook {
    */
   async scanned(record: OfferRecord, accessTokenLifetime: number): Promise<void> {
     const keptUntil = Math.max(record.keptUntil, now() + accessTokenLifetime);
-    await this.store.set(offerKey(record.offerId), { ...record, keptUntil }, keptUntil - now());
-    await this.setStatus(record.offerId, { status: 'scanned' }, keptUntil - now() + STATUS_GRACE_SECONDS);
+    const ttl = keptUntil - now();
+    await Promise.all([
+      this.store.set(offerKey(record.offerId), { ...record, keptUntil }, ttl),
+      this.setStatus(record.offerId, { status: 'scanned' }, ttl + STATUS_GRACE_SECONDS),
+    ]);
   }
 
   /** Single issuance per offer (D14): of concurrent credential requests, exactly one wins. */
