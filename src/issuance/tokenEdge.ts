@@ -4,7 +4,6 @@ import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from '..
 import type { OfferBook, OfferRecord } from './offers.js';
 import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
-import { RequestReads } from '../store/oidcAdapter.js';
 
 /** The pre-authorized code as the provider holds it, read without consuming it. */
 export interface StoredPreAuthorizedCode {
@@ -56,16 +55,14 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     replayBody(ctx, body);
 
     const code = params['pre-authorized_code'];
-    // the code as read here is what the provider redeems next: one store read for both
-    const reads = new RequestReads();
-    const stored = typeof code === 'string' && code ? await reads.keep(() => deps.findPreAuthorizedCode(code)) : undefined;
+    const stored = typeof code === 'string' && code ? await deps.findPreAuthorizedCode(code) : undefined;
     const { offer, wrongPins } = stored ? await deps.offers.findWithWrongPins(stored.offerId) : { offer: undefined, wrongPins: 0 };
-    if (!stored || !offer) return reads.serve(next); // the provider answers: not found, duplicated parameter, ...
+    if (!stored || !offer) return next(); // the provider answers: not found, duplicated parameter, ...
 
     const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, stored, params.tx_code, wrongPins) : 'pass';
     if (verdict === 'answered') return;
 
-    await reads.serve(next);
+    await next();
 
     if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
       ctx.body = { error: 'invalid_grant', error_description: revokedDescription };

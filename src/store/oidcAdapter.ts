@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { errors } from 'oidc-provider';
 import type { Store } from './types.js';
 
@@ -16,52 +15,6 @@ const GRANTABLE = new Set([
 type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
 
 const FALLBACK_TTL = 3600;
-
-/**
- * Records an edge read on its way to the provider, handed to the provider's own read of the same record
- * in the same request instead of a second store read (the wallet token edge looks at the
- * pre-authorized code before the provider redeems it). Each kept record is handed out once; a write to
- * it drops it. Atomicity does not rest on reads: redeeming is one atomic `markConsumed`.
- */
-export class RequestReads {
-  readonly #kept = new Map<string, Payload | undefined>();
-  #keeping = false;
-
-  /** Runs `fn`, keeping what the adapters read meanwhile. */
-  async keep<T>(fn: () => Promise<T>): Promise<T> {
-    this.#keeping = true;
-    try {
-      return await requestReads.run(this, fn);
-    } finally {
-      this.#keeping = false;
-    }
-  }
-
-  /** Runs `fn` (the provider), whose reads of kept records are answered from them. */
-  serve<T>(fn: () => Promise<T>): Promise<T> {
-    return requestReads.run(this, fn);
-  }
-
-  /** @internal the adapter's side */
-  take(key: string): { payload: Payload | undefined } | undefined {
-    if (this.#keeping || !this.#kept.has(key)) return undefined;
-    const payload = this.#kept.get(key);
-    this.#kept.delete(key);
-    return { payload };
-  }
-
-  /** @internal */
-  read(key: string, payload: Payload | undefined): void {
-    if (this.#keeping) this.#kept.set(key, payload);
-  }
-
-  /** @internal */
-  written(key: string): void {
-    this.#kept.delete(key);
-  }
-}
-
-const requestReads = new AsyncLocalStorage<RequestReads>();
 
 /**
  * oidc-provider's adapter interface over our Store, so its models and our records share one store.
@@ -90,7 +43,6 @@ export function createOidcAdapterFactory(
     }
 
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
-      requestReads.getStore()?.written(this.key(id));
       if (notKept.has(this.model)) return;
       const cap = ttlCaps[this.model];
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
@@ -103,13 +55,7 @@ export function createOidcAdapterFactory(
     }
 
     async find(id: string): Promise<Payload | undefined> {
-      const key = this.key(id);
-      const reads = requestReads.getStore();
-      const kept = reads?.take(key);
-      if (kept) return kept.payload;
-      const payload = await store.get<Payload>(key);
-      reads?.read(key, payload);
-      return payload;
+      return store.get<Payload>(this.key(id));
     }
 
     async findByUid(uid: string): Promise<Payload | undefined> {
@@ -123,21 +69,17 @@ export function createOidcAdapterFactory(
     }
 
     async consume(id: string): Promise<void> {
-      requestReads.getStore()?.written(this.key(id));
       // one atomic step (D16): of concurrent redemptions only the first marks it; a record gone meanwhile cannot be redeemed either
       if (!(await store.markConsumed(this.key(id), Math.floor(Date.now() / 1000)))) throw new errors.InvalidGrant('grant request is invalid');
     }
 
     async destroy(id: string): Promise<void> {
-      requestReads.getStore()?.written(this.key(id));
       await store.delete(this.key(id));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       const setKey = `${prefix}grant:${grantId}`;
       const keys = await store.members(setKey);
-      const reads = requestReads.getStore();
-      for (const key of keys) reads?.written(key);
       await store.delete(...keys, setKey);
     }
   };
