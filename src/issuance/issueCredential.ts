@@ -32,19 +32,19 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
         : !claimed
           ? 'the credential for this offer has already been issued'
           : undefined;
-    if (refusal) {
+    if (refusal !== undefined || !offer) {
       if (claimed) await deps.offers.releaseIssuance(offerId);
-      throw new errors.CredentialRequestDenied(refusal);
+      throw new errors.CredentialRequestDenied(refusal ?? 'the credential offer is no longer valid');
     }
 
     let credential: string;
     try {
       credential = await deps.signer.sign({
         issuer: deps.credentialIssuer,
-        vct: deps.vctOf(offer!.credentialType),
-        attributes: offer!.attributes,
+        vct: deps.vctOf(offer.credentialType),
+        attributes: offer.attributes,
         holderJwk,
-        expiresAt: offer!.credentialExpiresAt,
+        expiresAt: offer.credentialExpiresAt,
       });
     } catch (err) {
       await deps.offers.releaseIssuance(offerId);
