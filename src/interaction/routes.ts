@@ -210,12 +210,12 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       if (!record || record.resumeUrl) return;
       const flow = flowFrom(record, verified);
       if (!flow || !interaction || interaction.result) return;
-      // what the page and the continue step need from here on: no attribute values. Written with the
-      // grant and the interaction's result, in one round trip: a page that reads the resume URL before
-      // those land goes through the prompt once more and finds it then.
+      await finishWith(version, interaction, record.clientId, flow);
+      // only once the grant and the interaction's result are stored: a resume URL the page follows
+      // before then would send the browser back to the prompt, round and round. From here on the page
+      // and the continue step need no attribute values.
       const { flow: _claims, tokenExtras: _extras, ...rest } = record;
-      const resumable = () => store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
-      await finishWith(version, interaction, record.clientId, flow, resumable);
+      await store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
     } catch {
       // the continue step finishes instead (it is where the page goes without a resume URL)
     }
