@@ -126,6 +126,11 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
    */
   async function finish(ctx: Context, interaction: Interaction, result: Record<string, unknown>): Promise<void> {
     await saveResult(interaction, result);
+    resumeAt(ctx, interaction);
+  }
+
+  /** Back to the provider, which resumes the authorisation with the interaction's result. */
+  function resumeAt(ctx: Context, interaction: Interaction): void {
     ctx.status = 303;
     ctx.redirect(interaction.returnTo);
   }
@@ -187,7 +192,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
    * endpoint (D2), saved with the interaction's result that names them: independent writes, issued
    * together (one round trip on Redis).
    */
-  async function finishWith(version: Version, interaction: Interaction, clientId: string, flow: FlowClaims, alongside?: () => Promise<unknown>): Promise<void> {
+  async function finishWith(version: Version, interaction: Interaction, clientId: string, flow: FlowClaims): Promise<void> {
     const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId });
     grant.addOIDCScope(String(interaction.params.scope));
     const grantId = assignId(grant);
@@ -195,7 +200,6 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       grant.save(),
       store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token),
       saveResult(interaction, walletResult(grantId)),
-      alongside?.(),
     ]);
   }
 
@@ -292,9 +296,8 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
-    await finishWith(version, found, record.clientId, flow, () => store.delete(promptKey(version, uid)));
-    ctx.status = 303;
-    ctx.redirect(found.returnTo);
+    await Promise.all([finishWith(version, found, record.clientId, flow), store.delete(promptKey(version, uid))]);
+    resumeAt(ctx, found);
   }
 
   const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;

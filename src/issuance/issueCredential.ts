@@ -25,16 +25,15 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
     // read and claimed in one round trip; a claim that turns out not to issue is released
     const [offer, claimed] = await Promise.all([deps.offers.find(offerId), deps.offers.claimIssuance(offerId, deps.accessTokenLifetime)]);
-    const refusal = !offer
-      ? 'the credential offer is no longer valid'
-      : offer.credentialType !== credentialConfigurationId
-        ? 'the credential offer is for another credential configuration'
-        : !claimed
-          ? 'the credential for this offer has already been issued'
-          : undefined;
-    if (refusal !== undefined || !offer) {
+    if (!offer || offer.credentialType !== credentialConfigurationId || !claimed) {
       if (claimed) await deps.offers.releaseIssuance(offerId);
-      throw new errors.CredentialRequestDenied(refusal ?? 'the credential offer is no longer valid');
+      throw new errors.CredentialRequestDenied(
+        !offer
+          ? 'the credential offer is no longer valid'
+          : offer.credentialType !== credentialConfigurationId
+            ? 'the credential offer is for another credential configuration'
+            : 'the credential for this offer has already been issued',
+      );
     }
 
     let credential: string;
