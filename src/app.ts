@@ -13,6 +13,7 @@ import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
 import { createInteractionRoutes, type InteractionRoutes } from './interaction/routes.js';
+import { issuanceFlowClaims, verificationFlowClaims } from './interaction/flowClaims.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
@@ -121,7 +122,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
-    onIssued: (offerId) => walletStepDone(offerId),
+    onIssued: (offer) => walletStepDone(offer.stepId, issuanceFlowClaims(offer)),
   });
 
   const verifier = createVerifier({
@@ -131,7 +132,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
-    onVerified: (requestId, result) => walletStepDone(requestId, result),
+    // best effort: the continue step finishes a verification from its kept result
+    onVerified: (requestId, result) => walletStepDone(requestId, verificationFlowClaims(result)).catch(() => undefined),
   });
   // the prompt finishes an authorisation when its wallet step succeeds (the routes need the issuer and verifier first)
   const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });

@@ -13,3 +13,14 @@ export interface FlowClaims {
 export const HOLDER_ACCOUNT = 'holder';
 
 export const flowClaimsKey = (namespace: string, grantId: string) => `flow:${namespace}:${grantId}`;
+
+/** D2: an issuance's `sub` is the credential's SerialNumber; its claims are the attributes issued, with SerialNumber and ExpiresAt. */
+export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>; serialNumber: string; credentialExpiresAt: number }): FlowClaims {
+  const expiresAt = new Date(offer.credentialExpiresAt * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { sub: offer.serialNumber, claims: { ...offer.attributes, SerialNumber: offer.serialNumber, ExpiresAt: expiresAt } };
+}
+
+/** D2: a verification's `sub` is the holder key's thumbprint; its claims are the attributes presented. */
+export function verificationFlowClaims(result: { holderKeyThumbprint: string; claims: Record<string, unknown> }): FlowClaims {
+  return { sub: result.holderKeyThumbprint, claims: result.claims };
+}

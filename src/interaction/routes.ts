@@ -9,12 +9,12 @@ import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
 import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
-import type { Verifier, VerificationResult } from '../verification/verifier.js';
+import type { Verifier } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
 import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
-import { flowClaimsKey, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
+import { flowClaimsKey, HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
 import { assignId } from '../oidc/modelId.js';
 
 export interface InteractionDeps {
@@ -31,34 +31,44 @@ type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number };
 
-/** What the prompt remembers about its wallet step, keyed by the interaction. */
-interface PromptRecord {
+/**
+ * What the prompt remembers about its wallet step. It is kept in the interaction itself (as its
+ * `lastSubmission`, which only `interactionFinished`'s merge option reads, and we finish interactions
+ * ourselves): every step that needs it reads the interaction anyway, so it costs no store operation of
+ * its own. No attribute values: the ID token's claims come from the wallet step when it is done.
+ */
+interface WalletStep {
   kind: 'issuance' | 'verification';
   clientId: string;
   credentialTypes: string[];
   walletUri: string;
+  /** epoch ms */
   expiresAt: number;
   pinLength?: number;
-  /** issuance: the ID token's sub and claims are known when the offer is made */
-  flow?: FlowClaims;
+  /** issuance: the offer's id (its status is kept under it) */
+  offerId?: string;
   /** Version 1 non-PAR: the token response also carries the request's state (D3) */
   tokenExtras?: Record<string, string>;
-  /** set once the wallet step has finished the authorisation: where the browser goes next (the provider's resume) */
-  resumeUrl?: string;
 }
 
-const promptKey = (version: Version, uid: string) => `prompt:${version}:${uid}`;
+/** The interaction's wallet step, when its prompt has started one. */
+function walletStepOf(interaction: Interaction): WalletStep | undefined {
+  const kept = interaction.lastSubmission as { walletStep?: WalletStep } | undefined;
+  return kept?.walletStep;
+}
+
 const stepId = (version: Version, uid: string) => `${version}.${uid}`;
 const STEP_ID = /^(v1|v2)\.([A-Za-z0-9_-]{1,64})$/;
 
 export interface InteractionRoutes {
   middleware: Middleware;
   /**
-   * The wallet step succeeded (called from the wallet's request, before the step shows `done`): finish
-   * the authorisation now, so that the holder's page goes straight to the provider's resume URL. Best
-   * effort: when it cannot, the page's continue step does it.
+   * The wallet step succeeded (called from the wallet's request, before it is answered): finish the
+   * authorisation now, with the ID token's sub and claims, so that the holder's page goes straight to
+   * the provider's resume URL. Nothing to do once the interaction is gone or finished; a store error
+   * is thrown to the caller.
    */
-  walletStepDone(stepId: string, verified?: VerificationResult): Promise<void>;
+  walletStepDone(stepId: string, flow: FlowClaims): Promise<void>;
 }
 
 const CSP = (nonce: string) =>
@@ -80,12 +90,6 @@ function page(ctx: Context, status: number, render: (nonce: string) => string): 
 
 function messagePage(ctx: Context, status: number, title: string, message: string): void {
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
-}
-
-/** The ID token's sub and claims (D2): known since the offer for issuance, from the presentation for verification. */
-function flowFrom(record: PromptRecord, verified: VerificationResult | undefined): FlowClaims | undefined {
-  if (record.flow) return { ...record.flow, tokenExtras: record.tokenExtras };
-  return verified && { sub: verified.holderKeyThumbprint, claims: verified.claims, tokenExtras: record.tokenExtras };
 }
 
 /** The interaction's result, kept for the rest of the interaction's lifetime (as oidc-provider's interactionResult keeps it). */
@@ -135,40 +139,49 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     ctx.redirect(interaction.returnTo);
   }
 
-  async function startIssuance(version: Version, uid: string, params: Record<string, unknown>, typeName: string): Promise<PromptRecord> {
+  /** Keeps the wallet step in the interaction, for the rest of the interaction's lifetime. */
+  function saveStep(interaction: Interaction, step: WalletStep): Promise<unknown> {
+    interaction.lastSubmission = { walletStep: step };
+    return interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  }
+
+  async function startIssuance(interaction: Interaction, version: Version, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
     const type = d.credentialTypes.get(typeName)!;
     const hint = await store.get<HintRecord>(String(params.vc_hint));
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
     const { attributes, pin } = hint;
     matchTemplate(attributes, type); // invalid_scope (spec: TokenHint claims row)
     validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
-    const serialNumber = randomUUID();
-    const expiresAt = credentialExpiry(type.validity, new Date());
-    const offer = await d.walletIssuer.createOffer({
-      offerId: stepId(version, uid),
-      credentialType: type.name,
-      attributes,
-      pin,
-      serialNumber,
-      credentialExpiresAt: expiresAt,
-    });
-    return {
-      kind: 'issuance',
-      clientId: String(params.client_id),
-      credentialTypes: [type.name],
-      walletUri: offer.offerUri,
-      expiresAt: offer.expiresAt * 1000,
-      pinLength: pin?.length,
-      flow: {
-        sub: serialNumber, // D2: issuance sub = SerialNumber
-        claims: { ...attributes, SerialNumber: serialNumber, ExpiresAt: expiresAt.toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    let step: WalletStep | undefined;
+    // the step is saved in the same round trip as the offer's records
+    await d.walletIssuer.createOffer(
+      {
+        stepId: stepId(version, interaction.uid),
+        credentialType: type.name,
+        attributes,
+        pin,
+        serialNumber: randomUUID(), // D2: issuance sub = SerialNumber
+        credentialExpiresAt: credentialExpiry(type.validity, new Date()),
       },
-    };
+      (offer) => {
+        step = {
+          kind: 'issuance',
+          clientId: String(params.client_id),
+          credentialTypes: [type.name],
+          walletUri: offer.offerUri,
+          expiresAt: offer.expiresAt * 1000,
+          pinLength: pin?.length,
+          offerId: offer.offerId,
+        };
+        return saveStep(interaction, step);
+      },
+    );
+    return step!;
   }
 
-  async function startVerification(version: Version, uid: string, params: Record<string, unknown>, types: string[]): Promise<PromptRecord> {
-    const request = await d.verifier.createRequest({ requestId: stepId(version, uid), credentialTypes: types });
-    return {
+  async function startVerification(interaction: Interaction, version: Version, params: Record<string, unknown>, types: string[]): Promise<WalletStep> {
+    const request = await d.verifier.createRequest({ requestId: stepId(version, interaction.uid), credentialTypes: types });
+    const step: WalletStep = {
       kind: 'verification',
       clientId: String(params.client_id),
       credentialTypes: types,
@@ -176,15 +189,12 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       expiresAt: request.expiresAt * 1000,
       tokenExtras: params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined,
     };
+    await saveStep(interaction, step);
+    return step;
   }
 
-  function stepStatus(version: Version, uid: string, record: PromptRecord): Promise<StepStatus> {
-    return record.kind === 'issuance' ? d.walletIssuer.offerStatus(stepId(version, uid)) : d.verifier.requestStatus(stepId(version, uid));
-  }
-
-  /** The ID token's sub and claims once the wallet step is done (D2). */
-  async function flowOf(version: Version, uid: string, record: PromptRecord): Promise<FlowClaims | undefined> {
-    return flowFrom(record, record.flow ? undefined : await d.verifier.result(stepId(version, uid)));
+  function stepStatus(version: Version, uid: string, step: WalletStep): Promise<StepStatus> {
+    return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId(version, uid));
   }
 
   /**
@@ -192,58 +202,47 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
    * endpoint (D2), saved with the interaction's result that names them: independent writes, issued
    * together (one round trip on Redis).
    */
-  async function finishWith(version: Version, interaction: Interaction, clientId: string, flow: FlowClaims): Promise<void> {
-    const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId });
+  async function finishWith(version: Version, interaction: Interaction, step: WalletStep, flow: FlowClaims): Promise<void> {
+    const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
     grant.addOIDCScope(String(interaction.params.scope));
     const grantId = assignId(grant);
     await Promise.all([
       grant.save(),
-      store.set(flowClaimsKey(version, grantId), flow, config.lifetimes.code + config.lifetimes.token),
+      store.set(flowClaimsKey(version, grantId), { ...flow, tokenExtras: step.tokenExtras }, config.lifetimes.code + config.lifetimes.token),
       saveResult(interaction, walletResult(grantId)),
     ]);
   }
 
   const walletResult = (grantId: string) => ({ login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
 
-  async function walletStepDone(id: string, verified?: VerificationResult): Promise<void> {
+  async function walletStepDone(id: string, flow: FlowClaims): Promise<void> {
     const m = STEP_ID.exec(id);
     if (!m) return;
     const [, version, uid] = m as unknown as [string, Version, string];
-    try {
-      const [record, interaction] = await Promise.all([store.get<PromptRecord>(promptKey(version, uid)), d.providers[version].Interaction.find(uid)]);
-      if (!record || record.resumeUrl) return;
-      const flow = flowFrom(record, verified);
-      if (!flow || !interaction || interaction.result) return;
-      await finishWith(version, interaction, record.clientId, flow);
-      // only once the grant and the interaction's result are stored: a resume URL the page follows
-      // before then would send the browser back to the prompt, round and round. From here on the page
-      // and the continue step need no attribute values.
-      const { flow: _claims, tokenExtras: _extras, ...rest } = record;
-      await store.set(promptKey(version, uid), { ...rest, resumeUrl: interaction.returnTo }, Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
-    } catch {
-      // the continue step finishes instead (it is where the page goes without a resume URL)
-    }
+    const interaction = await d.providers[version].Interaction.find(uid);
+    const step = interaction && walletStepOf(interaction);
+    if (!interaction || !step || interaction.result) return;
+    await finishWith(version, interaction, step, flow);
   }
 
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
-    const [found, stored] = await Promise.all([details(ctx, version, uid), store.get<PromptRecord>(promptKey(version, uid))]);
+    const found = await details(ctx, version, uid);
     if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    let record = stored;
-    if (!record) {
+    let step = walletStepOf(found);
+    if (!step) {
       const params = found.params as Record<string, unknown>;
       const { kind, types } = requestedTypes(String(params.scope ?? ''));
       try {
-        record = kind === 'issuance' ? await startIssuance(version, uid, params, types[0]) : await startVerification(version, uid, params, types);
+        step = kind === 'issuance' ? await startIssuance(found, version, params, types[0]) : await startVerification(found, version, params, types);
       } catch (err) {
         if (err instanceof ProtocolError) return finish(ctx, found, { error: err.error, error_description: err.description });
         throw err;
       }
-      await store.set(promptKey(version, uid), record, config.lifetimes.interaction);
     }
-    const client = d.clients.get(record.clientId);
-    const qrSvg = walletQrSvg(record.walletUri);
+    const client = d.clients.get(step.clientId);
+    const qrSvg = walletQrSvg(step.walletUri);
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
-    const view = record;
+    const view = step;
     page(ctx, 200, (nonce) =>
       renderPrompt({
         nonce,
@@ -263,40 +262,45 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     );
   }
 
+  /** The page's progress (no interaction cookie needed: it reveals no more than the page shows). */
   async function status(ctx: Context, version: Version, uid: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
-    const record = await store.get<PromptRecord>(promptKey(version, uid));
-    if (!record) {
+    const interaction = await d.providers[version].Interaction.find(uid);
+    const step = interaction && walletStepOf(interaction);
+    if (!interaction || !step) {
       ctx.status = 404;
       ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
       return;
     }
-    ctx.body = record.resumeUrl ? { status: 'done', next: record.resumeUrl } : await stepStatus(version, uid, record);
+    const result = interaction.result as { wallet?: boolean } | undefined;
+    // finished: the wallet step's result is for the provider's resume; an error result is the continue step's
+    if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
+    else if (result) ctx.body = { status: 'failed', message: 'This request did not complete. Go back to the app and start again.' };
+    else ctx.body = await stepStatus(version, uid, step);
   }
 
   async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
-    const [found, record] = await Promise.all([details(ctx, version, uid), store.get<PromptRecord>(promptKey(version, uid))]);
-    if (!found || !record) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    if (record.resumeUrl) {
-      await store.delete(promptKey(version, uid));
-      ctx.status = 303;
-      return ctx.redirect(record.resumeUrl);
-    }
-    const state = await stepStatus(version, uid, record);
+    const found = await details(ctx, version, uid);
+    const step = found && walletStepOf(found);
+    if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (found.result) return resumeAt(ctx, found);
+    const state = await stepStatus(version, uid, step);
     if (state.status === 'failed' || state.status === 'expired') {
-      await store.delete(promptKey(version, uid));
-      const what = record.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
+      const what = step.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
       return finish(ctx, found, {
         error: 'access_denied',
         error_description: state.status === 'expired' ? `${what} expired before the wallet answered` : (state.message ?? 'the wallet step failed'),
       });
     }
-    const flow = state.status === 'done' ? await flowOf(version, uid, record) : undefined;
-    if (!flow) {
+    if (state.status !== 'done') {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
-    await Promise.all([finishWith(version, found, record.clientId, flow), store.delete(promptKey(version, uid))]);
+    // done, yet the wallet's request did not finish the authorisation: a verification's result is kept
+    // for this; an issuance finishes with its credential request or fails it, so this is a race lost
+    const verified = step.kind === 'verification' ? await d.verifier.result(stepId(version, uid)) : undefined;
+    if (!verified) return finish(ctx, found, { error: 'access_denied', error_description: 'the wallet step could not be completed; start again' });
+    await finishWith(version, found, step, verificationFlowClaims(verified));
     resumeAt(ctx, found);
   }
 

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
-import type { OfferBook } from './offers.js';
+import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
 
 export interface IssueCredentialDeps {
@@ -8,9 +8,8 @@ export interface IssueCredentialDeps {
   offers: OfferBook;
   signer: SdJwtVcSigner;
   vctOf(credentialType: string): string;
-  accessTokenLifetime: number;
-  /** after signing, before the offer shows done */
-  onIssued?: (offerId: string) => Promise<void>;
+  /** after signing, beside the offer's outcome; when it fails, the wallet gets the error and the offer is put back */
+  onIssued?: (offer: OfferRecord) => Promise<void>;
 }
 
 /**
@@ -23,35 +22,33 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
   return async (_ctx, { credentialConfigurationId, proofs, accessToken }) => {
     const offerId = accessToken.accountId;
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
-    // read and claimed in one round trip; a claim that turns out not to issue is released
-    const [offer, claimed] = await Promise.all([deps.offers.find(offerId), deps.offers.claimIssuance(offerId, deps.accessTokenLifetime)]);
-    if (!offer || offer.credentialType !== credentialConfigurationId || !claimed) {
-      if (claimed) await deps.offers.releaseIssuance(offerId);
+    // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
+    const offer = await deps.offers.take(offerId);
+    if (!offer || offer.credentialType !== credentialConfigurationId) {
+      if (offer) await deps.offers.putBack(offer);
       throw new errors.CredentialRequestDenied(
-        !offer
-          ? 'the credential offer is no longer valid'
-          : offer.credentialType !== credentialConfigurationId
-            ? 'the credential offer is for another credential configuration'
-            : 'the credential for this offer has already been issued',
+        offer
+          ? 'the credential offer is for another credential configuration'
+          : (await deps.offers.outcome(offerId))?.status === 'done'
+            ? 'the credential for this offer has already been issued'
+            : 'the credential offer is no longer valid',
       );
     }
 
-    let credential: string;
     try {
-      credential = await deps.signer.sign({
+      const credential = await deps.signer.sign({
         issuer: deps.credentialIssuer,
         vct: deps.vctOf(offer.credentialType),
         attributes: offer.attributes,
         holderJwk,
         expiresAt: offer.credentialExpiresAt,
       });
+      await Promise.all([deps.onIssued?.(offer), deps.offers.done(offerId)]);
+      return { credentials: [{ credential }] };
     } catch (err) {
-      await deps.offers.releaseIssuance(offerId);
+      await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one
       throw err;
     }
-    await deps.onIssued?.(offerId);
-    await deps.offers.done(offerId);
-    return { credentials: [{ credential }] };
   };
 }
 

@@ -1,25 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { Store } from '../store/types.js';
-import type { CredentialOffer } from './offerUri.js';
-
-const referenceKey = (reference: string) => `wallet:offer-ref:${reference}`;
-
-/** Keeps an offer under an unguessable reference for as long as the offer lives. */
-export async function storeOfferReference(store: Store, offer: CredentialOffer, lifetime: number): Promise<string> {
-  const reference = randomBytes(24).toString('base64url');
-  await store.set(referenceKey(reference), offer, lifetime);
-  return reference;
-}
+import { credentialOffer } from './offerUri.js';
+import { OFFER_ID, type OfferBook } from './offers.js';
 
 /**
- * `GET /<path>/offers/<reference>`: the Credential Offer a `credential_offer_uri` points at (OpenID4VCI
- * 1.0 §4.1.3), as JSON; 404 once the offer has expired.
+ * `GET /<path>/offers/<offer id>`: the Credential Offer a `credential_offer_uri` points at (OpenID4VCI
+ * 1.0 §4.1.3), as JSON, built from the offer record; 404 once the offer can no longer be redeemed.
  */
-export function offerByReference(path: string, store: Store): Middleware {
+export function offerByReference(path: string, credentialIssuer: string, offers: OfferBook): Middleware {
   const prefix = `/${path}/offers/`;
   async function serve(ctx: Context): Promise<void> {
-    const reference = ctx.path.slice(prefix.length);
+    const offerId = ctx.path.slice(prefix.length);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
       ctx.set('Allow', 'GET');
@@ -28,13 +18,18 @@ export function offerByReference(path: string, store: Store): Middleware {
     }
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Access-Control-Allow-Origin', '*');
-    const offer = /^[A-Za-z0-9_-]{32}$/.test(reference) ? await store.get<CredentialOffer>(referenceKey(reference)) : undefined;
-    if (!offer) {
+    const offer = OFFER_ID.test(offerId) ? await offers.find(offerId) : undefined;
+    if (!offer || Math.floor(Date.now() / 1000) >= offer.redeemBy) {
       ctx.status = 404;
       ctx.body = { error: 'invalid_request', error_description: 'credential_offer_uri: the offer has expired or does not exist' };
       return;
     }
-    ctx.body = offer;
+    ctx.body = credentialOffer({
+      credentialIssuer,
+      credentialConfigurationId: offer.credentialType,
+      preAuthorizedCode: offer.preAuthorizedCode,
+      pinLength: offer.txCode?.length,
+    });
   }
   // not async: a request for another path passes on without a promise of its own
   return function credentialOfferEndpoint(ctx, next) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
@@ -7,17 +8,24 @@ export type OfferStatus = {
   attemptsLeft?: number;
 };
 
-/** Everything needed to issue the credential once the wallet redeems the offer. Never logged (D17). */
+/** Everything needed to serve, redeem and issue an offer. Never logged (D17). */
 export interface OfferRecord {
+  /** `offerIdOf(preAuthorizedCode)` */
   offerId: string;
+  /** what the offer is a step of (the holder's prompt), handed back when the credential is issued */
+  stepId: string;
+  preAuthorizedCode: string;
+  /** the PIN (the code's `tx_code`), when the offer has one */
+  txCode?: string;
   credentialType: string;
   attributes: Record<string, unknown>;
   serialNumber: string;
   /** epoch seconds */
   credentialExpiresAt: number;
-  pinProtected: boolean;
   grantId: string;
-  /** epoch seconds until which the record is kept */
+  /** epoch seconds: the pre-authorized code's expiry, after which the offer is no longer served or redeemable */
+  redeemBy: number;
+  /** epoch seconds until which the record is kept: `redeemBy` plus an access token's lifetime */
   keptUntil: number;
 }
 
@@ -26,21 +34,34 @@ export const STATUS_GRACE_SECONDS = 120;
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/**
+ * An offer's id: the SHA-256 of its pre-authorized code. The wallet's token request names the code, so
+ * the edge finds the offer (and its PIN) without reading the code's record; the offer's URL
+ * (`credential_offer_uri`) carries the id, which does not reveal the code.
+ */
+export const offerIdOf = (preAuthorizedCode: string) => createHash('sha256').update(preAuthorizedCode).digest('base64url');
+export const OFFER_ID = /^[A-Za-z0-9_-]{43}$/;
+
 // Hash tags keep one offer's keys in one Redis Cluster slot (D14).
 const offerKey = (offerId: string) => `wallet:{${offerId}}:offer`;
 const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
 /** The final outcome, kept apart so that a progress update racing it (a parallel PIN guess) cannot hide it. */
 const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
-const issuedKey = (offerId: string) => `wallet:{${offerId}}:issued`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
 
-/** The offers and their status, kept in the shared store (D14) with TTLs, so any instance can serve any step. */
+const ttlOf = (record: OfferRecord) => Math.max(1, record.keptUntil - now());
+
+/**
+ * The offers and their status, kept in the shared store (D14) with TTLs, so any instance can serve any step.
+ * An offer is kept from the start for as long as an access token its code buys can be used; whether it
+ * can still be served or redeemed is `redeemBy`.
+ */
 export class OfferBook {
   constructor(private readonly store: Store) {}
 
   /** The offer is pending until the wallet redeems it: no status record is written until then. */
-  async create(record: OfferRecord, lifetime: number): Promise<void> {
-    const fresh = await this.store.setIfAbsent(offerKey(record.offerId), record, lifetime);
+  async create(record: OfferRecord): Promise<void> {
+    const fresh = await this.store.setIfAbsent(offerKey(record.offerId), record, ttlOf(record));
     if (!fresh) throw new Error(`offer ${record.offerId} already exists`);
   }
 
@@ -48,70 +69,67 @@ export class OfferBook {
     return this.store.get<OfferRecord>(offerKey(offerId));
   }
 
-  /** The offer and the wrong PINs counted against it, in one round trip (one hash slot). */
-  async findWithWrongPins(offerId: string): Promise<{ offer?: OfferRecord; wrongPins: number }> {
-    const [offer, wrongPins] = (await this.store.getMany([offerKey(offerId), pinAttemptsKey(offerId)])) as [OfferRecord | undefined, number | undefined];
-    return { offer, wrongPins: wrongPins ?? 0 };
+  /**
+   * What the token request needs before the provider sees it, in one round trip (one hash slot): the
+   * offer, the wrong PINs counted against it, and whether its code was already redeemed.
+   */
+  async forRedemption(offerId: string): Promise<{ offer?: OfferRecord; wrongPins: number; redeemed: boolean }> {
+    const [offer, wrongPins, status] = (await this.store.getMany([offerKey(offerId), pinAttemptsKey(offerId), statusKey(offerId)])) as [
+      OfferRecord | undefined,
+      number | undefined,
+      OfferStatus | undefined,
+    ];
+    return { offer, wrongPins: wrongPins ?? 0, redeemed: status?.status === 'scanned' };
   }
 
-  async status(offerId: string): Promise<OfferStatus> {
-    // one round trip: the three keys share the offer's hash tag
-    const [outcome, status, offer] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId), offerKey(offerId)])) as (OfferStatus | OfferRecord | undefined)[];
-    if (outcome) return outcome as OfferStatus;
-    if (!offer) return { status: 'expired', message: 'This offer has expired.' };
-    return (status as OfferStatus | undefined) ?? { status: 'pending' };
+  /** `redeemBy`: the offer's expiry, as `create` was given it (the prompt keeps it): the offer itself is not read. */
+  async status(offerId: string, redeemBy: number): Promise<OfferStatus> {
+    // one round trip: the keys share the offer's hash tag
+    const [outcome, status] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId)])) as (OfferStatus | undefined)[];
+    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', message: 'This offer has expired.' });
   }
 
-  async pinRetry(offerId: string, attemptsLeft: number): Promise<void> {
+  /** Lives as long as the offer, like every progress status. */
+  async pinRetry(record: OfferRecord, attemptsLeft: number): Promise<void> {
     const message = `The PIN was wrong; ${attemptsLeft} attempt(s) left.`;
-    await this.setStatus(offerId, { status: 'pin_retry', message, attemptsLeft }, await this.#statusTtl(offerId));
+    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', message, attemptsLeft }, ttlOf(record));
+  }
+
+  /** The wallet holds an access token (the offer is already kept as long as that token lasts). */
+  async scanned(record: OfferRecord): Promise<void> {
+    await this.store.set(statusKey(record.offerId), { status: 'scanned' }, ttlOf(record));
   }
 
   /**
-   * The wallet holds an access token: keep the offer (`record`, as just read) until that token can no
-   * longer be used, even when the offer's own lifetime ends first.
+   * Single issuance per offer (D14): the credential request takes the offer out of the store, so of
+   * concurrent requests exactly one gets it. A request that does not issue puts it back.
    */
-  async scanned(record: OfferRecord, accessTokenLifetime: number): Promise<void> {
-    const keptUntil = Math.max(record.keptUntil, now() + accessTokenLifetime);
-    const ttl = keptUntil - now();
-    await Promise.all([
-      this.store.set(offerKey(record.offerId), { ...record, keptUntil }, ttl),
-      this.setStatus(record.offerId, { status: 'scanned' }, ttl + STATUS_GRACE_SECONDS),
-    ]);
+  take(offerId: string): Promise<OfferRecord | undefined> {
+    return this.store.consume<OfferRecord>(offerKey(offerId));
   }
 
-  /** Single issuance per offer (D14): of concurrent credential requests, exactly one wins. */
-  claimIssuance(offerId: string, ttl: number): Promise<boolean> {
-    return this.store.setIfAbsent(issuedKey(offerId), 1, ttl);
+  /** The offer as it was before `take`, with no outcome: a credential request that did not issue. */
+  async putBack(record: OfferRecord): Promise<void> {
+    await Promise.all([this.store.delete(outcomeKey(record.offerId)), this.store.set(offerKey(record.offerId), record, ttlOf(record))]);
   }
 
-  releaseIssuance(offerId: string): Promise<void> {
-    return this.store.delete(issuedKey(offerId));
+  outcome(offerId: string): Promise<OfferStatus | undefined> {
+    return this.store.get<OfferStatus>(outcomeKey(offerId));
   }
 
-  /** The credential is with the holder: its attributes are no longer kept. */
+  /** The credential is with the holder (its offer, attributes included, was taken by the request). */
   async done(offerId: string): Promise<void> {
-    await this.#finalOutcome(offerId, { status: 'done', message: 'The credential is in your wallet.' });
-  }
-
-  async failed(offerId: string, message: string): Promise<void> {
-    await this.#finalOutcome(offerId, { status: 'failed', message });
+    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
   }
 
   /**
    * The outcome, then the offer gone, issued in this order in one round trip (one connection, one slot:
    * Redis applies them in order), so that a status read never finds neither.
    */
-  async #finalOutcome(offerId: string, outcome: OfferStatus): Promise<void> {
-    await Promise.all([this.store.setIfAbsent(outcomeKey(offerId), outcome, STATUS_GRACE_SECONDS), this.store.delete(offerKey(offerId))]);
-  }
-
-  private setStatus(offerId: string, status: OfferStatus, ttl: number): Promise<void> {
-    return this.store.set(statusKey(offerId), status, Math.max(1, ttl));
-  }
-
-  async #statusTtl(offerId: string): Promise<number> {
-    const record = await this.find(offerId);
-    return (record ? record.keptUntil - now() : 0) + STATUS_GRACE_SECONDS;
+  async failed(offerId: string, message: string): Promise<void> {
+    await Promise.all([
+      this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message }, STATUS_GRACE_SECONDS),
+      this.store.delete(offerKey(offerId)),
+    ]);
   }
 }

@@ -39,7 +39,7 @@ export class PinAttempts {
     readonly limit: number,
   ) {}
 
-  /** No attempt is left after `wrongSoFar` wrong PINs (OfferBook.findWithWrongPins reads the count with the offer). */
+  /** No attempt is left after `wrongSoFar` wrong PINs (OfferBook.forRedemption reads the count with the offer). */
   exhausted(wrongSoFar: number): boolean {
     return wrongSoFar >= this.limit;
   }

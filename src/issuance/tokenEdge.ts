@@ -1,25 +1,14 @@
 import type { Context, Middleware } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from '../http/formBody.js';
-import type { OfferBook, OfferRecord } from './offers.js';
+import { offerIdOf, type OfferBook, type OfferRecord } from './offers.js';
 import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
-
-/** The pre-authorized code as the provider holds it, read without consuming it. */
-export interface StoredPreAuthorizedCode {
-  /** the code's account: the offer it redeems */
-  offerId: string;
-  txCode?: string;
-  /** not consumed, not expired */
-  usable: boolean;
-}
 
 export interface TokenEdgeDeps {
   offers: OfferBook;
   pins: PinAttempts;
-  findPreAuthorizedCode(code: string): Promise<StoredPreAuthorizedCode | undefined>;
   walletClientId: string;
-  accessTokenLifetime: number;
 }
 
 type PinVerdict = 'pass' | 'answered' | 'last-attempt';
@@ -54,12 +43,12 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (!hasClientAuthentication(ctx, params)) body = appendToForm(body, { client_id: deps.walletClientId });
     replayBody(ctx, body);
 
+    // the offer is found by its code's hash: the code's own record is the provider's to read
     const code = params['pre-authorized_code'];
-    const stored = typeof code === 'string' && code ? await deps.findPreAuthorizedCode(code) : undefined;
-    const { offer, wrongPins } = stored ? await deps.offers.findWithWrongPins(stored.offerId) : { offer: undefined, wrongPins: 0 };
-    if (!stored || !offer) return next(); // the provider answers: not found, duplicated parameter, ...
+    const { offer, wrongPins, redeemed } = typeof code === 'string' && code ? await deps.offers.forRedemption(offerIdOf(code)) : { offer: undefined, wrongPins: 0, redeemed: false };
+    if (!offer) return next(); // the provider answers: not found, duplicated parameter, ...
 
-    const verdict = offer.pinProtected ? await checkPin(ctx, deps, offer, stored, params.tx_code, wrongPins) : 'pass';
+    const verdict = offer.txCode !== undefined ? await checkPin(ctx, deps, offer, offer.txCode, redeemed, params.tx_code, wrongPins) : 'pass';
     if (verdict === 'answered') return;
 
     await next();
@@ -67,7 +56,7 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
       ctx.body = { error: 'invalid_grant', error_description: revokedDescription };
     } else if (ctx.status === 200) {
-      await deps.offers.scanned(offer, deps.accessTokenLifetime);
+      await deps.offers.scanned(offer);
     }
   };
 }
@@ -76,7 +65,9 @@ async function checkPin(
   ctx: Context,
   deps: TokenEdgeDeps,
   offer: OfferRecord,
-  stored: StoredPreAuthorizedCode,
+  pin: string,
+  /** the code was exchanged already */
+  redeemed: boolean,
   txCode: ParsedUrlQuery[string],
   /** wrong PINs counted when the offer was read */
   wrongPins: number,
@@ -84,19 +75,19 @@ async function checkPin(
   // missing or duplicated tx_code: the provider answers invalid_request before consuming anything
   if (typeof txCode !== 'string' || !txCode) return 'pass';
   // expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
-  if (!stored.usable || stored.txCode === undefined) return 'pass';
+  if (redeemed || Math.floor(Date.now() / 1000) >= offer.redeemBy) return 'pass';
 
   if (deps.pins.exhausted(wrongPins)) {
     answer(ctx, 'invalid_grant', revokedDescription);
     return 'answered';
   }
-  if (pinMatches(stored.txCode, txCode)) return 'pass';
+  if (pinMatches(pin, txCode)) return 'pass';
 
   const ttl = Math.max(1, offer.keptUntil - Math.floor(Date.now() / 1000));
   const outcome = await deps.pins.wrong(offer.offerId, ttl);
   switch (outcome.kind) {
     case 'retry':
-      await deps.offers.pinRetry(offer.offerId, outcome.attemptsLeft);
+      await deps.offers.pinRetry(offer, outcome.attemptsLeft);
       answer(ctx, 'invalid_grant', retryDescription(outcome.attemptsLeft));
       return 'answered';
     case 'revoke':

@@ -7,9 +7,9 @@ import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { scopeFor, vctFor } from './credentialConfigurations.js';
 import { issueCredentialFor } from './issueCredential.js';
-import { credentialOffer, credentialOfferReferenceUri } from './offerUri.js';
-import { offerByReference, storeOfferReference } from './offerReference.js';
-import { OfferBook, type OfferStatus } from './offers.js';
+import { credentialOfferReferenceUri } from './offerUri.js';
+import { offerByReference } from './offerReference.js';
+import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
@@ -17,7 +17,7 @@ import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 import { assignId } from '../oidc/modelId.js';
 
-export type { OfferStatus } from './offers.js';
+export type { OfferRecord, OfferStatus } from './offers.js';
 
 export interface WalletIssuerOptions {
   /** e.g. http://127.0.0.1:3000 (no trailing slash) */
@@ -34,14 +34,16 @@ export interface WalletIssuerOptions {
   pinAttempts: number;
   cookieKeys: string[];
   /**
-   * Called once the credential is signed, before the offer shows `done`: the holder's prompt finishes the
-   * authorisation from here, so that the browser can go straight back to the provider.
+   * Called once the credential is signed, with the offer it was issued for: the holder's prompt finishes
+   * the authorisation from here, so that the browser can go straight back to the provider. When it
+   * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
-  onIssued?: (offerId: string) => Promise<void>;
+  onIssued?: (offer: OfferRecord) => Promise<void>;
 }
 
 export interface CreateOfferInput {
-  offerId: string;
+  /** what the offer is a step of; `onIssued` hands it back as the offer's `stepId` */
+  stepId: string;
   credentialType: string;
   attributes: Record<string, unknown>;
   pin?: string;
@@ -53,8 +55,21 @@ export interface WalletIssuer {
   credentialIssuer: string;
   /** serves everything wallet-facing, calls next() for other paths */
   middleware: Middleware;
-  createOffer(input: CreateOfferInput): Promise<{ offerUri: string; expiresAt: number /* epoch s */ }>;
-  offerStatus(offerId: string): Promise<OfferStatus>;
+  /**
+   * Mints an offer. `alongside` is called as soon as the offer's id and link are known, and its writes go
+   * out together with the offer's (one round trip on Redis).
+   */
+  createOffer(input: CreateOfferInput, alongside?: (offer: CreatedOffer) => Promise<unknown>): Promise<CreatedOffer>;
+  /** `expiresAt` as `createOffer` returned it */
+  offerStatus(offerId: string, expiresAt: number): Promise<OfferStatus>;
+}
+
+export interface CreatedOffer {
+  offerId: string;
+  /** the link for the wallet (QR code, same-device button): the offer by reference */
+  offerUri: string;
+  /** epoch seconds: until when the wallet can redeem it */
+  expiresAt: number;
 }
 
 /** How long a wallet's access token lasts: enough for the nonce and credential requests that follow. */
@@ -87,7 +102,6 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offers,
       signer: new SdJwtVcSigner(signingKey),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
-      accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
       onIssued: opts.onIssued,
     }),
   });
@@ -97,11 +111,6 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offers,
       pins,
       walletClientId: WALLET_CLIENT_ID,
-      accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
-      findPreAuthorizedCode: async (code) => {
-        const stored = await provider.PreAuthorizedCode.find(code, { ignoreExpiration: true });
-        return stored?.accountId ? { offerId: stored.accountId, txCode: stored.txCode, usable: !stored.consumed && !stored.isExpired } : undefined;
-      },
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
@@ -110,30 +119,30 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   return {
     credentialIssuer,
     middleware: compose([
-      offerByReference(opts.path, opts.store),
+      offerByReference(opts.path, credentialIssuer, offers),
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
     ]),
-    createOffer: (input) => createOffer(provider, offers, opts.store, credentialIssuer, types, opts.offerLifetime, input),
-    offerStatus: (offerId) => offers.status(offerId),
+    createOffer: (input, alongside) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input, alongside),
+    offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
   };
 }
 
 /**
- * Mints the offer: a Grant for the wallet client with the type's scope on the issuer resource,
- * and a PreAuthorizedCode with the same resource, scope and `txCode` (the PIN), both living as long as the
- * offer. The account is the offer itself.
+ * Mints the offer: a Grant for the wallet client with the type's scope on the issuer resource, a
+ * PreAuthorizedCode with the same resource, scope and `txCode` (the PIN), both living as long as the
+ * offer, and the offer record, found by the code's hash. The account is the offer itself.
  */
 async function createOffer(
   provider: Provider,
   offers: OfferBook,
-  store: Store,
   credentialIssuer: string,
   types: Map<string, CredentialType>,
   lifetime: number,
   input: CreateOfferInput,
-): Promise<{ offerUri: string; expiresAt: number }> {
+  alongside?: (offer: CreatedOffer) => Promise<unknown>,
+): Promise<CreatedOffer> {
   const type = types.get(input.credentialType);
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
   if (input.pin !== undefined && !/^\d+$/.test(input.pin)) throw new TypeError('a PIN must be digits only (tx_code input_mode numeric)');
@@ -141,44 +150,41 @@ async function createOffer(
   const scope = scopeFor(type);
   const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
 
-  const grant = new provider.Grant({ accountId: input.offerId, clientId: WALLET_CLIENT_ID });
-  grant.addResourceScope(credentialIssuer, scope);
-  const grantId = assignId(grant);
   const code = new provider.PreAuthorizedCode({
-    accountId: input.offerId,
+    accountId: '', // and grantId: set below, once the code's id gives the offer's
+    grantId: '',
     clientId: WALLET_CLIENT_ID,
-    grantId,
     scope,
     resource: credentialIssuer,
     txCode: input.pin,
     expiresIn: lifetime,
   });
   const preAuthorizedCode = assignId(code); // the opaque format's value is its id
-  const offer = credentialOffer({
-    credentialIssuer,
-    credentialConfigurationId: type.name,
-    preAuthorizedCode,
-    pinLength: input.pin?.length,
-  });
+  const offerId = offerIdOf(preAuthorizedCode);
+  const grant = new provider.Grant({ accountId: offerId, clientId: WALLET_CLIENT_ID });
+  grant.addResourceScope(credentialIssuer, scope);
+  code.accountId = offerId;
+  code.grantId = assignId(grant);
+  const created: CreatedOffer = { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
   // independent records, written together (one round trip on Redis, commands pipelined)
-  const [, saved, , reference] = await Promise.all([
+  const [, saved] = await Promise.all([
     grant.save(), // ttl.Grant: the offer's lifetime plus an access token's
     code.save(),
-    offers.create(
-      {
-        offerId: input.offerId,
-        credentialType: type.name,
-        attributes: input.attributes,
-        serialNumber: input.serialNumber,
-        credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-        pinProtected: input.pin !== undefined,
-        grantId,
-        keptUntil: expiresAt,
-      },
-      lifetime,
-    ),
-    storeOfferReference(store, offer, lifetime),
+    offers.create({
+      offerId,
+      stepId: input.stepId,
+      preAuthorizedCode,
+      txCode: input.pin,
+      credentialType: type.name,
+      attributes: input.attributes,
+      serialNumber: input.serialNumber,
+      credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
+      grantId: code.grantId,
+      redeemBy: expiresAt,
+      keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
+    }),
+    alongside?.(created),
   ]);
   if (saved !== preAuthorizedCode) throw new Error('the pre-authorized code is not opaque: the offer names another value than the one saved');
-  return { offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${reference}`), expiresAt };
+  return created;
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
-import { Browser, makeHint, offerFromPage } from './rp.js';
+import { Browser, makeHint, offerFromPage, resolveOfferLink } from './rp.js';
+import type { CredentialOffer } from '../../src/issuance/offerUri.js';
 
 export async function newWallet(): Promise<DevWallet> {
   return DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'));
@@ -15,16 +16,18 @@ export async function newWallet(): Promise<DevWallet> {
  */
 export async function holderCompletesIssuance(
   authorizeUrl: string,
-  opts: { redirectUri: string; wallet: DevWallet; pin?: string },
-): Promise<{ callbackUrl: string; offer: string; browser: Browser }> {
+  /** `resolveOffer`: also fetch the Credential Offer the link points at, before the wallet uses it up */
+  opts: { redirectUri: string; wallet: DevWallet; pin?: string; resolveOffer?: boolean },
+): Promise<{ callbackUrl: string; offer: string; resolvedOffer?: CredentialOffer; browser: Browser }> {
   const browser = new Browser(opts.redirectUri);
   const prompt = await browser.follow(authorizeUrl);
   if (!prompt.html) throw new Error(`expected the prompt page, arrived at ${prompt.final}`);
   const offer = offerFromPage(prompt.html);
+  const resolvedOffer = opts.resolveOffer ? await resolveOfferLink(offer) : undefined;
   await opts.wallet.receive(offer, { pin: opts.pin });
   const done = await browser.follow(`${prompt.final}/continue`);
   if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
-  return { callbackUrl: done.final, offer, browser };
+  return { callbackUrl: done.final, offer, resolvedOffer, browser };
 }
 
 /** The wallet request link on the prompt page (the same-device button's href). */

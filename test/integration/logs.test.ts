@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { createLogger, loggablePath } from '../../src/log.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
-import { resolveOfferLink } from '../helpers/rp.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 
 /**
@@ -32,14 +31,14 @@ describe('D17: the request log after an issuance and a verification', () => {
     const wallet = await newWallet();
     const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: PIN, redirectUri: REDIRECT });
     const hint = rp.authorizeUrl.searchParams.get('id_token_hint'); // PAR: not in the URL
-    const issued = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
+    const issued = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN, resolveOffer: true });
     const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(issued.callbackUrl), {
       pkceCodeVerifier: rp.verifier,
       expectedState: rp.state,
       expectedNonce: rp.nonce,
       idTokenExpected: true,
     });
-    const offer = await resolveOfferLink(issued.offer);
+    const offer = issued.resolvedOffer!;
     const offerRef = new URL(new URL(issued.offer).searchParams.get('credential_offer_uri')!).pathname.split('/').pop()!;
     const preAuthorizedCode = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'] as string;
     const code = new URL(issued.callbackUrl).searchParams.get('code')!;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
+import { newWallet } from '../helpers/flows.js';
 
 /** OpenID4VCI 1.0 §4.1.3: the prompt's link carries the offer by reference, so its QR code stays small. */
 let t: TestService;
@@ -37,12 +38,19 @@ describe('credential offer by reference', () => {
   });
 
   it('answers 404 with a JSON error for an unknown or malformed reference, and 405 for POST', async () => {
-    for (const ref of ['x'.repeat(32), 'short', 'dots..and%2Fslash']) {
+    for (const ref of ['x'.repeat(43), 'x'.repeat(32), 'short', 'dots..and%2Fslash']) {
       const res = await fetch(`${t.url}/wallet/offers/${ref}`);
       expect(res.status).toBe(404);
       expect((await res.json()).error).toBe('invalid_request');
     }
     expect((await fetch(`${t.url}/wallet/offers/${'a'.repeat(32)}`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('stops answering once the credential is issued: the offer is used up', async () => {
+    const link = await promptLink();
+    const uri = new URL(link).searchParams.get('credential_offer_uri')!;
+    await (await newWallet()).receive(link);
+    expect((await fetch(uri)).status).toBe(404);
   });
 
   it('stops answering once the offer has expired', async () => {

@@ -175,7 +175,7 @@ const requestId = () => `v2.req-${++counter}_${Date.now()}`;
 
 async function issueInto(running: Running, wallet: DevWallet, credentialType: string, attributes: Record<string, unknown>) {
   const { offerUri } = await running.issuer.createOffer({
-    offerId: `offer-${++counter}`,
+    stepId: `step-${++counter}`,
     credentialType,
     attributes,
     serialNumber: `SN-${counter}`,

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../src/config/schema.js';
 import { createWalletIssuer, type WalletIssuer, type WalletIssuerOptions } from '../../src/issuance/walletIssuer.js';
 import type { Store } from '../../src/store/types.js';
+import { StoreUnavailableError } from '../../src/store/redis.js';
 import { testStore } from '../helpers/stores.js';
 import { resolveOfferLink } from '../helpers/rp.js';
 import { DevWallet } from '../../src/wallet/holder.js';
@@ -82,10 +83,10 @@ async function startIssuer(overrides: Partial<WalletIssuerOptions> = {}): Promis
 
 let counter = 0;
 async function offer(running: Running, opts: { pin?: string; attributes?: Record<string, unknown>; credentialExpiresAt?: Date } = {}) {
-  const offerId = `offer-${++counter}`;
+  const stepId = `step-${++counter}`;
   const credentialExpiresAt = opts.credentialExpiresAt ?? new Date(Date.UTC(2030, 0, 1));
-  const { offerUri, expiresAt } = await running.issuer.createOffer({
-    offerId,
+  const { offerId, offerUri, expiresAt } = await running.issuer.createOffer({
+    stepId,
     credentialType: 'EmployeeBadge',
     attributes: opts.attributes ?? attributes,
     serialNumber: `SN-${counter}`,
@@ -93,7 +94,7 @@ async function offer(running: Running, opts: { pin?: string; attributes?: Record
     ...(opts.pin ? { pin: opts.pin } : {}),
   });
   const parsed = await resolveOfferLink(offerUri);
-  return { offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
+  return { stepId, offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
 }
 
 async function tokenRequest(baseUrl: string, params: Record<string, string>) {
@@ -144,19 +145,19 @@ describe('wallet-facing issuer with the dev wallet', () => {
 
   it('delivers a PIN-protected credential into the wallet that a verifier can check on its own', async () => {
     const o = await offer(running, { pin: '4711' });
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({ status: 'pending' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
     expect(o.parsed.grants[PRE_AUTH].tx_code).toMatchObject({ input_mode: 'numeric', length: 4 });
 
     const seen: string[] = [];
     const watchingFetch: typeof fetch = async (input, init) => {
       // between the token and the credential request the holder's prompt page shows "scanned"
-      if (String(input).endsWith('/wallet/credential')) seen.push((await running.issuer.offerStatus(o.offerId)).status);
+      if (String(input).endsWith('/wallet/credential')) seen.push((await running.issuer.offerStatus(o.offerId, o.expiresAt)).status);
       return fetch(input, init);
     };
     const wallet = await openWallet();
     const stored = await wallet.receive(o.offerUri, { pin: '4711', fetch: watchingFetch });
     expect(seen).toEqual(['scanned']);
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'done' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
 
     expect(stored).toMatchObject({ format: 'dc+sd-jwt', issuer: `${running.baseUrl}/wallet`, vct: `${running.baseUrl}/types/EmployeeBadge`, claims: attributes });
     expect(wallet.list()).toHaveLength(1);
@@ -221,13 +222,13 @@ describe('wallet-facing issuer with the dev wallet', () => {
     const o = await offer(running, { pin: '1234' });
     const wallet = await openWallet();
     await expect(wallet.receive(o.offerUri, { pin: '0000' })).rejects.toThrow('invalid_grant: invalid tx_code provided: 2 attempt(s) left');
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'pin_retry', attemptsLeft: 2 });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 2 });
     await expect(wallet.receive(o.offerUri, { pin: '9999' })).rejects.toThrow('invalid_grant: invalid tx_code provided: 1 attempt(s) left');
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'pin_retry', attemptsLeft: 1 });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 1 });
 
     const stored = await wallet.receive(o.offerUri, { pin: '1234' });
     expect(stored.claims).toEqual(attributes);
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'done' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
   });
 
   it('revokes the offer after three wrong PINs, even for the right PIN afterwards', async () => {
@@ -236,7 +237,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     await expect(wallet.receive(o.offerUri, { pin: '0001' })).rejects.toThrow('2 attempt(s) left');
     await expect(wallet.receive(o.offerUri, { pin: '0002' })).rejects.toThrow('1 attempt(s) left');
     await expect(wallet.receive(o.offerUri, { pin: '0003' })).rejects.toThrow(/^invalid_grant: invalid tx_code provided: no attempts left/);
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({
       status: 'failed',
       message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
     });
@@ -260,7 +261,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
 
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'failed' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'failed' });
   });
 
   it('answers a missing tx_code with invalid_request without using up the offer', async () => {
@@ -268,7 +269,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     const missing = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(missing).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect(missing.body.error_description).toContain('tx_code');
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({ status: 'pending' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
 
     expect(await running.store.get(`oidc:wallet:PreAuthorizedCode:${o.code}`)).toMatchObject({ txCode: '1234' });
     const stored = await (await openWallet()).receive(o.offerUri, { pin: '1234' });
@@ -300,17 +301,17 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(wrongAud).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
     const otherType = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }), 'Unknown');
     expect(otherType).toMatchObject({ status: 400, body: { error: 'unknown_credential_configuration' } });
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({ status: 'scanned' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
 
     const issued = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }));
     expect(issued.status).toBe(200);
     expect(issued.body.credentials).toHaveLength(1);
     const again = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }));
     expect(again).toMatchObject({ status: 400, body: { error: 'credential_request_denied' } });
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'done' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
   });
 
-  it('refuses a credential once its offer is gone, and leaves no issuance claim behind', async () => {
+  it('refuses a credential once its offer is gone, and writes no outcome for it', async () => {
     const o = await offer(running);
     const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(token.status).toBe(200);
@@ -318,10 +319,35 @@ describe('wallet-facing issuer with the dev wallet', () => {
     await running.store.delete(`wallet:{${o.offerId}}:offer`);
     const refused = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
     expect(refused).toMatchObject({ status: 400, body: { error: 'credential_request_denied', error_description: 'the credential offer is no longer valid' } });
-    // the offer was read and the issuance claimed in one round trip: a claim that did not issue is released
-    expect(await running.store.get(`wallet:{${o.offerId}}:issued`)).toBeUndefined();
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
   });
+});
 
+describe('wallet-facing issuer whose holder flow cannot be finished', () => {
+  let running: Running;
+  let failures = 0;
+  beforeAll(async () => {
+    running = await startIssuer({
+      onIssued: async () => {
+        if (failures-- > 0) throw new StoreUnavailableError(new Error('connection lost'));
+      },
+    });
+  });
+  afterAll(async () => running.close());
+
+  it('answers the credential request with the error and keeps the offer, so that the wallet can ask again', async () => {
+    const o = await offer(running);
+    const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
+    const aud = `${running.baseUrl}/wallet`;
+    failures = 1;
+    const failed = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    expect(failed).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable' } });
+    // no credential went out: the offer is back, not done
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
+    const retried = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    expect(retried.status).toBe(200);
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
+  });
   it('answers malformed token requests with a 400 JSON error, never a 500', async () => {
     const o = await offer(running, { pin: '1234' });
     const token = `${running.baseUrl}/wallet/token`;
@@ -348,7 +374,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
       expect(typeof body.error_description, name).toBe('string');
     }
     // none of it touched the offer
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({ status: 'pending' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
     expect((await (await openWallet()).receive(o.offerUri, { pin: '1234' })).claims).toEqual(attributes);
   });
 });
@@ -407,7 +433,7 @@ describe('wallet-facing issuer with a third-party wallet library', () => {
     const verified = await verifySdJwtVcIndependently(credential, running.publicJwks);
     expect(verified.claims).toMatchObject(attributes);
     expect(await calculateJwkThumbprint((verified.payload.cnf as { jwk: JWK }).jwk)).toBe(await calculateJwkThumbprint(publicJwk));
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'done' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
   });
 });
 
@@ -423,9 +449,9 @@ describe('wallet-facing issuer with short-lived offers', () => {
 
   it('reports an offer nobody redeemed in time as expired, and refuses its code', async () => {
     const o = await offer(running, { pin: '1234' });
-    expect(await running.issuer.offerStatus(o.offerId)).toEqual({ status: 'pending' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await running.issuer.offerStatus(o.offerId)).toMatchObject({ status: 'expired' });
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'expired' });
     const late = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(late).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
   });

@@ -1,17 +1,24 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OfferBook, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
+import { OFFER_ID, OfferBook, offerIdOf, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 
-const record = (offerId: string, lifetime = 60): OfferRecord => ({
-  offerId,
-  credentialType: 'EmployeeBadge',
-  attributes: { FirstName: 'Ada' },
-  serialNumber: 'SN-1',
-  credentialExpiresAt: 1_900_000_000,
-  pinProtected: true,
-  grantId: 'grant-1',
-  keptUntil: Math.floor(Date.now() / 1000) + lifetime,
-});
+const ACCESS_TOKEN = 300;
+const record = (offerId: string, lifetime = 60): OfferRecord => {
+  const redeemBy = Math.floor(Date.now() / 1000) + lifetime;
+  return {
+    offerId,
+    stepId: `v2.${offerId}`,
+    preAuthorizedCode: `code-of-${offerId}`,
+    txCode: '1234',
+    credentialType: 'EmployeeBadge',
+    attributes: { FirstName: 'Ada' },
+    serialNumber: 'SN-1',
+    credentialExpiresAt: 1_900_000_000,
+    grantId: 'grant-1',
+    redeemBy,
+    keptUntil: redeemBy + ACCESS_TOKEN,
+  };
+};
 
 let store: MemoryStore;
 let offers: OfferBook;
@@ -26,62 +33,102 @@ afterEach(async () => {
   await store.close();
 });
 
+describe('an offer\'s id', () => {
+  it('is the SHA-256 of its pre-authorized code, base64url: the offer URL does not carry the code', () => {
+    const id = offerIdOf('abc');
+    expect(id).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+    expect(OFFER_ID.test(id)).toBe(true);
+    expect(offerIdOf('abd')).not.toBe(id);
+  });
+});
+
 describe('an offer as the holder\'s prompt page sees it', () => {
   it('is pending, then scanned, then done', async () => {
-    await offers.create(record('o1'), 60);
-    expect(await offers.status('o1')).toEqual({ status: 'pending' });
-    await offers.scanned((await offers.find('o1'))!, 300);
-    expect(await offers.status('o1')).toEqual({ status: 'scanned' });
+    const r = record('o1');
+    await offers.create(r);
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pending' });
+    await offers.scanned(r);
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
+    expect(await offers.take('o1')).toEqual(r);
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' }); // being issued
     await offers.done('o1');
-    expect(await offers.status('o1')).toMatchObject({ status: 'done' });
+    expect(await offers.status('o1', r.redeemBy)).toMatchObject({ status: 'done' });
   });
 
   it('shows the attempts left after a wrong PIN', async () => {
-    await offers.create(record('o1'), 60);
-    await offers.pinRetry('o1', 2);
-    expect(await offers.status('o1')).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'The PIN was wrong; 2 attempt(s) left.' });
+    const r = record('o1');
+    await offers.create(r);
+    await offers.pinRetry(r, 2);
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'The PIN was wrong; 2 attempt(s) left.' });
   });
 
   it('expires with its lifetime when nobody redeemed it', async () => {
-    await offers.create(record('o1', 60), 60);
+    const r = record('o1', 60);
+    await offers.create(r);
     vi.setSystemTime(Date.now() + 61_000);
-    expect(await offers.status('o1')).toMatchObject({ status: 'expired' });
+    expect(await offers.status('o1', r.redeemBy)).toMatchObject({ status: 'expired' });
   });
 
-  it('outlives its lifetime once scanned, while the wallet\'s access token is valid', async () => {
-    await offers.create(record('o1', 60), 60);
-    await offers.scanned((await offers.find('o1'))!, 300);
+  it('is kept past its lifetime for as long as an access token its code bought can be used', async () => {
+    const r = record('o1', 60);
+    await offers.create(r);
+    await offers.scanned(r);
     vi.setSystemTime(Date.now() + 120_000);
     expect(await offers.find('o1')).toBeDefined();
-    expect(await offers.status('o1')).toEqual({ status: 'scanned' });
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
+    vi.setSystemTime(Date.now() + (ACCESS_TOKEN - 60 + 1) * 1000);
+    expect(await offers.find('o1')).toBeUndefined();
+    expect(await offers.status('o1', r.redeemBy)).toMatchObject({ status: 'expired' });
   });
 
   it('keeps done and failed readable for a while after the attributes are gone', async () => {
-    await offers.create(record('o1'), 60);
-    await offers.create(record('o2'), 60);
+    await offers.create(record('o1'));
+    await offers.create(record('o2'));
+    await offers.take('o1');
     await offers.done('o1');
     await offers.failed('o2', 'The PIN was entered wrongly 3 times; this offer is no longer valid.');
     expect(await offers.find('o1')).toBeUndefined();
     expect(await offers.find('o2')).toBeUndefined();
     vi.setSystemTime(Date.now() + (STATUS_GRACE_SECONDS - 1) * 1000);
-    expect(await offers.status('o1')).toMatchObject({ status: 'done' });
-    expect(await offers.status('o2')).toEqual({ status: 'failed', message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.' });
+    const redeemBy = Math.floor(Date.now() / 1000) + 3600; // a prompt that still counts down sees the outcome, not "pending"
+    expect(await offers.status('o1', redeemBy)).toMatchObject({ status: 'done' });
+    expect(await offers.status('o2', redeemBy)).toEqual({ status: 'failed', message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.' });
     vi.setSystemTime(Date.now() + 2000);
-    expect(await offers.status('o1')).toMatchObject({ status: 'expired' });
-  });
-
-  it('is unknown, hence expired, when it never existed', async () => {
-    expect(await offers.status('nope')).toMatchObject({ status: 'expired' });
+    expect(await offers.status('o1', Math.floor(Date.now() / 1000) - 1)).toMatchObject({ status: 'expired' });
   });
 
   it('cannot be created twice under one id', async () => {
-    await offers.create(record('o1'), 60);
-    await expect(offers.create(record('o1'), 60)).rejects.toThrow('already exists');
+    await offers.create(record('o1'));
+    await expect(offers.create(record('o1'))).rejects.toThrow('already exists');
+  });
+});
+
+describe('issuing an offer', () => {
+  it('hands the offer to exactly one of concurrent takers', async () => {
+    await offers.create(record('o1'));
+    const taken = await Promise.all([offers.take('o1'), offers.take('o1'), offers.take('o1')]);
+    expect(taken.filter(Boolean)).toHaveLength(1);
   });
 
-  it('issues at most once', async () => {
-    await offers.create(record('o1'), 60);
-    const claims = await Promise.all([offers.claimIssuance('o1', 60), offers.claimIssuance('o1', 60)]);
-    expect(claims.sort()).toEqual([false, true]);
+  it('puts a taken offer back, with no outcome, when it was not issued', async () => {
+    const r = record('o1');
+    await offers.create(r);
+    await offers.scanned(r);
+    const taken = (await offers.take('o1'))!;
+    await offers.done('o1'); // written beside a step that then failed
+    await offers.putBack(taken);
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
+    expect(await offers.outcome('o1')).toBeUndefined();
+    expect(await offers.take('o1')).toEqual(r);
+  });
+
+  it('reads the offer, the wrong PINs and whether the code was redeemed together', async () => {
+    const r = record('o1');
+    await offers.create(r);
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, wrongPins: 0, redeemed: false });
+    await store.incr('wallet:{o1}:pin-attempts', 60);
+    await offers.scanned(r);
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, wrongPins: 1, redeemed: true });
+    expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, wrongPins: 0, redeemed: false });
   });
 });

@@ -40,7 +40,7 @@ describe('counting attempts in the store', () => {
     expect(outcomes.filter((o) => o.kind === 'retry')).toHaveLength(2);
     expect(outcomes.filter((o) => o.kind === 'revoke')).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'exhausted')).toHaveLength(17);
-    const { wrongPins } = await new OfferBook(store).findWithWrongPins('o1');
+    const { wrongPins } = await new OfferBook(store).forRedemption('o1');
     expect(wrongPins).toBe(20);
     expect(pins.exhausted(wrongPins)).toBe(true);
   });
@@ -48,7 +48,7 @@ describe('counting attempts in the store', () => {
   it('is not exhausted before the limit', async () => {
     const pins = new PinAttempts(store, 3);
     await pins.wrong('o1', 60);
-    const { wrongPins } = await new OfferBook(store).findWithWrongPins('o1');
+    const { wrongPins } = await new OfferBook(store).forRedemption('o1');
     expect(wrongPins).toBe(1);
     expect(pins.exhausted(wrongPins)).toBe(false);
     expect(pins.exhausted(2)).toBe(false);
