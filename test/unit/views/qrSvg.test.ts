@@ -39,7 +39,8 @@ describe('qrSvg', () => {
     'text outside ASCII (UTF-8 bytes)': 'openid4vp://?client_id=caf\u00e9&x=\u{1F3E6}',
   };
   for (const [what, text] of Object.entries(texts)) {
-    it(`draws exactly the encoder's modules, with a one-module margin, for ${what}`, () => {
+    // qrSvg encodes with the qr package; qrcode, another encoder, must place the same modules
+    it(`draws exactly the modules an independent encoder (qrcode) places, with a one-module margin, for ${what}`, () => {
       const svg = qrSvg(text);
       const { size, data } = QRCode.create([{ data: Buffer.from(text, 'utf8'), mode: 'byte' }], { errorCorrectionLevel: 'M', maskPattern: 0 }).modules;
       const { side, dark } = modulesOf(svg);
