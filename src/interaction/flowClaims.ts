@@ -1,6 +1,6 @@
 /**
- * What the wallet step leaves for the token endpoint: the ID token's `sub` (D2) and claims, keyed by
- * the grant the step created, so concurrent flows of one holder never mix.
+ * What the wallet step leaves for the token endpoint: the ID token's `sub` (D2) and claims, on the
+ * grant the step created (src/oidc/grantClaims.ts), so concurrent flows of one holder never mix.
  */
 export interface FlowClaims {
   sub: string;
@@ -11,8 +11,6 @@ export interface FlowClaims {
 
 /** The browser session's account: constant, so a browser can run flow after flow without a logout prompt. */
 export const HOLDER_ACCOUNT = 'holder';
-
-export const flowClaimsKey = (namespace: string, grantId: string) => `flow:${namespace}:${grantId}`;
 
 /** D2: an issuance's `sub` is the credential's SerialNumber; its claims are the attributes issued, with SerialNumber and ExpiresAt. */
 export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>; serialNumber: string; credentialExpiresAt: number }): FlowClaims {

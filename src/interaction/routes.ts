@@ -14,8 +14,9 @@ import { credentialExpiry } from '../issuance/validity.js';
 import { renderPrompt } from './views/prompt.js';
 import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
-import { flowClaimsKey, HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
+import { HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
 import { assignId } from '../oidc/modelId.js';
+import { saveGrantWithClaims } from '../oidc/grantClaims.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -198,19 +199,15 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
   }
 
   /**
-   * The holder's consent to the client (the wallet step is it) and the ID token's claims for the token
-   * endpoint (D2), saved with the interaction's result that names them: independent writes, issued
+   * The holder's consent to the client (the wallet step is it), carrying the ID token's claims for the
+   * token endpoint (D2), saved with the interaction's result that names it: independent writes, issued
    * together (one round trip on Redis).
    */
   async function finishWith(version: Version, interaction: Interaction, step: WalletStep, flow: FlowClaims): Promise<void> {
     const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
     grant.addOIDCScope(String(interaction.params.scope));
     const grantId = assignId(grant);
-    await Promise.all([
-      grant.save(),
-      store.set(flowClaimsKey(version, grantId), { ...flow, tokenExtras: step.tokenExtras }, config.lifetimes.code + config.lifetimes.token),
-      saveResult(interaction, walletResult(grantId)),
-    ]);
+    await Promise.all([saveGrantWithClaims(grant, { ...flow, tokenExtras: step.tokenExtras }), saveResult(interaction, walletResult(grantId))]);
   }
 
   const walletResult = (grantId: string) => ({ login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
-import { flowClaimsKey, type FlowClaims } from '../interaction/flowClaims.js';
+import { grantClaims, grantClaimsHooks } from './grantClaims.js';
 import type { VersionProfile } from './versions.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
@@ -50,7 +50,11 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
   const adapterNamespace = `v${profile.version}`;
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
   // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
-  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']));
+  // the wallet step's Grant carries the ID token's claims (src/oidc/grantClaims.ts)
+  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']), {
+    Grant: grantClaimsHooks,
+  });
+  const grants = new Adapter('Grant');
   const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
   const interactionBase = `${config.baseUrl}/interaction/v${profile.version}`;
 
@@ -110,12 +114,13 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
     /**
-     * At the token endpoint the flow's claims (stored when the wallet step completed) decide `sub`
-     * (D2) and the ID token's claims; elsewhere the account is the browser's holder session.
+     * At the token endpoint the flow's claims (on the grant the wallet step created) decide `sub` (D2)
+     * and the ID token's claims; elsewhere the account is the browser's holder session.
      */
     findAccount: async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
       if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
-      const flow = await store.get<FlowClaims>(flowClaimsKey(adapterNamespace, token.grantId));
+      const grantId = token.grantId;
+      const flow = await grantClaims(ctx, grantId, () => grants.find(grantId));
       if (!flow) return undefined;
       ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
       return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };

@@ -12,7 +12,13 @@ const GRANTABLE = new Set([
   'PreAuthorizedCode',
 ]);
 
-type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
+export type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
+
+/** What a provider adds to one model's records: `written` may extend a payload as it is stored; `read` sees each one found. */
+export interface ModelHooks {
+  written?(id: string, payload: Payload): Payload;
+  read?(id: string, payload: Payload): void;
+}
 
 const FALLBACK_TTL = 3600;
 
@@ -29,13 +35,16 @@ export function createOidcAdapterFactory(
   ttlCaps: Record<string, number> = {},
   /** models whose records can never be presented back, so are not kept at all */
   notKept: ReadonlySet<string> = new Set(),
+  hooks: Readonly<Record<string, ModelHooks>> = {},
 ) {
   const prefix = `oidc:${namespace}:`;
   return class StoreAdapter {
     readonly model: string;
+    readonly #hooks: ModelHooks | undefined;
 
     constructor(model: string) {
       this.model = model;
+      this.#hooks = hooks[model];
     }
 
     key(id: string): string {
@@ -47,7 +56,7 @@ export function createOidcAdapterFactory(
       const cap = ttlCaps[this.model];
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
       // the record and its indexes are independent writes: issued together (one round trip on Redis)
-      const writes = [store.set(this.key(id), payload, ttl)];
+      const writes = [store.set(this.key(id), this.#hooks?.written ? this.#hooks.written(id, payload) : payload, ttl)];
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
       if (GRANTABLE.has(this.model) && payload.grantId) writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
@@ -55,7 +64,9 @@ export function createOidcAdapterFactory(
     }
 
     async find(id: string): Promise<Payload | undefined> {
-      return store.get<Payload>(this.key(id));
+      const payload = await store.get<Payload>(this.key(id));
+      if (payload && this.#hooks?.read) this.#hooks.read(id, payload);
+      return payload;
     }
 
     async findByUid(uid: string): Promise<Payload | undefined> {
