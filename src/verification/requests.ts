@@ -47,9 +47,12 @@ export class VerificationRequests {
     if (!(await this.store.setIfAbsent(requestKey(record.requestId), record, lifetime))) {
       throw new Error(`verification request ${record.requestId} already exists`);
     }
-    await this.store.set(requestObjectKey(requestObjectReference), record.requestId, lifetime);
-    await this.store.set(stateKey(record.state), record.requestId, lifetime);
-    await this.setStatus(record.requestId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS);
+    // independent of each other once the request is known to be new: one round trip on Redis
+    await Promise.all([
+      this.store.set(requestObjectKey(requestObjectReference), record.requestId, lifetime),
+      this.store.set(stateKey(record.state), record.requestId, lifetime),
+      this.setStatus(record.requestId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS),
+    ]);
   }
 
   find(requestId: string): Promise<VerificationRecord | undefined> {
@@ -63,9 +66,9 @@ export class VerificationRequests {
   async takeRequestObject(reference: string): Promise<VerificationRecord | undefined> {
     const requestId = await this.store.consume<string>(requestObjectKey(reference));
     if (requestId === undefined) return undefined;
-    const record = await this.find(requestId);
+    // one round trip: both keys share the request's hash tag
+    const [record, current] = (await this.store.getMany([requestKey(requestId), statusKey(requestId)])) as [VerificationRecord | undefined, RequestStatus | undefined];
     if (!record) return undefined;
-    const current = await this.store.get<RequestStatus>(statusKey(requestId));
     if (current?.status === 'pending') await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
     return record;
   }
@@ -76,15 +79,21 @@ export class VerificationRequests {
     return requestId === undefined ? undefined : this.find(requestId);
   }
 
+  /**
+   * The result, then the status that announces it, then the request gone: issued in this order in one
+   * round trip (one connection, one slot: Redis applies them in order), so `done` is never read without
+   * its result.
+   */
   async done(requestId: string, result: VerificationResult): Promise<void> {
-    await this.store.set(resultKey(requestId), result, STATUS_GRACE_SECONDS);
-    await this.setStatus(requestId, { status: 'done', message: 'Your credentials were verified.' }, STATUS_GRACE_SECONDS);
-    await this.store.delete(requestKey(requestId));
+    await Promise.all([
+      this.store.set(resultKey(requestId), result, STATUS_GRACE_SECONDS),
+      this.setStatus(requestId, { status: 'done', message: 'Your credentials were verified.' }, STATUS_GRACE_SECONDS),
+      this.store.delete(requestKey(requestId)),
+    ]);
   }
 
   async failed(requestId: string, message: string): Promise<void> {
-    await this.setStatus(requestId, { status: 'failed', message }, STATUS_GRACE_SECONDS);
-    await this.store.delete(requestKey(requestId));
+    await Promise.all([this.setStatus(requestId, { status: 'failed', message }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
   }
 
   async status(requestId: string): Promise<RequestStatus> {
@@ -96,8 +105,8 @@ export class VerificationRequests {
   }
 
   async result(requestId: string): Promise<VerificationResult | undefined> {
-    const status = await this.store.get<RequestStatus>(statusKey(requestId));
-    return status?.status === 'done' ? this.store.get<VerificationResult>(resultKey(requestId)) : undefined;
+    const [status, result] = (await this.store.getMany([statusKey(requestId), resultKey(requestId)])) as [RequestStatus | undefined, VerificationResult | undefined];
+    return status?.status === 'done' ? result : undefined;
   }
 
   private setStatus(requestId: string, status: RequestStatus, ttl: number): Promise<void> {
