@@ -294,7 +294,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       return;
     }
     // done, yet the wallet's request did not finish the authorisation: a verification's result is kept
-    // for this; an issuance finishes with its credential request or fails it, so this is a race lost
+    // for this; an issuance's offer shows done only once its credential request has finished it
     const verified = step.kind === 'verification' ? await d.verifier.result(stepId(version, uid)) : undefined;
     if (!verified) return finish(ctx, found, { error: 'access_denied', error_description: 'the wallet step could not be completed; start again' });
     await finishWith(version, found, step, verificationFlowClaims(verified));

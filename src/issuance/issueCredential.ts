@@ -8,7 +8,7 @@ export interface IssueCredentialDeps {
   offers: OfferBook;
   signer: SdJwtVcSigner;
   vctOf(credentialType: string): string;
-  /** after signing, beside the offer's outcome; when it fails, the wallet gets the error and the offer is put back */
+  /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
   onIssued?: (offer: OfferRecord) => Promise<void>;
 }
 
@@ -43,7 +43,10 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
         holderJwk,
         expiresAt: offer.credentialExpiresAt,
       });
-      await Promise.all([deps.onIssued?.(offer), deps.offers.done(offerId)]);
+      // in this order: the holder's page and continue step must never see the offer done before the
+      // authorisation it finishes (its status reads the interaction's result first)
+      await deps.onIssued?.(offer);
+      await deps.offers.done(offerId);
       return { credentials: [{ credential }] };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one

@@ -326,9 +326,12 @@ describe('wallet-facing issuer with the dev wallet', () => {
 describe('wallet-facing issuer whose holder flow cannot be finished', () => {
   let running: Running;
   let failures = 0;
+  const seenWhileFinishing: string[] = [];
   beforeAll(async () => {
     running = await startIssuer({
-      onIssued: async () => {
+      onIssued: async (issued) => {
+        await new Promise((resolve) => setTimeout(resolve, 20)); // finishing takes a while: anything issued beside it has landed
+        seenWhileFinishing.push((await running.issuer.offerStatus(issued.offerId, issued.redeemBy)).status);
         if (failures-- > 0) throw new StoreUnavailableError(new Error('connection lost'));
       },
     });
@@ -347,6 +350,8 @@ describe('wallet-facing issuer whose holder flow cannot be finished', () => {
     const retried = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud, nonce: await nonce(running.baseUrl) }));
     expect(retried.status).toBe(200);
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
+    // the holder's page never sees the offer done before its authorisation is finished
+    expect(seenWhileFinishing).toEqual(['scanned', 'scanned']);
   });
   it('answers malformed token requests with a 400 JSON error, never a 500', async () => {
     const o = await offer(running, { pin: '1234' });
