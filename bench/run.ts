@@ -82,8 +82,8 @@ const PHASES: Record<Phase, { concurrency: number; warmupMs: number; durationMs:
       discovery: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 100_000 },
       par: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 10_000 },
       token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: 1_500 },
-      issuance_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
-      verification_flow: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 50_000 },
+      issuance_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
+      verification_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
       wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
     };
 
