@@ -49,7 +49,8 @@ const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
 const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
 
-const ttlOf = (record: OfferRecord) => Math.max(1, record.keptUntil - now());
+/** Seconds the offer's records (and its PIN attempts) are still kept. */
+export const ttlOf = (record: OfferRecord) => Math.max(1, record.keptUntil - now());
 
 /**
  * The offers and their status, kept in the shared store (D14) with TTLs, so any instance can serve any step.

@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { ParsedUrlQuery } from 'node:querystring';
 import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from '../http/formBody.js';
-import { offerIdOf, type OfferBook, type OfferRecord } from './offers.js';
+import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js';
 import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 
@@ -83,8 +83,7 @@ async function checkPin(
   }
   if (pinMatches(pin, txCode)) return 'pass';
 
-  const ttl = Math.max(1, offer.keptUntil - Math.floor(Date.now() / 1000));
-  const outcome = await deps.pins.wrong(offer.offerId, ttl);
+  const outcome = await deps.pins.wrong(offer.offerId, ttlOf(offer));
   switch (outcome.kind) {
     case 'retry':
       await deps.offers.pinRetry(offer, outcome.attemptsLeft);
