@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { randomBase64 } from '../random.js';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
@@ -81,7 +82,7 @@ const EXPIRED = {
 };
 
 function page(ctx: Context, status: number, render: (nonce: string) => string): void {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = randomBase64(16);
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Content-Security-Policy', CSP(nonce));

@@ -1,7 +1,8 @@
 import { createPrivateKey, sign } from 'node:crypto';
-import { digest, generateSalt } from '@sd-jwt/crypto-nodejs';
+import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
+import { randomBase64url } from '../random.js';
 
 export interface SdJwtVcInput {
   issuer: string;
@@ -13,6 +14,13 @@ export interface SdJwtVcInput {
   /** epoch seconds, defaults to now */
   issuedAt?: number;
 }
+
+/**
+ * A disclosure's salt: 128 bits from the CSPRNG, base64url-encoded, as SD-JWT's security considerations
+ * recommend (salt entropy: at least 128 bits). @sd-jwt's own generator gives 16 hex characters, 64 bits.
+ * The library asks for a length of 16; the salt is 16 bytes whatever it asks.
+ */
+const disclosureSalt = (): string => randomBase64url(16);
 
 const PUBLIC_MEMBERS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'alg'] as const;
 
@@ -41,7 +49,7 @@ export class SdJwtVcSigner {
     // node:crypto signs ES256 (JWS: r || s, RFC 7518 §3.4) synchronously, at half the CPU of a WebCrypto job
     const key = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
     const signer = (data: string) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url');
-    this.#sdJwt = new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+    this.#sdJwt = new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: disclosureSalt });
   }
 
   async sign(input: SdJwtVcInput): Promise<string> {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Context, Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
@@ -10,6 +9,7 @@ import { IssuerKeys } from './issuerKeys.js';
 import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, unsignedRequestObject, walletUriFor } from './requestObject.js';
 import { VerificationRequests, type RequestStatus, type VerificationRecord, type VerificationResult } from './requests.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from './response.js';
+import { randomBase64url } from '../random.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
 
@@ -94,12 +94,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const record: VerificationRecord = {
       requestId: input.requestId,
       credentialTypes: [...input.credentialTypes],
-      nonce: randomBytes(32).toString('base64url'),
-      state: randomBytes(32).toString('base64url'),
+      nonce: randomBase64url(32),
+      state: randomBase64url(32),
       createdAt,
       expiresAt: createdAt + opts.requestLifetime,
     };
-    const reference = randomBytes(32).toString('base64url');
+    const reference = randomBase64url(32);
     await requests.create(record, reference);
     return { walletUri: walletUriFor(clientId, `${requestUriBase}${reference}`), expiresAt: record.expiresAt };
   }

@@ -34,6 +34,24 @@ describe('the SD-JWT VC a holder receives', () => {
     expect(await calculateJwkThumbprint(cnf.jwk)).toBe(await calculateJwkThumbprint(publicJwk(holder)));
   });
 
+  it("salts every disclosure with 128 random bits, base64url (SD-JWT's salt entropy recommendation), never twice", async () => {
+    const { privateJwk } = await issuerKey();
+    const holder = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const signer = new SdJwtVcSigner(privateJwk);
+    const salts: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const credential = await signer.sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: 1, B: 'b', C: true }, holderJwk: holder, expiresAt: 1_900_000_000 });
+      const disclosures = credential.split('~').slice(1).filter(Boolean);
+      expect(disclosures).toHaveLength(3);
+      for (const d of disclosures) salts.push((JSON.parse(Buffer.from(d, 'base64url').toString('utf8')) as [string])[0]);
+    }
+    for (const salt of salts) {
+      expect(salt).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(Buffer.from(salt, 'base64url')).toHaveLength(16);
+    }
+    expect(new Set(salts).size).toBe(salts.length);
+  });
+
   it('does not verify with another issuer key', async () => {
     const { privateJwk } = await issuerKey();
     const { publicJwk: other } = await issuerKey();
