@@ -12,7 +12,7 @@ import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
-import { renderPrompt } from './views/prompt.js';
+import { renderPromptBytes } from './views/prompt.js';
 import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
 import { HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
@@ -81,7 +81,7 @@ const EXPIRED = {
   message: 'This request has expired or was opened in another browser. Go back to the app and start again.',
 };
 
-function page(ctx: Context, status: number, render: (nonce: string) => string): void {
+function page(ctx: Context, status: number, render: (nonce: string) => string | Buffer): void {
   const nonce = randomBase64(16);
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
@@ -242,7 +242,7 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
     const view = step;
     page(ctx, 200, (nonce) =>
-      renderPrompt({
+      renderPromptBytes({
         nonce,
         kind: view.kind,
         clientName: client?.clientName ?? view.clientId,

@@ -196,13 +196,33 @@ h1 {
 const SHIELD_ICON =
   '<svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>';
 
-/** Renders a complete HTML document around `body`. */
-export function renderLayout(o: LayoutOptions): string {
-  const nonce = escapeHtml(o.nonce);
-  const css = BASE_CSS + (o.css ?? '');
-  const script = o.script ? `\n<script nonce="${nonce}">${o.script}</script>` : '';
-  return `<!doctype html>
-<html lang="${escapeHtml(normalizeLang(o.lang))}">
+/**
+ * A piece of every page that is the same on every request: kept as text and as its UTF-8 bytes, so that a
+ * page sent as bytes (renderLayoutBytes) copies it instead of joining it into a string and encoding it
+ * again (the stylesheet and script are most of a page).
+ */
+class Fixed {
+  readonly bytes: Buffer;
+  constructor(readonly text: string) {
+    this.bytes = Buffer.from(text, 'utf8');
+  }
+}
+
+/** A page's stylesheet and script by the constants the views pass (one entry per view: a handful). */
+const fixedByText = new Map<string, Fixed>();
+const FIXED_LIMIT = 64;
+
+function fixed(text: string, make: (text: string) => string = (t) => t): Fixed {
+  let f = fixedByText.get(text);
+  if (!f) {
+    f = new Fixed(make(text));
+    if (fixedByText.size < FIXED_LIMIT) fixedByText.set(text, f); // the views pass constants; anything else is built per call
+  }
+  return f;
+}
+
+const HEAD_OPEN = new Fixed('<!doctype html>\n<html lang="');
+const HEAD_META = new Fixed(`">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -210,19 +230,64 @@ export function renderLayout(o: LayoutOptions): string {
 <meta name="referrer" content="no-referrer">
 <meta name="format-detection" content="telephone=no">
 <meta name="color-scheme" content="light dark">
-<title>${escapeHtml(o.title)}</title>
+<title>`);
+const HEAD_STYLE = new Fixed(`</title>
 <link rel="icon" href="${escapeHtml(FAVICON)}">
-<style nonce="${nonce}">${css}</style>
+<style nonce="`);
+const ATTRIBUTE_END = new Fixed('">');
+const BODY_OPEN = new Fixed(`</style>
 </head>
 <body>
 <div class="page">
-${o.body}${
-    o.footer === false
-      ? ''
-      : `\n<p class="foot">${SHIELD_ICON}Uses the open OpenID standards for verifiable credentials, so any compatible wallet works.</p>`
+`);
+const FOOTER = new Fixed(`\n<p class="foot">${SHIELD_ICON}Uses the open OpenID standards for verifiable credentials, so any compatible wallet works.</p>`);
+const PAGE_CLOSE = new Fixed('\n</div>');
+const SCRIPT_OPEN = new Fixed('\n<script nonce="');
+const SCRIPT_CLOSE = new Fixed('</script>');
+const DOCUMENT_CLOSE = new Fixed('\n</body>\n</html>\n');
+
+/** The page in order: text made for this request, and pieces fixed at start-up. */
+function layoutParts(o: LayoutOptions): (string | Fixed)[] {
+  const nonce = escapeHtml(o.nonce);
+  const parts: (string | Fixed)[] = [
+    HEAD_OPEN,
+    escapeHtml(normalizeLang(o.lang)),
+    HEAD_META,
+    escapeHtml(o.title),
+    HEAD_STYLE,
+    nonce,
+    ATTRIBUTE_END,
+    fixed(o.css ?? '', (css) => BASE_CSS + css),
+    BODY_OPEN,
+    o.body,
+  ];
+  if (o.footer !== false) parts.push(FOOTER);
+  parts.push(PAGE_CLOSE);
+  if (o.script) parts.push(SCRIPT_OPEN, nonce, ATTRIBUTE_END, fixed(o.script), SCRIPT_CLOSE);
+  parts.push(DOCUMENT_CLOSE);
+  return parts;
+}
+
+/** Renders a complete HTML document around `body`. */
+export function renderLayout(o: LayoutOptions): string {
+  let out = '';
+  for (const part of layoutParts(o)) out += typeof part === 'string' ? part : part.text;
+  return out;
+}
+
+/**
+ * The same document as `renderLayout`, as the UTF-8 bytes a response carries: only the text made for this
+ * request is encoded; the fixed pieces are copied as they were encoded at start-up.
+ */
+export function renderLayoutBytes(o: LayoutOptions): Buffer {
+  const parts = layoutParts(o);
+  const chunks = new Array<Buffer>(parts.length);
+  let length = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    const chunk = typeof part === 'string' ? Buffer.from(part, 'utf8') : part.bytes;
+    chunks[i] = chunk;
+    length += chunk.length;
   }
-</div>${script}
-</body>
-</html>
-`;
+  return Buffer.concat(chunks, length);
 }

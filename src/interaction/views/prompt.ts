@@ -8,7 +8,7 @@
  * and a Continue link.
  */
 import { escapeHtml, safeHref } from './escape.js';
-import { renderLayout } from './layout.js';
+import { renderLayout, renderLayoutBytes, type LayoutOptions } from './layout.js';
 
 export interface PromptCredentialType {
   /** Configured credential type name (e.g. `EmployeeBadge`). */
@@ -520,6 +520,15 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): st
 
 /** Renders the prompt page (issuance offer or verification request). */
 export function renderPrompt(v: PromptView): string {
+  return renderLayout(promptLayout(v));
+}
+
+/** The prompt page as the UTF-8 bytes of `renderPrompt`'s text: what the holder's browser is sent. */
+export function renderPromptBytes(v: PromptView): Buffer {
+  return renderLayoutBytes(promptLayout(v));
+}
+
+function promptLayout(v: PromptView): LayoutOptions {
   const issuance = v.kind === 'issuance';
   const client = escapeHtml(v.clientName);
   const heading = issuance ? 'Add your credential to your wallet' : 'Share your credential';
@@ -585,12 +594,12 @@ ${pinNotice}
 </section>
 </main>`;
 
-  return renderLayout({
+  return {
     nonce: v.nonce,
     lang: v.lang,
     title: `${heading} \u2013 ${v.clientName}`,
     body,
     css: PROMPT_CSS,
     script: PROMPT_SCRIPT,
-  });
+  };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { escapeHtml, safeHref } from '../../../src/interaction/views/escape.js';
 import { normalizeLang } from '../../../src/interaction/views/layout.js';
 import { renderMessage } from '../../../src/interaction/views/message.js';
@@ -6,6 +6,7 @@ import {
   formatRemaining,
   humanizeAttribute,
   renderPrompt,
+  renderPromptBytes,
   type PromptView,
 } from '../../../src/interaction/views/prompt.js';
 
@@ -330,6 +331,30 @@ describe('renderPrompt', () => {
     const html = renderPrompt(view({ qrSvg: `<?xml version="1.0" encoding="utf-8"?>\n${QR}` }));
     expect(html).not.toContain('<?xml');
     expect(html).toContain(QR);
+  });
+});
+
+describe('renderPromptBytes (what the prompt route sends)', () => {
+  afterEach(() => vi.useRealTimers());
+  it('is the UTF-8 encoding of renderPrompt, for either kind, any language and text outside ASCII', () => {
+    vi.useFakeTimers({ now: 1_800_000_000_000 });
+    for (const v of [
+      view(),
+      view({ kind: 'verification', lang: 'de-CH', clientName: 'Bänk \u{1F600} <Ä>' }),
+      hostile('issuance'),
+      hostile('verification'),
+    ]) {
+      const bytes = renderPromptBytes(v);
+      expect(bytes.equals(Buffer.from(renderPrompt(v), 'utf8'))).toBe(true);
+      expect(bytes.toString('utf8')).toContain(`<style nonce="${escapeHtml(v.nonce)}">`);
+    }
+  });
+  it('keeps each page its own: a second page does not change the bytes of the first', () => {
+    vi.useFakeTimers({ now: 1_800_000_000_000 });
+    const first = renderPromptBytes(view({ nonce: 'first' }));
+    const copy = Buffer.from(first);
+    renderPromptBytes(view({ nonce: 'second', clientName: 'Other' }));
+    expect(first.equals(copy)).toBe(true);
   });
 });
 
