@@ -1,4 +1,4 @@
-import { decodeProtectedHeader, type JWK } from 'jose';
+import type { JWK } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
@@ -55,10 +55,22 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
   };
 }
 
-/** OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). */
+/**
+ * OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). The
+ * provider has verified the proof with that key by now, so only its header is read here, with Node's
+ * own base64url decoder (jose's decodes through `atob`, several times the CPU on Node 20).
+ */
 function holderKeyOf(proof: string | undefined): JWK {
   if (!proof) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
-  const { jwk } = decodeProtectedHeader(proof);
-  if (!jwk) throw new errors.InvalidProof('jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)');
-  return jwk;
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(proof.slice(0, proof.indexOf('.')), 'base64url').toString('utf8'));
+  } catch {
+    throw new errors.InvalidProof('jwt proof header is not valid JSON');
+  }
+  const jwk = (header as { jwk?: unknown } | null)?.jwk;
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
+    throw new errors.InvalidProof('jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)');
+  }
+  return jwk as JWK;
 }
