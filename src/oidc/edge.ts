@@ -83,9 +83,12 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   async function par(ctx: Context): Promise<void> {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
-    const checked = await checkAuthorizationRequest(params, requestContext(client, 'par'));
-    if (edgeCanStore(checked.providerParams, ctx.headers)) {
-      ctx.body = await storePushedRequest(provider, client.clientId, checked.providerParams, parLifetime(config));
+    // a request the edge has checked in full is stored by the edge, in the same round trip as its hint's registration
+    const checked = await checkAuthorizationRequest(params, requestContext(client, 'par'), (providerParams) =>
+      edgeCanStore(providerParams, ctx.headers) ? storePushedRequest(provider, client.clientId, providerParams, parLifetime(config)) : undefined,
+    );
+    if (checked.stored) {
+      ctx.body = checked.stored;
       ctx.status = 201;
       ctx.vary('Origin');
       noStore(ctx);

@@ -52,7 +52,17 @@ function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly (
  * scope, nonce, PKCE, then the `id_token_hint` and its PIN (D4, D7). Template and image checks belong
  * to the authorise step (src/interaction).
  */
-export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
+export async function checkAuthorizationRequest<T = undefined>(
+  params: Record<string, string>,
+  r: RequestContext,
+  /**
+   * The caller's write of the checked request (PAR: storing it), issued together with the hint's
+   * registration (one round trip on Redis) once every check has passed; its result is `stored`. When
+   * the hint turns out replayed, that write is left unused (a pushed request whose request_uri nobody
+   * receives, until it expires).
+   */
+  alongside?: (providerParams: Record<string, string>) => Promise<T> | T,
+): Promise<CheckedRequest & { stored?: T }> {
   const nonPar = r.site !== 'par';
   checkResponseType(params.response_type);
   checkResponseMode(params.response_mode);
@@ -86,7 +96,7 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
 
   if (scope.kind === 'verification') {
     if (params.id_token_hint !== undefined) throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
-    return { scope, providerParams };
+    return { scope, providerParams, stored: await alongside?.(providerParams) };
   }
 
   const type = r.credentialTypes.get(scope.credentialType)!;
@@ -108,9 +118,11 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   const { lifetimes, hint: hintRules } = r.config;
   const ttl = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
   const key = `hint:${r.client.clientId}:${hint.replayKey}`;
-  if (!(await r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl))) {
-    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
-  }
   providerParams.vc_hint = key;
-  return { scope, providerParams, hint };
+  const [fresh, stored] = await Promise.all([
+    r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl),
+    alongside?.(providerParams),
+  ]);
+  if (!fresh) throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  return { scope, providerParams, hint, stored };
 }
