@@ -8,7 +8,7 @@
  *   npm run bench -- --profile         node --cpu-prof on our server during par and issuance_flow
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)
  *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
- *            --gc-before --from-src --soak-requests N --soak-wait S
+ *            --gc-before --from-src --soak-requests N --soak-wait S --server-flags '<node flags for both servers>'
  *
  * Every server and the load generator run in their own processes (bench/lib/children.ts); see
  * bench/README.md for what is measured and how. No thresholds fail the run: targets are reported.
@@ -48,6 +48,7 @@ const { values: args } = parseArgs({
     'profile-interval': { type: 'string' },
     'gc-before': { type: 'boolean', default: false },
     'from-src': { type: 'boolean', default: false },
+    'server-flags': { type: 'string' },
   },
 });
 /** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
@@ -332,7 +333,8 @@ async function mainRun(): Promise<void> {
   for (const store of stores) {
     if (store === 'redis' && !redisOk) continue;
     log(`store ${store}:`);
-    const flags = args['gc-before'] ? { nodeFlags: ['--expose-gc'] } : {};
+    // --server-flags: Node/V8 flags for both servers alike (a diagnosis: what changes when V8 works otherwise)
+    const flags = { nodeFlags: [...(args['gc-before'] ? ['--expose-gc'] : []), ...(args['server-flags']?.split(/\s+/).filter(Boolean) ?? [])] };
     const ours = await startServer(await serverSpec('ours', store, keyDir), flags);
     const base = await startServer(await serverSpec('baseline', store, keyDir), flags);
     try {
