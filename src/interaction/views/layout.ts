@@ -208,15 +208,19 @@ class Fixed {
   }
 }
 
-/** A page's stylesheet and script by the constants the views pass (one entry per view: a handful). */
-const fixedByText = new Map<string, Fixed>();
-const FIXED_LIMIT = 64;
+/**
+ * Each view's stylesheet (with the base one in front) and script, by the constant the view passes: a
+ * handful each. A stylesheet and a script are kept apart, so that equal texts cannot stand for each other.
+ */
+const stylesheets = new Map<string, Fixed>();
+const scripts = new Map<string, Fixed>();
+const CACHED_PER_KIND = 64;
 
-function fixed(text: string, make: (text: string) => string = (t) => t): Fixed {
-  let f = fixedByText.get(text);
+function cached(cache: Map<string, Fixed>, key: string, text: () => string): Fixed {
+  let f = cache.get(key);
   if (!f) {
-    f = new Fixed(make(text));
-    if (fixedByText.size < FIXED_LIMIT) fixedByText.set(text, f); // the views pass constants; anything else is built per call
+    f = new Fixed(text());
+    if (cache.size < CACHED_PER_KIND) cache.set(key, f); // the views pass constants; anything else is built per call
   }
   return f;
 }
@@ -257,13 +261,14 @@ function layoutParts(o: LayoutOptions): (string | Fixed)[] {
     HEAD_STYLE,
     nonce,
     ATTRIBUTE_END,
-    fixed(o.css ?? '', (css) => BASE_CSS + css),
+    cached(stylesheets, o.css ?? '', () => BASE_CSS + (o.css ?? '')),
     BODY_OPEN,
     o.body,
   ];
   if (o.footer !== false) parts.push(FOOTER);
   parts.push(PAGE_CLOSE);
-  if (o.script) parts.push(SCRIPT_OPEN, nonce, ATTRIBUTE_END, fixed(o.script), SCRIPT_CLOSE);
+  const script = o.script;
+  if (script) parts.push(SCRIPT_OPEN, nonce, ATTRIBUTE_END, cached(scripts, script, () => script), SCRIPT_CLOSE);
   parts.push(DOCUMENT_CLOSE);
   return parts;
 }
