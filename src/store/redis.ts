@@ -57,6 +57,7 @@ function parseValue<T>(raw: string | null): T | undefined {
 }
 
 const nothing = (): void => undefined;
+const asIs = <T>(reply: T): T => reply;
 
 function unavailable(err: unknown): never {
   throw new StoreUnavailableError(err);
@@ -136,7 +137,7 @@ export class RedisStore implements Store {
 
   incr(key: string, ttlSeconds: number): Promise<number> {
     const run = (this.client as unknown as { vcIncrWithTtl(k: string, ttl: number): Promise<number> }).vcIncrWithTtl.bind(this.client);
-    return this.#command(() => run(this.#key(key), Math.max(1, Math.ceil(ttlSeconds))), (v) => v);
+    return this.#command(() => run(this.#key(key), Math.max(1, Math.ceil(ttlSeconds))), asIs);
   }
 
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {
@@ -145,7 +146,7 @@ export class RedisStore implements Store {
   }
 
   members(key: string): Promise<string[]> {
-    return this.#command(() => this.client.smembers(this.#key(key)), (m) => m);
+    return this.#command(() => this.client.smembers(this.#key(key)), asIs);
   }
 
   ping(): Promise<void> {
