@@ -64,7 +64,7 @@ function holderKeyOf(proof: string | undefined): JWK {
   if (!proof) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
   let header: unknown;
   try {
-    header = JSON.parse(Buffer.from(proof.slice(0, proof.indexOf('.')), 'base64url').toString('utf8'));
+    header = JSON.parse(Buffer.from(proof.split('.', 1)[0], 'base64url').toString('utf8'));
   } catch {
     throw new errors.InvalidProof('jwt proof header is not valid JSON');
   }
