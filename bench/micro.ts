@@ -93,3 +93,17 @@ await price('today: URLSearchParams -> Buffer -> Readable.from -> read back in c
   return Buffer.concat(chunks);
 }, 50_000);
 await price('URLSearchParams -> Buffer set as req.body (oidc-provider reads it when the stream is consumed)', () => Buffer.from(new URLSearchParams(params).toString()), 100_000);
+
+// 5. A signed cookie's verification (every request that reads the interaction, resume or session cookie)
+console.log("A signed cookie's verification (Cookies.get with signed: true → keys.index):");
+const { default: Keygrip } = (await import('keygrip')) as unknown as { default: new (keys: string[]) => { sign(d: string): string; index(d: string, s: string): number } };
+const { CookieKeys } = await import('../src/http/cookieKeys.js');
+const cookieSecrets = [randomBytes(32).toString('base64url')];
+const cookieData = `_interaction_v2=${randomBytes(16).toString('base64url')}`;
+const keygrip = new Keygrip(cookieSecrets);
+const cookieKeys = new CookieKeys(cookieSecrets);
+const cookieSig = keygrip.sign(cookieData);
+await price("before: Keygrip's index (HMAC-SHA1 from a string secret, then tsscmp: 32 random bytes and two HMAC-SHA256)", () => keygrip.index(cookieData, cookieSig), 100_000);
+await price('today: CookieKeys.index (KeyObject secret, one HMAC-SHA1, timingSafeEqual; src/http/cookieKeys.ts)', () => cookieKeys.index(cookieData, cookieSig), 100_000);
+await price("before: Keygrip's sign", () => keygrip.sign(cookieData), 100_000);
+await price('today: CookieKeys.sign', () => cookieKeys.sign(cookieData), 100_000);

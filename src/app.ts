@@ -18,6 +18,7 @@ import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
 import { createLogger, loggablePath, type Logger } from './log.js';
+import { CookieKeys } from './http/cookieKeys.js';
 
 export interface Service {
   app: Koa;
@@ -108,7 +109,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
-  const deps = { config, store, idTokenKeys: keys.idToken, cookieKeys: keys.cookies };
+  // one signer for every signed cookie (Keygrip-compatible, cheaper: src/http/cookieKeys.ts)
+  const cookieKeys = new CookieKeys(keys.cookies);
+  const deps = { config, store, idTokenKeys: keys.idToken, cookieKeys };
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
   const publicKeys = publicJwks(keys.idToken);
 
@@ -140,7 +143,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   walletStepDone = interaction.walletStepDone;
 
   const inner = new Koa();
-  inner.keys = keys.cookies;
+  inner.keys = cookieKeys;
   inner.proxy = true;
   inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys }));
   inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
@@ -171,7 +174,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   });
 
   const app = new Koa();
-  app.keys = keys.cookies;
+  app.keys = cookieKeys;
   app.proxy = true;
   app.silent = true;
   app.use(securityHeaders);

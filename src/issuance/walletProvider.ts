@@ -6,6 +6,7 @@ import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+import { CookieKeys } from '../http/cookieKeys.js';
 
 /**
  * The one public client every wallet uses: pre-authorized code grant only, no redirects. Wallets usually
@@ -49,7 +50,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       },
     ],
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
-    cookies: { keys: o.cookieKeys },
+    cookies: { keys: new CookieKeys(o.cookieKeys) },
     responseTypes: ['code'],
     clientAuthMethods: ['none'],
     scopes: ['openid'],

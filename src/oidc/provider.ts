@@ -6,6 +6,7 @@ import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
 import { grantClaims, grantClaimsHooks } from './grantClaims.js';
 import type { VersionProfile } from './versions.js';
+import type { CookieKeys } from '../http/cookieKeys.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
 export const parLifetime = (config: Config): number => Math.min(config.lifetimes.par, 60);
@@ -14,7 +15,8 @@ export interface RpProviderDeps {
   config: Config;
   store: Store;
   idTokenKeys: { keys: JWK[] };
-  cookieKeys: string[];
+  /** signs and verifies oidc-provider's cookies (Keygrip's signatures) */
+  cookieKeys: CookieKeys;
 }
 
 /** Scopes and the claims each one puts into the ID token. */
