@@ -8,7 +8,7 @@
  *   npm run bench -- --profile         node --cpu-prof on our server during par and issuance_flow
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)
  *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
- *            --gc-before --from-src --soak-requests N --soak-wait S --server-flags '<node flags for both servers>'
+ *            --gc-before --from-src --soak-requests N --soak-wait S --server-flags '<node flags for both servers>' --memory-reducer
  *
  * Every server and the load generator run in their own processes (bench/lib/children.ts); see
  * bench/README.md for what is measured and how. No thresholds fail the run: targets are reported.
@@ -49,6 +49,7 @@ const { values: args } = parseArgs({
     'gc-before': { type: 'boolean', default: false },
     'from-src': { type: 'boolean', default: false },
     'server-flags': { type: 'string' },
+    'memory-reducer': { type: 'boolean', default: false },
   },
 });
 /** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
@@ -60,6 +61,21 @@ const SOAK = args.soak || process.env.BENCH_SOAK === '1';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 const RESULTS = join(process.cwd(), 'bench', 'results');
 const RUN_ID = randomBytes(4).toString('hex');
+/**
+ * Node/V8 flags for both servers of the comparison alike. V8's memory reducer is off: it shrinks a heap
+ * after some seconds of little allocation, and the server pays for that afterwards, for longer than a
+ * phase's warm-up. Measuring one server at a time leaves each idle between its phases, and not equally
+ * (the baseline alone also runs wallet_steps every round): with the reducer on, our server's CPU per flow
+ * followed its idle gap (+12–17 % after ~21 s against ~7 s), with it off its rounds agree (bench/README.md,
+ * "Method"). A server under sustained load, what the comparison is about, does not idle that long.
+ * `--memory-reducer` keeps it on (the method before 2026-11-23); the soak keeps V8's defaults, as operators run.
+ * --server-flags: more flags for both (a diagnosis); --gc-before: --expose-gc.
+ */
+const COMPARISON_FLAGS = [
+  ...(args['memory-reducer'] ? [] : ['--no-memory-reducer']),
+  ...(args['gc-before'] ? ['--expose-gc'] : []),
+  ...(args['server-flags']?.split(/\s+/).filter(Boolean) ?? []),
+];
 const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'verification_flow'];
 
 /**
@@ -332,9 +348,8 @@ async function mainRun(): Promise<void> {
 
   for (const store of stores) {
     if (store === 'redis' && !redisOk) continue;
-    log(`store ${store}:`);
-    // --server-flags: Node/V8 flags for both servers alike (a diagnosis: what changes when V8 works otherwise)
-    const flags = { nodeFlags: [...(args['gc-before'] ? ['--expose-gc'] : []), ...(args['server-flags']?.split(/\s+/).filter(Boolean) ?? [])] };
+    log(`store ${store}: both servers run with ${COMPARISON_FLAGS.join(' ') || "V8's defaults"}`);
+    const flags = { nodeFlags: COMPARISON_FLAGS };
     const ours = await startServer(await serverSpec('ours', store, keyDir), flags);
     const base = await startServer(await serverSpec('baseline', store, keyDir), flags);
     try {
@@ -480,7 +495,7 @@ async function mainRun(): Promise<void> {
   const detailFile = join(RESULTS, 'latest-details.json');
   writeFileSync(
     detailFile,
-    `${JSON.stringify({ runId: RUN_ID, quick: QUICK, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version }, git: gitState(), phases: PHASES, cryptoRates: rates, cryptoRatesOtherCores: ratesOther, rs256SignsPerCoreSecond: round(1000 / rates.rs256.cpuMsPerOp, 0), rounds: ROUNDS, signatures, evaluations, details }, null, 2)}\n`,
+    `${JSON.stringify({ runId: RUN_ID, quick: QUICK, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version }, serverFlags: COMPARISON_FLAGS, git: gitState(), phases: PHASES, cryptoRates: rates, cryptoRatesOtherCores: ratesOther, rs256SignsPerCoreSecond: round(1000 / rates.rs256.cpuMsPerOp, 0), rounds: ROUNDS, signatures, evaluations, details }, null, 2)}\n`,
   );
 
   log('');
