@@ -66,8 +66,9 @@ const RUN_ID = randomBytes(4).toString('hex');
  * after some seconds of little allocation, and the server pays for that afterwards, for longer than a
  * phase's warm-up. Measuring one server at a time leaves each idle between its phases, and not equally
  * (the baseline alone also runs wallet_steps every round): with the reducer on, our server's CPU per flow
- * followed its idle gap (+12–17 % after ~21 s against ~7 s), with it off its rounds agree (bench/README.md,
- * "Method"). A server under sustained load, what the comparison is about, does not idle that long.
+ * followed its idle gap (+12–23 % after ~21 s against ~7 s), with it off that excess is gone (bench/README.md,
+ * "Both servers run without V8's memory reducer"). A server under sustained load, what the comparison is
+ * about, does not idle that long.
  * `--memory-reducer` keeps it on (the method before 2026-11-23); the soak keeps V8's defaults, as operators run.
  * --server-flags: more flags for both (a diagnosis); --gc-before: --expose-gc.
  */

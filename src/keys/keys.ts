@@ -73,6 +73,8 @@ export async function loadKeys(paths: KeyPaths, baseDir: string): Promise<{ keys
   const credential = checkKeys(credentialFile, await load(paths.credential, async () => ({ keys: [await newSigningKey('ES256')] })), 'EC');
   const cookies = await load<string[]>(paths.cookies, async () => [randomBytes(32).toString('base64url')]);
   if (!Array.isArray(cookies) || cookies.length === 0) throw new Error(`${resolve(baseDir, paths.cookies)}: expected a JSON array of secrets`);
+  const bad = cookies.findIndex((s) => typeof s !== 'string' || s.length === 0);
+  if (bad >= 0) throw new Error(`${resolve(baseDir, paths.cookies)}: [${bad}] must be a non-empty string (a secret that signs cookies)`);
   return { keys: { idToken, credential, cookies }, generated };
 }
 

@@ -167,6 +167,13 @@ describe('keys: refuses unusable key files, naming the file', () => {
     await expectRejectionNaming(loadKeys(paths(), dir), file, /expected a JSON array of secrets/);
   });
 
+  it('refuses a cookie secret that is empty or not a string, naming its position', async () => {
+    for (const [content, at] of [['["a-secret", ""]', 1], ['[42]', 0], ['["a-secret", null]', 1]] as const) {
+      const file = await write('keys/cookies.json', content);
+      await expectRejectionNaming(loadKeys(paths(), dir), file, new RegExp(`\\[${at}\\] must be a non-empty string`));
+    }
+  });
+
   it('refuses to generate when keys.generate is off, naming the missing file', async () => {
     await expectRejectionNaming(loadKeys(paths({ generate: false }), dir), join(dir, 'keys/id-token.jwks.json'), /not found \(keys\.generate is off\)/);
     await expect(stat(join(dir, 'keys'))).rejects.toThrow();
