@@ -5,6 +5,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
+import { signEs256 } from '../keys/es256.js';
 import type { StoredCredential } from './walletFile.js';
 
 /** The parts of a DCQL Credential Query (OpenID4VP 1.0 §6.1) the dev wallet acts on. */
@@ -201,7 +202,7 @@ export function holderSigner(jwk: JWK): { signer: (data: string) => string; alg:
   if (!jwk.d) throw new WalletError('the holder key of this credential is not a private key');
   const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
   if (jwk.kty === 'EC' && jwk.crv === 'P-256') {
-    return { alg: 'ES256', signer: (data) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url') };
+    return { alg: 'ES256', signer: (data) => signEs256(key, data) };
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
     return { alg: 'EdDSA', signer: (data) => sign(null, Buffer.from(data), key).toString('base64url') };
