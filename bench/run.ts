@@ -130,6 +130,8 @@ interface PhaseDetail {
   serverCpuMs: number;
   /** of serverCpuMsPerOp, the main (JavaScript) thread's share; the rest ran on libuv's pool (WebCrypto) and V8's helper threads (GC) */
   mainThreadCpuMsPerOp: number | null;
+  /** the server's read- and write-type system calls per op (socket reads and writes: HTTP and Redis), from /proc/self/io */
+  syscallsPerOp: { reads: number; writes: number } | null;
   serverCpuMsPerOp: number;
   serverCpuMsPerHttpRequest: number;
   /** server CPU / wall time: 1.0 = one core busy */
@@ -221,6 +223,10 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       serverCpuMsPerOp: serverCpuMs / ops,
       serverCpuMsPerHttpRequest: serverCpuMs / Math.max(1, result.httpRequests),
       mainThreadCpuMsPerOp: before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3) : null,
+      syscallsPerOp:
+        before.syscalls && after.syscalls
+          ? { reads: round((after.syscalls.reads - before.syscalls.reads) / ops, 2), writes: round((after.syscalls.writes - before.syscalls.writes) / ops, 2) }
+          : null,
       serverCores: serverCpuMs / result.elapsedMs,
       loadCores: result.loadCpuMs / result.elapsedMs,
       otherCores: busy0 !== undefined && busy1 !== undefined ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs) : null,
@@ -232,7 +238,7 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
     };
     const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
     log(
-      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB)  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
+      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB${detail.syscallsPerOp ? `, syscalls r/w ${detail.syscallsPerOp.reads}/${detail.syscallsPerOp.writes}` : ''})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
     );
     return detail;
   } finally {

@@ -69,6 +69,8 @@ export interface Snapshot {
   monoUs: number;
   /** CPU ms of the main (JavaScript) thread, from /proc (10 ms ticks); the rest of `cpu` is libuv's pool (WebCrypto) and V8's helpers (GC, compiler) */
   mainThreadCpuMs?: number;
+  /** read- and write-type system calls of the whole process so far (Linux: /proc/self/io syscr, syscw), or undefined elsewhere */
+  syscalls?: { reads: number; writes: number };
 }
 
 /** The main thread's CPU time so far, in ms (Linux: /proc/self/task/<pid>/stat, utime + stime), or undefined elsewhere. */
@@ -82,6 +84,18 @@ function mainThreadCpuMs(): number | undefined {
   }
 }
 
+/** The process's read- and write-type system calls so far (socket reads and writes included), from /proc/self/io. */
+function syscalls(): { reads: number; writes: number } | undefined {
+  try {
+    const io = readFileSync('/proc/self/io', 'utf8');
+    const reads = /^syscr: (\d+)$/m.exec(io);
+    const writes = /^syscw: (\d+)$/m.exec(io);
+    return reads && writes ? { reads: Number(reads[1]), writes: Number(writes[1]) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export type ParentMessage = { id: number; type: 'snapshot' | 'gc' | 'stop' };
 
 /** Serves the orchestrator's IPC requests. `storeSize` reports the memory store's entry count (soak). */
@@ -90,7 +104,7 @@ export function serveIpc(opts: { stop: () => Promise<void>; storeSize?: () => nu
     const reply = (body: Record<string, unknown>) => process.send?.({ id: msg.id, ...body });
     switch (msg.type) {
       case 'snapshot': {
-        const snap: Snapshot = { cpu: process.cpuUsage(), mem: process.memoryUsage(), signs: { ...signCounts }, storeSize: opts.storeSize?.(), at: Date.now(), monoUs: Number(process.hrtime.bigint() / 1000n), mainThreadCpuMs: mainThreadCpuMs() };
+        const snap: Snapshot = { cpu: process.cpuUsage(), mem: process.memoryUsage(), signs: { ...signCounts }, storeSize: opts.storeSize?.(), at: Date.now(), monoUs: Number(process.hrtime.bigint() / 1000n), mainThreadCpuMs: mainThreadCpuMs(), syscalls: syscalls() };
         reply({ snapshot: snap });
         break;
       }
