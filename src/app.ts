@@ -116,6 +116,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const publicKeys = publicJwks(keys.idToken);
 
   let walletStepDone: InteractionRoutes['walletStepDone'] = async () => {};
+  let stepRecordKey: InteractionRoutes['stepRecordKey'] = () => undefined;
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
@@ -126,6 +127,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
     onIssued: (offer) => walletStepDone(offer.stepId, issuanceFlowClaims(offer)),
+    stepRecordKey: (stepId) => stepRecordKey(stepId),
   });
 
   const verifier = createVerifier({
@@ -141,6 +143,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   // the prompt finishes an authorisation when its wallet step succeeds (the routes need the issuer and verifier first)
   const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });
   walletStepDone = interaction.walletStepDone;
+  stepRecordKey = interaction.stepRecordKey;
 
   const inner = new Koa();
   inner.keys = cookieKeys;

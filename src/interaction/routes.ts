@@ -18,6 +18,8 @@ import { renderMessage } from './views/message.js';
 import { HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
 import { assignId } from '../oidc/modelId.js';
 import { saveGrantWithClaims } from '../oidc/grantClaims.js';
+import { adapterNamespace } from '../oidc/provider.js';
+import { oidcRecordKey } from '../store/oidcAdapter.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -71,6 +73,8 @@ export interface InteractionRoutes {
    * is thrown to the caller.
    */
   walletStepDone(stepId: string, flow: FlowClaims): Promise<void>;
+  /** The store key of the record `walletStepDone` reads first (the step's interaction), for a caller that can read it ahead. */
+  stepRecordKey(stepId: string): string | undefined;
 }
 
 const CSP = (nonce: string) =>
@@ -317,5 +321,10 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     if (action === '/continue') return continueFlow(ctx, version, uid);
     return prompt(ctx, version, uid);
   };
-  return { middleware, walletStepDone };
+  function stepRecordKey(id: string): string | undefined {
+    const m = STEP_ID.exec(id);
+    return m ? oidcRecordKey(adapterNamespace(m[1] === 'v1' ? 1 : 2), 'Interaction', m[2]) : undefined;
+  }
+
+  return { middleware, walletStepDone, stepRecordKey };
 }

@@ -1,7 +1,9 @@
 import type { JWK } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
-import type { OfferBook, OfferRecord } from './offers.js';
+import { offerOfAccount, type OfferBook, type OfferRecord } from './offers.js';
+import type { Store } from '../store/types.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
+import { StoreScope } from '../store/requestScope.js';
 
 export interface IssueCredentialDeps {
   credentialIssuer: string;
@@ -10,6 +12,9 @@ export interface IssueCredentialDeps {
   vctOf(credentialType: string): string;
   /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  store: Store;
+  /** the store key of the record `onIssued` reads first for a step: read in the round trip that takes the offer */
+  stepRecordKey?: (stepId: string) => string | undefined;
 }
 
 /**
@@ -19,11 +24,15 @@ export interface IssueCredentialDeps {
  * offer, and the SD-JWT VC itself.
  */
 export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCredential {
-  return async (_ctx, { credentialConfigurationId, proofs, accessToken }) => {
-    const offerId = accessToken.accountId;
+  return async (ctx, { credentialConfigurationId, proofs, accessToken }) => {
+    const { offerId, stepId } = offerOfAccount(accessToken.accountId);
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
-    // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
-    const offer = await deps.offers.take(offerId);
+    const scope = StoreScope.of(ctx.state);
+    const stepKey = stepId ? deps.stepRecordKey?.(stepId) : undefined;
+    // taken: of concurrent requests, one gets the offer; one that does not issue puts it back. The
+    // step's record, which `onIssued` reads, comes in the same round trip.
+    const [offer, stepRecord] = await Promise.all([deps.offers.take(offerId), stepKey ? deps.store.get(stepKey) : undefined]);
+    if (stepKey) scope.readAhead(stepKey, stepRecord);
     if (!offer || offer.credentialType !== credentialConfigurationId) {
       if (offer) await deps.offers.putBack(offer);
       throw new errors.CredentialRequestDenied(
@@ -44,9 +53,21 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
         expiresAt: offer.credentialExpiresAt,
       });
       // in this order: the holder's page and continue step must never see the offer done before the
-      // authorisation it finishes (its status reads the interaction's result first)
-      await deps.onIssued?.(offer);
-      await deps.offers.done(offerId);
+      // authorisation it finishes (its status reads the interaction's result first). The outcome goes
+      // out right after the interaction that `onIssued` saves, in its round trip (Redis applies
+      // commands in the order they are sent), or by itself when `onIssued` saved none.
+      let doneWritten = false;
+      const done = () => {
+        doneWritten = true;
+        return deps.offers.done(offerId);
+      };
+      scope.alongside('Interaction', done);
+      try {
+        await deps.onIssued?.(offer);
+      } finally {
+        scope.takeAlongside('Interaction');
+      }
+      if (!doneWritten) await done();
       return { credentials: [{ credential }] };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one

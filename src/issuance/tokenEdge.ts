@@ -4,11 +4,16 @@ import { appendToForm, BodyError, parseForm, readFormBody, replayBody } from '..
 import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js';
 import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+import { StoreScope } from '../store/requestScope.js';
+import type { Store } from '../store/types.js';
 
 export interface TokenEdgeDeps {
   offers: OfferBook;
   pins: PinAttempts;
   walletClientId: string;
+  store: Store;
+  /** where the provider keeps the record of a pre-authorized code */
+  codeKey: (code: string) => string;
 }
 
 type PinVerdict = 'pass' | 'answered' | 'last-attempt';
@@ -43,20 +48,25 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (!hasClientAuthentication(ctx, params)) body = appendToForm(body, { client_id: deps.walletClientId });
     replayBody(ctx, body);
 
-    // the offer is found by its code's hash: the code's own record is the provider's to read
+    // the offer is found by its code's hash; the code's own record, which the provider loads next, is
+    // read in the same round trip (src/store/requestScope.ts)
     const code = params['pre-authorized_code'];
-    const { offer, wrongPins, redeemed } = typeof code === 'string' && code ? await deps.offers.forRedemption(offerIdOf(code)) : { offer: undefined, wrongPins: 0, redeemed: false };
-    if (!offer) return next(); // the provider answers: not found, duplicated parameter, ...
+    if (typeof code !== 'string' || !code) return next(); // the provider answers: missing, duplicated parameter
+    const scope = StoreScope.of(ctx.state);
+    const codeKey = deps.codeKey(code);
+    const [{ offer, wrongPins, redeemed }, codeRecord] = await Promise.all([deps.offers.forRedemption(offerIdOf(code)), deps.store.get(codeKey)]);
+    scope.readAhead(codeKey, codeRecord);
+    if (!offer) return next(); // the provider answers: not found, expired, ...
 
     const verdict = offer.txCode !== undefined ? await checkPin(ctx, deps, offer, offer.txCode, redeemed, params.tx_code, wrongPins) : 'pass';
     if (verdict === 'answered') return;
 
+    // the offer shows scanned once the wallet holds an access token: written with the token's record
+    scope.alongside('AccessToken', () => deps.offers.scanned(offer));
     await next();
 
     if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
       ctx.body = { error: 'invalid_grant', error_description: revokedDescription };
-    } else if (ctx.status === 200) {
-      await deps.offers.scanned(offer);
     }
   };
 }

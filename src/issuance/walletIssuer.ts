@@ -9,11 +9,12 @@ import { scopeFor, vctFor } from './credentialConfigurations.js';
 import { issueCredentialFor } from './issueCredential.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
-import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
+import { OfferBook, offerIdOf, walletAccountOf, type OfferRecord, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
-import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
+import { createWalletProvider, WALLET_CLIENT_ID, WALLET_NAMESPACE } from './walletProvider.js';
+import { oidcRecordKey } from '../store/oidcAdapter.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 import { assignId } from '../oidc/modelId.js';
 
@@ -39,6 +40,8 @@ export interface WalletIssuerOptions {
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  /** the store key of the record `onIssued` reads first for a step, read together with the offer */
+  stepRecordKey?: (stepId: string) => string | undefined;
 }
 
 export interface CreateOfferInput {
@@ -103,6 +106,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       signer: new SdJwtVcSigner(signingKey),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       onIssued: opts.onIssued,
+      store: opts.store,
+      stepRecordKey: opts.stepRecordKey,
     }),
   });
 
@@ -111,6 +116,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offers,
       pins,
       walletClientId: WALLET_CLIENT_ID,
+      store: opts.store,
+      codeKey: (code) => oidcRecordKey(WALLET_NAMESPACE, 'PreAuthorizedCode', code),
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
@@ -161,9 +168,10 @@ async function createOffer(
   });
   const preAuthorizedCode = assignId(code); // the opaque format's value is its id
   const offerId = offerIdOf(preAuthorizedCode);
-  const grant = new provider.Grant({ accountId: offerId, clientId: WALLET_CLIENT_ID });
+  const accountId = walletAccountOf(offerId, input.stepId);
+  const grant = new provider.Grant({ accountId, clientId: WALLET_CLIENT_ID });
   grant.addResourceScope(credentialIssuer, scope);
-  code.accountId = offerId;
+  code.accountId = accountId;
   code.grantId = assignId(grant);
   const created: CreatedOffer = { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
   // independent records, written together (one round trip on Redis, commands pipelined)

@@ -26,6 +26,9 @@ export interface WalletProviderOptions {
   issueCredential: OpenID4VCIIssueCredential;
 }
 
+/** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
+export const WALLET_NAMESPACE = 'wallet';
+
 /**
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
  * `{base_url}/<path>`: turning the feature on adds the pre-authorized code grant to the discovery
@@ -37,7 +40,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
   const scope = o.credentialTypes.map(scopeFor).join(' ');
 
   const configuration: Configuration = {
-    adapter: createOidcAdapterFactory(o.store, 'wallet'),
+    adapter: createOidcAdapterFactory(o.store, WALLET_NAMESPACE),
     clients: [
       {
         client_id: WALLET_CLIENT_ID,

@@ -14,7 +14,8 @@ import { mapProviderError, toProtocolError, type ErrorSite } from './errorMappin
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
-import { edgeCanStore, storePushedRequest } from './pushedRequest.js';
+import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequest.js';
+import { StoreScope } from '../store/requestScope.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -113,9 +114,11 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       // the code, so the first use is claimed here, atomically, per client (a request naming another
       // client does not burn the owner's request_uri).
       const claim = `par-used:v${profile.version}:${params.client_id}:${params.request_uri}`;
-      if (!(await d.store.setIfAbsent(claim, 1, parLifetime(config)))) {
-        throw invalidRequest('request_uri has already been used: push a new request');
-      }
+      // the pushed request the provider loads next is read in the same round trip as the claim
+      const pushedKey = pushedRequestKey(profile.version, params.request_uri);
+      const [fresh, pushed] = await Promise.all([d.store.setIfAbsent(claim, 1, parLifetime(config)), pushedKey ? d.store.get(pushedKey) : undefined]);
+      if (!fresh) throw invalidRequest('request_uri has already been used: push a new request');
+      if (pushedKey) StoreScope.of(ctx.state).readAhead(pushedKey, pushed);
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
     } else {
       if (site === 'authorize' && !profile.nonParAtAuthorize) {

@@ -42,6 +42,9 @@ function walletStepPolicy() {
   ];
 }
 
+/** The store namespace of the records of the provider of `version` (src/store/oidcAdapter.ts). */
+export const adapterNamespace = (version: number) => `v${version}`;
+
 /**
  * One relying-party-facing oidc-provider instance per interface version. It does the protocol work
  * (PAR, code flow, PKCE S256, client authentication, code redemption); the version edge in front of
@@ -49,11 +52,11 @@ function walletStepPolicy() {
  */
 export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
   const { config, store } = deps;
-  const adapterNamespace = `v${profile.version}`;
+  const namespace = adapterNamespace(profile.version);
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
   // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
   // the wallet step's Grant carries the ID token's claims (src/oidc/grantClaims.ts)
-  const Adapter = createOidcAdapterFactory(store, adapterNamespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']), {
+  const Adapter = createOidcAdapterFactory(store, namespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']), {
     Grant: grantClaimsHooks,
   });
   const grants = new Adapter('Grant');

@@ -1,6 +1,8 @@
 import type Provider from 'oidc-provider';
 import { UnsecuredJWT } from 'jose';
 import { INTERNAL_PARAMS } from './requestChecks.js';
+import { oidcRecordKey } from '../store/oidcAdapter.js';
+import { adapterNamespace } from './provider.js';
 
 const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
 
@@ -24,6 +26,13 @@ const AUTHENTICATION = 'client_secret';
 
 /** Headers that ask for something only oidc-provider's PAR endpoint handles (CORS, DPoP, other client auth). */
 const PROVIDER_HEADERS = ['origin', 'dpop', 'authorization'] as const;
+
+/** Where the provider of `version` keeps the pushed request a `request_uri` names; undefined for any other URI. */
+export function pushedRequestKey(version: number, requestUri: string): string | undefined {
+  if (!requestUri.startsWith(PUSHED_REQUEST_URN)) return undefined;
+  const id = requestUri.slice(PUSHED_REQUEST_URN.length);
+  return id ? oidcRecordKey(adapterNamespace(version), 'PushedAuthorizationRequest', id) : undefined;
+}
 
 /**
  * Whether the edge has checked everything in this PAR request, so that storing it is all that is left.

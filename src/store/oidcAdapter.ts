@@ -1,5 +1,6 @@
 import { errors } from 'oidc-provider';
 import type { Store } from './types.js';
+import { StoreScope } from './requestScope.js';
 
 /** Models whose records belong to a grant and are revoked with it. */
 const GRANTABLE = new Set([
@@ -22,6 +23,9 @@ export interface ModelHooks {
 
 const FALLBACK_TTL = 3600;
 
+/** Where oidc-provider's record of `model` with `id` is kept, for the adapter of `namespace`. */
+export const oidcRecordKey = (namespace: string, model: string, id: string) => `oidc:${namespace}:${model}:${id}`;
+
 /**
  * oidc-provider's adapter interface over our Store, so its models and our records share one store.
  * `consume` is made atomic: of concurrent redemptions of one code, only the first marks it consumed;
@@ -36,6 +40,8 @@ export function createOidcAdapterFactory(
   /** models whose records can never be presented back, so are not kept at all */
   notKept: ReadonlySet<string> = new Set(),
   hooks: Readonly<Record<string, ModelHooks>> = {},
+  /** the scope of the request being served (src/store/requestScope.ts) */
+  currentScope: () => StoreScope | undefined = StoreScope.current,
 ) {
   const prefix = `oidc:${namespace}:`;
   return class StoreAdapter {
@@ -48,7 +54,7 @@ export function createOidcAdapterFactory(
     }
 
     key(id: string): string {
-      return `${prefix}${this.model}:${id}`;
+      return oidcRecordKey(namespace, this.model, id);
     }
 
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
@@ -56,7 +62,10 @@ export function createOidcAdapterFactory(
       const cap = ttlCaps[this.model];
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, cap ?? Infinity);
       // the record and its indexes are independent writes: issued together (one round trip on Redis)
-      const writes = [store.set(this.key(id), this.#hooks?.written ? this.#hooks.written(id, payload) : payload, ttl)];
+      const writes: Promise<unknown>[] = [store.set(this.key(id), this.#hooks?.written ? this.#hooks.written(id, payload) : payload, ttl)];
+      // a write the request wants to go out with this record (src/store/requestScope.ts)
+      const alongside = currentScope()?.takeAlongside(this.model);
+      if (alongside) writes.push(alongside());
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
       if (GRANTABLE.has(this.model) && payload.grantId) writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
@@ -64,7 +73,10 @@ export function createOidcAdapterFactory(
     }
 
     async find(id: string): Promise<Payload | undefined> {
-      const payload = await store.get<Payload>(this.key(id));
+      const key = this.key(id);
+      // read ahead by an edge of this request, in a round trip it made anyway (src/store/requestScope.ts)
+      const ahead = currentScope()?.take(key);
+      const payload = ahead?.found ? (ahead.value as Payload | undefined) : await store.get<Payload>(key);
       if (payload && this.#hooks?.read) this.#hooks.read(id, payload);
       return payload;
     }
