@@ -2,13 +2,14 @@
  * `npm run bench`: throughput, latency and server CPU of our service against bare oidc-provider 9, on
  * the memory store and on Redis, in one run on this machine; writes bench/results/latest.json.
  *
- *   npm run bench                      every scenario, both stores, 3 rounds (≈ 6–7 minutes)
+ *   npm run bench                      every scenario, both stores, 12 interleaved rounds (≈ 6 minutes)
  *   BENCH_QUICK=1 npm run bench        every scenario briefly (seconds per phase), a CI smoke test
  *   npm run bench -- --soak            100,000 requests on the memory store: RSS/heap and store size
  *   npm run bench -- --profile         node --cpu-prof on our server during par and issuance_flow
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)
  *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
  *            --gc-before --from-src --soak-requests N --soak-wait S --server-flags '<node flags for both servers>' --memory-reducer
+ *            --slice-ms N --sequential (whole phases one after the other instead of interleaved slices)
  *
  * Every server and the load generator run in their own processes (bench/lib/children.ts); see
  * bench/README.md for what is measured and how. No thresholds fail the run: targets are reported.
@@ -24,7 +25,7 @@ import { loadKeys } from '../src/keys/keys.js';
 import { ACCESS_TOKEN_LIFETIME } from '../src/issuance/walletIssuer.js';
 import { STATUS_GRACE_SECONDS } from '../src/issuance/offers.js';
 import { keyFiles, LIFETIMES, SOAK_LIFETIMES, type ServerSpec } from './lib/config.js';
-import { cryptoRates, freePort, startLoad, startServer, type ServerHandle } from './lib/children.js';
+import { cryptoRates, freePort, startLoad, startServer, type LoadHandle, type ServerHandle } from './lib/children.js';
 import type { LoadSpec, Phase, PhaseResult, Scenario } from './lib/load.js';
 import type { Snapshot } from './lib/serverCommon.js';
 import { round } from './lib/stats.js';
@@ -50,6 +51,8 @@ const { values: args } = parseArgs({
     'from-src': { type: 'boolean', default: false },
     'server-flags': { type: 'string' },
     'memory-reducer': { type: 'boolean', default: false },
+    sequential: { type: 'boolean', default: false },
+    'slice-ms': { type: 'string' },
   },
 });
 /** --concurrency N: every phase with N workers (1: one request at a time, so a profile shows no request waiting for a core) */
@@ -86,7 +89,19 @@ const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow',
  * wallet_steps (baseline only, no row): the wallet's requests against bare oidc-provider's OpenID4VCI
  * issuer, after each round's issuance_flow; maxOps is also the pool of offers minted before each round.
  */
-const ROUNDS = Math.max(1, Math.min(9, Number(args.rounds ?? process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)) || 1));
+/**
+ * Interleaved (the default since 2026-11-24): each scenario's load processes are prepared (pools,
+ * warm-up) once, then the servers take turns in short slices (SLICE_MS, or a share of the pool), ours,
+ * the baseline and, for issuance_flow, the baseline's wallet_steps; a round is one slice of each, and a
+ * row is the median of the rounds. This machine's speed drifts by ±20 % within seconds (the same loop
+ * takes 0.6 to 0.9 s of CPU: bench/README.md, "Interleaved slices"); phases of 14 s one after the other
+ * put that drift between ours and the baseline, slices of a second hit both alike.
+ * --sequential: whole phases one after the other, each with its own load process and warm-up (the method before).
+ */
+const INTERLEAVE = !args.sequential;
+const ROUNDS = Math.max(1, Math.min(INTERLEAVE ? 40 : 9, Number(args.rounds ?? process.env.BENCH_ROUNDS ?? (INTERLEAVE ? (QUICK ? 2 : 12) : QUICK ? 1 : 3)) || 1));
+/** --slice-ms: how long each server's turn lasts in an interleaved round (at most: a slice also ends when its share of the pool is used) */
+const SLICE_MS = Math.max(100, Number(args['slice-ms'] ?? (QUICK ? 300 : 1_000)) || 1_000);
 const PHASES: Record<Phase, { concurrency: number; warmupMs: number; durationMs: number; maxOps: number; tokenPool?: number }> = QUICK
   ? {
       discovery: { concurrency: 16, warmupMs: 300, durationMs: 1_000, maxOps: 20_000 },
@@ -99,7 +114,7 @@ const PHASES: Record<Phase, { concurrency: number; warmupMs: number; durationMs:
   : {
       discovery: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 100_000 },
       par: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 10_000 },
-      token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: 1_500 },
+      token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: INTERLEAVE ? 500 * ROUNDS : 1_500 },
       issuance_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
       verification_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
       wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
@@ -186,8 +201,15 @@ function signDelta(a: Snapshot, b: Snapshot): Record<string, number> {
   return out;
 }
 
-/** One phase: a fresh load process prepares (pools, warm-up), the server's CPU is sampled around the measured part. */
-async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promise<PhaseDetail> {
+interface PreparedPhase {
+  server: ServerHandle;
+  scenario: Phase;
+  load: LoadHandle;
+  prepared: Record<string, unknown>;
+}
+
+/** A fresh load process for one server and scenario, prepared: pools minted, warm-up done. */
+async function preparePhase(server: ServerHandle, scenario: Phase): Promise<PreparedPhase> {
   const cfg = PHASES[scenario];
   const load = await startLoad();
   try {
@@ -202,47 +224,95 @@ async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promis
       tokenPool: cfg.tokenPool ?? 0,
       mintConcurrency: 8,
     };
-    const prepared = await load.prepare(spec);
-    if (args['gc-before']) await server.gc(); // both servers start the measured part with a collected heap
-    const before = await server.snapshot();
-    const busy0 = machineBusyMs();
-    const result = await load.measure();
-    const busy1 = machineBusyMs();
-    const after = await server.snapshot();
-    const serverCpuMs = cpuMs(before, after);
-    const signs = signDelta(before, after);
-    const ops = Math.max(1, result.ok);
-    const detail: PhaseDetail = {
-      scenario,
-      round: roundNo,
-      store: server.spec.store,
-      kind: server.spec.kind,
-      prepared,
-      result,
-      serverCpuMs,
-      serverCpuMsPerOp: serverCpuMs / ops,
-      serverCpuMsPerHttpRequest: serverCpuMs / Math.max(1, result.httpRequests),
-      mainThreadCpuMsPerOp: before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3) : null,
-      syscallsPerOp:
-        before.syscalls && after.syscalls
-          ? { reads: round((after.syscalls.reads - before.syscalls.reads) / ops, 2), writes: round((after.syscalls.writes - before.syscalls.writes) / ops, 2) }
-          : null,
-      serverCores: serverCpuMs / result.elapsedMs,
-      loadCores: result.loadCpuMs / result.elapsedMs,
-      otherCores: busy0 !== undefined && busy1 !== undefined ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs) : null,
-      signs,
-      signsPerOp: Object.fromEntries(Object.entries(signs).map(([k, v]) => [k, round(v / ops, 3)])),
-      rssMb: round(after.mem.rss / 2 ** 20, 1),
-      heapUsedMb: round(after.mem.heapUsed / 2 ** 20, 1),
-      window: { from: before.monoUs, to: after.monoUs },
-    };
-    const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
-    log(
-      `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB${detail.syscallsPerOp ? `, syscalls r/w ${detail.syscallsPerOp.reads}/${detail.syscallsPerOp.writes}` : ''})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
-    );
-    return detail;
-  } finally {
+    return { server, scenario, load, prepared: await load.prepare(spec) };
+  } catch (err) {
     await load.exit();
+    throw err;
+  }
+}
+
+/**
+ * The measured part of a prepared phase (or, with `slice`, one slice of it): the server's CPU is sampled
+ * right before and right after it.
+ */
+async function measurePhase(p: PreparedPhase, roundNo: number, slice?: { durationMs: number; maxOps: number }): Promise<PhaseDetail> {
+  const { server, scenario, load, prepared } = p;
+  if (args['gc-before']) await server.gc(); // both servers start the measured part with a collected heap
+  const before = await server.snapshot();
+  const busy0 = machineBusyMs();
+  const result = await load.measure(undefined, undefined, slice);
+  const busy1 = machineBusyMs();
+  const after = await server.snapshot();
+  const serverCpuMs = cpuMs(before, after);
+  const signs = signDelta(before, after);
+  const ops = Math.max(1, result.ok);
+  const detail: PhaseDetail = {
+    scenario,
+    round: roundNo,
+    store: server.spec.store,
+    kind: server.spec.kind,
+    prepared,
+    result,
+    serverCpuMs,
+    serverCpuMsPerOp: serverCpuMs / ops,
+    serverCpuMsPerHttpRequest: serverCpuMs / Math.max(1, result.httpRequests),
+    mainThreadCpuMsPerOp: before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3) : null,
+    syscallsPerOp:
+      before.syscalls && after.syscalls
+        ? { reads: round((after.syscalls.reads - before.syscalls.reads) / ops, 2), writes: round((after.syscalls.writes - before.syscalls.writes) / ops, 2) }
+        : null,
+    serverCores: serverCpuMs / result.elapsedMs,
+    loadCores: result.loadCpuMs / result.elapsedMs,
+    otherCores: busy0 !== undefined && busy1 !== undefined ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs) : null,
+    signs,
+    signsPerOp: Object.fromEntries(Object.entries(signs).map(([k, v]) => [k, round(v / ops, 3)])),
+    rssMb: round(after.mem.rss / 2 ** 20, 1),
+    heapUsedMb: round(after.mem.heapUsed / 2 ** 20, 1),
+    window: { from: before.monoUs, to: after.monoUs },
+  };
+  const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
+  log(
+    `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB${detail.syscallsPerOp ? `, syscalls r/w ${detail.syscallsPerOp.reads}/${detail.syscallsPerOp.writes}` : ''})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
+  );
+  return detail;
+}
+
+/** One phase: a fresh load process prepares (pools, warm-up), the server's CPU is sampled around the measured part. */
+async function phase(server: ServerHandle, scenario: Phase, roundNo = 1): Promise<PhaseDetail> {
+  const p = await preparePhase(server, scenario);
+  try {
+    return await measurePhase(p, roundNo);
+  } finally {
+    await p.load.exit();
+  }
+}
+
+/**
+ * A scenario interleaved: ours, the baseline and (issuance_flow) the baseline's wallet_steps each get a
+ * prepared load process, then take turns in slices, ROUNDS times, the order rotating each round.
+ */
+async function interleaved(scenario: Scenario, ours: ServerHandle, base: ServerHandle): Promise<PhaseDetail[]> {
+  const entries: [ServerHandle, Phase][] = [
+    [ours, scenario],
+    [base, scenario],
+  ];
+  if (scenario === 'issuance_flow') entries.push([base, 'wallet_steps']);
+  const prepared: PreparedPhase[] = [];
+  try {
+    for (const [server, phaseName] of entries) prepared.push(await preparePhase(server, phaseName));
+    const out: PhaseDetail[] = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      const shift = (r - 1) % prepared.length;
+      for (const p of [...prepared.slice(shift), ...prepared.slice(0, shift)]) {
+        const cfg = PHASES[p.scenario];
+        // a slice's share of the pool: what the warm-up left (90 %), spread over the rounds
+        const pool = cfg.maxOps || cfg.tokenPool || 0;
+        out.push(await measurePhase(p, r, { durationMs: SLICE_MS, maxOps: Math.max(1, Math.floor((pool * 0.9) / ROUNDS)) }));
+      }
+    }
+    return out;
+  } finally {
+    for (const p of prepared) await p.load.exit();
   }
 }
 
@@ -337,6 +407,9 @@ async function mainRun(): Promise<void> {
   }
   mkdirSync(RESULTS, { recursive: true });
   const started = Date.now();
+  log(
+    `method: ${INTERLEAVE ? `interleaved: ${ROUNDS} rounds, each server in turn for a slice of at most ${SLICE_MS} ms (--sequential: whole phases one after the other)` : `sequential: ${ROUNDS} rounds of whole phases`}`,
+  );
   log(`bench ${QUICK ? '(quick) ' : ''}run ${RUN_ID}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 
   log('machine limits (one core):');
@@ -362,6 +435,10 @@ async function mainRun(): Promise<void> {
     try {
       // ours and the baseline back to back, alternating which goes first, so that drift on the machine hits both
       for (const scenario of scenarios) {
+        if (INTERLEAVE) {
+          details.push(...(await interleaved(scenario, ours, base)));
+          continue;
+        }
         for (let r = 1; r <= ROUNDS; r++) {
           for (const server of r % 2 === 1 ? [ours, base] : [base, ours]) details.push(await phase(server, scenario, r));
           // what bare oidc-provider spends serving the wallet's requests: the allowance's price for them (same store, same round)
@@ -502,13 +579,13 @@ async function mainRun(): Promise<void> {
   const detailFile = join(RESULTS, 'latest-details.json');
   writeFileSync(
     detailFile,
-    `${JSON.stringify({ runId: RUN_ID, quick: QUICK, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version }, serverFlags: COMPARISON_FLAGS, git: gitState(), phases: PHASES, cryptoRates: rates, cryptoRatesOtherCores: ratesOther, rs256SignsPerCoreSecond: round(1000 / rates.rs256.cpuMsPerOp, 0), rounds: ROUNDS, signatures, evaluations, details }, null, 2)}\n`,
+    `${JSON.stringify({ runId: RUN_ID, quick: QUICK, at: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version }, serverFlags: COMPARISON_FLAGS, method: INTERLEAVE ? { interleaved: true, sliceMs: SLICE_MS } : { interleaved: false }, git: gitState(), phases: PHASES, cryptoRates: rates, cryptoRatesOtherCores: ratesOther, rs256SignsPerCoreSecond: round(1000 / rates.rs256.cpuMsPerOp, 0), rounds: ROUNDS, signatures, evaluations, details }, null, 2)}\n`,
   );
 
   log('');
   log(table(rows, targets));
   log('');
-  log(`ops: one request (discovery, par, token) or one complete flow (issuance_flow, verification_flow; latency = the whole flow); cpu = server process CPU (all threads) per op; medians of ${ROUNDS} round(s); ratio = ours rps / baseline rps; cpu ratio = baseline cpu / ours cpu (the throughput ratio a CPU-bound server would show, less sensitive to other load on the machine)`);
+  log(`ops: one request (discovery, par, token) or one complete flow (issuance_flow, verification_flow; latency = the whole flow); cpu = server process CPU (all threads) per op; medians of ${ROUNDS} round(s)${INTERLEAVE ? ' (interleaved slices)' : ''}; ratio = ours rps / baseline rps; cpu ratio = baseline cpu / ours cpu (the throughput ratio a CPU-bound server would show, less sensitive to other load on the machine)`);
   const noisy = details.filter((d) => (d.otherCores ?? 0) > 0.25);
   if (noisy.length) log(`noise: other processes used > 0.25 cores during ${noisy.map((d) => `${d.scenario}/${d.store}/${d.kind} (${d.otherCores!.toFixed(2)})`).join(', ')}; compare those rows with care`);
   log(`RS256 (2048-bit) on this machine: ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second of one core (crypto.sign loop; ${rates.rs256.perSecond.toFixed(0)} per wall-clock second)`);

@@ -89,7 +89,8 @@ export async function startServer(spec: ServerSpec, opts: { nodeFlags?: string[]
 
 export interface LoadHandle {
   prepare(spec: LoadSpec): Promise<Record<string, unknown>>;
-  measure(onProgress?: (requests: number) => void, timeoutMs?: number): Promise<PhaseResult>;
+  /** `slice`: measure only this long (or this many operations); the next measure goes on from there */
+  measure(onProgress?: (requests: number) => void, timeoutMs?: number, slice?: { durationMs: number; maxOps: number }): Promise<PhaseResult>;
   exit(): Promise<void>;
 }
 
@@ -103,14 +104,14 @@ export async function startLoad(): Promise<LoadHandle> {
       child.send({ type: 'prepare', spec });
       return p;
     },
-    async measure(onProgress, timeoutMs = 600_000) {
+    async measure(onProgress, timeoutMs = 600_000, slice) {
       const progress = (m: any) => {
         if (m?.type === 'progress') onProgress?.(m.requests as number);
       };
       child.on('message', progress);
       try {
         const p = waitFor(child, (m) => (m?.type === 'result' ? (m.result as PhaseResult) : undefined), timeoutMs, 'measure');
-        child.send({ type: 'measure' });
+        child.send({ type: 'measure', slice });
         return await p;
       } finally {
         child.off('message', progress);

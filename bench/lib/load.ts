@@ -300,7 +300,7 @@ let client: HttpClient | undefined;
 let prepared: Prepared | undefined;
 let spec: LoadSpec | undefined;
 
-process.on('message', (msg: { type: string; spec?: LoadSpec }) => {
+process.on('message', (msg: { type: string; spec?: LoadSpec; slice?: { durationMs: number; maxOps: number } }) => {
   void (async () => {
     try {
       if (msg.type === 'prepare') {
@@ -324,8 +324,17 @@ process.on('message', (msg: { type: string; spec?: LoadSpec }) => {
           return;
         }
         const p = prepared!;
-        const result = await runPhase(client!, p.op, { concurrency: spec!.concurrency, durationMs: spec!.durationMs, maxOps: p.maxOps });
+        // a slice (interleaved measurement): a part of the phase; the next one goes on with the pools' next items
+        const slice = msg.slice;
+        const result = await runPhase(client!, p.op, {
+          concurrency: spec!.concurrency,
+          durationMs: slice?.durationMs ?? spec!.durationMs,
+          maxOps: slice ? Math.min(slice.maxOps, p.maxOps) : p.maxOps,
+        });
         p.after?.(result);
+        const used = result.ok + result.errors;
+        const inner = p.op;
+        prepared = { ...p, maxOps: p.maxOps - used, op: (vu, i) => inner(vu, i + used) };
         process.send?.({ type: 'result', result });
       } else if (msg.type === 'exit') {
         client?.close();
