@@ -14,6 +14,8 @@ export interface TokenEdgeDeps {
   store: Store;
   /** where the provider keeps the record of a pre-authorized code */
   codeKey: (code: string) => string;
+  /** where the provider keeps a grant */
+  grantKey: (grantId: string) => string;
 }
 
 type PinVerdict = 'pass' | 'answered' | 'last-attempt';
@@ -61,6 +63,14 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     const verdict = offer.txCode !== undefined ? await checkPin(ctx, deps, offer, offer.txCode, redeemed, params.tx_code, wrongPins) : 'pass';
     if (verdict === 'answered') return;
 
+    // The grant, which the provider loads right after consuming the code, is read now: it goes out in
+    // the pipeline of the provider's consume, ahead of it. So the request that consumes the code finds
+    // its grant even when a concurrent replay of the code, arriving just after, revokes it (D16); what
+    // that replay revokes cannot be used afterwards (the credential request loads the grant again).
+    const grantKey = deps.grantKey(offer.grantId);
+    const grant = deps.store.get(grantKey);
+    grant.catch(() => undefined); // a store error reaches the provider through its find, not as an unhandled rejection
+    scope.readAhead(grantKey, grant);
     // the offer shows scanned once the wallet holds an access token: written with the token's record
     scope.alongside('AccessToken', () => deps.offers.scanned(offer));
     await next();

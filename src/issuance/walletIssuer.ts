@@ -118,6 +118,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       walletClientId: WALLET_CLIENT_ID,
       store: opts.store,
       codeKey: (code) => oidcRecordKey(WALLET_NAMESPACE, 'PreAuthorizedCode', code),
+      grantKey: (grantId) => oidcRecordKey(WALLET_NAMESPACE, 'Grant', grantId),
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier

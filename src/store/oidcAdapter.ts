@@ -76,7 +76,7 @@ export function createOidcAdapterFactory(
       const key = this.key(id);
       // read ahead by an edge of this request, in a round trip it made anyway (src/store/requestScope.ts)
       const ahead = currentScope()?.take(key);
-      const payload = ahead?.found ? (ahead.value as Payload | undefined) : await store.get<Payload>(key);
+      const payload = ahead?.found ? await (ahead.value as Payload | undefined | Promise<Payload | undefined>) : await store.get<Payload>(key);
       if (payload && this.#hooks?.read) this.#hooks.read(id, payload);
       return payload;
     }

@@ -37,7 +37,7 @@ export class StoreScope {
     return (Provider.ctx?.state as Record<PropertyKey, unknown> | undefined)?.[SCOPE] as StoreScope | undefined;
   }
 
-  /** `value` is what the store held under `key` (undefined: nothing) when the request read it. */
+  /** `value` is what the store held under `key` (undefined: nothing) when the request read it, or the read under way. */
   readAhead(key: string, value: unknown): void {
     this.#ahead.set(key, value);
   }

@@ -49,6 +49,15 @@ describe('Issuance flow: store operations that share a round trip', () => {
     expect(code.batch).toBe(offer.batch);
   });
 
+  it("wallet token request: the code's grant is read ahead of the code's consumption, in the same round trip, and not again", () => {
+    const consume = one(store.find('markConsumed', 'oidc:wallet:PreAuthorizedCode:'), 'code consumed');
+    const token = one(store.find('set', 'oidc:wallet:AccessToken:'), 'access token');
+    const reads = store.find('get', 'oidc:wallet:Grant:').filter((o) => o.batch <= token.batch);
+    expect(reads, 'the grant read before the access token is saved').toHaveLength(1);
+    expect(reads[0].batch).toBe(consume.batch);
+    expect(store.ops.indexOf(reads[0])).toBeLessThan(store.ops.indexOf(consume));
+  });
+
   it('wallet token request: the offer shows scanned in the round trip that saves the access token', () => {
     const token = one(store.find('set', 'oidc:wallet:AccessToken:'), 'access token');
     const scanned = one(store.find('set', /^wallet:\{[^}]+\}:status$/), 'scanned status');

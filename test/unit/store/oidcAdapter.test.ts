@@ -202,6 +202,17 @@ describe('Request scope (src/store/requestScope.ts): records read ahead, writes 
     expect(await new Scoped('AuthorizationCode').find('c1')).toBeUndefined();
   });
 
+  it('a read still under way is awaited; its failure is the find\'s', async () => {
+    const scope = new StoreScope();
+    const Scoped = createOidcAdapterFactory(store, 'wallet', {}, new Set(), {}, () => scope);
+    scope.readAhead(oidcRecordKey('wallet', 'Grant', 'g1'), Promise.resolve({ accountId: 'offer' }));
+    expect(await new Scoped('Grant').find('g1')).toEqual({ accountId: 'offer' });
+    const failed = Promise.reject(new Error('store down'));
+    failed.catch(() => undefined);
+    scope.readAhead(oidcRecordKey('wallet', 'Grant', 'g2'), failed);
+    await expect(new Scoped('Grant').find('g2')).rejects.toThrow('store down');
+  });
+
   it("the Grant hooks still see a record read ahead (the ID token's claims)", async () => {
     const scope = new StoreScope();
     const seen: string[] = [];
