@@ -12,7 +12,7 @@ import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
-import { createInteractionRoutes, type InteractionRoutes } from './interaction/routes.js';
+import { createInteractionRoutes, stepRecordKey, type InteractionRoutes } from './interaction/routes.js';
 import { issuanceFlowClaims, verificationFlowClaims } from './interaction/flowClaims.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
@@ -116,7 +116,6 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const publicKeys = publicJwks(keys.idToken);
 
   let walletStepDone: InteractionRoutes['walletStepDone'] = async () => {};
-  let stepRecordKey: InteractionRoutes['stepRecordKey'] = () => undefined;
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
@@ -127,7 +126,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
     onIssued: (offer) => walletStepDone(offer.stepId, issuanceFlowClaims(offer)),
-    stepRecordKey: (stepId) => stepRecordKey(stepId),
+    stepRecordKey,
   });
 
   const verifier = createVerifier({
@@ -143,7 +142,6 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   // the prompt finishes an authorisation when its wallet step succeeds (the routes need the issuer and verifier first)
   const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });
   walletStepDone = interaction.walletStepDone;
-  stepRecordKey = interaction.stepRecordKey;
 
   const inner = new Koa();
   inner.keys = cookieKeys;

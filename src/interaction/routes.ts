@@ -73,8 +73,12 @@ export interface InteractionRoutes {
    * is thrown to the caller.
    */
   walletStepDone(stepId: string, flow: FlowClaims): Promise<void>;
-  /** The store key of the record `walletStepDone` reads first (the step's interaction), for a caller that can read it ahead. */
-  stepRecordKey(stepId: string): string | undefined;
+}
+
+/** The store key of the record `walletStepDone` reads first (the step's interaction), for a caller that can read it ahead. */
+export function stepRecordKey(stepId: string): string | undefined {
+  const m = STEP_ID.exec(stepId);
+  return m ? oidcRecordKey(adapterNamespace(m[1] === 'v1' ? 1 : 2), 'Interaction', m[2]) : undefined;
 }
 
 const CSP = (nonce: string) =>
@@ -321,10 +325,5 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     if (action === '/continue') return continueFlow(ctx, version, uid);
     return prompt(ctx, version, uid);
   };
-  function stepRecordKey(id: string): string | undefined {
-    const m = STEP_ID.exec(id);
-    return m ? oidcRecordKey(adapterNamespace(m[1] === 'v1' ? 1 : 2), 'Interaction', m[2]) : undefined;
-  }
-
-  return { middleware, walletStepDone, stepRecordKey };
+  return { middleware, walletStepDone };
 }

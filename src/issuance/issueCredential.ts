@@ -28,11 +28,11 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     const { offerId, stepId } = offerOfAccount(accessToken.accountId);
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
     const scope = StoreScope.of(ctx.state);
+    // the step's record, which `onIssued` reads, comes in the round trip that takes the offer
     const stepKey = stepId ? deps.stepRecordKey?.(stepId) : undefined;
-    // taken: of concurrent requests, one gets the offer; one that does not issue puts it back. The
-    // step's record, which `onIssued` reads, comes in the same round trip.
-    const [offer, stepRecord] = await Promise.all([deps.offers.take(offerId), stepKey ? deps.store.get(stepKey) : undefined]);
-    if (stepKey) scope.readAhead(stepKey, stepRecord);
+    if (stepKey) scope.read(deps.store, stepKey);
+    // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
+    const offer = await deps.offers.take(offerId);
     if (!offer || offer.credentialType !== credentialConfigurationId) {
       if (offer) await deps.offers.putBack(offer);
       throw new errors.CredentialRequestDenied(
@@ -56,18 +56,14 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       // authorisation it finishes (its status reads the interaction's result first). The outcome goes
       // out right after the interaction that `onIssued` saves, in its round trip (Redis applies
       // commands in the order they are sent), or by itself when `onIssued` saved none.
-      let doneWritten = false;
-      const done = () => {
-        doneWritten = true;
-        return deps.offers.done(offerId);
-      };
-      scope.alongside('Interaction', done);
+      scope.alongside('Interaction', () => deps.offers.done(offerId));
+      let unsent: (() => Promise<unknown>) | undefined;
       try {
         await deps.onIssued?.(offer);
       } finally {
-        scope.takeAlongside('Interaction');
+        unsent = scope.takeAlongside('Interaction');
       }
-      if (!doneWritten) await done();
+      await unsent?.();
       return { credentials: [{ credential }] };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one

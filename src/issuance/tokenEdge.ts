@@ -55,9 +55,8 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     const code = params['pre-authorized_code'];
     if (typeof code !== 'string' || !code) return next(); // the provider answers: missing, duplicated parameter
     const scope = StoreScope.of(ctx.state);
-    const codeKey = deps.codeKey(code);
-    const [{ offer, wrongPins, redeemed }, codeRecord] = await Promise.all([deps.offers.forRedemption(offerIdOf(code)), deps.store.get(codeKey)]);
-    scope.readAhead(codeKey, codeRecord);
+    scope.read(deps.store, deps.codeKey(code));
+    const { offer, wrongPins, redeemed } = await deps.offers.forRedemption(offerIdOf(code));
     if (!offer) return next(); // the provider answers: not found, expired, ...
 
     const verdict = offer.txCode !== undefined ? await checkPin(ctx, deps, offer, offer.txCode, redeemed, params.tx_code, wrongPins) : 'pass';
@@ -67,10 +66,7 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     // the pipeline of the provider's consume, ahead of it. So the request that consumes the code finds
     // its grant even when a concurrent replay of the code, arriving just after, revokes it (D16); what
     // that replay revokes cannot be used afterwards (the credential request loads the grant again).
-    const grantKey = deps.grantKey(offer.grantId);
-    const grant = deps.store.get(grantKey);
-    grant.catch(() => undefined); // a store error reaches the provider through its find, not as an unhandled rejection
-    scope.readAhead(grantKey, grant);
+    scope.read(deps.store, deps.grantKey(offer.grantId));
     // the offer shows scanned once the wallet holds an access token: written with the token's record
     scope.alongside('AccessToken', () => deps.offers.scanned(offer));
     await next();

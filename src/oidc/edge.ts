@@ -116,9 +116,10 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       const claim = `par-used:v${profile.version}:${params.client_id}:${params.request_uri}`;
       // the pushed request the provider loads next is read in the same round trip as the claim
       const pushedKey = pushedRequestKey(profile.version, params.request_uri);
-      const [fresh, pushed] = await Promise.all([d.store.setIfAbsent(claim, 1, parLifetime(config)), pushedKey ? d.store.get(pushedKey) : undefined]);
-      if (!fresh) throw invalidRequest('request_uri has already been used: push a new request');
-      if (pushedKey) StoreScope.of(ctx.state).readAhead(pushedKey, pushed);
+      if (pushedKey) StoreScope.of(ctx.state).read(d.store, pushedKey);
+      if (!(await d.store.setIfAbsent(claim, 1, parLifetime(config)))) {
+        throw invalidRequest('request_uri has already been used: push a new request');
+      }
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
     } else {
       if (site === 'authorize' && !profile.nonParAtAuthorize) {

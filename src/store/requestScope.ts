@@ -1,4 +1,5 @@
 import Provider from 'oidc-provider';
+import type { Store } from './types.js';
 
 const SCOPE = Symbol('vc.storeScope');
 
@@ -40,6 +41,18 @@ export class StoreScope {
   /** `value` is what the store held under `key` (undefined: nothing) when the request read it, or the read under way. */
   readAhead(key: string, value: unknown): void {
     this.#ahead.set(key, value);
+  }
+
+  /**
+   * Starts reading `key` now, so the read goes out with whatever else this turn of the event loop sends,
+   * and keeps it for the provider's next `find` of that record. A failure is that find's (never an
+   * unhandled rejection, also when nothing finds it). Returns the read, for a caller that wants it too.
+   */
+  read(store: Store, key: string): Promise<unknown> {
+    const read = store.get(key);
+    read.catch(() => undefined);
+    this.readAhead(key, read);
+    return read;
   }
 
   /** The record read ahead under `key`, handed out once; `found` is false when it was not read ahead. */
