@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -28,12 +29,6 @@ export const attributeSchema = z
   })
   .strict();
 
-/** Claim names the ID token or the credential already uses: not available as attribute names. */
-export const RESERVED_CLAIMS = new Set([
-  'iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub', 'nonce', 'PinCode', 'SerialNumber', 'ExpiresAt',
-  'cnf', 'vct', 'status', '_sd', '_sd_alg', 'azp', 'auth_time', 'acr', 'amr', 'sid', 'at_hash', 'c_hash',
-]);
-
 export const credentialTypeSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
@@ -45,7 +40,7 @@ export const credentialTypeSchema = z
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
       .superRefine((a, ctx) => {
         for (const name of Object.keys(a)) {
-          if (RESERVED_CLAIMS.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
+          if (RESERVED_CLAIM_NAMES.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
         }
       }),
   })

@@ -5,12 +5,6 @@ export const SD_JWT_VC_FORMAT = 'dc+sd-jwt';
 /** Proof algorithms the credential endpoint accepts for the holder's key (OpenID4VCI 1.0 §8.2.1.1). */
 export const PROOF_SIGNING_ALGS = ['ES256', 'EdDSA'];
 
-/**
- * Claim names the SD-JWT VC reserves for itself (SD-JWT VC §3.2.2 and RFC 7519): an attribute with one of
- * these names would collide with the credential's own claims, so such a type cannot be issued.
- */
-export const RESERVED_CLAIM_NAMES = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jti', 'cnf', 'vct', 'vct#integrity', 'status', '_sd', '_sd_alg', '...']);
-
 /** The type's `vct` (SD-JWT VC §3.2.2.1.1): configured, or `{base_url}/types/<name>`. */
 export function vctFor(type: CredentialType, baseUrl: string): string {
   return type.vct ?? `${baseUrl}/types/${type.name}`;
@@ -27,11 +21,6 @@ export function scopeFor(type: CredentialType): string {
  * credential and each attribute under `credential_metadata`.
  */
 export function credentialConfigurationFor(type: CredentialType, baseUrl: string) {
-  for (const name of Object.keys(type.attributes)) {
-    if (RESERVED_CLAIM_NAMES.has(name)) {
-      throw new TypeError(`credentialTypes ${type.name}: attribute ${name} collides with a registered SD-JWT VC claim`);
-    }
-  }
   return {
     format: SD_JWT_VC_FORMAT,
     scope: scopeFor(type),

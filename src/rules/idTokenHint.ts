@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -8,6 +8,7 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
+import { HINT_CONTROL_CLAIMS } from './claimNames.js';
 import { invalidRequest, ProtocolError } from './errors.js';
 import { shown } from './text.js';
 
@@ -30,9 +31,6 @@ export interface VerifiedHint {
 const SECRET_ALGS = ['HS256', 'HS384', 'HS512'] as const;
 /** D7: the client's public keys (inline JWKS or jwks_uri) verify these. */
 const PUBLIC_KEY_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
-
-/** D7: registered JWT claims and PinCode are not credential attributes. */
-const NON_ATTRIBUTE_CLAIMS = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub', 'PinCode']);
 
 const remoteSets = new Map<string, JWTVerifyGetKey>();
 const localSets = new WeakMap<object, JWTVerifyGetKey>();
@@ -57,7 +55,8 @@ export async function verifyIdTokenHint(
     throw fail('not a compact JWS (header.payload.signature)');
   }
 
-  const alg = headerAlg(hint);
+  const header = checkedHeader(hint);
+  const alg = header.alg as string;
   const options: JWTVerifyOptions = {
     issuer: opts.client.clientId, // spec id_token_hint: iss must equal client_id
     audience: opts.audience, // spec id_token_hint: aud must equal the issuer URL (D1)
@@ -69,17 +68,17 @@ export async function verifyIdTokenHint(
   let payload: Record<string, unknown>;
   try {
     if ((SECRET_ALGS as readonly string[]).includes(alg)) {
-      // D7: HS256/384/512 verify with the client secret only, never with a public key
+      // D7: HS256/384/512 verify with the client secret only (RFC 7518 3.2), never with a public key
       if (!opts.client.clientSecret) throw fail(`alg ${alg} needs a client secret; the client has none`);
-      payload = verifyHmacJws(parts, alg, opts.client.clientSecret);
-      validateClaims(payload, opts);
+      const secret = new TextEncoder().encode(opts.client.clientSecret);
+      ({ payload } = await jwtVerify(hint, secret, { ...options, algorithms: [...SECRET_ALGS] }));
     } else {
       // D7: asymmetric algs verify with the registered public keys; the key must fit the alg
       const getKey = publicKeyResolver(opts.client, alg);
       ({ payload } = await jwtVerify(hint, getKey, { ...options, algorithms: [...PUBLIC_KEY_ALGS] }));
     }
   } catch (e) {
-    throw describeJoseError(e);
+    throw describeJoseError(e, header);
   }
 
   const exp = payload.exp as number; // checked present and numeric by jwtVerify
@@ -87,57 +86,15 @@ export async function verifyIdTokenHint(
     payload,
     // D7: custom claims = every claim except registered JWT claims and PinCode (fromEntries keeps
     // a "__proto__" claim an own property instead of touching the prototype)
-    attributes: Object.fromEntries(Object.entries(payload).filter(([k]) => !NON_ATTRIBUTE_CLAIMS.has(k))),
+    attributes: Object.fromEntries(Object.entries(payload).filter(([k]) => !HINT_CONTROL_CLAIMS.has(k))),
     pinCode: payload.PinCode, // spec Authentication 7: PinCode claim, checked by pin.ts
     replayKey: replayKeyOf(hint, payload.jti), // D7: a hint backs at most one credential
     exp,
   };
 }
 
-const HMAC_HASH: Record<string, string> = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' };
-
-/**
- * RFC 7515 / RFC 7518 3.2: an HMAC JWS checked with node:crypto directly. The spec's sample hint is
- * HS256, so this is the hot path of every PAR; WebCrypto's per-call key import and promise round trips
- * cost more than the MAC itself. The comparison is constant-time; `crit` extensions are refused.
- */
-function verifyHmacJws(parts: string[], alg: string, secret: string): Record<string, unknown> {
-  const [h, p, sig] = parts;
-  const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as Record<string, unknown>;
-  if (header.crit !== undefined) throw fail('crit header parameters are not supported');
-  const expected = createHmac(HMAC_HASH[alg], secret).update(`${h}.${p}`).digest();
-  const given = Buffer.from(sig, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw fail('signature verification failed');
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
-  } catch {
-    throw fail('payload is not a JSON object');
-  }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw fail('payload is not a JSON object');
-  return payload as Record<string, unknown>;
-}
-
-/** RFC 7519 4.1 with the spec's id_token_hint rules (iss, aud, exp required; nbf optional), as jose checks them. */
-function validateClaims(payload: Record<string, unknown>, opts: { client: HintClient; audience: string; clockTolerance: number; now?: number }): void {
-  const now = opts.now ?? Math.floor(Date.now() / 1000);
-  const tolerance = opts.clockTolerance;
-  for (const claim of ['iat', 'exp', 'nbf'] as const) {
-    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw describeClaimFailure(claim, 'invalid');
-  }
-  if (payload.iss !== undefined && typeof payload.iss !== 'string') throw describeClaimFailure('iss', 'invalid');
-  for (const claim of ['iss', 'aud', 'exp'] as const) {
-    if (payload[claim] === undefined) throw describeClaimFailure(claim, 'missing');
-  }
-  if (payload.iss !== opts.client.clientId) throw describeClaimFailure('iss', 'check_failed');
-  const aud = payload.aud;
-  if (!(aud === opts.audience || (Array.isArray(aud) && aud.includes(opts.audience)))) throw describeClaimFailure('aud', 'check_failed');
-  if (typeof payload.nbf === 'number' && payload.nbf > now + tolerance) throw describeClaimFailure('nbf', 'check_failed');
-  if ((payload.exp as number) <= now - tolerance) throw fail('exp has passed: the token is expired');
-}
-
 /** RFC 7515 4.1.1 / D7: alg must be present, never `none`, and one of the supported algs. */
-function headerAlg(hint: string): string {
+function checkedHeader(hint: string): Record<string, unknown> {
   let header: Record<string, unknown>;
   try {
     header = decodeProtectedHeader(hint) as Record<string, unknown>;
@@ -151,7 +108,7 @@ function headerAlg(hint: string): string {
   if (![...SECRET_ALGS, ...PUBLIC_KEY_ALGS].includes(alg as never)) {
     throw fail(`alg ${shown(alg, 16)} is not supported (use one of ${[...SECRET_ALGS, ...PUBLIC_KEY_ALGS].join(', ')})`);
   }
-  return alg;
+  return header;
 }
 
 /** D7: inline JWKS first, then jwks_uri (remote key sets cached per URI). */
@@ -192,10 +149,15 @@ function localSet(jwks: { keys: Record<string, unknown>[] }): JWTVerifyGetKey {
   return set;
 }
 
+/**
+ * One jose remote key set per jwks_uri: fetched on first use and again after cacheMaxAge; a `kid` it does not
+ * know refetches it (key rotation, OpenID Connect Core 10.1.1), at most once per cooldown. jose does not follow
+ * redirects and wants a 200 JSON JWKS.
+ */
 function remoteSet(uri: string): JWTVerifyGetKey {
   let set = remoteSets.get(uri);
   if (!set) {
-    set = createRemoteJWKSet(new URL(uri));
+    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 300_000 });
     remoteSets.set(uri, set);
   }
   return set;
@@ -208,15 +170,22 @@ function replayKeyOf(hint: string, jti: unknown): string {
 }
 
 /** D4: a description naming the parameter and the failed check; never token contents. */
-function describeJoseError(e: unknown): ProtocolError {
+function describeJoseError(e: unknown, header: Record<string, unknown>): ProtocolError {
   if (e instanceof ProtocolError) return e;
-  const err = e as { code?: string; claim?: string; reason?: string };
+  const err = e as { code?: string; claim?: string; reason?: string; payload?: Record<string, unknown> };
+  // RFC 7515 4.1.11: jose refuses a crit it does not understand (all but RFC 7797 b64) or a malformed one,
+  // and jwtVerify an unencoded (b64: false) payload
+  if (header.crit !== undefined && ['ERR_JWS_INVALID', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWT_INVALID'].includes(err.code ?? '')) {
+    return fail('crit header parameters are not supported');
+  }
   switch (err.code) {
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
       return fail('signature verification failed');
     case 'ERR_JWT_EXPIRED':
       return fail('exp has passed: the token is expired');
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      // RFC 7519 4.1.1: iss is a string; jose reports any other iss as not equal to the expected one
+      if (err.claim === 'iss' && err.reason === 'check_failed' && typeof err.payload?.iss !== 'string') return describeClaimFailure('iss', 'invalid');
       return describeClaimFailure(err.claim, err.reason);
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return fail('alg is not allowed for the registered key');

@@ -1,4 +1,4 @@
-import type { JWK } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { TrustedIssuer } from '../config/schema.js';
 
 export interface IssuerKeysOptions {
@@ -7,8 +7,10 @@ export interface IssuerKeysOptions {
   /** the operator's trusted issuers (config `trustedIssuers`) */
   trustedIssuers: TrustedIssuer[];
   fetch?: typeof fetch;
-  /** how long a fetched key set is used, seconds (default 300) */
+  /** how long a fetched key set or issuer metadata document is used, seconds (default 300) */
   cacheSeconds?: number;
+  /** how soon after a fetch a `kid` missing from it may fetch it again, seconds (default 30) */
+  cooldownSeconds?: number;
   /** how long one fetch may take, milliseconds (default 5000) */
   timeoutMs?: number;
 }
@@ -21,17 +23,8 @@ export class IssuerKeysUnavailable extends Error {
   }
 }
 
-type Source = { kind: 'static'; keys: JWK[] } | { kind: 'jwks_uri'; uri: string } | { kind: 'metadata' };
-
-interface CacheEntry {
-  keys: JWK[];
-  fetchedAt: number;
-}
-
 /** A key set or metadata document larger than this is not a key set. */
 const MAX_DOCUMENT_BYTES = 256 * 1024;
-/** A `kid` that is not in a cached set triggers one refetch (key rotation), at most this often per issuer. */
-const MIN_REFETCH_MS = 30_000;
 
 /**
  * SD-JWT VC issuer metadata location (draft-ietf-oauth-sd-jwt-vc §5): `/.well-known/jwt-vc-issuer` goes
@@ -46,125 +39,199 @@ export function jwtVcIssuerMetadataUrl(issuer: string): string {
 /**
  * The issuers whose credentials this service accepts and their keys (D10): this service's own credential
  * issuer with its credential keys, and the operator's `trustedIssuers` with inline `jwks`, a `jwksUri`, or
- * else the keys their SD-JWT VC issuer metadata publishes. Fetched key sets are cached per issuer.
- * Trust is by exact issuer identifier: `iss` must equal a configured `issuer` character for character.
+ * else the keys their SD-JWT VC issuer metadata publishes. Trust is by exact issuer identifier: `iss` must
+ * equal a configured `issuer` character for character.
+ *
+ * Each issuer's keys are a jose key resolver: jose picks the key by the JWS header's `kid` and `alg`
+ * (RFC 7515 §4.1.1, §4.1.4), caches fetched sets and refetches one when a `kid` is not in it (key rotation).
  */
 export class IssuerKeys {
-  readonly #sources = new Map<string, Source>();
-  readonly #cache = new Map<string, CacheEntry>();
-  readonly #inflight = new Map<string, Promise<CacheEntry>>();
+  readonly #resolvers = new Map<string, JWTVerifyGetKey>();
+  /** remote sets named by issuer metadata, per jwks_uri, so that a metadata refresh keeps the set's cache */
+  readonly #remoteSets = new Map<string, JWTVerifyGetKey>();
   readonly #fetch: typeof fetch;
   readonly #cacheMs: number;
+  readonly #cooldownMs: number;
   readonly #timeoutMs: number;
 
   constructor(opts: IssuerKeysOptions) {
     this.#fetch = opts.fetch ?? fetch;
     this.#cacheMs = (opts.cacheSeconds ?? 300) * 1000;
+    this.#cooldownMs = (opts.cooldownSeconds ?? 30) * 1000;
     this.#timeoutMs = opts.timeoutMs ?? 5000;
     for (const trusted of opts.trustedIssuers) {
-      if (trusted.jwks) this.#sources.set(trusted.issuer, { kind: 'static', keys: trusted.jwks.keys as JWK[] });
-      else if (trusted.jwksUri) this.#sources.set(trusted.issuer, { kind: 'jwks_uri', uri: trusted.jwksUri });
-      else this.#sources.set(trusted.issuer, { kind: 'metadata' });
+      const resolver = trusted.jwks
+        ? localSet(trusted.jwks, `the configured jwks of ${trusted.issuer}`)
+        : trusted.jwksUri
+          ? this.#remoteSet(trusted.jwksUri, 'the issuer JWKS')
+          : this.#metadataKeys(trusted.issuer);
+      this.#resolvers.set(trusted.issuer, resolver);
     }
     // our own issuer's keys are known: never fetched, and not overridable by a trustedIssuers entry
-    this.#sources.set(opts.ownIssuer.issuer, { kind: 'static', keys: opts.ownIssuer.jwks.keys });
+    this.#resolvers.set(opts.ownIssuer.issuer, localSet(opts.ownIssuer.jwks, 'our credential keys'));
   }
 
   isTrusted(issuer: string): boolean {
-    return this.#sources.has(issuer);
+    return this.#resolvers.has(issuer);
   }
 
   /**
-   * The keys that may have signed a credential of `issuer` with header `kid`: those with that `kid` (or,
-   * when none has it, those without any `kid`); all keys when the header has no `kid`.
-   * `undefined` when the issuer is not trusted; throws IssuerKeysUnavailable when they cannot be fetched.
+   * The key resolver for JWSs of `issuer`, for jose's `compactVerify`/`jwtVerify`; `undefined` when the issuer
+   * is not trusted. It throws IssuerKeysUnavailable when the keys cannot be fetched, and jose's
+   * ERR_JWKS_NO_MATCHING_KEY (or ERR_JWKS_MULTIPLE_MATCHING_KEYS) when no key (or several) fits the header.
    */
-  async keysFor(issuer: string, kid: string | undefined): Promise<JWK[] | undefined> {
-    const source = this.#sources.get(issuer);
-    if (!source) return undefined;
-    if (source.kind === 'static') return selectKeys(source.keys, kid);
-    let entry = this.#cache.get(issuer);
-    if (!entry || Date.now() - entry.fetchedAt > this.#cacheMs) entry = await this.#load(issuer, source);
-    let keys = selectKeys(entry.keys, kid);
-    if (keys.length === 0 && kid !== undefined && Date.now() - entry.fetchedAt > MIN_REFETCH_MS) {
-      entry = await this.#load(issuer, source); // the issuer may have rotated its keys since we fetched them
-      keys = selectKeys(entry.keys, kid);
+  resolverFor(issuer: string): JWTVerifyGetKey | undefined {
+    return this.#resolvers.get(issuer);
+  }
+
+  /** A jose remote set whose fetches go through #fetchDocument (our fetch, no redirects, size limit). */
+  #remoteSet(uri: string, what: string): JWTVerifyGetKey {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      return failing(new IssuerKeysUnavailable(`${what} location is not a URL`));
     }
-    return keys;
+    const set = createRemoteJWKSet(url, {
+      timeoutDuration: this.#timeoutMs,
+      cooldownDuration: this.#cooldownMs,
+      cacheMaxAge: this.#cacheMs,
+      [customFetch]: async (href, init) => {
+        const text = await this.#fetchDocument(href, what, init.signal, init.headers);
+        return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    });
+    return async (header, token) => {
+      try {
+        return await set(header, token);
+      } catch (err) {
+        throw unavailable(err, what);
+      }
+    };
   }
 
-  /** One fetch per issuer at a time; failures are not cached. */
-  #load(issuer: string, source: Source): Promise<CacheEntry> {
-    const running = this.#inflight.get(issuer);
-    if (running) return running;
-    const loading = this.#fetchKeys(issuer, source)
-      .then((keys) => {
-        const entry = { keys, fetchedAt: Date.now() };
-        this.#cache.set(issuer, entry);
-        return entry;
-      })
-      .finally(() => this.#inflight.delete(issuer));
-    this.#inflight.set(issuer, loading);
-    return loading;
+  /**
+   * SD-JWT VC §5: an issuer with neither `jwks` nor `jwksUri` publishes its keys in its issuer metadata, as
+   * `jwks` or at a `jwks_uri`. The document is cached like a key set; failures are not cached. Keys given
+   * inline in it are refetched with the document when a `kid` is missing (at most once per cooldown); a
+   * `jwks_uri` set refetches itself.
+   */
+  #metadataKeys(issuer: string): JWTVerifyGetKey {
+    let current: { keys: JWTVerifyGetKey; inline: boolean; fetchedAt: number } | undefined;
+    let loading: Promise<void> | undefined;
+    const load = () =>
+      (loading ??= this.#loadMetadata(issuer)
+        .then((loaded) => {
+          current = { ...loaded, fetchedAt: Date.now() };
+        })
+        .finally(() => {
+          loading = undefined;
+        }));
+    return async (header, token) => {
+      if (!current || Date.now() - current.fetchedAt >= this.#cacheMs) await load();
+      try {
+        return await current!.keys(header, token);
+      } catch (err) {
+        const rotated = current!.inline && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' && Date.now() - current!.fetchedAt >= this.#cooldownMs;
+        if (!rotated) throw err;
+        await load();
+        return current!.keys(header, token);
+      }
+    };
   }
 
-  async #fetchKeys(issuer: string, source: Source): Promise<JWK[]> {
-    if (source.kind === 'static') return source.keys;
-    if (source.kind === 'jwks_uri') return keySet(await this.#getJson(source.uri, 'the issuer JWKS'), 'the issuer JWKS');
-    // SD-JWT VC §5: the metadata names the issuer, and carries `jwks` or `jwks_uri` (not both)
+  async #loadMetadata(issuer: string): Promise<{ keys: JWTVerifyGetKey; inline: boolean }> {
     const metadataUrl = jwtVcIssuerMetadataUrl(issuer);
-    const metadata = await this.#getJson(metadataUrl, 'the SD-JWT VC issuer metadata');
-    if (metadata.issuer !== issuer) throw new IssuerKeysUnavailable(`the SD-JWT VC issuer metadata at ${metadataUrl} names another issuer`);
-    if (metadata.jwks !== undefined && metadata.jwks_uri !== undefined) {
-      throw new IssuerKeysUnavailable('the SD-JWT VC issuer metadata carries both jwks and jwks_uri');
-    }
-    if (metadata.jwks !== undefined) return keySet(metadata.jwks, 'the SD-JWT VC issuer metadata jwks');
-    if (typeof metadata.jwks_uri === 'string') return keySet(await this.#getJson(metadata.jwks_uri, 'the issuer jwks_uri'), 'the issuer jwks_uri');
-    throw new IssuerKeysUnavailable('the SD-JWT VC issuer metadata has neither jwks nor jwks_uri');
-  }
-
-  async #getJson(url: string, what: string): Promise<Record<string, unknown>> {
-    let response: Response;
+    const what = 'the SD-JWT VC issuer metadata';
+    const text = await this.#fetchDocument(metadataUrl, what, AbortSignal.timeout(this.#timeoutMs), { accept: 'application/json' }).catch((err: unknown) => {
+      throw unavailable(err, what);
+    });
+    let metadata: unknown;
     try {
-      response = await this.#fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(this.#timeoutMs) });
-    } catch (err) {
-      throw new IssuerKeysUnavailable(`fetching ${what} failed: ${(err as Error).message}`);
-    }
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IssuerKeysUnavailable(`fetching ${what} failed with HTTP ${response.status}`);
-    }
-    let text: string;
-    try {
-      text = await readLimited(response, MAX_DOCUMENT_BYTES, what);
-    } catch (err) {
-      if (err instanceof IssuerKeysUnavailable) throw err;
-      throw new IssuerKeysUnavailable(`reading ${what} failed: ${(err as Error).message}`);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
+      metadata = JSON.parse(text);
     } catch {
       throw new IssuerKeysUnavailable(`${what} is not JSON`);
     }
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new IssuerKeysUnavailable(`${what} is not a JSON object`);
-    return json as Record<string, unknown>;
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new IssuerKeysUnavailable(`${what} is not a JSON object`);
+    const { issuer: named, jwks, jwks_uri: jwksUri } = metadata as Record<string, unknown>;
+    // SD-JWT VC §5: the metadata names the issuer, and carries `jwks` or `jwks_uri` (not both)
+    if (named !== issuer) throw new IssuerKeysUnavailable(`${what} at ${metadataUrl} names another issuer`);
+    if (jwks !== undefined && jwksUri !== undefined) throw new IssuerKeysUnavailable(`${what} carries both jwks and jwks_uri`);
+    if (jwks !== undefined) {
+      try {
+        return { keys: createLocalJWKSet(jwks as JSONWebKeySet), inline: true };
+      } catch {
+        throw new IssuerKeysUnavailable(`${what} jwks is not a JWK set`);
+      }
+    }
+    if (typeof jwksUri === 'string') {
+      let keys = this.#remoteSets.get(jwksUri);
+      if (!keys) {
+        keys = this.#remoteSet(jwksUri, 'the issuer jwks_uri');
+        this.#remoteSets.set(jwksUri, keys);
+      }
+      return { keys, inline: false };
+    }
+    throw new IssuerKeysUnavailable(`${what} has neither jwks nor jwks_uri`);
+  }
+
+  /**
+   * One GET of a key set or metadata document: redirects are not followed (the keys come from the configured
+   * or published location only), anything but 200 is refused, and so is a body over MAX_DOCUMENT_BYTES. A
+   * timeout is rethrown as is, for jose to report it as ERR_JWKS_TIMEOUT.
+   */
+  async #fetchDocument(url: string, what: string, signal: AbortSignal, headers: HeadersInit): Promise<string> {
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method: 'GET', headers, signal, redirect: 'manual' });
+    } catch (err) {
+      if (isTimeout(err)) throw err;
+      throw new IssuerKeysUnavailable(`fetching ${what} failed: ${(err as Error).message}`);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new IssuerKeysUnavailable(`fetching ${what} failed with HTTP ${response.status}`);
+    }
+    try {
+      return await readLimited(response, MAX_DOCUMENT_BYTES, what);
+    } catch (err) {
+      if (err instanceof IssuerKeysUnavailable || isTimeout(err)) throw err;
+      throw new IssuerKeysUnavailable(`reading ${what} failed: ${(err as Error).message}`);
+    }
   }
 }
 
-function keySet(value: unknown, what: string): JWK[] {
-  const keys = (value as { keys?: unknown } | undefined)?.keys;
-  if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null && typeof (k as JWK).kty === 'string')) {
-    throw new IssuerKeysUnavailable(`${what} is not a JWK set`);
+/** A local set; a malformed one fails each verification rather than the service's start. */
+function localSet(jwks: { keys: unknown[] }, what: string): JWTVerifyGetKey {
+  try {
+    return createLocalJWKSet(jwks as JSONWebKeySet);
+  } catch {
+    return failing(new IssuerKeysUnavailable(`${what} is not a JWK set`));
   }
-  return keys as JWK[];
 }
 
-function selectKeys(keys: JWK[], kid: string | undefined): JWK[] {
-  const signing = keys.filter((k) => k.use === undefined || k.use === 'sig');
-  if (kid === undefined) return signing;
-  const byKid = signing.filter((k) => k.kid === kid);
-  return byKid.length > 0 ? byKid : signing.filter((k) => k.kid === undefined);
+function failing(err: Error): JWTVerifyGetKey {
+  return async () => {
+    throw err;
+  };
+}
+
+/**
+ * jose's errors about getting a key set, as IssuerKeysUnavailable; its errors about choosing a key from a set
+ * (no key, several keys, a key that does not import) pass through.
+ */
+function unavailable(err: unknown, what: string): unknown {
+  if (err instanceof IssuerKeysUnavailable) return err;
+  const code = (err as { code?: string }).code;
+  if (code === 'ERR_JWKS_TIMEOUT' || isTimeout(err)) return new IssuerKeysUnavailable(`fetching ${what} timed out`);
+  if (code === 'ERR_JWKS_INVALID') return new IssuerKeysUnavailable(`${what} is not a JWK set`);
+  // jose's own fetch step: a body that is not JSON
+  if (code === 'ERR_JOSE_GENERIC') return new IssuerKeysUnavailable(`${what} is not JSON`);
+  return err;
+}
+
+function isTimeout(err: unknown): boolean {
+  return (err as { name?: string } | undefined)?.name === 'TimeoutError';
 }
 
 async function readLimited(response: Response, limit: number, what: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
-import { RESERVED_CLAIM_NAMES } from '../issuance/credentialConfigurations.js';
+import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
+import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { VerificationRefusal } from './errors.js';
 import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
 
@@ -56,7 +56,9 @@ const refuse = (reason: ConstructorParameters<typeof VerificationRefusal>[0], de
  * Verifies one SD-JWT VC presentation with key binding (OpenID4VP 1.0 §B.3.6, RFC 9901 §7, SD-JWT VC §3.5)
  * for one Credential Query of one request. Each check names its rule and, when it fails, its reason.
  *
- * @sd-jwt/sd-jwt-vc 0.19's `verify()` does the signatures (issuer, key binding), `nonce`, `sd_hash` and the
+ * The issuer signature is verified here first, with jose and the issuer's keys (IssuerKeys): the library
+ * verifies against whatever key it is given, so trust in the issuer is ours, as is the `vct`.
+ * @sd-jwt/sd-jwt-vc 0.19's `verify()` then does the key binding signature, `nonce`, `sd_hash` and the
  * credential's time claims, but leaves gaps that are closed here, before it runs:
  *  - it accepts a presentation without a KB-JWT unless a nonce is passed (we always require one);
  *  - it checks that the KB-JWT has an `aud`, not that it is ours;
@@ -64,7 +66,6 @@ const refuse = (reason: ConstructorParameters<typeof VerificationRefusal>[0], de
  *  - it ignores a disclosure whose digest the credential does not contain (a tampered disclosure, or one
  *    taken from another credential, silently disappears instead of failing);
  *  - it lets a disclosure overwrite a claim of the same name.
- * Trust in the issuer and the `vct` are ours too: the library verifies against whatever key it is given.
  */
 export async function verifyPresentation(presentation: string, expected: PresentationExpectations, ctx: PresentationContext): Promise<VerifiedPresentation> {
   const tolerance = ctx.clockTolerance ?? 30;
@@ -104,16 +105,16 @@ export async function verifyPresentation(presentation: string, expected: Present
   // D10: issuer trust. `iss` must be this service's credential issuer or one of the operator's trustedIssuers.
   const issuer = payload.iss;
   if (typeof issuer !== 'string') throw refuse('malformed_presentation', 'the credential has no iss');
-  const kid = typeof header.kid === 'string' ? header.kid : undefined;
-  let issuerKeys: JWK[] | undefined;
+  const issuerKey = ctx.issuerKeys.resolverFor(issuer);
+  if (!issuerKey) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
+  // RFC 9901 §7.1 step 2: the issuer's signature, before anything else of the credential is used, with the key
+  // jose selects from the issuer's keys by the header's kid and alg (RFC 7515 §4.1.1, §4.1.4)
   try {
-    issuerKeys = await ctx.issuerKeys.keysFor(issuer, kid);
+    await verifyWithKeys(issuerJwt, issuerKey, ISSUER_ALGS);
   } catch (err) {
-    if (err instanceof IssuerKeysUnavailable) throw refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${err.message}`);
-    throw err;
+    const kid = typeof header.kid === 'string' ? header.kid : undefined;
+    throw issuerKeyRefusal(err, issuer, kid);
   }
-  if (issuerKeys === undefined) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
-  if (issuerKeys.length === 0) throw refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : `with kid ${kid}`}`);
 
   // SD-JWT VC §3.2.2.1.1 and OpenID4VP 1.0 §B.3.5: the type asked for (meta.vct_values)
   if (payload.vct !== expected.vct) throw refuse('wrong_vct', `the credential is of vct ${JSON.stringify(payload.vct ?? null)}, the query asked for ${expected.vct}`);
@@ -160,21 +161,21 @@ export async function verifyPresentation(presentation: string, expected: Present
   // RFC 9901 §4.3.1: sd_hash over the presentation up to and including the last `~` (the library checks it again)
   if (kbPayload.sd_hash !== hashB64(sdJwtWithoutKb, sdAlg)) throw refuse('wrong_sd_hash', 'the key binding JWT sd_hash does not match the presentation');
 
-  // The library: issuer signature (RFC 7515 with the trusted keys), time claims, KB-JWT signature by
-  // cnf.jwk, nonce, sd_hash, status list when the credential references one. Its errors do not tell which
-  // signature failed, so the callbacks record it.
+  // The library: time claims, KB-JWT signature by cnf.jwk, nonce, sd_hash, status list when the credential
+  // references one. The issuer signature was verified above: its callback only checks that the library looks
+  // at that same JWT. Its errors do not tell which signature failed, so the callbacks record it.
   let issuerSignatureFailed = false;
   let kbSignatureFailed = false;
   let statusChecked = false;
   const sdJwtVc = new SDJwtVcInstance({
     hasher: (data, algorithm) => hashBytes(typeof data === 'string' ? data : Buffer.from(data), algorithm),
     verifier: async (data, signature) => {
-      const ok = await verifyWithAny(data, signature, issuerKeys, alg);
+      const ok = `${data}.${signature}` === issuerJwt;
       if (!ok) issuerSignatureFailed = true;
       return ok;
     },
     kbVerifier: async (data, signature) => {
-      const ok = await verifyWithAny(data, signature, [holderJwk], kbHeader.alg as string);
+      const ok = await verifyWithHolderKey(`${data}.${signature}`, holderJwk, kbHeader.alg as string);
       if (!ok) kbSignatureFailed = true;
       return ok;
     },
@@ -184,11 +185,11 @@ export async function verifyPresentation(presentation: string, expected: Present
       statusChecked = true;
       return fetchStatusList(uri, ctx.fetch ?? fetch);
     },
-    statusVerifier: async (data, signature) => {
-      const statusHeader = decodeProtectedHeader(`${data}.${signature}`);
-      const statusKeys = (await ctx.issuerKeys.keysFor(issuer, statusHeader.kid)) ?? [];
-      return typeof statusHeader.alg === 'string' && ISSUER_ALGS.includes(statusHeader.alg) && verifyWithAny(data, signature, statusKeys, statusHeader.alg);
-    },
+    statusVerifier: async (data, signature) =>
+      verifyWithKeys(`${data}.${signature}`, issuerKey, ISSUER_ALGS).then(
+        () => true,
+        () => false,
+      ),
   });
   let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>;
   try {
@@ -245,7 +246,7 @@ export function checkDisclosures(payload: Record<string, unknown>, encoded: stri
     return byDigest.get(digest); // a digest without a disclosure: not disclosed, or a decoy
   };
   const walk = (value: unknown, path: string[]): void => {
-    // the payload is not yet known to be the issuer's: bound the work it can cause
+    // bound the recursion: checkDisclosures is also usable on a payload whose signature is not checked
     if (path.length > MAX_DEPTH) throw refuse('malformed_presentation', `the credential nests claims deeper than ${MAX_DEPTH} levels`);
     if (Array.isArray(value)) {
       for (const element of value) {
@@ -294,18 +295,49 @@ function libraryReason(err: unknown): string {
   return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
 }
 
-async function verifyWithAny(data: string, signature: string, keys: JWK[], alg: string): Promise<boolean> {
-  for (const jwk of keys) {
-    if (jwk.alg !== undefined && jwk.alg !== alg) continue;
-    try {
-      const key = await importJWK(publicMembers(jwk), alg);
-      await compactVerify(`${data}.${signature}`, key, { algorithms: [alg] });
-      return true;
-    } catch {
-      // not this key
+/**
+ * A compact JWS verified with a jose key resolver, `alg` limited to `algorithms` (RFC 8725 §3.1). When several
+ * keys fit the header (no `kid`), each is tried, as jose documents for ERR_JWKS_MULTIPLE_MATCHING_KEYS.
+ */
+async function verifyWithKeys(jws: string, keys: JWTVerifyGetKey, algorithms: string[]): Promise<void> {
+  try {
+    await compactVerify(jws, keys, { algorithms });
+  } catch (err) {
+    if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+    for await (const key of err) {
+      try {
+        await compactVerify(jws, key, { algorithms });
+        return;
+      } catch (inner) {
+        if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
+      }
     }
+    throw new errors.JWSSignatureVerificationFailed();
   }
-  return false;
+}
+
+/**
+ * jose's failures with the issuer's keys as refusals: keys that cannot be fetched, no key for the header's
+ * kid and alg, or a signature that does not verify (or a published key that does not import).
+ */
+function issuerKeyRefusal(err: unknown, issuer: string, kid: string | undefined): VerificationRefusal {
+  const code = (err as { code?: string }).code;
+  if (err instanceof IssuerKeysUnavailable) return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${err.message}`);
+  if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JWKS_INVALID') {
+    return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${(err as Error).message}`);
+  }
+  if (code === 'ERR_JWKS_NO_MATCHING_KEY') return refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : `with kid ${kid}`}`);
+  return refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
+}
+
+/** The key binding JWT (RFC 9901 §4.3) verified with the credential's cnf.jwk, public members only. */
+async function verifyWithHolderKey(jws: string, jwk: JWK, alg: string): Promise<boolean> {
+  try {
+    await compactVerify(jws, await importJWK(publicMembers(jwk), alg), { algorithms: [alg] });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function publicMembers(jwk: JWK): JWK {

@@ -262,7 +262,7 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     ]);
   });
 
-  it.each(['sub', 'SerialNumber', 'ExpiresAt', 'PinCode', 'iss', 'cnf', 'vct'])('rejects the reserved attribute name %s', (name) => {
+  it.each(['sub', 'exp', 'SerialNumber', 'ExpiresAt', 'PinCode', 'iss', 'nonce', 'cnf', 'vct', 'status', '_sd'])('rejects the reserved attribute name %s (one list: src/rules/claimNames.ts)', (name) => {
     const doc = minimalDoc();
     doc.credentialTypes[0].attributes[name] = { type: 'string' };
     expect(problemsOfSync(() => validateConfig(doc))).toEqual([`credentialTypes[0].attributes.${name}: ${name} is a reserved claim name`]);

@@ -98,8 +98,4 @@ describe('credential configurations in the issuer metadata', () => {
       { path: ['Photo'], mandatory: false, display: [{ name: 'Photo', locale: 'en' }] },
     ]);
   });
-
-  it('refuse an attribute named like a registered claim', () => {
-    expect(() => credentialConfigurationFor({ ...type, attributes: { exp: { type: 'string', required: true } } }, 'https://vc.example.com')).toThrow('collides');
-  });
 });

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, it, expect } from 'vitest';
-import { exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { CompactSign, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { verifyIdTokenHint, type HintClient } from '../../../src/rules/idTokenHint.js';
 import { expectRejection } from './helpers.js';
 
@@ -58,6 +58,10 @@ beforeAll(async () => {
     }
     if (req.url === '/not-json') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"keys": nope');
+      return;
+    }
+    if (req.url === '/redirect') {
+      res.writeHead(302, { location: '/jwks' }).end();
       return;
     }
     jwksRequests++;
@@ -180,7 +184,7 @@ describe('D7: public keys (inline JWKS or jwks_uri), RS256, PS256, ES256, EdDSA'
     await expectRejection(verifyIdTokenHint(token, opts({ ...base, jwksUri: `http://127.0.0.1:${port}/jwks` })), 'invalid_request', "id_token_hint: the client's jwks_uri could not be fetched");
   });
 
-  it.each(['/broken', '/not-json'])('fails with invalid_request when jwks_uri answers %s instead of a JWKS (D7)', async (path) => {
+  it.each(['/broken', '/not-json', '/redirect'])('fails with invalid_request when jwks_uri answers %s instead of a JWKS, redirects not followed (D7)', async (path) => {
     const token = await signWith(claims(), 'ES256', ec.privateKey);
     await expectRejection(verifyIdTokenHint(token, opts({ ...base, jwksUri: jwksUri.replace('/jwks', path) })), 'invalid_request', "id_token_hint: the client's jwks_uri could not be fetched");
   });
@@ -218,7 +222,19 @@ describe('spec: id_token_hint claims iss, aud, exp, nbf (D7 clock tolerance)', (
   });
 
   it('refuses a non-numeric exp (RFC 7519 4.1.4)', async () => {
-    await expectRejection(verifyIdTokenHint(await hs(claims({ exp: 'tomorrow' as unknown as number })), opts()), 'invalid_request', 'id_token_hint: exp');
+    await expectRejection(verifyIdTokenHint(await hs(claims({ exp: 'tomorrow' as unknown as number })), opts()), 'invalid_request', 'id_token_hint: exp has the wrong type');
+  });
+
+  it.each(['nbf', 'iat'])('refuses a non-numeric %s (RFC 7519 4.1.5, 4.1.6)', async (claim) => {
+    await expectRejection(verifyIdTokenHint(await hs(claims({ [claim]: String(NOW) })), opts()), 'invalid_request', `id_token_hint: ${claim} has the wrong type`);
+  });
+
+  it.each([42, null, ['hr-portal']])('refuses iss %j, which is not a string (RFC 7519 4.1.1)', async (iss) => {
+    await expectRejection(verifyIdTokenHint(await hs(claims({ iss: iss as unknown as string })), opts()), 'invalid_request', 'id_token_hint: iss has the wrong type');
+  });
+
+  it('refuses an aud that is not the issuer whatever its type (RFC 7519 4.1.3)', async () => {
+    await expectRejection(verifyIdTokenHint(await hs(claims({ aud: 42 as unknown as string })), opts()), 'invalid_request', 'id_token_hint: aud must equal the issuer');
   });
 
   it('refuses an expired hint beyond the tolerance (spec: id_token_hint, exp "Must not have passed")', async () => {
@@ -265,10 +281,25 @@ describe('spec Errors: IdTokenHint "Not a valid token hint" (form and size)', ()
     await expectRejection(verifyIdTokenHint('bm90LWpzb24.e30.c2ln', opts()), 'invalid_request', 'id_token_hint: header');
   });
 
-  it('refuses a payload that is not a JSON object (RFC 7519 7.2)', async () => {
-    const { CompactSign } = await import('jose');
-    const token = await new CompactSign(new TextEncoder().encode('[1,2]')).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+  it.each(['[1,2]', 'null', '"text"', '42', '{"iss":'])('refuses the payload %s, not a JSON object (RFC 7519 7.2)', async (payload) => {
+    const token = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
     await expectRejection(verifyIdTokenHint(token, opts()), 'invalid_request', 'id_token_hint: payload is not a JSON object');
+  });
+
+  it.each([
+    ['an unknown extension', { crit: ['exp'], exp: NOW }],
+    ['a malformed crit', { crit: 'exp' }],
+    ['an unencoded payload (RFC 7797)', { crit: ['b64'], b64: false }],
+  ])('refuses a crit header with %s (RFC 7515 4.1.11)', async (_name, extra) => {
+    const signingInput = `${b64({ alg: 'HS256', ...extra })}.${b64(claims())}`;
+    const token = `${signingInput}.${createHmac('sha256', SECRET).update(signingInput).digest('base64url')}`;
+    await expectRejection(verifyIdTokenHint(token, opts()), 'invalid_request', 'id_token_hint: crit header parameters are not supported');
+  });
+
+  it('refuses a crit header on a public-key hint too (RFC 7515 4.1.11)', async () => {
+    // jose refuses the extension before it looks for a key or at the signature
+    const token = `${b64({ alg: 'ES256', crit: ['urn:example'], 'urn:example': 1 })}.${b64(claims())}.c2ln`;
+    await expectRejection(verifyIdTokenHint(token, opts({ ...base, jwks: { keys: [ec.jwk as Record<string, unknown>] } })), 'invalid_request', 'id_token_hint: crit header parameters are not supported');
   });
 
   it('never puts attribute values or the secret in a description (D17)', async () => {
@@ -292,7 +323,6 @@ describe('D7: custom claims, PinCode and replay key', () => {
 
   it('keeps a __proto__ claim as an own attribute without touching the prototype (D7)', async () => {
     const token = `${b64({ alg: 'HS256' })}.${Buffer.from(JSON.stringify(claims()).replace(/^\{/, '{"__proto__":{"polluted":1},')).toString('base64url')}`;
-    const { createHmac } = await import('node:crypto');
     const signed = `${token}.${createHmac('sha256', SECRET).update(token).digest('base64url')}`;
     const v = await verifyIdTokenHint(signed, opts());
     expect(Object.getPrototypeOf(v.attributes)).toBe(Object.prototype);

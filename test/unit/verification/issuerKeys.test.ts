@@ -1,20 +1,75 @@
-import type { JWK } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerKeys, IssuerKeysUnavailable, jwtVcIssuerMetadataUrl } from '../../../src/verification/issuerKeys.js';
 
-const key = (kid?: string, extra: Partial<JWK> = {}): JWK => ({ kty: 'EC', crv: 'P-256', x: `x-${kid}`, y: `y-${kid}`, ...(kid ? { kid } : {}), ...extra });
-const own = { issuer: 'https://vc.example.com/wallet', jwks: { keys: [key('own-1')] } };
-
-/** A fetch that serves the given documents by URL and counts the requests. */
-function serving(documents: Record<string, unknown>) {
-  const calls: string[] = [];
-  const fetchImpl: typeof fetch = async (input) => {
-    const url = String(input);
-    calls.push(url);
-    return url in documents ? Response.json(documents[url]) : new Response('not found', { status: 404 });
-  };
-  return { fetchImpl, calls };
+interface Signer {
+  privateKey: CryptoKey;
+  jwk: JWK;
 }
+
+async function signer(kid?: string): Promise<Signer> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return { privateKey, jwk: { ...(await exportJWK(publicKey)), ...(kid ? { kid } : {}) } };
+}
+
+const sign = (s: Signer, kid = s.jwk.kid) => new SignJWT({ iss: 'x' }).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).sign(s.privateKey);
+
+/** Verifies a JWS signed by `s` with the keys IssuerKeys resolves for `issuer`. */
+async function verifies(keys: IssuerKeys, issuer: string, s: Signer, kid?: string): Promise<true> {
+  const resolver = keys.resolverFor(issuer);
+  if (!resolver) throw new Error(`${issuer} is not trusted`);
+  await jwtVerify(await sign(s, kid), resolver, { algorithms: ['ES256'] });
+  return true;
+}
+
+const codeOf = async (p: Promise<unknown>) => p.then(() => 'verified', (err: { code?: string; name?: string }) => err.code ?? err.name);
+
+/** A real HTTP server on 127.0.0.1; `requests` lists the paths asked for. */
+interface Served {
+  url: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+const servers: Served[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse, url: string) => void): Promise<Served> {
+  const requests: string[] = [];
+  let base = '';
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    handler(req, res, base);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const served: Served = {
+    url: base,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  servers.push(served);
+  return served;
+}
+
+const json = (res: ServerResponse, body: unknown) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+};
+
+let ownKey: Signer;
+let own: { issuer: string; jwks: { keys: JWK[] } };
+beforeAll(async () => {
+  ownKey = await signer('own-1');
+  own = { issuer: 'https://vc.example.com/wallet', jwks: { keys: [ownKey.jwk] } };
+});
 
 describe('the SD-JWT VC issuer metadata location', () => {
   it.each([
@@ -28,57 +83,183 @@ describe('the SD-JWT VC issuer metadata location', () => {
 });
 
 describe('the keys of trusted issuers', () => {
-  it('knows its own issuer and inline jwks without fetching, and trusts nobody else', async () => {
-    const { fetchImpl, calls } = serving({});
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://inline.example', jwks: { keys: [key('i-1'), key('i-2')] } }], fetch: fetchImpl });
-    expect(await keys.keysFor(own.issuer, 'own-1')).toEqual([key('own-1')]);
-    expect(await keys.keysFor('https://inline.example', 'i-2')).toEqual([key('i-2')]);
-    expect(await keys.keysFor('https://inline.example', undefined)).toHaveLength(2);
-    expect(await keys.keysFor('https://inline.example', 'nope')).toEqual([]);
-    expect(await keys.keysFor('https://vc.example.com/wallet/', 'own-1')).toBeUndefined(); // exact identifier only
-    expect(await keys.keysFor('https://evil.example', undefined)).toBeUndefined();
+  it('verifies with its own issuer and inline jwks without fetching, and trusts nobody else', async () => {
+    const calls: string[] = [];
+    const counting: typeof fetch = async (input) => {
+      calls.push(String(input));
+      return new Response('', { status: 404 });
+    };
+    const [i1, i2] = await Promise.all([signer('i-1'), signer('i-2')]);
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://inline.example', jwks: { keys: [i1.jwk, i2.jwk] } }], fetch: counting });
+    expect(await verifies(keys, own.issuer, ownKey)).toBe(true);
+    expect(await verifies(keys, 'https://inline.example', i2)).toBe(true);
+    // RFC 7515 §4.1.4: a kid the set does not have is no key at all, even when the signature would verify
+    expect(await codeOf(verifies(keys, 'https://inline.example', i1, 'nope'))).toBe('ERR_JWKS_NO_MATCHING_KEY');
+    // without a kid, every key of the set that fits the alg may have signed: jose reports them all
+    expect(await codeOf(verifies(keys, 'https://inline.example', i1, ''))).toBe('ERR_JWKS_MULTIPLE_MATCHING_KEYS');
+    expect(keys.resolverFor('https://vc.example.com/wallet/')).toBeUndefined(); // exact identifier only
+    expect(keys.resolverFor('https://evil.example')).toBeUndefined();
+    expect(keys.isTrusted(own.issuer)).toBe(true);
+    expect(keys.isTrusted('https://evil.example')).toBe(false);
     expect(calls).toEqual([]);
   });
 
-  it('fetches the issuer metadata, follows jwks_uri, and caches the result', async () => {
-    const issuer = 'https://other.example/issuer';
-    const { fetchImpl, calls } = serving({
-      'https://other.example/.well-known/jwt-vc-issuer/issuer': { issuer, jwks_uri: 'https://other.example/jwks' },
-      'https://other.example/jwks': { keys: [key('o-1'), key('enc', { use: 'enc' })] },
+  it('keeps its own issuer keys when a trustedIssuers entry names the same issuer', async () => {
+    const impostor = await signer('own-1');
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: own.issuer, jwks: { keys: [impostor.jwk] } }] });
+    expect(await verifies(keys, own.issuer, ownKey)).toBe(true);
+    expect(await codeOf(verifies(keys, own.issuer, impostor))).toBe('ERR_JWS_SIGNATURE_VERIFICATION_FAILED');
+  });
+
+  it('finds the keys through the issuer metadata and its jwks_uri, once, and never the encryption key', async () => {
+    const key = await signer('o-1');
+    const enc = await signer('o-1');
+    const server = await serve((req, res, base) => {
+      if (req.url === '/.well-known/jwt-vc-issuer/issuer') return json(res, { issuer: `${base}/issuer`, jwks_uri: `${base}/jwks` });
+      if (req.url === '/jwks') return json(res, { keys: [{ ...enc.jwk, use: 'enc' }, key.jwk] });
+      res.writeHead(404).end();
     });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer }], fetch: fetchImpl });
-    expect(await keys.keysFor(issuer, 'o-1')).toEqual([key('o-1')]);
-    expect(await keys.keysFor(issuer, undefined)).toEqual([key('o-1')]); // not the encryption key
-    await Promise.all([keys.keysFor(issuer, 'o-1'), keys.keysFor(issuer, 'o-1')]);
-    expect(calls).toHaveLength(2);
+    const issuer = `${server.url}/issuer`;
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer }] });
+    expect(await verifies(keys, issuer, key)).toBe(true);
+    expect(await verifies(keys, issuer, key, '')).toBe(true); // no kid: the one signing key
+    await Promise.all([verifies(keys, issuer, key), verifies(keys, issuer, key)]);
+    expect(server.requests).toEqual(['/.well-known/jwt-vc-issuer/issuer', '/jwks']);
   });
 
-  it('fetches a configured jwksUri directly', async () => {
-    const { fetchImpl, calls } = serving({ 'https://k.example/jwks.json': { keys: [key('k-1')] } });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: 'https://k.example/jwks.json' }], fetch: fetchImpl });
-    expect(await keys.keysFor('https://k.example', 'k-1')).toEqual([key('k-1')]);
-    expect(calls).toEqual(['https://k.example/jwks.json']);
+  it('uses the keys given inline in the issuer metadata', async () => {
+    const key = await signer('m-1');
+    const server = await serve((req, res, base) => json(res, { issuer: `${base}/issuer`, jwks: { keys: [key.jwk] } }));
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: `${server.url}/issuer` }] });
+    expect(await verifies(keys, `${server.url}/issuer`, key)).toBe(true);
+    expect(await verifies(keys, `${server.url}/issuer`, key)).toBe(true);
+    expect(server.requests).toHaveLength(1);
   });
 
-  it('refuses metadata that names another issuer, or that is missing', async () => {
-    const { fetchImpl } = serving({ 'https://a.example/.well-known/jwt-vc-issuer': { issuer: 'https://b.example', jwks: { keys: [key('a')] } } });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://a.example' }, { issuer: 'https://c.example' }], fetch: fetchImpl });
-    await expect(keys.keysFor('https://a.example', 'a')).rejects.toThrow(IssuerKeysUnavailable);
-    await expect(keys.keysFor('https://c.example', 'a')).rejects.toThrow(/HTTP 404/);
+  it('fetches a configured jwksUri directly, with the injected fetch', async () => {
+    const key = await signer('k-1');
+    const server = await serve((_req, res) => json(res, { keys: [key.jwk] }));
+    const calls: string[] = [];
+    const wrapped: typeof fetch = (input, init) => {
+      calls.push(String(input));
+      return fetch(input, init);
+    };
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks.json` }], fetch: wrapped });
+    expect(await verifies(keys, 'https://k.example', key)).toBe(true);
+    expect(calls).toEqual([`${server.url}/jwks.json`]);
+    expect(server.requests).toEqual(['/jwks.json']);
+  });
+
+  it('refuses metadata that names another issuer, has both jwks and jwks_uri, or is missing', async () => {
+    const key = await signer('a');
+    const server = await serve((req, res, base) => {
+      if (req.url === '/.well-known/jwt-vc-issuer/a') return json(res, { issuer: `${base}/b`, jwks: { keys: [key.jwk] } });
+      if (req.url === '/.well-known/jwt-vc-issuer/both') return json(res, { issuer: `${base}/both`, jwks: { keys: [key.jwk] }, jwks_uri: `${base}/jwks` });
+      res.writeHead(404).end();
+    });
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: `${server.url}/a` }, { issuer: `${server.url}/both` }, { issuer: `${server.url}/c` }] });
+    await expect(verifies(keys, `${server.url}/a`, key)).rejects.toThrow(/names another issuer/);
+    await expect(verifies(keys, `${server.url}/both`, key)).rejects.toThrow(/both jwks and jwks_uri/);
+    await expect(verifies(keys, `${server.url}/c`, key)).rejects.toThrow(IssuerKeysUnavailable);
+    await expect(verifies(keys, `${server.url}/c`, key)).rejects.toThrow(/HTTP 404/);
+  });
+
+  it.each([
+    ['an HTTP error', (res: ServerResponse) => res.writeHead(503).end(), /HTTP 503/],
+    ['a body that is not JSON', (res: ServerResponse) => res.end('{"keys": nope'), /not JSON/],
+    ['JSON that is not a key set', (res: ServerResponse) => json(res, { keys: 'none' }), /not a JWK set/],
+  ])('refuses a jwksUri answering %s as unavailable keys', async (_name, answer, message) => {
+    const key = await signer('k');
+    const server = await serve((_req, res) => answer(res));
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    const failed = verifies(keys, 'https://k.example', key);
+    await expect(failed).rejects.toThrow(IssuerKeysUnavailable);
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(message);
   });
 
   it('does not cache failures', async () => {
+    const key = await signer('k');
     let up = false;
-    const fetchImpl: typeof fetch = async () => (up ? Response.json({ keys: [key('k')] }) : new Response('', { status: 503 }));
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: 'https://k.example/jwks' }], fetch: fetchImpl });
-    await expect(keys.keysFor('https://k.example', 'k')).rejects.toThrow(IssuerKeysUnavailable);
+    const server = await serve((_req, res) => (up ? json(res, { keys: [key.jwk] }) : res.writeHead(503).end()));
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }] });
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(IssuerKeysUnavailable);
+    await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(IssuerKeysUnavailable);
     up = true;
-    expect(await keys.keysFor('https://k.example', 'k')).toEqual([key('k')]);
+    expect(await verifies(keys, 'https://k.example', key)).toBe(true);
+  });
+});
+
+describe('fetching key sets safely', () => {
+  it('does not follow a redirect from a jwks_uri or a metadata location', async () => {
+    const key = await signer('k');
+    const server = await serve((req, res, base) => {
+      if (req.url === '/jwks' || req.url === '/.well-known/jwt-vc-issuer/m') return res.writeHead(302, { location: `${base}/elsewhere` }).end();
+      json(res, { keys: [key.jwk] });
+    });
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }] });
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/HTTP 302/);
+    await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(/HTTP 302/);
+    expect(server.requests).not.toContain('/elsewhere');
   });
 
-  it('refuses a key set larger than 256 KiB', async () => {
-    const fetchImpl: typeof fetch = async () => new Response(JSON.stringify({ keys: [key('k', { x: 'a'.repeat(300 * 1024) })] }));
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: 'https://k.example/jwks' }], fetch: fetchImpl });
-    await expect(keys.keysFor('https://k.example', 'k')).rejects.toThrow(/exceeds/);
+  it.each([
+    ['declared in content-length', false],
+    ['streamed without a length', true],
+  ])('refuses a key set larger than 256 KiB (%s)', async (_name, chunked) => {
+    const key = await signer('k');
+    const body = JSON.stringify({ keys: [key.jwk, { kty: 'oct', k: 'a'.repeat(300 * 1024) }] });
+    const server = await serve((_req, res) => {
+      if (chunked) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        for (let i = 0; i < body.length; i += 16 * 1024) res.write(body.slice(i, i + 16 * 1024));
+        res.end();
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      }
+    });
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/exceeds 262144 bytes/);
+  });
+
+  it('gives up on a jwks_uri or a metadata location that never answers', async () => {
+    const key = await signer('k');
+    const server = await serve(() => undefined); // accepts, never answers
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }], timeoutMs: 200 });
+    const started = Date.now();
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/timed out/);
+    await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(IssuerKeysUnavailable);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('refuses an unreachable jwks_uri as unavailable keys', async () => {
+    const key = await signer('k');
+    const server = await serve(() => undefined);
+    await server.close();
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/fetching the issuer JWKS failed/);
+  });
+});
+
+describe('key rotation', () => {
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it.each([
+    ['at a jwks_uri', (base: string, keys: JWK[]) => ({ issuer: 'https://k.example', served: { keys } as unknown, jwksUri: `${base}/jwks` })],
+    ['inline in the issuer metadata', (base: string, keys: JWK[]) => ({ issuer: `${base}/m`, served: { issuer: `${base}/m`, jwks: { keys } } as unknown, jwksUri: undefined })],
+  ])('finds a rotated key %s after the cooldown, not before', async (_name, setup) => {
+    const [oldKey, newKey] = await Promise.all([signer('2024'), signer('2025')]);
+    let published = [oldKey.jwk];
+    const server = await serve((_req, res, base) => json(res, setup(base, published).served));
+    const { issuer, jwksUri } = setup(server.url, published);
+    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer, ...(jwksUri ? { jwksUri } : {}) }], cooldownSeconds: 0.3 });
+    expect(await verifies(keys, issuer, oldKey)).toBe(true);
+    published = [oldKey.jwk, newKey.jwk];
+    // within the cooldown an unknown kid does not cause a fetch
+    expect(await codeOf(verifies(keys, issuer, newKey))).toBe('ERR_JWKS_NO_MATCHING_KEY');
+    expect(server.requests).toHaveLength(1);
+    await wait(400);
+    expect(await verifies(keys, issuer, newKey)).toBe(true);
+    expect(await verifies(keys, issuer, oldKey)).toBe(true);
+    expect(server.requests).toHaveLength(2);
   });
 });

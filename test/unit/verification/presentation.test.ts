@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import { calculateJwkThumbprint, importJWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +148,40 @@ describe('verifying an SD-JWT VC presentation', () => {
     const cred = await issue({ issuer, iss: 'https://down.example', vct: VCT, attributes, holder: holder.publicJwk });
     const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
     expect(refused.reason).toBe('issuer_keys_unavailable');
+  });
+
+  it('names the key id the issuer does not have, and tells a bad signature from an unknown key', async () => {
+    const stranger = await issue({ issuer: await keyPair('ES256', 'not-our-key'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
+    expect((await refusal(present(stranger, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe(`issuer ${OWN} has no key with kid not-our-key`);
+    const impostor = await issue({ issuer: await keyPair('ES256', 'credential-key-1'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
+    expect((await refusal(present(impostor, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe("the credential signature does not verify with the issuer's keys");
+  });
+
+  it('accepts a credential without kid from an issuer with several keys: each key that fits is tried', async () => {
+    const [first, second] = await Promise.all([keyPair('ES256'), keyPair('ES256')]);
+    const several = 'https://several-keys.example';
+    const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: several, jwks: { keys: [first.publicJwk, second.publicJwk] } }] }) };
+    const cred = await issue({ issuer: second, iss: several, vct: VCT, attributes, holder: holder.publicJwk, kid: null });
+    await expect(verifyPresentation(await present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, context)).resolves.toMatchObject({ issuer: several });
+    const other = await issue({ issuer: await keyPair('ES256'), iss: several, vct: VCT, attributes, holder: holder.publicJwk, kid: null });
+    expect((await refusal(present(other, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context })).reason).toBe('issuer_signature_invalid');
+  });
+
+  it('refuses with issuer_keys_unavailable when a trusted jwks_uri does not answer in time', async () => {
+    const hung = createServer(() => undefined);
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    try {
+      const jwksUri = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/jwks`;
+      const slow = 'https://slow.example';
+      const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: slow, jwksUri }], timeoutMs: 200 }) };
+      const cred = await issue({ issuer, iss: slow, vct: VCT, attributes, holder: holder.publicJwk });
+      const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
+      expect(refused.reason).toBe('issuer_keys_unavailable');
+      expect(refused.message).toBe(`the keys of issuer ${slow} are unavailable: fetching the issuer JWKS timed out`);
+    } finally {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 
   it('accepts the clock tolerance on exp and the key binding iat, not more', async () => {
