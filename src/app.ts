@@ -12,7 +12,7 @@ import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
-import { createInteractionRoutes, stepRecordKey, type InteractionRoutes } from './interaction/routes.js';
+import { createInteractionRoutes, type InteractionRoutes } from './interaction/routes.js';
 import { issuanceFlowClaims, verificationFlowClaims } from './interaction/flowClaims.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
@@ -109,7 +109,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
-  // one signer for every signed cookie (Keygrip-compatible, cheaper: src/http/cookieKeys.ts)
+  // one signer for every signed cookie (Keygrip-compatible: src/http/cookieKeys.ts)
   const cookieKeys = new CookieKeys(keys.cookies);
   const deps = { config, store, idTokenKeys: keys.idToken, cookieKeys };
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
@@ -126,7 +126,6 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
     onIssued: (offer) => walletStepDone(offer.stepId, issuanceFlowClaims(offer)),
-    stepRecordKey,
   });
 
   const verifier = createVerifier({
@@ -136,10 +135,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
-    // best effort: the continue step finishes a verification from its kept result
-    onVerified: (requestId, result) => walletStepDone(requestId, verificationFlowClaims(result)).catch(() => undefined),
+    onVerified: (requestId, result) => walletStepDone(requestId, verificationFlowClaims(result)),
   });
-  // the prompt finishes an authorisation when its wallet step succeeds (the routes need the issuer and verifier first)
+  // the prompt learns that its wallet step succeeded (the routes need the issuer and verifier first)
   const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });
   walletStepDone = interaction.walletStepDone;
 

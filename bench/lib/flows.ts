@@ -191,11 +191,12 @@ async function toClient(client: HttpClient, jar: CookieJar, start: string): Prom
 }
 
 /**
- * Where the holder's page sends the browser once the wallet step is done: the provider's resume URL,
- * which the prompt's status answer names (`next`). The status polls themselves are not modelled (how
- * many there are depends on the holder, not the server), so the browser goes there at once.
+ * Where the holder's browser finishes the interaction once the wallet step is done: the page's status
+ * poll or its continue step (both carry the interaction's cookie and end on the provider's resume URL).
+ * The polls before that are not modelled (how many there are depends on the holder, not the server), so
+ * the browser takes the continue step at once.
  */
-const resumeUrlFor = (ep: Endpoints, promptUrl: string) => `${ep.authorize}/${promptUrl.split('/').pop()}`;
+const finishUrlFor = (promptUrl: string) => `${promptUrl}/continue`;
 
 const authorizeUrlFor = (ep: Endpoints, requestUri: string) => `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, request_uri: requestUri })}`;
 
@@ -213,7 +214,7 @@ export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint:
   const jar = new CookieJar();
   const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
   const credential = await walletReceive(client, walletLink(html), o.holder);
-  const code = codeOf(await toClient(client, jar, resumeUrlFor(ep, promptUrl)));
+  const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
   return { code, verifier, credential, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 
@@ -246,7 +247,7 @@ export async function oursVerification(client: HttpClient, ep: Endpoints, o: { c
   for (const s of selection) vpToken[s.query.id] = [await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce })];
   const answered = await client.postForm(request.responseUri, { vp_token: JSON.stringify(vpToken), state: request.state }, { accept: 'application/json' });
   if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
-  const code = codeOf(await toClient(client, jar, resumeUrlFor(ep, promptUrl)));
+  const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 

@@ -1,6 +1,9 @@
+import type { Store } from '../store/types.js';
+
 /**
- * What the wallet step leaves for the token endpoint: the ID token's `sub` (D2) and claims, on the
- * grant the step created (src/oidc/grantClaims.ts), so concurrent flows of one holder never mix.
+ * What a finished wallet step leaves for the token endpoint: the ID token's `sub` (D2) and claims. They
+ * are kept under the Grant the holder's prompt creates, so concurrent flows of one browser never mix, and
+ * `findAccount` reads them when the code is redeemed (src/oidc/provider.ts).
  */
 export interface FlowClaims {
   sub: string;
@@ -11,6 +14,21 @@ export interface FlowClaims {
 
 /** The browser session's account: constant, so a browser can run flow after flow without a logout prompt. */
 export const HOLDER_ACCOUNT = 'holder';
+
+const grantClaimsKey = (grantId: string) => `flow:{${grantId}}:claims`;
+
+/** The ID token's claims of the flow behind a Grant, for as long as the Grant lives. */
+export class GrantClaims {
+  constructor(private readonly store: Store) {}
+
+  save(grantId: string, flow: FlowClaims, ttlSeconds: number): Promise<void> {
+    return this.store.set(grantClaimsKey(grantId), flow, ttlSeconds);
+  }
+
+  find(grantId: string): Promise<FlowClaims | undefined> {
+    return this.store.get<FlowClaims>(grantClaimsKey(grantId));
+  }
+}
 
 /** D2: an issuance's `sub` is the credential's SerialNumber; its claims are the attributes issued, with SerialNumber and ExpiresAt. */
 export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>; serialNumber: string; credentialExpiresAt: number }): FlowClaims {

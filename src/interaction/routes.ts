@@ -8,6 +8,7 @@ import { StoreUnavailableError } from '../store/redis.js';
 import { ProtocolError } from '../rules/errors.js';
 import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
+import { router } from '../http/router.js';
 import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
@@ -15,11 +16,8 @@ import { credentialExpiry } from '../issuance/validity.js';
 import { renderPromptBytes } from './views/prompt.js';
 import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
-import { HOLDER_ACCOUNT, verificationFlowClaims, type FlowClaims } from './flowClaims.js';
-import { assignId } from '../oidc/modelId.js';
-import { saveGrantWithClaims } from '../oidc/grantClaims.js';
-import { adapterNamespace } from '../oidc/provider.js';
-import { oidcRecordKey } from '../store/oidcAdapter.js';
+import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
+import { stepIdOf, WalletSteps, type WalletStep } from './steps.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -33,52 +31,17 @@ export interface InteractionDeps {
 
 type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number };
+type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string };
 
-/**
- * What the prompt remembers about its wallet step. It is kept in the interaction itself (as its
- * `lastSubmission`, which only `interactionFinished`'s merge option reads, and we finish interactions
- * ourselves): every step that needs it reads the interaction anyway, so it costs no store operation of
- * its own. No attribute values: the ID token's claims come from the wallet step when it is done.
- */
-interface WalletStep {
-  kind: 'issuance' | 'verification';
-  clientId: string;
-  credentialTypes: string[];
-  walletUri: string;
-  /** epoch ms */
-  expiresAt: number;
-  pinLength?: number;
-  /** issuance: the offer's id (its status is kept under it) */
-  offerId?: string;
-  /** Version 1 non-PAR: the token response also carries the request's state (D3) */
-  tokenExtras?: Record<string, string>;
-}
-
-/** The interaction's wallet step, when its prompt has started one. */
-function walletStepOf(interaction: Interaction): WalletStep | undefined {
-  const kept = interaction.lastSubmission as { walletStep?: WalletStep } | undefined;
-  return kept?.walletStep;
-}
-
-const stepId = (version: Version, uid: string) => `${version}.${uid}`;
 const STEP_ID = /^(v1|v2)\.([A-Za-z0-9_-]{1,64})$/;
 
 export interface InteractionRoutes {
   middleware: Middleware;
   /**
-   * The wallet step succeeded (called from the wallet's request, before it is answered): finish the
-   * authorisation now, with the ID token's sub and claims, so that the holder's page goes straight to
-   * the provider's resume URL. Nothing to do once the interaction is gone or finished; a store error
-   * is thrown to the caller.
+   * The wallet step succeeded (called from the wallet's request, before it is answered): its claims are
+   * kept for the holder's browser, which finishes the authorisation on its next status poll or continue.
    */
   walletStepDone(stepId: string, flow: FlowClaims): Promise<void>;
-}
-
-/** The store key of the record `walletStepDone` reads first (the step's interaction), for a caller that can read it ahead. */
-export function stepRecordKey(stepId: string): string | undefined {
-  const m = STEP_ID.exec(stepId);
-  return m ? oidcRecordKey(adapterNamespace(m[1] === 'v1' ? 1 : 2), 'Interaction', m[2]) : undefined;
 }
 
 const CSP = (nonce: string) =>
@@ -102,12 +65,6 @@ function messagePage(ctx: Context, status: number, title: string, message: strin
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
 }
 
-/** The interaction's result, kept for the rest of the interaction's lifetime (as oidc-provider's interactionResult keeps it). */
-function saveResult(interaction: Interaction, result: Record<string, unknown>): Promise<unknown> {
-  interaction.result = result;
-  return interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
-}
-
 /** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
 function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[] } {
   const scopes = scope.split(' ').filter((s) => s && s !== 'openid');
@@ -115,16 +72,23 @@ function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; typ
   return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)] } : { kind: 'verification', types: scopes };
 }
 
+const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));
+
 /**
  * The prompt (D10): the authorise step's interaction. It makes the checks the spec places at
  * authorise (template and images: PAR authorise errors, TokenHint rows), starts the wallet step (an
- * OpenID4VCI offer or an OpenID4VP request), shows it, reports progress, and when the wallet step is over
- * returns the browser to oidc-provider, which redirects to the client with a code, or with the error.
+ * OpenID4VCI offer or an OpenID4VP request), shows it and reports progress. When the wallet step is over,
+ * the holder's browser (the only one holding the interaction's cookie) finishes the interaction with
+ * oidc-provider's `interactionResult` and goes back to the provider, which redirects to the client with
+ * a code, or with the error.
  */
 export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
   const { config, store } = d;
+  const steps = new WalletSteps(store);
+  const grantClaims = new GrantClaims(store);
 
-  async function details(ctx: Context, version: Version, uid: string) {
+  /** The interaction of this browser (its cookie), when it is the one the URL names. */
+  async function details(ctx: Context, version: Version, uid: string): Promise<Interaction | undefined> {
     try {
       const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
       return found.uid === uid ? found : undefined;
@@ -134,64 +98,64 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     }
   }
 
-  /**
-   * oidc-provider's `interactionFinished` (without merging the last submission), on the interaction
-   * `details` has already loaded: it would read the cookie and the interaction a second time.
-   */
-  async function finish(ctx: Context, interaction: Interaction, result: Record<string, unknown>): Promise<void> {
-    await saveResult(interaction, result);
-    resumeAt(ctx, interaction);
-  }
-
-  /** Back to the provider, which resumes the authorisation with the interaction's result. */
-  function resumeAt(ctx: Context, interaction: Interaction): void {
+  /** Ends the interaction with an error for the client (RFC 6749 §4.1.2.1), and goes back to the provider. */
+  async function finishWithError(ctx: Context, version: Version, error: { error: string; error_description: string }): Promise<void> {
+    const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, error, { mergeWithLastSubmission: false });
     ctx.status = 303;
-    ctx.redirect(interaction.returnTo);
+    ctx.redirect(returnTo);
   }
 
-  /** Keeps the wallet step in the interaction, for the rest of the interaction's lifetime. */
-  function saveStep(interaction: Interaction, step: WalletStep): Promise<unknown> {
-    interaction.lastSubmission = { walletStep: step };
-    return interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  /**
+   * The holder's consent to the client (the wallet step is it): a Grant for the requested scope, the ID
+   * token's claims kept under it for the token endpoint (D2), and the interaction's result naming it.
+   * Returns where the browser resumes the authorisation.
+   */
+  async function finishWithClaims(ctx: Context, version: Version, interaction: Interaction, step: WalletStep, claims: FlowClaims): Promise<string> {
+    const provider = d.providers[version];
+    const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
+    grant.addOIDCScope(String(interaction.params.scope));
+    const grantId = await grant.save();
+    const [, returnTo] = await Promise.all([
+      grantClaims.save(grantId, { ...claims, tokenExtras: step.tokenExtras }, config.lifetimes.interaction),
+      provider.interactionResult(
+        ctx.req,
+        ctx.res,
+        { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: {} },
+        { mergeWithLastSubmission: false },
+      ),
+    ]);
+    return returnTo;
   }
 
-  async function startIssuance(interaction: Interaction, version: Version, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
+  async function startIssuance(interaction: Interaction, stepId: string, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
     const type = d.credentialTypes.get(typeName)!;
     const hint = await store.get<HintRecord>(String(params.vc_hint));
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
     const { attributes, pin } = hint;
     matchTemplate(attributes, type); // invalid_scope (spec: TokenHint claims row)
     validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
-    let step: WalletStep | undefined;
-    // the step is saved in the same round trip as the offer's records
-    await d.walletIssuer.createOffer(
-      {
-        stepId: stepId(version, interaction.uid),
-        credentialType: type.name,
-        attributes,
-        pin,
-        serialNumber: randomUUID(), // D2: issuance sub = SerialNumber
-        credentialExpiresAt: credentialExpiry(type.validity, new Date()),
-      },
-      (offer) => {
-        step = {
-          kind: 'issuance',
-          clientId: String(params.client_id),
-          credentialTypes: [type.name],
-          walletUri: offer.offerUri,
-          expiresAt: offer.expiresAt * 1000,
-          pinLength: pin?.length,
-          offerId: offer.offerId,
-        };
-        return saveStep(interaction, step);
-      },
-    );
-    return step!;
+    const offer = await d.walletIssuer.createOffer({
+      stepId,
+      credentialType: type.name,
+      attributes,
+      pin,
+      serialNumber: randomUUID(), // D2: issuance sub = SerialNumber
+      credentialExpiresAt: credentialExpiry(type.validity, new Date()),
+    });
+    return {
+      kind: 'issuance',
+      clientId: String(params.client_id),
+      credentialTypes: [type.name],
+      walletUri: offer.offerUri,
+      expiresAt: offer.expiresAt * 1000,
+      pinLength: pin?.length,
+      offerId: offer.offerId,
+    };
   }
 
-  async function startVerification(interaction: Interaction, version: Version, params: Record<string, unknown>, types: string[]): Promise<WalletStep> {
-    const request = await d.verifier.createRequest({ requestId: stepId(version, interaction.uid), credentialTypes: types });
-    const step: WalletStep = {
+  async function startVerification(stepId: string, params: Record<string, unknown>, types: string[]): Promise<WalletStep> {
+    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types });
+    return {
       kind: 'verification',
       clientId: String(params.client_id),
       credentialTypes: types,
@@ -199,49 +163,36 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
       expiresAt: request.expiresAt * 1000,
       tokenExtras: params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined,
     };
-    await saveStep(interaction, step);
-    return step;
   }
 
-  function stepStatus(version: Version, uid: string, step: WalletStep): Promise<StepStatus> {
-    return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId(version, uid));
+  /** Starts the interaction's wallet step; a step another tab started first wins. */
+  async function startStep(interaction: Interaction, stepId: string): Promise<WalletStep> {
+    const params = interaction.params as Record<string, unknown>;
+    const { kind, types } = requestedTypes(String(params.scope ?? ''));
+    const step = kind === 'issuance' ? await startIssuance(interaction, stepId, params, types[0]) : await startVerification(stepId, params, types);
+    if (await steps.start(stepId, step, secondsLeft(interaction))) return step;
+    return (await steps.find(stepId)) ?? step;
   }
 
-  /**
-   * The holder's consent to the client (the wallet step is it), carrying the ID token's claims for the
-   * token endpoint (D2), saved with the interaction's result that names it: independent writes, issued
-   * together (one round trip on Redis).
-   */
-  async function finishWith(version: Version, interaction: Interaction, step: WalletStep, flow: FlowClaims): Promise<void> {
-    const grant = new d.providers[version].Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
-    grant.addOIDCScope(String(interaction.params.scope));
-    const grantId = assignId(grant);
-    await Promise.all([saveGrantWithClaims(grant, { ...flow, tokenExtras: step.tokenExtras }), saveResult(interaction, walletResult(grantId))]);
+  function stepStatus(stepId: string, step: WalletStep): Promise<StepStatus> {
+    return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId);
   }
 
-  const walletResult = (grantId: string) => ({ login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: true });
-
-  async function walletStepDone(id: string, flow: FlowClaims): Promise<void> {
-    const m = STEP_ID.exec(id);
-    if (!m) return;
-    const [, version, uid] = m as unknown as [string, Version, string];
-    const interaction = await d.providers[version].Interaction.find(uid);
-    const step = interaction && walletStepOf(interaction);
-    if (!interaction || !step || interaction.result) return;
-    await finishWith(version, interaction, step, flow);
+  async function walletStepDone(stepId: string, flow: FlowClaims): Promise<void> {
+    if (!STEP_ID.test(stepId)) return;
+    await steps.succeeded(stepId, flow, config.lifetimes.interaction);
   }
 
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
     if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    let step = walletStepOf(found);
+    const stepId = stepIdOf(version, uid);
+    let step = await steps.find(stepId);
     if (!step) {
-      const params = found.params as Record<string, unknown>;
-      const { kind, types } = requestedTypes(String(params.scope ?? ''));
       try {
-        step = kind === 'issuance' ? await startIssuance(found, version, params, types[0]) : await startVerification(found, version, params, types);
+        step = await startStep(found, stepId);
       } catch (err) {
-        if (err instanceof ProtocolError) return finish(ctx, found, { error: err.error, error_description: err.description });
+        if (err instanceof ProtocolError) return finishWithError(ctx, version, { error: err.error, error_description: err.description });
         throw err;
       }
     }
@@ -268,62 +219,63 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     );
   }
 
-  /** The page's progress (no interaction cookie needed: it reveals no more than the page shows). */
+  /**
+   * The page's progress. Once the wallet step has succeeded, the poll (which carries the interaction's
+   * cookie) finishes the authorisation and names the provider's resume URL, so the browser goes there
+   * directly.
+   */
   async function status(ctx: Context, version: Version, uid: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
-    const interaction = await d.providers[version].Interaction.find(uid);
-    const step = interaction && walletStepOf(interaction);
+    const stepId = stepIdOf(version, uid);
+    const [interaction, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
     if (!interaction || !step) {
       ctx.status = 404;
       ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
       return;
     }
-    const result = interaction.result as { wallet?: boolean } | undefined;
-    // finished: the wallet step's result is for the provider's resume; an error result is the continue step's
+    const result = interaction.result as { wallet?: unknown } | undefined;
     if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
     else if (result) ctx.body = { status: 'failed', message: 'This request did not complete. Go back to the app and start again.' };
-    else ctx.body = await stepStatus(version, uid, step);
+    else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(ctx, version, interaction, step, claims) };
+    else ctx.body = await stepStatus(stepId, step);
   }
 
+  /** For pages without JavaScript, failures and expiry: finishes the interaction as the wallet step ended. */
   async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
-    const found = await details(ctx, version, uid);
-    const step = found && walletStepOf(found);
+    const stepId = stepIdOf(version, uid);
+    const [found, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
     if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    if (found.result) return resumeAt(ctx, found);
-    const state = await stepStatus(version, uid, step);
-    if (state.status === 'failed' || state.status === 'expired') {
-      const what = step.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
-      return finish(ctx, found, {
-        error: 'access_denied',
-        error_description: state.status === 'expired' ? `${what} expired before the wallet answered` : (state.message ?? 'the wallet step failed'),
-      });
+    let returnTo = found.returnTo;
+    if (!found.result) {
+      if (claims) {
+        returnTo = await finishWithClaims(ctx, version, found, step, claims);
+      } else {
+        const state = await stepStatus(stepId, step);
+        if (state.status !== 'failed' && state.status !== 'expired' && state.status !== 'done') {
+          ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
+          return;
+        }
+        const what = step.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
+        return finishWithError(ctx, version, {
+          error: 'access_denied',
+          error_description:
+            state.status === 'expired'
+              ? `${what} expired before the wallet answered`
+              : state.status === 'failed'
+                ? (state.message ?? 'the wallet step failed')
+                : 'the wallet step could not be completed; start again',
+        });
+      }
     }
-    if (state.status !== 'done') {
-      ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
-      return;
-    }
-    // done, yet the wallet's request did not finish the authorisation: a verification's result is kept
-    // for this; an issuance's offer shows done only once its credential request has finished it
-    const verified = step.kind === 'verification' ? await d.verifier.result(stepId(version, uid)) : undefined;
-    if (!verified) return finish(ctx, found, { error: 'access_denied', error_description: 'the wallet step could not be completed; start again' });
-    await finishWith(version, found, step, verificationFlowClaims(verified));
-    resumeAt(ctx, found);
+    ctx.status = 303;
+    ctx.redirect(returnTo);
   }
 
-  const pattern = /^\/interaction\/(v1|v2)\/([A-Za-z0-9_-]{1,64})(\/status|\/continue)?$/;
-  // not async: a request for another path passes on without a promise of its own
-  const middleware: Middleware = function interactionRoutes(ctx, next) {
-    const m = pattern.exec(ctx.path);
-    if (!m) return next();
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.status = 405;
-      ctx.set('Allow', 'GET');
-      return Promise.resolve();
-    }
-    const [, version, uid, action] = m as unknown as [string, Version, string, string | undefined];
-    if (action === '/status') return status(ctx, version, uid);
-    if (action === '/continue') return continueFlow(ctx, version, uid);
-    return prompt(ctx, version, uid);
-  };
+  const uid = '([A-Za-z0-9_-]{1,64})';
+  const middleware = router([
+    { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}$`), handle: (ctx, [v, id]) => prompt(ctx, v as Version, id) },
+    { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/status$`), handle: (ctx, [v, id]) => status(ctx, v as Version, id) },
+    { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/continue$`), handle: (ctx, [v, id]) => continueFlow(ctx, v as Version, id) },
+  ]);
   return { middleware, walletStepDone };
 }

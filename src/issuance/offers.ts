@@ -42,19 +42,6 @@ const now = () => Math.floor(Date.now() / 1000);
 export const offerIdOf = (preAuthorizedCode: string) => createHash('sha256').update(preAuthorizedCode).digest('base64url');
 export const OFFER_ID = /^[A-Za-z0-9_-]{43}$/;
 
-/**
- * The account behind a wallet grant and its tokens: the offer it redeems and the step (the holder's
- * prompt) that offer belongs to, so that a credential request can read the step's record together with
- * the offer. Internal: the wallet never sees it (no ID token in the pre-authorized code flow).
- */
-export const walletAccountOf = (offerId: string, stepId: string) => `${offerId}.${stepId}`;
-
-/** The offer (and step) an account names; an offer id alone (no step) is an account too. */
-export function offerOfAccount(accountId: string): { offerId: string; stepId?: string } {
-  const dot = accountId.indexOf('.');
-  return dot === -1 ? { offerId: accountId } : { offerId: accountId.slice(0, dot), stepId: accountId.slice(dot + 1) || undefined };
-}
-
 // Hash tags keep one offer's keys in one Redis Cluster slot (D14).
 const offerKey = (offerId: string) => `wallet:{${offerId}}:offer`;
 const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;

@@ -9,14 +9,12 @@ import { scopeFor, vctFor } from './credentialConfigurations.js';
 import { issueCredentialFor } from './issueCredential.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
-import { OfferBook, offerIdOf, walletAccountOf, type OfferRecord, type OfferStatus } from './offers.js';
+import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
-import { createWalletProvider, WALLET_CLIENT_ID, WALLET_NAMESPACE } from './walletProvider.js';
-import { oidcRecordKey } from '../store/oidcAdapter.js';
+import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
-import { assignId } from '../oidc/modelId.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
 
@@ -40,8 +38,6 @@ export interface WalletIssuerOptions {
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
   onIssued?: (offer: OfferRecord) => Promise<void>;
-  /** the store key of the record `onIssued` reads first for a step, read together with the offer */
-  stepRecordKey?: (stepId: string) => string | undefined;
 }
 
 export interface CreateOfferInput {
@@ -58,11 +54,8 @@ export interface WalletIssuer {
   credentialIssuer: string;
   /** serves everything wallet-facing, calls next() for other paths */
   middleware: Middleware;
-  /**
-   * Mints an offer. `alongside` is called as soon as the offer's id and link are known, and its writes go
-   * out together with the offer's (one round trip on Redis).
-   */
-  createOffer(input: CreateOfferInput, alongside?: (offer: CreatedOffer) => Promise<unknown>): Promise<CreatedOffer>;
+  /** Mints an offer: its pre-authorized code, the grant behind it, and the offer record. */
+  createOffer(input: CreateOfferInput): Promise<CreatedOffer>;
   /** `expiresAt` as `createOffer` returned it */
   offerStatus(offerId: string, expiresAt: number): Promise<OfferStatus>;
 }
@@ -106,21 +99,10 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       signer: new SdJwtVcSigner(signingKey),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       onIssued: opts.onIssued,
-      store: opts.store,
-      stepRecordKey: opts.stepRecordKey,
     }),
   });
 
-  provider.use(
-    tokenEdge({
-      offers,
-      pins,
-      walletClientId: WALLET_CLIENT_ID,
-      store: opts.store,
-      codeKey: (code) => oidcRecordKey(WALLET_NAMESPACE, 'PreAuthorizedCode', code),
-      grantKey: (grantId) => oidcRecordKey(WALLET_NAMESPACE, 'Grant', grantId),
-    }),
-  );
+  provider.use(tokenEdge({ offers, pins, store: opts.store, walletClientId: WALLET_CLIENT_ID }));
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
   const mounted = mount(`/${opts.path}`, provider);
 
@@ -132,15 +114,16 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
     ]),
-    createOffer: (input, alongside) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input, alongside),
+    createOffer: (input) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
   };
 }
 
 /**
- * Mints the offer: a Grant for the wallet client with the type's scope on the issuer resource, a
- * PreAuthorizedCode with the same resource, scope and `txCode` (the PIN), both living as long as the
- * offer, and the offer record, found by the code's hash. The account is the offer itself.
+ * Mints the offer as oidc-provider documents it (features.openid4vci.preAuthorizedCodeGrant): a Grant
+ * for the wallet client with the type's scope on the issuer resource, then a PreAuthorizedCode with the
+ * same resource and scope and the PIN as `txCode`, both living as long as the offer; then the offer
+ * record, found by the code's hash. The account is the holder's prompt step.
  */
 async function createOffer(
   provider: Provider,
@@ -149,7 +132,6 @@ async function createOffer(
   types: Map<string, CredentialType>,
   lifetime: number,
   input: CreateOfferInput,
-  alongside?: (offer: CreatedOffer) => Promise<unknown>,
 ): Promise<CreatedOffer> {
   const type = types.get(input.credentialType);
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
@@ -158,42 +140,31 @@ async function createOffer(
   const scope = scopeFor(type);
   const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
 
+  const grant = new provider.Grant({ accountId: input.stepId, clientId: WALLET_CLIENT_ID });
+  grant.addResourceScope(credentialIssuer, scope);
+  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
   const code = new provider.PreAuthorizedCode({
-    accountId: '', // and grantId: set below, once the code's id gives the offer's
-    grantId: '',
+    accountId: input.stepId,
     clientId: WALLET_CLIENT_ID,
+    grantId,
     scope,
     resource: credentialIssuer,
     txCode: input.pin,
-    expiresIn: lifetime,
   });
-  const preAuthorizedCode = assignId(code); // the opaque format's value is its id
+  const preAuthorizedCode = await code.save();
   const offerId = offerIdOf(preAuthorizedCode);
-  const accountId = walletAccountOf(offerId, input.stepId);
-  const grant = new provider.Grant({ accountId, clientId: WALLET_CLIENT_ID });
-  grant.addResourceScope(credentialIssuer, scope);
-  code.accountId = accountId;
-  code.grantId = assignId(grant);
-  const created: CreatedOffer = { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
-  // independent records, written together (one round trip on Redis, commands pipelined)
-  const [, saved] = await Promise.all([
-    grant.save(), // ttl.Grant: the offer's lifetime plus an access token's
-    code.save(),
-    offers.create({
-      offerId,
-      stepId: input.stepId,
-      preAuthorizedCode,
-      txCode: input.pin,
-      credentialType: type.name,
-      attributes: input.attributes,
-      serialNumber: input.serialNumber,
-      credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-      grantId: code.grantId,
-      redeemBy: expiresAt,
-      keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
-    }),
-    alongside?.(created),
-  ]);
-  if (saved !== preAuthorizedCode) throw new Error('the pre-authorized code is not opaque: the offer names another value than the one saved');
-  return created;
+  await offers.create({
+    offerId,
+    stepId: input.stepId,
+    preAuthorizedCode,
+    txCode: input.pin,
+    credentialType: type.name,
+    attributes: input.attributes,
+    serialNumber: input.serialNumber,
+    credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
+    grantId,
+    redeemBy: expiresAt,
+    keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
+  });
+  return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }

@@ -6,6 +6,8 @@ import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+import { OFFER_CLAIM } from './issueCredential.js';
+import { offerIdOf } from './offers.js';
 import { CookieKeys } from '../http/cookieKeys.js';
 
 /**
@@ -27,7 +29,7 @@ export interface WalletProviderOptions {
 }
 
 /** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
-export const WALLET_NAMESPACE = 'wallet';
+const WALLET_NAMESPACE = 'wallet';
 
 /**
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
@@ -57,8 +59,13 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
     responseTypes: ['code'],
     clientAuthMethods: ['none'],
     scopes: ['openid'],
-    // the account behind a wallet grant is the offer it redeems
+    // the account behind a wallet grant is the holder's prompt step
     findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
+    // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts)
+    extraTokenClaims: async (ctx) => {
+      const code = ctx.oidc.params?.['pre-authorized_code'];
+      return typeof code === 'string' ? { [OFFER_CLAIM]: offerIdOf(code) } : undefined;
+    },
     clientBasedCORS: () => true,
     // wallets and scripts get JSON errors, never an HTML page (D4)
     renderError: async (ctx, out) => {

@@ -5,14 +5,13 @@ export type DiscoveryKind = 'par' | 'root';
 /**
  * The OpenID configuration document, with exactly the values of the spec's table for each version
  * ("OpenID configuration document"), plus `code_challenge_methods_supported` (RFC 8414) where PKCE is
- * accepted, so that standard clients know they may use it (docs/decisions.md).
+ * accepted, so that standard clients know they may use it (docs/decisions.md). The Version 1 root
+ * document has no PAR endpoint and answers for the non-PAR authorise endpoint.
  */
 export function discoveryDocument(profile: VersionProfile, baseUrl: string, kind: DiscoveryKind = 'par'): Record<string, unknown> {
   const url = (path: string) => `${baseUrl}${path}`;
   const root = kind === 'root';
-  const doc: Record<string, unknown> = {
-    issuer: profile.issuer,
-  };
+  const doc: Record<string, unknown> = { issuer: profile.issuer };
   if (!root) doc.pushed_authorization_request_endpoint = url(profile.paths.par);
   doc.authorization_endpoint = url(root ? profile.paths.authorizeNonPar! : profile.paths.authorize);
   doc.token_endpoint = url(profile.paths.token);
@@ -20,14 +19,13 @@ export function discoveryDocument(profile: VersionProfile, baseUrl: string, kind
   doc.response_modes_supported = ['query'];
   doc.id_token_signing_alg_values_supported = ['RS256'];
   doc.response_types_supported = ['code'];
-  if (!root) doc.require_pushed_authorization_requests = profile.version === 1;
+  if (!root) doc.require_pushed_authorization_requests = profile.parDocument.require_pushed_authorization_requests;
   doc.grant_types_supported = ['authorization_code'];
   doc.token_endpoint_auth_methods_supported = ['client_secret_post'];
-  // Version 2 and the Version 1 root document only (absent in the Version 1 PAR document)
-  if (profile.version === 2 || root) {
+  if (root || profile.parDocument.full) {
     doc.subject_types_supported = ['public'];
     doc.request_parameter_supported = false;
+    doc.code_challenge_methods_supported = ['S256', 'plain'];
   }
-  if (profile.version === 2 || root) doc.code_challenge_methods_supported = ['S256', 'plain'];
   return doc;
 }

@@ -7,15 +7,15 @@ import type { Store } from '../store/types.js';
 import { ProtocolError, invalidRequest } from '../rules/errors.js';
 import { authenticateClient } from '../rules/clientAuth.js';
 import { checkRedirectUri } from '../rules/authorizationParams.js';
-import { readForm, readFormWithBody, readQuery, sendError, redirectError, noStore, forwardForm, forwardBody } from './http.js';
-import { checkAuthorizationRequest, INTERNAL_PARAMS, type HintRecord, type RequestSite } from './requestChecks.js';
+import { readForm, readQuery, setForm } from '../http/form.js';
+import { noStore, redirectError, sendError } from '../http/respond.js';
+import { router, type Route } from '../http/router.js';
+import { checkAuthorizationRequest, stripInternal, type HintRecord, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
-import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequest.js';
-import { StoreScope } from '../store/requestScope.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -31,11 +31,6 @@ export interface EdgeDeps {
 const formLimit = (config: Config) => config.hint.maxLength + 64 * 1024;
 /** Token requests carry no hint. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
-
-function stripInternal(params: Record<string, string>): Record<string, string> {
-  for (const name of INTERNAL_PARAMS) delete params[name];
-  return params;
-}
 
 /**
  * The version edge (ARCHITECTURE.md): the spec's rules in front of one oidc-provider instance. It
@@ -81,21 +76,19 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     ctx.redirect(url.href);
   }
 
+  /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
+  async function providerAuthorizes(ctx: Context): Promise<void> {
+    await toProvider(ctx, notFound);
+    if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
+    else mapRedirectedError(ctx);
+  }
+
+  /** The edge checks the request in full; the provider authenticates the client again and stores it (RFC 9126 §2.2). */
   async function par(ctx: Context): Promise<void> {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
-    // a request the edge has checked in full is stored by the edge, in the same round trip as its hint's registration
-    const checked = await checkAuthorizationRequest(params, requestContext(client, 'par'), (providerParams) =>
-      edgeCanStore(providerParams, ctx.headers) ? storePushedRequest(provider, client.clientId, providerParams, parLifetime(config)) : undefined,
-    );
-    if (checked.stored) {
-      ctx.body = checked.stored;
-      ctx.status = 201;
-      ctx.vary('Origin');
-      noStore(ctx);
-      return;
-    }
-    forwardForm(ctx, checked.providerParams);
+    const { providerParams } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
+    setForm(ctx, providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {
       (ctx.body as { expires_in: number }).expires_in = parLifetime(config);
@@ -113,103 +106,75 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       // D16: a request_uri starts one authorisation. oidc-provider marks it used only when it issues
       // the code, so the first use is claimed here, atomically, per client (a request naming another
       // client does not burn the owner's request_uri).
-      const claim = `par-used:v${profile.version}:${params.client_id}:${params.request_uri}`;
-      // the pushed request the provider loads next is read in the same round trip as the claim
-      const pushedKey = pushedRequestKey(profile.version, params.request_uri);
-      if (pushedKey) StoreScope.of(ctx.state).read(d.store, pushedKey);
+      const claim = `par-used:${profile.id}:${params.client_id}:${params.request_uri}`;
       if (!(await d.store.setIfAbsent(claim, 1, parLifetime(config)))) {
         throw invalidRequest('request_uri has already been used: push a new request');
       }
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
-    } else {
-      if (site === 'authorize' && !profile.nonParAtAuthorize) {
-        throw invalidRequest('request_uri is required: Version 1 authorise takes PAR requests (non-PAR verification uses /oidc/authorizev1)');
-      }
-      // Until client_id and redirect_uri are known good, errors are answered directly (spec: Authorise errors).
-      if (params.client_id === undefined) throw invalidRequest('client_id is required');
-      const client = d.clients.get(params.client_id);
-      if (!client) throw invalidRequest('client_id is not a registered client');
-      const redirectUri = checkRedirectUri(params.redirect_uri, client.redirectUris);
-      try {
-        const checked = await checkAuthorizationRequest(params, requestContext(client, site));
-        ctx.querystring = new URLSearchParams(checked.providerParams).toString();
-        ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
-      } catch (err) {
-        if (err instanceof ProtocolError) return redirectError(ctx, redirectUri, err, params.state, profile.issuer);
-        throw err;
-      }
+      return providerAuthorizes(ctx);
     }
-    await toProvider(ctx, notFound);
-    if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
-    else mapRedirectedError(ctx);
+    if (site === 'authorize' && !profile.nonParAtAuthorize) {
+      throw invalidRequest('request_uri is required: Version 1 authorise takes PAR requests (non-PAR verification uses /oidc/authorizev1)');
+    }
+    // Until client_id and redirect_uri are known good, errors are answered directly (spec: Authorise errors).
+    if (params.client_id === undefined) throw invalidRequest('client_id is required');
+    const client = d.clients.get(params.client_id);
+    if (!client) throw invalidRequest('client_id is not a registered client');
+    const redirectUri = checkRedirectUri(params.redirect_uri, client.redirectUris);
+    try {
+      const { providerParams } = await checkAuthorizationRequest(params, requestContext(client, site));
+      ctx.querystring = new URLSearchParams(providerParams).toString();
+      ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
+    } catch (err) {
+      if (err instanceof ProtocolError) return redirectError(ctx, redirectUri, err, params.state, profile.issuer);
+      throw err;
+    }
+    return providerAuthorizes(ctx);
   }
 
   async function token(ctx: Context): Promise<void> {
-    const form = await readFormWithBody(ctx, TOKEN_FORM_LIMIT);
-    const client = authenticateClient(form.params, d.clients);
-    // the provider reads the client's bytes unless the edge changed something: an empty value dropped
-    // (RFC 6749 §3.1) or an internal parameter taken out
-    if (form.exact && !INTERNAL_PARAMS.some((name) => name in form.params)) forwardBody(ctx, form.body);
-    else forwardForm(ctx, stripInternal(form.params));
+    const client = authenticateClient(await readForm(ctx, TOKEN_FORM_LIMIT), d.clients);
     await toProvider(ctx, notFound);
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });
     else mapJsonError(ctx, 'token');
   }
 
-  const json = (ctx: Context, body: unknown, maxAge = 300) => {
-    ctx.set('Cache-Control', `public, max-age=${maxAge}`);
+  /** D4: failed client authentication is `unauthorised_client` (400), or RFC 6749's 401 `invalid_client` when configured. */
+  const withClientErrors =
+    (handle: (ctx: Context) => Promise<void>) =>
+    async (ctx: Context): Promise<void> => {
+      try {
+        await handle(ctx);
+      } catch (err) {
+        if (!(err instanceof ProtocolError && rfc6749 && err.error === 'unauthorised_client')) throw err;
+        sendError(ctx, new ProtocolError('invalid_client', err.description, 401), { 'WWW-Authenticate': 'Basic realm="client"' });
+      }
+    };
+
+  const json = (ctx: Context, body: unknown) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.body = body;
   };
-
-  const routes = new Map<string, { method: 'GET' | 'POST'; handle: (ctx: Context) => Promise<void> | void }>([
-    [profile.paths.discovery, { method: 'GET', handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')) }],
-    [profile.paths.jwks, { method: 'GET', handle: (ctx) => json(ctx, d.publicKeys) }],
-    [profile.paths.par, { method: 'POST', handle: par }],
-    [profile.paths.authorize, { method: 'GET', handle: (ctx) => authorize(ctx, 'authorize') }],
-    [profile.paths.token, { method: 'POST', handle: token }],
-  ]);
-  if (profile.paths.rootDiscovery) {
-    routes.set(profile.paths.rootDiscovery, { method: 'GET', handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')) });
-    routes.set(profile.paths.rootJwks!, { method: 'GET', handle: (ctx) => json(ctx, d.publicKeys) });
-    routes.set(profile.paths.authorizeNonPar!, { method: 'GET', handle: (ctx) => authorize(ctx, 'authorizeNonPar') });
+  const { paths } = profile;
+  const routes: Route[] = [
+    { method: 'GET', path: paths.discovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')) },
+    { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys) },
+    { method: 'POST', path: paths.par, handle: withClientErrors(par) },
+    { method: 'OPTIONS', path: paths.par, handle: (ctx) => toProvider(ctx, notFound) }, // CORS preflight: the provider refuses it
+    { method: 'GET', path: paths.authorize, handle: (ctx) => authorize(ctx, 'authorize') },
+    { method: 'POST', path: paths.token, handle: withClientErrors(token) },
+    { method: 'OPTIONS', path: paths.token, handle: (ctx) => toProvider(ctx, notFound) },
+    // the provider's resume step after the holder's prompt: /.../authorize/<uid>
+    { method: 'GET', path: new RegExp(`^${paths.authorize.replaceAll('.', '\\.')}/[^/]+$`), handle: providerAuthorizes },
+  ];
+  if (paths.rootDiscovery && paths.rootJwks && paths.authorizeNonPar) {
+    routes.push(
+      { method: 'GET', path: paths.rootDiscovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')) },
+      { method: 'GET', path: paths.rootJwks, handle: (ctx) => json(ctx, d.publicKeys) },
+      { method: 'GET', path: paths.authorizeNonPar, handle: (ctx) => authorize(ctx, 'authorizeNonPar') },
+    );
   }
-  const resumePrefix = `${profile.paths.authorize}/`;
-
-  async function resume(ctx: Context): Promise<void> {
-    await toProvider(ctx, notFound);
-    if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
-    else mapRedirectedError(ctx);
-  }
-
-  async function dispatch(ctx: Context, route: { method: 'GET' | 'POST'; handle: (ctx: Context) => Promise<void> | void }): Promise<void> {
-    if (ctx.method !== route.method && !(route.method === 'GET' && ctx.method === 'HEAD')) {
-      if (ctx.method === 'OPTIONS' && route.method === 'POST') return toProvider(ctx, notFound); // CORS preflight
-      ctx.set('Allow', route.method);
-      return sendError(ctx, new ProtocolError('invalid_request', `${ctx.method} is not allowed here; use ${route.method}`, 405));
-    }
-    try {
-      await route.handle(ctx);
-    } catch (err) {
-      if (err instanceof ProtocolError) {
-        const rfc = rfc6749 && err.error === 'unauthorised_client';
-        return sendError(
-          ctx,
-          rfc ? new ProtocolError('invalid_client', err.description, 401) : err,
-          rfc ? { 'WWW-Authenticate': 'Basic realm="client"' } : {},
-        );
-      }
-      throw err;
-    }
-  }
-
-  // not async: a request for another path passes on without a promise of its own
-  return function versionEdge(ctx, next) {
-    const route = routes.get(ctx.path);
-    if (route) return dispatch(ctx, route);
-    // the provider's resume step after the wallet step: /.../authorize/<uid>
-    if (ctx.path.startsWith(resumePrefix) && ctx.method === 'GET') return resume(ctx);
-    return next();
-  };
+  return router(routes);
 }

@@ -4,8 +4,9 @@ import type { Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
-import { grantClaims, grantClaimsHooks } from './grantClaims.js';
+import { GrantClaims } from '../interaction/flowClaims.js';
 import type { VersionProfile } from './versions.js';
+import { INTERNAL_PARAMS } from './requestChecks.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
@@ -42,9 +43,6 @@ function walletStepPolicy() {
   ];
 }
 
-/** The store namespace of the records of the provider of `version` (src/store/oidcAdapter.ts). */
-export const adapterNamespace = (version: number) => `v${version}`;
-
 /**
  * One relying-party-facing oidc-provider instance per interface version. It does the protocol work
  * (PAR, code flow, PKCE S256, client authentication, code redemption); the version edge in front of
@@ -52,16 +50,12 @@ export const adapterNamespace = (version: number) => `v${version}`;
  */
 export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
   const { config, store } = deps;
-  const namespace = adapterNamespace(profile.version);
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
   // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
-  // the wallet step's Grant carries the ID token's claims (src/oidc/grantClaims.ts)
-  const Adapter = createOidcAdapterFactory(store, namespace, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']), {
-    Grant: grantClaimsHooks,
-  });
-  const grants = new Adapter('Grant');
+  const Adapter = createOidcAdapterFactory(store, profile.id, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']));
+  const grantClaims = new GrantClaims(store);
   const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
-  const interactionBase = `${config.baseUrl}/interaction/v${profile.version}`;
+  const interactionBase = `${config.baseUrl}/interaction/${profile.id}`;
 
   const configuration: Configuration = {
     adapter: Adapter as unknown as Configuration['adapter'],
@@ -82,7 +76,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
     jwks: deps.idTokenKeys as Configuration['jwks'],
     cookies: {
       keys: deps.cookieKeys,
-      names: { session: `_session_v${profile.version}`, interaction: `_interaction_v${profile.version}`, resume: `_resume_v${profile.version}` },
+      names: { session: `_session_${profile.id}`, interaction: `_interaction_${profile.id}`, resume: `_resume_${profile.id}` },
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
@@ -98,7 +92,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
     scopes: ['openid', ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
     claims: scopeClaims(config),
     conformIdTokenClaims: false,
-    extraParams: ['vc_hint', 'vc_site'],
+    extraParams: INTERNAL_PARAMS,
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => false },
     routes: profile.routes,
@@ -119,13 +113,12 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
     /**
-     * At the token endpoint the flow's claims (on the grant the wallet step created) decide `sub` (D2)
+     * At the token endpoint the flow's claims (kept under the grant the prompt created) decide `sub` (D2)
      * and the ID token's claims; elsewhere the account is the browser's holder session.
      */
     findAccount: async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
       if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
-      const grantId = token.grantId;
-      const flow = await grantClaims(ctx, grantId, () => grants.find(grantId));
+      const flow = await grantClaims.find(token.grantId);
       if (!flow) return undefined;
       ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
       return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
@@ -153,7 +146,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
   });
   installIdTokenSigner(provider, await createIdTokenSigner(deps.idTokenKeys), {
     ttl: config.lifetimes.token,
-    issuerFor: (clientId) => (profile.version === 2 && legacyIssuerClients.has(clientId) ? `${config.baseUrl}/oidc` : profile.issuer),
+    issuerFor: (clientId) => (profile.legacyIssuer && legacyIssuerClients.has(clientId) ? profile.legacyIssuer : profile.issuer),
   });
   return provider;
 }

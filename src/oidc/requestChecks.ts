@@ -37,8 +37,14 @@ export interface HintRecord {
   pin?: string;
 }
 
-/** Parameters only the edge may set: stripped from every incoming request. */
+/** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */
 export const INTERNAL_PARAMS = ['vc_hint', 'vc_site'];
+
+/** Takes the edge's own parameters out of a request a client sent. */
+export function stripInternal(params: Record<string, string>): Record<string, string> {
+  for (const name of INTERNAL_PARAMS) delete params[name];
+  return params;
+}
 
 function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly ('S256' | 'plain')[] } | 'refuse' {
   if (r.site === 'authorizeNonPar') return { required: true, methods: r.client.pkceMethods }; // Version 1 non-PAR: PKCE required
@@ -52,23 +58,13 @@ function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly (
  * scope, nonce, PKCE, then the `id_token_hint` and its PIN (D4, D7). Template and image checks belong
  * to the authorise step (src/interaction).
  */
-export async function checkAuthorizationRequest<T = undefined>(
-  params: Record<string, string>,
-  r: RequestContext,
-  /**
-   * The caller's write of the checked request (PAR: storing it), issued together with the hint's
-   * registration (one round trip on Redis) once every check has passed; its result is `stored`. When
-   * the hint turns out replayed, that write is left unused (a pushed request whose request_uri nobody
-   * receives, until it expires).
-   */
-  alongside?: (providerParams: Record<string, string>) => Promise<T> | T,
-): Promise<CheckedRequest & { stored?: T }> {
+export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
   const nonPar = r.site !== 'par';
   checkResponseType(params.response_type);
   checkResponseMode(params.response_mode);
   checkRedirectUri(params.redirect_uri, r.client.redirectUris);
   const scope = parseScope(params.scope, {
-    version: r.profile.version,
+    issuanceOpenid: r.profile.issuanceOpenid,
     clientScopes: r.client.scopes,
     credentialTypes: [...r.credentialTypes.keys()],
   });
@@ -80,7 +76,7 @@ export async function checkAuthorizationRequest<T = undefined>(
   const providerParams: Record<string, string> = { ...params };
   delete providerParams.id_token_hint;
   if (r.site === 'authorizeNonPar') providerParams.vc_site = 'nonpar'; // its token response carries state (D3)
-  if (r.profile.version === 1 && scope.kind === 'issuance') {
+  if (r.profile.issuanceOpenid === 'forbidden' && scope.kind === 'issuance') {
     providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
   }
 
@@ -96,7 +92,7 @@ export async function checkAuthorizationRequest<T = undefined>(
 
   if (scope.kind === 'verification') {
     if (params.id_token_hint !== undefined) throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
-    return { scope, providerParams, stored: await alongside?.(providerParams) };
+    return { scope, providerParams };
   }
 
   const type = r.credentialTypes.get(scope.credentialType)!;
@@ -119,10 +115,8 @@ export async function checkAuthorizationRequest<T = undefined>(
   const ttl = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
   const key = `hint:${r.client.clientId}:${hint.replayKey}`;
   providerParams.vc_hint = key;
-  const [fresh, stored] = await Promise.all([
-    r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl),
-    alongside?.(providerParams),
-  ]);
-  if (!fresh) throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
-  return { scope, providerParams, hint, stored };
+  if (!(await r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl))) {
+    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  }
+  return { scope, providerParams, hint };
 }

@@ -1,11 +1,15 @@
 /**
  * A version of the interface is data (ARCHITECTURE.md): its paths, its issuer, and which rules apply.
+ * Every difference between Version 1 and Version 2 is a field here; no code asks which version it serves.
  * Paths are relative to the service's base URL.
  */
 export interface VersionProfile {
-  version: 1 | 2;
+  /** names the version's store namespace, cookies and prompt paths */
+  id: 'v1' | 'v2';
   /** the discovery `issuer` and the ID tokens' `iss` (D1) */
   issuer: string;
+  /** D1's per-client override: the issuer a client flagged `legacyV2Issuer` gets as `iss` instead */
+  legacyIssuer?: string;
   /** where the provider instance is mounted (the issuer's path relative to the base URL) */
   providerMount: string;
   /** provider routes, relative to providerMount */
@@ -25,12 +29,21 @@ export interface VersionProfile {
   nonParAtAuthorize: boolean;
   /** whether PKCE parameters are accepted at PAR (spec: Version 1 PAR has no code_challenge) */
   pkceAtPar: boolean;
+  /** spec Scope format: an issuance scope must contain `openid` (Version 2) or must not (Version 1) */
+  issuanceOpenid: 'required' | 'forbidden';
+  /** the PAR discovery document (spec: OpenID configuration document, per version) */
+  parDocument: {
+    require_pushed_authorization_requests: boolean;
+    /** carries subject_types_supported, request_parameter_supported and code_challenge_methods_supported */
+    full: boolean;
+  };
 }
 
 export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: VersionProfile } {
   const v2: VersionProfile = {
-    version: 2,
+    id: 'v2',
     issuer: baseUrl,
+    legacyIssuer: `${baseUrl}/oidc`,
     providerMount: '/',
     routes: {
       authorization: '/v2.0/oidc/authorize',
@@ -47,9 +60,11 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
     },
     nonParAtAuthorize: true,
     pkceAtPar: true,
+    issuanceOpenid: 'required',
+    parDocument: { require_pushed_authorization_requests: false, full: true },
   };
   const v1: VersionProfile = {
-    version: 1,
+    id: 'v1',
     issuer: `${baseUrl}/oidc`,
     providerMount: '/oidc',
     routes: {
@@ -70,6 +85,8 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
     },
     nonParAtAuthorize: false,
     pkceAtPar: false,
+    issuanceOpenid: 'forbidden',
+    parDocument: { require_pushed_authorization_requests: true, full: false },
   };
   return { v1, v2 };
 }

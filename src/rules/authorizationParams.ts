@@ -1,5 +1,5 @@
 import { invalidRequest, ProtocolError } from './errors.js';
-import { isAbsent, shown } from './text.js';
+import { isAbsent } from './text.js';
 
 /** spec Errors: ResponseType "Not provided" -> invalid_request; "Not code" -> unsupported_response_type. */
 export function checkResponseType(v: unknown): void {
@@ -32,19 +32,4 @@ export function checkNonce(v: unknown, required: boolean): string | undefined {
   // Limits: bound what is stored and echoed into the ID token
   if (v.length > 512) throw invalidRequest('nonce must be at most 512 characters');
   return v;
-}
-
-/**
- * RFC 6749 3.1: parameters sent without a value are treated as omitted, and parameters must not be
- * included more than once.
- */
-export function singleValued(entries: Iterable<[string, string]>): Record<string, string> {
-  const seen = new Map<string, string>();
-  for (const [name, value] of entries) {
-    if (value === '') continue; // RFC 6749 3.1: empty value = omitted
-    if (seen.has(name)) throw invalidRequest(`parameter ${shown(name)} must not be repeated`);
-    seen.set(name, value);
-  }
-  // fromEntries: a "__proto__" parameter becomes an own property, never the prototype
-  return Object.fromEntries(seen);
 }

@@ -1,8 +1,6 @@
 import { invalidScope } from './errors.js';
 import { shown } from './text.js';
 
-export type Version = 1 | 2;
-
 export type ScopeRequest =
   | { kind: 'issuance'; credentialType: string; scopes: string[] }
   | { kind: 'verification'; credentialTypes: string[]; scopes: string[] };
@@ -15,7 +13,7 @@ const ISSUE_PREFIX = 'issue.';
  */
 export function parseScope(
   scope: unknown,
-  opts: { version: Version; clientScopes: readonly string[]; credentialTypes: readonly string[] },
+  opts: { issuanceOpenid: 'required' | 'forbidden'; clientScopes: readonly string[]; credentialTypes: readonly string[] },
 ): ScopeRequest {
   // spec Errors, Scope: "Not provided" -> invalid_scope
   if (typeof scope !== 'string' || scope.trim() === '') throw invalidScope('scope is required');
@@ -50,9 +48,9 @@ export function parseScope(
     // spec Scope format, Issuance: "Exactly one scope issue.<CredentialType>"
     if (issuance.length > 1) throw invalidScope('scope must contain exactly one issue.<CredentialType>');
     // spec Scope format, Issuance (Version 2): "must also contain openid"
-    if (opts.version === 2 && !hasOpenid) throw invalidScope('scope must contain openid for Version 2 issuance');
+    if (opts.issuanceOpenid === 'required' && !hasOpenid) throw invalidScope('scope must contain openid for Version 2 issuance');
     // spec Scope format, Version 1 differences: "issuance scope must NOT contain openid"
-    if (opts.version === 1 && hasOpenid) throw invalidScope('scope must not contain openid for Version 1 issuance');
+    if (opts.issuanceOpenid === 'forbidden' && hasOpenid) throw invalidScope('scope must not contain openid for Version 1 issuance');
     return { kind: 'issuance', credentialType: issuance[0], scopes };
   }
 

@@ -3,9 +3,8 @@ import type { Store } from './types.js';
 type Entry =
   /**
    * a value as JSON text, as Redis keeps it: every read parses a fresh copy, so callers never share
-   * mutable state with the store, and a live record is one string to the garbage collector, not a graph
-   * of objects it has to mark on every major collection (a store holding thousands of flows' records
-   * made every request of the process dearer: bench/README.md, eighth round)
+   * mutable state with the store, and a live record is one string to the garbage collector rather than
+   * a graph of objects it marks on every major collection
    */
   | { kind: 'value'; text: string; expiresAt: number }
   | { kind: 'counter'; value: number; expiresAt: number }
@@ -85,13 +84,10 @@ export class MemoryStore implements Store {
     return MemoryStore.#read<T>(entry);
   }
 
-  async markConsumed(key: string, at: number): Promise<boolean> {
-    const entry = this.#live(key);
-    if (entry?.kind !== 'value') return false;
-    const payload = JSON.parse(entry.text) as unknown;
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload) || 'consumed' in payload) return false;
-    (payload as Record<string, unknown>).consumed = at;
-    entry.text = JSON.stringify(payload); // the entry keeps its expiry, as KEEPTTL does on Redis
+  async markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean> {
+    const record = this.#live(recordKey);
+    if (!record || this.#live(markerKey)) return false;
+    this.#entries.set(markerKey, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt: record.expiresAt });
     return true;
   }
 

@@ -39,17 +39,14 @@ if ttl < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
 /**
- * Marks a stored JSON object consumed, once: the `consumed` member is appended to the text as written
- * (nothing else is re-encoded) and the key keeps its TTL (KEEPTTL, Redis 6.0+). 1 when this call marked it.
+ * Writes a marker next to a record, once, for as long as the record lives: SET NX with the record's
+ * remaining lifetime, only while the record exists. 1 when this call wrote it. The record itself is
+ * left as it was written.
  */
-const MARK_CONSUMED = `local v = redis.call('GET', KEYS[1])
-if not v then return 0 end
-local ok, p = pcall(cjson.decode, v)
-if not ok or type(p) ~= 'table' or p[1] ~= nil or p.consumed ~= nil then return 0 end
-local body = string.sub(v, 1, -2)
-if string.match(body, '^%s*{%s*$') then v = body .. '"consumed":' .. ARGV[1] .. '}' else v = body .. ',"consumed":' .. ARGV[1] .. '}' end
-redis.call('SET', KEYS[1], v, 'KEEPTTL')
-return 1`;
+const MARK_ONCE = `local ttl = redis.call('PTTL', KEYS[2])
+if ttl <= 0 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 1 end
+return 0`;
 
 /** A stored value as JSON text, or none. */
 function parseValue<T>(raw: string | null): T | undefined {
@@ -78,18 +75,14 @@ export class RedisStore implements Store {
     this.#prefix = prefix;
     client.defineCommand('vcIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
     client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
-    client.defineCommand('vcMarkConsumed', { numberOfKeys: 1, lua: MARK_CONSUMED });
+    client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
   }
 
   #key(key: string): string {
     return `${this.#prefix}${key}`;
   }
 
-  /**
-   * One command: its reply through `read`, a failure to reach Redis as StoreUnavailableError. Chained on
-   * the command's own promise rather than awaited in an async wrapper: one promise per operation fewer,
-   * which every promise hook in the process (AsyncLocalStorage on Node 20) would otherwise pay for.
-   */
+  /** One command: its reply through `read`, a failure to reach Redis as StoreUnavailableError. */
   #command<R, T>(op: () => Promise<R>, read: (reply: R) => T): Promise<T> {
     let reply: Promise<R>;
     try {
@@ -124,9 +117,9 @@ export class RedisStore implements Store {
     return this.#command(() => this.client.getdel(this.#key(key)), parseValue<T>);
   }
 
-  markConsumed(key: string, at: number): Promise<boolean> {
-    const run = (this.client as unknown as { vcMarkConsumed(k: string, at: number): Promise<number> }).vcMarkConsumed.bind(this.client);
-    return this.#command(() => run(this.#key(key), Math.floor(at)), (marked) => marked === 1);
+  markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean> {
+    const run = (this.client as unknown as { vcMarkOnce(m: string, r: string, v: string): Promise<number> }).vcMarkOnce.bind(this.client);
+    return this.#command(() => run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value)), (marked) => marked === 1);
   }
 
   delete(...keys: string[]): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * One store serves oidc-provider's models and the service's own records (D14). Values are JSON.
  * Every write carries a TTL in seconds: nothing outlives its lifetime. Operations that make an
- * artefact single-use (`consume`, `markConsumed`, `setIfAbsent`, `incr`) are atomic in every implementation.
+ * artefact single-use (`consume`, `markOnce`, `setIfAbsent`, `incr`) are atomic in every implementation.
  */
 export interface Store {
   readonly kind: 'memory' | 'redis';
@@ -17,11 +17,11 @@ export interface Store {
   /** Atomically reads and deletes: of concurrent callers, exactly one gets the value. */
   consume<T = unknown>(key: string): Promise<T | undefined>;
   /**
-   * Atomically sets the `consumed` member of a stored JSON object to `at`, unless the key is missing or
-   * the object has one already; keeps the key's TTL. True when this call marked it: of concurrent
-   * callers, exactly one (oidc-provider's single-use codes, D16).
+   * Atomically writes `value` under `markerKey` unless it exists, and only while `recordKey` exists; the
+   * marker expires with the record. True when this call wrote it: of concurrent callers, exactly one
+   * (oidc-provider's single-use codes, D16). Both keys share a hash tag (one Redis Cluster slot).
    */
-  markConsumed(key: string, at: number): Promise<boolean>;
+  markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean>;
   delete(...keys: string[]): Promise<void>;
   /** Atomically increments a counter, creating it with the TTL on first use; returns the new value. */
   incr(key: string, ttlSeconds: number): Promise<number>;

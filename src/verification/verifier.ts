@@ -1,7 +1,10 @@
 import type { JWK } from 'jose';
 import type { Context, Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
-import { BodyError, parseForm, readFormBody } from '../http/formBody.js';
+import { readForm } from '../http/form.js';
+import { router } from '../http/router.js';
+import { ProtocolError } from '../rules/errors.js';
+import { sendError } from '../http/respond.js';
 import type { Store } from '../store/types.js';
 import { dcqlQueryFor } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
@@ -134,18 +137,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       ctx.body = body;
     };
     if (!ctx.is('application/x-www-form-urlencoded')) {
-      return answer(400, { error: 'invalid_request', error_description: 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post)' });
+      throw new ProtocolError('invalid_request', 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post)');
     }
-    let form: ReturnType<typeof parseForm>;
-    try {
-      form = parseForm(await readFormBody(ctx, RESPONSE_BODY_LIMIT));
-    } catch (err) {
-      if (err instanceof BodyError) return answer(400, { error: 'invalid_request', error_description: err.message });
-      throw err;
-    }
+    const form = await readForm(ctx, RESPONSE_BODY_LIMIT);
     const state = form.state;
-    if (state === undefined || state === '') return answer(400, { error: 'invalid_request', error_description: 'state: required' });
-    if (typeof state !== 'string') return answer(400, { error: 'invalid_request', error_description: 'state: must appear once' });
+    if (state === undefined) return answer(400, { error: 'invalid_request', error_description: 'state: required' });
     // one answer per request (D14): the state is consumed before anything else is looked at
     const record = OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
     if (!record) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
@@ -153,8 +149,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     try {
       if (form.error !== undefined) {
         // an Authorization Error Response from the wallet ends the request; it was processed: 200 (§8.2)
-        const code = typeof form.error === 'string' ? form.error : 'invalid_request';
-        await requests.failed(record.requestId, WALLET_ERRORS[code] ?? 'The wallet could not answer the request.');
+        await requests.failed(record.requestId, WALLET_ERRORS[form.error] ?? 'The wallet could not answer the request.');
         return answer(200, {});
       }
       const requested = requestedTypes(record.credentialTypes);
@@ -178,29 +173,14 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     }
   }
 
-  // not async: a request for another path passes on without a promise of its own
-  const middleware: Middleware = (ctx, next) => {
-    if (ctx.path.startsWith(requestPath)) {
+  const middleware = router([
+    { method: 'GET', path: new RegExp(`^${requestPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^/]*)$`), handle: (ctx, [reference]) => {
       // not HEAD either: fetching the Request Object uses it up
-      if (ctx.method !== 'GET') {
-        ctx.set('Allow', 'GET');
-        ctx.status = 405;
-        ctx.body = { error: 'invalid_request', error_description: `${ctx.method} is not supported at the request_uri; use GET` };
-        return Promise.resolve();
-      }
-      return serveRequestObject(ctx, ctx.path.slice(requestPath.length));
-    }
-    if (ctx.path === responsePath) {
-      if (ctx.method !== 'POST') {
-        ctx.set('Allow', 'POST');
-        ctx.status = 405;
-        ctx.body = { error: 'invalid_request', error_description: `${ctx.method} is not supported at the response_uri; use POST` };
-        return Promise.resolve();
-      }
-      return takeResponse(ctx);
-    }
-    return next();
-  };
+      if (ctx.method !== 'HEAD') return serveRequestObject(ctx, reference);
+      sendError(ctx, new ProtocolError('invalid_request', 'HEAD is not allowed here; use GET', 405), { Allow: 'GET' });
+    } },
+    { method: 'POST', path: responsePath, handle: takeResponse },
+  ]);
 
   return {
     clientId,

@@ -59,22 +59,20 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect(await store.get('once')).toBeUndefined();
   });
 
-  it('markConsumed: of 50 concurrent callers exactly one marks the object; the rest of it and its TTL stay', async () => {
+  it('markOnce: of 50 concurrent callers exactly one writes the marker; the record stays as written; the marker expires with it', async () => {
     const value = { grantId: 'g', text: 'a "consumed": look-alike', nested: { consumed: false }, n: 1.5 };
-    await store.set('code', value, 2);
-    const results = await Promise.all(Array.from({ length: 50 }, () => store.markConsumed('code', 1_700_000_000)));
+    await store.set('code:{c1}', value, 2);
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.markOnce('code:{c1}:consumed', 1_700_000_000, 'code:{c1}')));
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await store.get('code')).toEqual({ ...value, consumed: 1_700_000_000 });
-    expect(await store.markConsumed('code', 1_700_000_001)).toBe(false);
-    await sleep(2200); // the TTL set with the value still applies
-    expect(await store.get('code')).toBeUndefined();
+    expect(await store.getMany(['code:{c1}', 'code:{c1}:consumed'])).toEqual([value, 1_700_000_000]);
+    expect(await store.markOnce('code:{c1}:consumed', 1_700_000_001, 'code:{c1}')).toBe(false);
+    await sleep(2200); // the record's TTL applies to both
+    expect(await store.getMany(['code:{c1}', 'code:{c1}:consumed'])).toEqual([undefined, undefined]);
   });
 
-  it('markConsumed: false for a missing key, and marks an empty object', async () => {
-    expect(await store.markConsumed('no-such-code', 1)).toBe(false);
-    await store.set('empty', {}, 60);
-    expect(await store.markConsumed('empty', 7)).toBe(true);
-    expect(await store.get('empty')).toEqual({ consumed: 7 });
+  it('markOnce: false while the record does not exist', async () => {
+    expect(await store.markOnce('missing:{m}:consumed', 1, 'missing:{m}')).toBe(false);
+    expect(await store.get('missing:{m}:consumed')).toBeUndefined();
   });
 
   it('incr: 50 concurrent increments count to 50, and the counter expires', async () => {

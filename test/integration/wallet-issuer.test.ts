@@ -14,6 +14,7 @@ import { testStore } from '../helpers/stores.js';
 import { resolveOfferLink } from '../helpers/rp.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
+import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -243,7 +244,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     });
 
     // the last wrong attempt reached the provider, which revoked the code and its grant
-    expect(await running.store.get(`oidc:wallet:PreAuthorizedCode:${o.code}`)).toBeUndefined();
+    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toBeUndefined();
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(wallet.list()).toEqual([]);
@@ -257,7 +258,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(guesses.every((g) => g.status === 400 && g.body.error === 'invalid_grant')).toBe(true);
     const attemptsLeft = guesses.map((g) => /(\d+) attempt\(s\) left/.exec(g.body.error_description)?.[1]).filter(Boolean).sort();
     expect(attemptsLeft).toEqual(['1', '2']);
-    expect(await running.store.get(`oidc:wallet:PreAuthorizedCode:${o.code}`)).toBeUndefined();
+    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toBeUndefined();
 
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
@@ -271,7 +272,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(missing.body.error_description).toContain('tx_code');
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
 
-    expect(await running.store.get(`oidc:wallet:PreAuthorizedCode:${o.code}`)).toMatchObject({ txCode: '1234' });
+    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toMatchObject({ txCode: '1234' });
     const stored = await (await openWallet()).receive(o.offerUri, { pin: '1234' });
     expect(stored.claims).toEqual(attributes);
   });

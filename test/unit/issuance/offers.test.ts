@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OFFER_ID, OfferBook, offerIdOf, offerOfAccount, STATUS_GRACE_SECONDS, walletAccountOf, type OfferRecord } from '../../../src/issuance/offers.js';
+import { OFFER_ID, OfferBook, offerIdOf, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 
 const ACCESS_TOKEN = 300;
@@ -130,14 +130,5 @@ describe('issuing an offer', () => {
     await offers.scanned(r);
     expect(await offers.forRedemption('o1')).toEqual({ offer: r, wrongPins: 1, redeemed: true });
     expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, wrongPins: 0, redeemed: false });
-  });
-});
-
-describe('The account behind a wallet grant', () => {
-  it('names the offer and the step; an offer id alone (records from before) names the offer only', () => {
-    const offerId = offerIdOf('code');
-    expect(offerOfAccount(walletAccountOf(offerId, 'v2.abc_DEF-1'))).toEqual({ offerId, stepId: 'v2.abc_DEF-1' });
-    expect(offerOfAccount(offerId)).toEqual({ offerId });
-    expect(offerOfAccount(`${offerId}.`)).toEqual({ offerId, stepId: undefined });
   });
 });

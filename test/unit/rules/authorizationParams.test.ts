@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { checkNonce, checkRedirectUri, checkResponseMode, checkResponseType, singleValued } from '../../../src/rules/authorizationParams.js';
+import { checkNonce, checkRedirectUri, checkResponseMode, checkResponseType } from '../../../src/rules/authorizationParams.js';
+import { singleValued } from '../../../src/http/form.js';
 import { expectProtocolError } from './helpers.js';
 
 describe('spec: Errors, ResponseType "Not provided" -> invalid_request, "Not code" -> unsupported_response_type', () => {

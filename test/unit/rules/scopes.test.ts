@@ -1,10 +1,11 @@
 import { describe, it, expect } from 'vitest';
-import { parseScope, type Version } from '../../../src/rules/scopes.js';
+import { parseScope } from '../../../src/rules/scopes.js';
 import { expectProtocolError } from './helpers.js';
 
 const credentialTypes = ['EmployeeBadge', 'Diploma', 'Unused'];
 const clientScopes = ['issue.EmployeeBadge', 'issue.Diploma', 'EmployeeBadge', 'Diploma'];
-const parse = (scope: unknown, version: Version = 2) => parseScope(scope, { version, clientScopes, credentialTypes });
+const parse = (scope: unknown, version: 1 | 2 = 2) =>
+  parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', clientScopes, credentialTypes });
 
 describe('spec: Errors, Scope "Not provided" -> invalid_scope', () => {
   it.each([undefined, null, '', '   ', 42, ['openid']])('refuses a missing, empty or non-string scope (%j) (spec: Errors, Scope)', (scope) => {
@@ -15,7 +16,7 @@ describe('spec: Errors, Scope "Not provided" -> invalid_scope', () => {
 describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
   it('refuses a scope that names a configured type but is not registered for the client (spec: Errors, Scope)', () => {
     const e = expectProtocolError(
-      () => parseScope('openid issue.Unused', { version: 2, clientScopes, credentialTypes }),
+      () => parseScope('openid issue.Unused', { issuanceOpenid: 'required', clientScopes, credentialTypes }),
       'invalid_scope',
       'scope "issue.Unused"',
       'not registered for this client',
@@ -25,7 +26,7 @@ describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
 
   it('refuses a registered scope that names no configured credential type (spec: Scope format)', () => {
     expectProtocolError(
-      () => parseScope('openid issue.Ghost', { version: 2, clientScopes: ['issue.Ghost'], credentialTypes }),
+      () => parseScope('openid issue.Ghost', { issuanceOpenid: 'required', clientScopes: ['issue.Ghost'], credentialTypes }),
       'invalid_scope',
       'scope "issue.Ghost"',
       'configured credential type',

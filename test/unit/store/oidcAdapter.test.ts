@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, it, expect, vi } from 'vitest';
 import { errors } from 'oidc-provider';
 import { MemoryStore } from '../../../src/store/memory.js';
 import { createOidcAdapterFactory, oidcRecordKey } from '../../../src/store/oidcAdapter.js';
-import { StoreScope } from '../../../src/store/requestScope.js';
 
 let store: MemoryStore;
 let Adapter: ReturnType<typeof createOidcAdapterFactory>;
@@ -174,90 +173,5 @@ describe("oidc-provider adapter over the Store (D14: one store serves oidc-provi
     await par.upsert('r1', { request: 'x' }, 10);
     store.sweep(later(11));
     expect(await par.find('r1')).toBeUndefined();
-  });
-});
-
-describe('Request scope (src/store/requestScope.ts): records read ahead, writes alongside', () => {
-  it("find answers a record read ahead from the request's scope, once, without reading the store", async () => {
-    const scope = new StoreScope();
-    const Scoped = createOidcAdapterFactory(store, 'v2', {}, new Set(), {}, () => scope);
-    const requests = new Scoped('PushedAuthorizationRequest');
-    await requests.upsert('p1', { request: 'stored' }, 60);
-    scope.readAhead(oidcRecordKey('v2', 'PushedAuthorizationRequest', 'p1'), { request: 'read ahead' });
-    const reads = vi.spyOn(store, 'get');
-    expect(await requests.find('p1')).toEqual({ request: 'read ahead' });
-    expect(reads).not.toHaveBeenCalled();
-    // handed out once: the next find reads the store
-    expect(await requests.find('p1')).toEqual({ request: 'stored' });
-    expect(reads).toHaveBeenCalledTimes(1);
-  });
-
-  it('a record read ahead as missing is missing; a record of another key or namespace is not taken', async () => {
-    const scope = new StoreScope();
-    const Scoped = createOidcAdapterFactory(store, 'v2', {}, new Set(), {}, () => scope);
-    await new Scoped('AuthorizationCode').upsert('c1', { kind: 'AuthorizationCode' }, 60);
-    scope.readAhead(oidcRecordKey('v1', 'AuthorizationCode', 'c1'), { kind: 'from v1' });
-    expect(await new Scoped('AuthorizationCode').find('c1')).toEqual({ kind: 'AuthorizationCode' });
-    scope.readAhead(oidcRecordKey('v2', 'AuthorizationCode', 'c1'), undefined);
-    expect(await new Scoped('AuthorizationCode').find('c1')).toBeUndefined();
-  });
-
-  it('a read still under way is awaited; its failure is the find\'s', async () => {
-    const scope = new StoreScope();
-    const Scoped = createOidcAdapterFactory(store, 'wallet', {}, new Set(), {}, () => scope);
-    scope.readAhead(oidcRecordKey('wallet', 'Grant', 'g1'), Promise.resolve({ accountId: 'offer' }));
-    expect(await new Scoped('Grant').find('g1')).toEqual({ accountId: 'offer' });
-    const failed = Promise.reject(new Error('store down'));
-    failed.catch(() => undefined);
-    scope.readAhead(oidcRecordKey('wallet', 'Grant', 'g2'), failed);
-    await expect(new Scoped('Grant').find('g2')).rejects.toThrow('store down');
-  });
-
-  it("the Grant hooks still see a record read ahead (the ID token's claims)", async () => {
-    const scope = new StoreScope();
-    const seen: string[] = [];
-    const Scoped = createOidcAdapterFactory(store, 'v2', {}, new Set(), { Grant: { read: (id) => seen.push(id) } }, () => scope);
-    scope.readAhead(oidcRecordKey('v2', 'Grant', 'g1'), { accountId: 'a' });
-    await new Scoped('Grant').find('g1');
-    expect(seen).toEqual(['g1']);
-  });
-
-  it("a write alongside goes out with the model's next record, once, and fails the save with it", async () => {
-    const scope = new StoreScope();
-    const Scoped = createOidcAdapterFactory(store, 'wallet', {}, new Set(), {}, () => scope);
-    const writes: string[] = [];
-    scope.alongside('AccessToken', async () => {
-      writes.push('status');
-    });
-    await new Scoped('Grant').upsert('g1', { accountId: 'a' }, 60); // another model: not now
-    expect(writes).toEqual([]);
-    await new Scoped('AccessToken').upsert('t1', { grantId: 'g1' }, 60);
-    expect(writes).toEqual(['status']);
-    await new Scoped('AccessToken').upsert('t2', { grantId: 'g1' }, 60);
-    expect(writes).toEqual(['status']);
-    expect(scope.takeAlongside('AccessToken')).toBeUndefined();
-
-    scope.alongside('AccessToken', () => Promise.reject(new Error('store down')));
-    await expect(new Scoped('AccessToken').upsert('t3', {}, 60)).rejects.toThrow('store down');
-  });
-
-  it('a model never written takes no write alongside; without a scope the adapter reads and writes as before', async () => {
-    const scope = new StoreScope();
-    const NotKept = createOidcAdapterFactory(store, 'v2', {}, new Set(['AccessToken']), {}, () => scope);
-    const write = vi.fn(async () => undefined);
-    scope.alongside('AccessToken', write);
-    await new NotKept('AccessToken').upsert('t1', {}, 60);
-    expect(write).not.toHaveBeenCalled();
-    const Plain = createOidcAdapterFactory(store, 'v2', {}, new Set(), {}, () => undefined);
-    await new Plain('Session').upsert('s1', { accountId: 'a' }, 60);
-    expect(await new Plain('Session').find('s1')).toEqual({ accountId: 'a' });
-  });
-
-  it("StoreScope.of keeps one scope per request state; StoreScope.current is undefined outside oidc-provider's requests", () => {
-    const state = {};
-    expect(StoreScope.of(state)).toBe(StoreScope.of(state));
-    expect(StoreScope.of({})).not.toBe(StoreScope.of(state));
-    expect(Object.keys(state)).toEqual([]); // a symbol: no clash with what others keep on ctx.state
-    expect(StoreScope.current()).toBeUndefined();
   });
 });

@@ -1,0 +1,85 @@
+import type { Context } from 'koa';
+import { invalidRequest } from '../rules/errors.js';
+import { shown } from '../rules/text.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * RFC 6749 §3.1, one rule for every endpoint: a parameter sent without a value is treated as omitted, and
+ * a parameter sent more than once is refused with invalid_request.
+ */
+export function singleValued(entries: Iterable<[string, string]>): Record<string, string> {
+  const seen = new Map<string, string>();
+  for (const [name, value] of entries) {
+    if (value === '') continue;
+    if (seen.has(name)) throw invalidRequest(`parameter ${shown(name)} must not be repeated`);
+    seen.set(name, value);
+  }
+  // fromEntries: a "__proto__" parameter becomes an own property, never the prototype
+  return Object.fromEntries(seen);
+}
+
+export function readQuery(ctx: Context): Record<string, string> {
+  return singleValued(new URLSearchParams(ctx.querystring));
+}
+
+/**
+ * Reads an `application/x-www-form-urlencoded` body (spec: Endpoints, "All request bodies are ...") of at
+ * most `limit` bytes into single-valued parameters. The parsed form is left on `ctx.request.body` and
+ * `ctx.req.body`, where oidc-provider reads an already parsed body, so a request can be handed on to it.
+ */
+export async function readForm(ctx: Context, limit: number): Promise<Record<string, string>> {
+  if (!ctx.is(FORM)) {
+    const given = ctx.get('content-type').split(';')[0];
+    throw invalidRequest(`request body must be ${FORM}${given ? `, not ${shown(given, 40)}` : ''}`);
+  }
+  const params = singleValued(new URLSearchParams((await readBody(ctx, limit)).toString('utf8')));
+  setForm(ctx, params);
+  return params;
+}
+
+/** Replaces the parsed form a later reader (oidc-provider) sees. */
+export function setForm(ctx: Context, params: Record<string, string>): void {
+  (ctx.request as { body?: unknown }).body = params;
+  (ctx.req as { body?: unknown }).body = params;
+}
+
+function readBody(ctx: Context, limit: number): Promise<Buffer> {
+  const declared = ctx.request.length;
+  // A declared length over the limit is refused unread: Node discards the body after the answer.
+  if (declared !== undefined && declared > limit) return Promise.reject(invalidRequest(`request body exceeds ${limit} bytes`));
+  const req = ctx.req;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const settle = (err: Error | undefined, body?: Buffer) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(body!);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        // stop reading without destroying the socket, so that the client gets the answer; the
+        // connection cannot carry another request
+        req.pause();
+        ctx.set('Connection', 'close');
+        return settle(invalidRequest(`request body exceeds ${limit} bytes`));
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (declared !== undefined && received !== declared) return settle(invalidRequest('request body does not match its content-length'));
+      settle(undefined, Buffer.concat(chunks, received));
+    };
+    const onError = (err: Error) => settle(err);
+    const onClose = () => settle(invalidRequest('request body ended early'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}

@@ -1,0 +1,28 @@
+import type { Context } from 'koa';
+import type { ProtocolError } from '../rules/errors.js';
+
+/** RFC 6749 §5.1: token responses, and every answer carrying an error or a secret, are not cached. */
+export function noStore(ctx: Context): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Pragma', 'no-cache');
+}
+
+/** The one direct error answer (D4): JSON `{error, error_description}`, uncached, never a stack trace. */
+export function sendError(ctx: Context, err: ProtocolError, headers: Record<string, string> = {}): void {
+  ctx.status = err.status;
+  noStore(ctx);
+  ctx.set(headers);
+  ctx.body = err.toJSON();
+}
+
+/** Redirected error (RFC 6749 §4.1.2.1, D4): `error`, `error_description`, `state`, and `iss` (RFC 9207). */
+export function redirectError(ctx: Context, redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): void {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', err.error);
+  url.searchParams.set('error_description', err.description);
+  if (state !== undefined) url.searchParams.set('state', state);
+  url.searchParams.set('iss', issuer);
+  noStore(ctx);
+  ctx.status = 302;
+  ctx.redirect(url.href);
+}

@@ -1,0 +1,52 @@
+import type { Store } from '../store/types.js';
+import type { FlowClaims } from './flowClaims.js';
+
+/**
+ * What the prompt remembers about its wallet step, kept beside the interaction for the interaction's
+ * lifetime. No attribute values: those stay with the offer until the credential is issued.
+ */
+export interface WalletStep {
+  kind: 'issuance' | 'verification';
+  clientId: string;
+  credentialTypes: string[];
+  walletUri: string;
+  /** epoch ms */
+  expiresAt: number;
+  pinLength?: number;
+  /** issuance: the offer's id (its status is kept under it) */
+  offerId?: string;
+  /** Version 1 non-PAR: the token response also carries the request's state (D3) */
+  tokenExtras?: Record<string, string>;
+}
+
+/** A step's id: the interface version and the interaction's uid, e.g. `v2.Xyz`. */
+export const stepIdOf = (version: string, uid: string) => `${version}.${uid}`;
+
+// one hash tag per step: its record and its claims are read together
+const stepKey = (stepId: string) => `step:{${stepId}}`;
+const claimsKey = (stepId: string) => `step:{${stepId}}:claims`;
+
+/** The wallet steps of the prompts in the shared store (D14): any instance serves any step. */
+export class WalletSteps {
+  constructor(private readonly store: Store) {}
+
+  /** Keeps the step; false when the interaction has one already (a second tab started it first). */
+  start(stepId: string, step: WalletStep, ttlSeconds: number): Promise<boolean> {
+    return this.store.setIfAbsent(stepKey(stepId), step, ttlSeconds);
+  }
+
+  find(stepId: string): Promise<WalletStep | undefined> {
+    return this.store.get<WalletStep>(stepKey(stepId));
+  }
+
+  /** The step and, once the wallet step succeeded, the ID token's claims it produced. */
+  async withClaims(stepId: string): Promise<{ step?: WalletStep; claims?: FlowClaims }> {
+    const [step, claims] = (await this.store.getMany([stepKey(stepId), claimsKey(stepId)])) as [WalletStep | undefined, FlowClaims | undefined];
+    return { step, claims };
+  }
+
+  /** The wallet step succeeded: its claims wait for the holder's browser to finish the authorisation. */
+  succeeded(stepId: string, claims: FlowClaims, ttlSeconds: number): Promise<void> {
+    return this.store.set(claimsKey(stepId), claims, ttlSeconds);
+  }
+}
