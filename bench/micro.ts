@@ -1,7 +1,8 @@
 /**
- * `npx tsx bench/micro.ts`: prices the hot spots the profiles point at (bench/README.md, "Hot spots"),
- * each as done today next to the suggested change, in CPU µs per operation on this machine (one process,
- * sequential, bounded in count and time). Nothing here is used by the service.
+ * `npx tsx bench/micro.ts`: prices the hot spots the first profiles pointed at (the first rounds' findings,
+ * in the git history of bench/README.md), the code before each change next to the code after, in CPU µs
+ * per operation on this machine (one process, sequential, bounded in count and time; BENCH_QUICK=1:
+ * shorter). Nothing here is used by the service.
  */
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, webcrypto } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

@@ -76,7 +76,9 @@ if (values.trace) {
       .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
       .join(':');
   const target = store as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const method of ['get', 'getMany', 'set', 'setIfAbsent', 'consume', 'markConsumed', 'delete', 'incr', 'addToSet', 'members']) {
+  // every store operation the class has (not ping and close), whatever the Store interface holds today
+  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(store)).filter((m) => !['constructor', 'ping', 'close'].includes(m) && typeof target[m] === 'function');
+  for (const method of methods) {
     const original = target[method].bind(store);
     target[method] = (...args: unknown[]) => {
       if (tracing) trace.at(-1)?.ops.push(`${method} ${args.filter((a) => typeof a === 'string').slice(0, method === 'delete' ? 9 : 1).map((k) => family(k as string)).join(' ')}`);

@@ -1,8 +1,10 @@
 /**
  * Reads a V8 .cpuprofile (node --cpu-prof) and ranks functions by self time and by inclusive time
  * (each function counted once per sample however deep it recurses).
+ *   npx tsx bench/lib/cpuProfile.ts <file.cpuprofile>...   the same report for saved profiles
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 interface CpuNode {
   id: number;
@@ -125,7 +127,7 @@ export function stepReport(file: string, step: string, windows: Window[], top = 
   return lines.join('\n');
 }
 
-export function report(file: string, top = 25, window?: Window, ops?: number): string {
+export function profileReport(file: string, top = 25, window?: Window, ops?: number): string {
   const a = analyse(file, window);
   const busy = a.totalMs - a.idleMs;
   const pct = (ms: number) => `${((ms / busy) * 100).toFixed(1).padStart(5)}%`;
@@ -148,6 +150,17 @@ export function report(file: string, top = 25, window?: Window, ops?: number): s
   return lines.join('\n');
 }
 
+/**
+ * node --cpu-prof writes one profile per thread (tsx's module hooks run on a worker) into `dir`: the main
+ * thread's (thread id 0) is moved to `file`, `dir` removed.
+ */
+export function keepMainThreadProfile(dir: string, file: string): void {
+  const main = readdirSync(dir).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (!main) throw new Error(`no main-thread profile in ${dir}: ${readdirSync(dir).join(', ')}`);
+  renameSync(join(dir, main), file);
+  rmSync(dir, { recursive: true, force: true });
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const f of process.argv.slice(2)) console.log(report(f, 30));
+  for (const f of process.argv.slice(2)) console.log(profileReport(f, 30));
 }

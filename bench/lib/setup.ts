@@ -1,0 +1,60 @@
+/** What every mode sets up around its servers: the run's keys, a server's spec, Redis reachability and clean-up. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { loadKeys } from '../../src/keys/keys.js';
+import { keyFiles, LIFETIMES, type ServerSpec } from './config.js';
+import { freePort } from './children.js';
+import type { BenchOptions } from './options.js';
+
+/** The run's key files (ID token, credential, cookies), generated once in a temporary folder both servers read. */
+export async function makeKeys(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'vc-bench-keys-'));
+  await loadKeys({ ...keyFiles(dir), generate: true }, dir);
+  return dir;
+}
+
+export async function serverSpec(
+  opts: BenchOptions,
+  kind: 'ours' | 'baseline',
+  store: 'memory' | 'redis',
+  keyDir: string,
+  lifetimes = LIFETIMES,
+): Promise<ServerSpec> {
+  return { kind, store, redisUrl: opts.redisUrl, redisPrefix: `bench:${opts.runId}:${kind}:`, keyDir, lifetimes, port: await freePort() };
+}
+
+export async function redisReachable(url: string): Promise<boolean> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, enableOfflineQueue: false, retryStrategy: () => null });
+  r.on('error', () => {});
+  try {
+    await r.connect();
+    await r.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** Removes this run's keys (its own prefix only; bounded SCAN). */
+export async function cleanRedis(url: string, prefix: string): Promise<number> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  r.on('error', () => {});
+  let removed = 0;
+  try {
+    await r.connect();
+    let cursor = '0';
+    for (let i = 0; i < 100_000; i++) {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2_000);
+      if (keys.length) removed += await r.unlink(...keys);
+      cursor = next;
+      if (cursor === '0') break;
+    }
+  } finally {
+    r.disconnect();
+  }
+  return removed;
+}
