@@ -3,9 +3,10 @@ import type { Context, Middleware } from 'koa';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { escapeHtml } from '../interaction/views/escape.js';
+import { readAsset } from '../interaction/views/assets.js';
+import { html, type SafeHtml } from '../interaction/views/html.js';
 import { renderLayout } from '../interaction/views/layout.js';
-import { readForm } from '../oidc/http.js';
+import { readForm } from '../http/form.js';
 import { discoveryDocument } from '../oidc/discovery.js';
 import { versionProfiles } from '../oidc/versions.js';
 
@@ -31,7 +32,7 @@ const SAMPLE: Record<string, unknown> = {
 
 const CSP = (nonce: string) => `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
-function html(ctx: Context, title: string, body: string): void {
+function page(ctx: Context, title: string, body: SafeHtml): void {
   const nonce = randomBytes(16).toString('base64');
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Content-Security-Policy', CSP(nonce));
@@ -39,16 +40,7 @@ function html(ctx: Context, title: string, body: string): void {
   ctx.body = renderLayout({ nonce, title, body, css: DEMO_CSS });
 }
 
-const DEMO_CSS = `
-.demo form { display: grid; gap: 12px; }
-.demo label { display: grid; gap: 4px; font-weight: 600; font-size: 14px; }
-.demo input, .demo select { font: inherit; padding: 8px 10px; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); color: var(--text); }
-.demo button { font: inherit; font-weight: 600; padding: 10px 14px; border: 0; border-radius: 10px; background: var(--accent); color: var(--accent-ink); cursor: pointer; }
-.demo pre { white-space: pre-wrap; word-break: break-all; background: var(--surface-2); padding: 12px; border-radius: 8px; font-size: 13px; }
-.demo .hint { color: var(--muted); font-size: 14px; }
-.demo + .demo { margin-top: 16px; }
-.demo label span { font-weight: 500; }
-`;
+const DEMO_CSS = readAsset('demo.css');
 
 export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }): Middleware {
   const callback = `${config.baseUrl}/demo/callback`;
@@ -62,34 +54,34 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
 
   function index(ctx: Context): void {
     if (!client) {
-      html(ctx, 'Demo', `<section class="card demo"><h1>Demo</h1><p>No client in the config has the redirect URI ${escapeHtml(callback)} and an issuance scope.</p></section>`);
+      page(ctx, 'Demo', html`<section class="card demo"><h1>Demo</h1><p>No client in the config has the redirect URI ${callback} and an issuance scope.</p></section>`);
       return;
     }
+    const modes = html`<option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option>`;
     const forms = typesFor(client).map((t) => {
       const fields = Object.entries(t.attributes)
         .filter(([, a]) => a.type !== 'image')
-        .map(([name, a]) => `<label>${escapeHtml(a.label ?? name)}<input name="attr.${escapeHtml(name)}" value="${escapeHtml(SAMPLE[name] ?? '')}"${a.required ? ' required' : ''}></label>`)
-        .join('');
+        .map(([name, a]) => html`<label>${a.label ?? name}<input name="attr.${name}" value="${SAMPLE[name] ?? ''}"${a.required && html` required`}></label>`);
       const pin = t.pinCodeLength
-        ? `<label>PIN for the wallet (${t.pinCodeLength} digits, optional)<input name="pin" inputmode="numeric" pattern="[0-9]{${t.pinCodeLength}}" value="${'1234567890'.slice(0, t.pinCodeLength)}"></label>`
+        ? html`<label>PIN for the wallet (${t.pinCodeLength} digits, optional)<input name="pin" inputmode="numeric" pattern="[0-9]{${t.pinCodeLength}}" value="${'1234567890'.slice(0, t.pinCodeLength)}"></label>`
         : '';
-      return `<section class="card demo"><h2>Issue: ${escapeHtml(t.displayName ?? t.name)}</h2>
-<form method="post" action="${escapeHtml(`${config.baseUrl}/demo/start`)}">
-<input type="hidden" name="type" value="${escapeHtml(t.name)}">${fields}${pin}
-<label>Interface<select name="mode"><option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option></select></label>
-<button type="submit">Issue with ${escapeHtml(client.clientName ?? client.clientId)}</button></form></section>`;
+      return html`<section class="card demo"><h2>Issue: ${t.displayName ?? t.name}</h2>
+<form method="post" action="${`${config.baseUrl}/demo/start`}">
+<input type="hidden" name="type" value="${t.name}">${fields}${pin}
+<label>Interface<select name="mode">${modes}</select></label>
+<button type="submit">Issue with ${client.clientName ?? client.clientId}</button></form></section>`;
     });
     const verifiable = config.credentialTypes.filter((t) => client.scopes.includes(t.name));
-    const verify = verifiable.length
-      ? `<section class="card demo"><h2>Verify</h2>
-<form method="post" action="${escapeHtml(`${config.baseUrl}/demo/start`)}">
+    const verify =
+      verifiable.length > 0 &&
+      html`<section class="card demo"><h2>Verify</h2>
+<form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="kind" value="verify">
-${verifiable.map((t, i) => `<label><span><input type="checkbox" name="type.${escapeHtml(t.name)}" value="1"${i === 0 ? ' checked' : ''}> ${escapeHtml(t.displayName ?? t.name)}</span></label>`).join('')}
-<label>Interface<select name="mode"><option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option><option value="v1">Version 1, without PAR (/oidc/authorizev1)</option></select></label>
-<button type="submit">Ask for credentials as ${escapeHtml(client.clientName ?? client.clientId)}</button></form></section>`
-      : '';
-    html(ctx, 'Try the VC OpenID Provider', `<section class="card demo"><h1>Try it</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${escapeHtml(client.clientId)}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p></section>${forms.join('')}${verify}`);
+${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.${t.name}" value="1"${i === 0 && html` checked`}> ${t.displayName ?? t.name}</span></label>`)}
+<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option></select></label>
+<button type="submit">Ask for credentials as ${client.clientName ?? client.clientId}</button></form></section>`;
+    page(ctx, 'Try the VC OpenID Provider', html`<section class="card demo"><h1>Try it</h1>
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p></section>${forms}${verify}`);
   }
 
   async function start(ctx: Context): Promise<void> {
@@ -142,7 +134,7 @@ ${verifiable.map((t, i) => `<label><span><input type="checkbox" name="type.${esc
   }
 
   function result(ctx: Context, title: string, data: unknown): void {
-    html(ctx, title, `<section class="card demo"><h1>${escapeHtml(title)}</h1><pre>${escapeHtml(JSON.stringify(data, null, 2))}</pre><p><a href="${escapeHtml(`${config.baseUrl}/demo`)}">Start again</a></p></section>`);
+    page(ctx, title, html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre><p><a href="${`${config.baseUrl}/demo`}">Start again</a></p></section>`);
   }
 
   async function done(ctx: Context): Promise<void> {

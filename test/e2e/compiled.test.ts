@@ -29,7 +29,9 @@ let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
 run('the compiled service (npm run build; node dist/main.js serve)', () => {
   beforeAll(async () => {
+    // npm run build's steps: compile, then copy the views' stylesheets and scripts next to the compiled code
     execFileSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: process.cwd(), stdio: 'pipe' });
+    execFileSync(process.execPath, [join('scripts', 'copy-assets.mjs')], { cwd: process.cwd(), stdio: 'pipe' });
     dir = mkdtempSync(join(tmpdir(), 'vc-compiled-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;

@@ -1,10 +1,9 @@
 /**
- * HTML escaping for the server-rendered holder pages.
+ * HTML escaping for the server-rendered holder pages. The views do not call it: their `html` templates
+ * (html.ts) pass every interpolated value through `escapeHtml`.
  *
- * Every value interpolated into a view goes through `escapeHtml`, in text and in (always double-quoted)
- * attributes alike. The output is safe in element content and in quoted attribute values; it is NOT
- * meant for use inside <script> or <style> bodies (the views never interpolate there) nor for unquoted
- * attributes (the views never write those).
+ * The output is safe in element content and in quoted attribute values; it is NOT meant for use inside
+ * <script> or <style> bodies nor for unquoted attributes (`html` refuses values in those places).
  */
 
 const ENTITIES: Record<string, string> = {
@@ -26,7 +25,7 @@ const SPECIAL = /[&<>"'`]|[\uD800-\uDBFF][\uDC00-\uDFFF]|[^\x00-\x7F]/g;
  * Characters outside ASCII become numeric character references (`ü` → `&#xfc;`), which the browser reads
  * back as the same text. The pages are then pure ASCII: V8 keeps them as one-byte strings, whose UTF-8
  * encoding for the response is a copy, where one character outside Latin-1 anywhere in a page makes
- * the whole page a two-byte string (measured in bench/: encoding a 28 KB prompt page).
+ * the whole page a two-byte string.
  */
 export function escapeHtml(v: unknown): string {
   if (v === null || v === undefined) return '';
@@ -38,7 +37,7 @@ export function escapeHtml(v: unknown): string {
 const UNSAFE_SCHEME = /^(?:javascript|vbscript|data|file|blob):/i;
 
 /**
- * Makes a URL safe to put in an `href` (the result still has to be passed through `escapeHtml`).
+ * Makes a URL safe to put in an `href` (the result is still escaped, as every value in an `html` template).
  * Wallet URIs use custom schemes (`openid-credential-offer:`, `openid4vp:`, `haip:` …), so this is a
  * deny-list of the schemes that run code or render attacker-supplied documents rather than an
  * allow-list. Control characters and whitespace that browsers strip before parsing are removed before

@@ -8,8 +8,8 @@ let scratch = Buffer.allocUnsafe(16 * 1024);
  * one path of horizontal runs (`M x y h w v1 h -w z`).
  *
  * - Byte mode, error correction M and a fixed mask skip the encoder's eight mask trials (most of a
- *   prompt page's CPU once; any mask gives a valid, scannable code). `qr` encodes in 28 µs where
- *   qrcode took 46 (bench/micro.ts); the tests check its modules against qrcode's.
+ *   prompt page's CPU once; any mask gives a valid, scannable code). `qr` is faster than qrcode; the
+ *   tests check its modules against qrcode's.
  * - The path is written digit by digit into a byte buffer: qrcode's own SVG writer, and the same path
  *   built by string concatenation, cost as much as the encoding itself (bench/micro.ts).
  */

@@ -1,0 +1,224 @@
+/* The prompt page's script (views/prompt.ts), inlined under the page's CSP nonce. Static: its inputs are
+   the data-* attributes of #prompt, and it writes text only with textContent. */
+(function () {
+  'use strict';
+  var root = document.getElementById('prompt');
+  if (!root || typeof window.fetch !== 'function') return;
+
+  var statusText = document.getElementById('status-text');
+  var errorBox = document.getElementById('error');
+  var countdown = document.getElementById('countdown');
+  var announce = document.getElementById('expiry-announce');
+  var walletLink = document.getElementById('wallet-link');
+  var walletHint = document.getElementById('wallet-hint');
+
+  var clientName = root.getAttribute('data-client-name') || '';
+  var expiresIn = Number(root.getAttribute('data-expires-in'));
+  // Deadline from the server-computed remaining time, so a wrong device clock does not matter.
+  var deadline = Date.now() + (isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 0);
+
+  var MIN_DELAY = 1000;
+  var MAX_DELAY = 5000;
+  var delay = MIN_DELAY;
+  var failures = 0;
+  var finished = false;
+  var expired = false;
+  var warned = false;
+  var inFlight = null;
+  var pollTimer = 0;
+  var tickTimer = 0;
+
+  function resolve(u) {
+    try { return u ? new URL(u, location.href) : null; } catch (e) { return null; }
+  }
+  var statusUrl = resolve(root.getAttribute('data-status-url'));
+  var canPoll = !!statusUrl && statusUrl.origin === location.origin;
+
+  // where to go once the step is over: the provider's resume URL when the status names one (same origin
+  // only), else the continue step, which finishes the authorisation itself
+  var next = null;
+  function go() {
+    var u = next || resolve(root.getAttribute('data-continue-url'));
+    if (u && (u.protocol === 'https:' || u.protocol === 'http:')) location.assign(u.href);
+  }
+
+  function setState(state, text) {
+    root.setAttribute('data-state', state);
+    if (statusText.textContent !== text) statusText.textContent = text;
+  }
+
+  function finish() {
+    finished = true;
+    clearTimeout(pollTimer);
+    clearTimeout(tickTimer);
+    root.classList.add('is-final');
+    if (walletLink) {
+      walletLink.setAttribute('aria-disabled', 'true');
+      walletLink.setAttribute('tabindex', '-1');
+    }
+    if (walletHint) walletHint.hidden = true;
+  }
+
+  function reveal() {
+    var progress = document.getElementById('progress');
+    if (progress && progress.scrollIntoView) progress.scrollIntoView({ block: 'nearest' });
+  }
+
+  function showError(kind, message) {
+    var title = kind === 'expired' ? 'This request has expired' : 'Something went wrong';
+    var fallback = kind === 'expired'
+      ? 'The time to complete this step ran out. Please start again.'
+      : 'Your wallet could not complete this step. Please try again.';
+    var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : fallback;
+    var h = document.createElement('p');
+    h.className = 'alert-title';
+    h.textContent = title;
+    var p = document.createElement('p');
+    p.textContent = text;
+    errorBox.textContent = '';
+    errorBox.appendChild(h);
+    errorBox.appendChild(p);
+  }
+
+  function handle(s) {
+    if (finished || !s || typeof s.status !== 'string') return;
+    switch (s.status) {
+      case 'pending':
+        setState('pending', 'Waiting for your wallet\u2026');
+        break;
+      case 'scanned':
+        setState('scanned', 'Wallet connected\u2026');
+        if (walletHint) walletHint.hidden = true;
+        break;
+      case 'pin_retry':
+        var n = s.attemptsLeft;
+        setState('pin_retry', typeof n === 'number' && isFinite(n) && n >= 0
+          ? 'Wrong PIN. ' + n + (n === 1 ? ' attempt' : ' attempts') + ' left.'
+          : 'Wrong PIN. Please try again.');
+        break;
+      case 'done':
+        var resumeAt = resolve(s.next);
+        if (resumeAt && resumeAt.origin === location.origin) next = resumeAt;
+        finish();
+        setState('done', 'Done. Returning you to ' + clientName + '\u2026');
+        reveal();
+        setTimeout(go, 600);
+        break;
+      case 'failed':
+      case 'expired':
+        finish();
+        showError(s.status, s.message);
+        setState(s.status, 'Returning you to ' + clientName + '\u2026');
+        reveal();
+        setTimeout(go, 3000);
+        break;
+    }
+  }
+
+  function fetchStatus() {
+    if (inFlight) return inFlight;
+    var ctrl = typeof AbortController === 'function' ? new AbortController() : null;
+    var timeout = ctrl ? setTimeout(function () { ctrl.abort(); }, 10000) : 0;
+    inFlight = fetch(statusUrl.href, {
+      method: 'GET',
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers: { Accept: 'application/json' },
+      signal: ctrl ? ctrl.signal : undefined
+    }).then(function (res) {
+      return res.json().catch(function () { return null; });
+    }).then(function (body) {
+      if (!body || typeof body.status !== 'string') throw new Error('unexpected status response');
+      failures = 0;
+      handle(body);
+      return true;
+    }).catch(function () {
+      failures += 1;
+      if (failures >= 2 && !finished) statusText.textContent = 'Connection problem. Trying again\u2026';
+      return false;
+    }).then(function (ok) {
+      clearTimeout(timeout);
+      inFlight = null;
+      return ok;
+    });
+    return inFlight;
+  }
+
+  function poll() {
+    pollTimer = 0;
+    if (finished || expired) return;
+    fetchStatus().then(function (ok) {
+      if (finished || expired) return;
+      delay = ok ? MIN_DELAY : Math.min(delay * 2, MAX_DELAY);
+      clearTimeout(pollTimer);
+      pollTimer = setTimeout(poll, delay);
+    });
+  }
+
+  function onExpired() {
+    if (expired || finished) return;
+    expired = true;
+    clearTimeout(pollTimer);
+    var last = function () {
+      if (finished) return;
+      if (!canPoll) { handle({ status: 'expired' }); return; }
+      // The countdown reached zero: ask the server once more, then give up locally.
+      fetchStatus().then(function () { handle({ status: 'expired' }); });
+    };
+    if (inFlight) inFlight.then(last); else last();
+  }
+
+  function format(ms) {
+    var total = Math.max(0, Math.ceil(ms / 1000));
+    var h = Math.floor(total / 3600);
+    var m = Math.floor((total % 3600) / 60);
+    var s = total % 60;
+    var ss = (s < 10 ? '0' : '') + s;
+    return h > 0 ? h + ':' + (m < 10 ? '0' : '') + m + ':' + ss : m + ':' + ss;
+  }
+
+  function tick() {
+    clearTimeout(tickTimer);
+    if (finished || expired) return;
+    var left = deadline - Date.now();
+    if (left <= 0) {
+      if (countdown) countdown.textContent = '0:00';
+      onExpired();
+      return;
+    }
+    if (countdown) countdown.textContent = format(left);
+    if (left <= 60000) {
+      root.classList.add('is-expiring');
+      if (!warned && announce) {
+        warned = true;
+        announce.textContent = 'Less than a minute left to finish in your wallet.';
+      }
+    }
+    tickTimer = setTimeout(tick, (left % 1000) || 1000);
+  }
+
+  if (walletLink && walletHint) {
+    walletLink.addEventListener('click', function () {
+      if (finished) return;
+      setTimeout(function () {
+        if (!finished && document.visibilityState === 'visible' && root.getAttribute('data-state') === 'pending') {
+          walletHint.hidden = false;
+        }
+      }, 2500);
+    });
+  }
+
+  document.addEventListener('visibilitychange', function () {
+    if (document.visibilityState !== 'visible' || finished || expired) return;
+    tick();
+    if (canPoll && !inFlight) { clearTimeout(pollTimer); poll(); }
+  });
+
+  // Coming back with the Back button after the redirect: never resume a finished page from the cache.
+  window.addEventListener('pageshow', function (e) {
+    if (e.persisted) location.reload();
+  });
+
+  if (canPoll) poll();
+  tick();
+})();
