@@ -10,12 +10,9 @@ import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'no
  * base64url without padding; a cookie signed with any listed secret verifies (rotation: put the new
  * secret first).
  *
- * What differs is the cost. Keygrip compares digests with `tsscmp`, which draws 32 random bytes and
- * computes two more HMAC-SHA256 keyed with them (on Node 24 an HMAC from a `Buffer` key is slow: Node
- * asks whether the Buffer is a KeyObject by catching an exception): 10 µs per signed cookie read on
- * Node 20 and 32 µs on Node 24 (bench/micro.ts), against about 2 µs here, with the secrets imported once
- * as KeyObjects and the digests compared with `crypto.timingSafeEqual` (equal lengths: every digest here
- * has 27 characters, so the length says nothing).
+ * What differs is how digests are compared: with `crypto.timingSafeEqual` on secrets imported once as
+ * KeyObjects (every digest has 27 characters, so equal lengths say nothing), where Keygrip draws random
+ * bytes and computes two more HMACs per comparison. Cookies are read on every step of a flow.
  */
 export class CookieKeys {
   readonly #keys: KeyObject[];

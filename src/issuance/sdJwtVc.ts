@@ -47,7 +47,6 @@ export class SdJwtVcSigner {
       throw new TypeError('the credential signing key must be a private ES256 (EC P-256) JWK');
     }
     this.#kid = privateJwk.kid;
-    // node:crypto signs ES256 synchronously, at half the CPU of a WebCrypto job (src/keys/es256.ts)
     const key = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
     const signer = (data: string) => signEs256(key, data);
     this.#sdJwt = new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: disclosureSalt });

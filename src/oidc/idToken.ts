@@ -33,7 +33,6 @@ export function installIdTokenSigner(
   IdToken.prototype.issue = async function issue(this: typeof IdToken.prototype, o?: { use?: string }) {
     if (o?.use !== 'idtoken') return original.call(this, o);
     const claims = await this.payload();
-    // copied without the dropped ones rather than deleted from: an object with deleted members is slow to read and serialise
     const kept: Record<string, unknown> = {};
     for (const name of Object.keys(claims)) if (!DROPPED.has(name)) kept[name] = claims[name];
     const now = Math.floor(Date.now() / 1000);
