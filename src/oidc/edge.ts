@@ -16,6 +16,7 @@ import { mapProviderError, toProtocolError, type ErrorSite } from './errorMappin
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
+import { edgeCanStore, storePushedRequest } from './pushedRequest.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -83,11 +84,21 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     else mapRedirectedError(ctx);
   }
 
-  /** The edge checks the request in full; the provider authenticates the client again and stores it (RFC 9126 §2.2). */
+  /**
+   * RFC 9126: the edge checks the request; one of the spec's fields only is then stored by the edge
+   * (src/oidc/pushedRequest.ts), anything else goes to oidc-provider's PAR endpoint, which handles or
+   * refuses what the edge does not know.
+   */
   async function par(ctx: Context): Promise<void> {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
     const { providerParams } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
+    if (edgeCanStore(providerParams, ctx.headers)) {
+      ctx.status = 201;
+      ctx.body = await storePushedRequest(provider, client.clientId, providerParams, parLifetime(config));
+      noStore(ctx);
+      return;
+    }
     setForm(ctx, providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {

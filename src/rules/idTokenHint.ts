@@ -29,6 +29,18 @@ export interface VerifiedHint {
 
 /** D7: the client secret verifies these. */
 const SECRET_ALGS = ['HS256', 'HS384', 'HS512'] as const;
+
+/** A client secret as an HMAC key, imported once per secret and algorithm rather than on every hint. */
+const secretKeys = new Map<string, Promise<CryptoKey>>();
+function secretKey(secret: string, alg: string): Promise<CryptoKey> {
+  const id = `${alg} ${secret}`;
+  let key = secretKeys.get(id);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: `SHA-${alg.slice(2)}` }, false, ['verify']);
+    secretKeys.set(id, key);
+  }
+  return key;
+}
 /** D7: the client's public keys (inline JWKS or jwks_uri) verify these. */
 const PUBLIC_KEY_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
 
@@ -70,8 +82,7 @@ export async function verifyIdTokenHint(
     if ((SECRET_ALGS as readonly string[]).includes(alg)) {
       // D7: HS256/384/512 verify with the client secret only (RFC 7518 3.2), never with a public key
       if (!opts.client.clientSecret) throw fail(`alg ${alg} needs a client secret; the client has none`);
-      const secret = new TextEncoder().encode(opts.client.clientSecret);
-      ({ payload } = await jwtVerify(hint, secret, { ...options, algorithms: [...SECRET_ALGS] }));
+      ({ payload } = await jwtVerify(hint, await secretKey(opts.client.clientSecret, alg), { ...options, algorithms: [alg] }));
     } else {
       // D7: asymmetric algs verify with the registered public keys; the key must fit the alg
       const getKey = publicKeyResolver(opts.client, alg);
