@@ -12,8 +12,10 @@ import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
-import { createInteractionRoutes, type InteractionRoutes } from './interaction/routes.js';
-import { issuanceFlowClaims, verificationFlowClaims } from './interaction/flowClaims.js';
+import { createInteractionRoutes } from './interaction/routes.js';
+import { WalletSteps } from './interaction/steps.js';
+import { router } from './http/router.js';
+import { issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './interaction/flowClaims.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
@@ -115,7 +117,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
   const publicKeys = publicJwks(keys.idToken);
 
-  let walletStepDone: InteractionRoutes['walletStepDone'] = async () => {};
+  // the wallet's request that completes a step keeps the ID token's claims for the holder's browser
+  const steps = new WalletSteps(store);
+  const stepSucceeded = (stepId: string, claims: FlowClaims) => steps.succeeded(stepId, claims, config.lifetimes.interaction);
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
@@ -125,7 +129,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
-    onIssued: (offer) => walletStepDone(offer.stepId, issuanceFlowClaims(offer)),
+    onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer)),
   });
 
   const verifier = createVerifier({
@@ -135,11 +139,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
-    onVerified: (requestId, result) => walletStepDone(requestId, verificationFlowClaims(result)),
+    onVerified: (requestId, result) => stepSucceeded(requestId, verificationFlowClaims(result)),
   });
-  // the prompt learns that its wallet step succeeded (the routes need the issuer and verifier first)
-  const interaction = createInteractionRoutes({ config, store, providers, walletIssuer, verifier, clients, credentialTypes });
-  walletStepDone = interaction.walletStepDone;
+  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes });
 
   const inner = new Koa();
   inner.keys = cookieKeys;
@@ -148,25 +150,26 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
-  inner.use(interaction.middleware);
+  inner.use(interaction);
   if (config.demo) inner.use(createDemoRoutes(config, store, keys.idToken));
-  inner.use(async (ctx, next) => {
-    if (ctx.path === '/healthz') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/readyz') {
-      try {
-        await store.ping();
-        ctx.body = { status: 'ready', store: store.kind };
-      } catch {
-        ctx.status = 503;
-        ctx.body = { status: 'unavailable', store: store.kind };
-      }
-      return;
-    }
-    await next();
-  });
+  inner.use(
+    router([
+      { method: 'GET', path: '/healthz', handle: (ctx) => void (ctx.body = { status: 'ok' }) },
+      {
+        method: 'GET',
+        path: '/readyz',
+        handle: async (ctx) => {
+          try {
+            await store.ping();
+            ctx.body = { status: 'ready', store: store.kind };
+          } catch {
+            ctx.status = 503;
+            ctx.body = { status: 'unavailable', store: store.kind };
+          }
+        },
+      },
+    ]),
+  );
   inner.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { error: 'not_found', error_description: `no endpoint at ${ctx.method} ${ctx.path}` };

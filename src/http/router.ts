@@ -8,11 +8,14 @@ export interface Route {
   method: Method;
   /** an exact path, or a pattern whose groups are handed to the handler */
   path: string | RegExp;
+  /** false: a GET route that HEAD must not reach (it uses something up) */
+  head?: false;
   handle(ctx: Context, params: string[]): Promise<void> | void;
 }
 
 /**
- * The one small router of the service: exact paths and patterns, GET answering HEAD too, and one 405
+ * The one small router of the service: exact paths and patterns, GET answering HEAD too (unless the
+ * route says `head: false`), and one 405
  * behaviour (`Allow` and a JSON error) for a known path asked with another method. Paths it does not
  * know pass on to the next middleware. A ProtocolError thrown by a handler is answered as JSON (D4).
  */
@@ -37,8 +40,7 @@ export function router(routes: readonly Route[]): Middleware {
   return function routes(ctx, next) {
     const found = match(ctx.path);
     if (!found) return next();
-    const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-    const route = found.candidates.find((r) => r.method === method);
+    const route = found.candidates.find((r) => r.method === ctx.method || (ctx.method === 'HEAD' && r.method === 'GET' && r.head !== false));
     if (!route) {
       const allowed = found.candidates.map((r) => r.method).filter((m) => m !== 'OPTIONS');
       sendError(ctx, new ProtocolError('invalid_request', `${ctx.method} is not allowed here; use ${allowed.join(' or ')}`, 405), { Allow: allowed.join(', ') });

@@ -22,6 +22,8 @@ import { stepIdOf, WalletSteps, type WalletStep } from './steps.js';
 export interface InteractionDeps {
   config: Config;
   store: Store;
+  /** where the wallet-facing side keeps a succeeded step's claims (src/app.ts) */
+  steps: WalletSteps;
   providers: Record<Version, Provider>;
   walletIssuer: WalletIssuer;
   verifier: Verifier;
@@ -32,17 +34,6 @@ export interface InteractionDeps {
 type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string };
-
-const STEP_ID = /^(v1|v2)\.([A-Za-z0-9_-]{1,64})$/;
-
-export interface InteractionRoutes {
-  middleware: Middleware;
-  /**
-   * The wallet step succeeded (called from the wallet's request, before it is answered): its claims are
-   * kept for the holder's browser, which finishes the authorisation on its next status poll or continue.
-   */
-  walletStepDone(stepId: string, flow: FlowClaims): Promise<void>;
-}
 
 const CSP = (nonce: string) =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
@@ -82,9 +73,8 @@ const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - 
  * oidc-provider's `interactionResult` and goes back to the provider, which redirects to the client with
  * a code, or with the error.
  */
-export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
-  const { config, store } = d;
-  const steps = new WalletSteps(store);
+export function createInteractionRoutes(d: InteractionDeps): Middleware {
+  const { config, store, steps } = d;
   const grantClaims = new GrantClaims(store);
 
   /** The interaction of this browser (its cookie), when it is the one the URL names. */
@@ -178,11 +168,6 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
     return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId);
   }
 
-  async function walletStepDone(stepId: string, flow: FlowClaims): Promise<void> {
-    if (!STEP_ID.test(stepId)) return;
-    await steps.succeeded(stepId, flow, config.lifetimes.interaction);
-  }
-
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
     if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
@@ -272,10 +257,9 @@ export function createInteractionRoutes(d: InteractionDeps): InteractionRoutes {
   }
 
   const uid = '([A-Za-z0-9_-]{1,64})';
-  const middleware = router([
+  return router([
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}$`), handle: (ctx, [v, id]) => prompt(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/status$`), handle: (ctx, [v, id]) => status(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/continue$`), handle: (ctx, [v, id]) => continueFlow(ctx, v as Version, id) },
   ]);
-  return { middleware, walletStepDone };
 }

@@ -10,7 +10,7 @@ import { checkRedirectUri } from '../rules/authorizationParams.js';
 import { readForm, readQuery, setForm } from '../http/form.js';
 import { noStore, redirectError, sendError } from '../http/respond.js';
 import { router, type Route } from '../http/router.js';
-import { checkAuthorizationRequest, stripInternal, type HintRecord, type RequestSite } from './requestChecks.js';
+import { checkAuthorizationRequest, registerHint, stripInternal, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
 import { shapeTokenResponse } from './tokenResponse.js';
@@ -51,7 +51,6 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     config,
     credentialTypes: d.credentialTypes,
     site,
-    registerHint: (key: string, record: HintRecord, ttl: number) => d.store.setIfAbsent(key, record, ttl),
   });
 
   /** Maps a JSON error the provider answered with onto the spec's codes. */
@@ -92,13 +91,17 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   async function par(ctx: Context): Promise<void> {
     const params = stripInternal(await readForm(ctx, formLimit(config)));
     const client = authenticateClient(params, d.clients);
-    const { providerParams } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
+    const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
     if (edgeCanStore(providerParams, ctx.headers)) {
+      // independent writes, made together; a request whose hint turns out replayed leaves a pushed
+      // request nobody receives, until it expires
+      const [, stored] = await Promise.all([registerHint(d.store, hintRegistration), storePushedRequest(provider, client.clientId, providerParams, parLifetime(config))]);
       ctx.status = 201;
-      ctx.body = await storePushedRequest(provider, client.clientId, providerParams, parLifetime(config));
+      ctx.body = stored;
       noStore(ctx);
       return;
     }
+    await registerHint(d.store, hintRegistration);
     setForm(ctx, providerParams);
     await toProvider(ctx, notFound);
     if (ctx.status === 201) {
@@ -133,7 +136,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     if (!client) throw invalidRequest('client_id is not a registered client');
     const redirectUri = checkRedirectUri(params.redirect_uri, client.redirectUris);
     try {
-      const { providerParams } = await checkAuthorizationRequest(params, requestContext(client, site));
+      const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, site));
+      await registerHint(d.store, hintRegistration);
       ctx.querystring = new URLSearchParams(providerParams).toString();
       ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
     } catch (err) {

@@ -6,6 +6,7 @@ import { checkPkce } from '../rules/pkce.js';
 import { verifyIdTokenHint, type VerifiedHint } from '../rules/idTokenHint.js';
 import { checkPinRule } from '../rules/pin.js';
 import type { VersionProfile } from './versions.js';
+import type { Store } from '../store/types.js';
 
 /** Where an authorization request arrives: pushed (PAR), or as authorise query parameters. */
 export type RequestSite = 'par' | 'authorize' | 'authorizeNonPar';
@@ -16,8 +17,6 @@ export interface RequestContext {
   config: Config;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   site: RequestSite;
-  /** remembers a hint (and what it carries) until it expires; false when it was already used (D7) */
-  registerHint: (key: string, record: HintRecord, ttlSeconds: number) => Promise<boolean>;
 }
 
 export interface CheckedRequest {
@@ -25,6 +24,25 @@ export interface CheckedRequest {
   /** the parameters handed to oidc-provider: hint taken out of its way, PKCE in its S256 form */
   providerParams: Record<string, string>;
   hint?: VerifiedHint;
+  /** issuance: the hint's replay record, which `registerHint` writes once every check has passed */
+  hintRegistration?: HintRegistration;
+}
+
+export interface HintRegistration {
+  key: string;
+  record: HintRecord;
+  ttlSeconds: number;
+}
+
+/**
+ * D7: a hint backs at most one credential: its replay record is written once, atomically; a second use
+ * is refused. Registered after every other check, so that a request failing another check does not burn
+ * its hint.
+ */
+export async function registerHint(store: Store, registration: HintRegistration | undefined): Promise<void> {
+  if (registration && !(await store.setIfAbsent(registration.key, registration.record, registration.ttlSeconds))) {
+    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  }
 }
 
 /**
@@ -56,7 +74,7 @@ function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly (
  * The checks the spec makes when a request is made (PAR errors table; for non-PAR requests, the same
  * checks at authorise, D6), in the order a developer fixes them: response type and mode, redirect URI,
  * scope, nonce, PKCE, then the `id_token_hint` and its PIN (D4, D7). Template and image checks belong
- * to the authorise step (src/interaction).
+ * to the authorise step (src/interaction). Nothing is written: the caller registers the hint.
  */
 export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
   const nonPar = r.site !== 'par';
@@ -109,14 +127,10 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     maxLength: r.config.hint.maxLength,
   });
   const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
-  // A hint backs at most one credential (D7): remembered until it expires (and at least as long as the
-  // flow it starts may take), registered last so that a request failing another check does not burn it.
+  // remembered until the hint expires, and at least as long as the flow it starts may take
   const { lifetimes, hint: hintRules } = r.config;
-  const ttl = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
+  const ttlSeconds = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
   const key = `hint:${r.client.clientId}:${hint.replayKey}`;
   providerParams.vc_hint = key;
-  if (!(await r.registerHint(key, { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttl))) {
-    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
-  }
-  return { scope, providerParams, hint };
+  return { scope, providerParams, hint, hintRegistration: { key, record: { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttlSeconds } };
 }

@@ -4,7 +4,6 @@ import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import { readForm } from '../http/form.js';
 import { router } from '../http/router.js';
 import { ProtocolError } from '../rules/errors.js';
-import { sendError } from '../http/respond.js';
 import type { Store } from '../store/types.js';
 import { dcqlQueryFor } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
@@ -174,11 +173,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   }
 
   const middleware = router([
-    { method: 'GET', path: new RegExp(`^${requestPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^/]*)$`), handle: (ctx, [reference]) => {
-      // not HEAD either: fetching the Request Object uses it up
-      if (ctx.method !== 'HEAD') return serveRequestObject(ctx, reference);
-      sendError(ctx, new ProtocolError('invalid_request', 'HEAD is not allowed here; use GET', 405), { Allow: 'GET' });
-    } },
+    // not HEAD: fetching the Request Object uses it up
+    { method: 'GET', head: false, path: new RegExp(`^${requestPath}([^/]*)$`), handle: (ctx, [reference]) => serveRequestObject(ctx, reference) },
     { method: 'POST', path: responsePath, handle: takeResponse },
   ]);
 
