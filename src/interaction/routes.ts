@@ -117,7 +117,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     return returnTo;
   }
 
-  async function startIssuance(interaction: Interaction, stepId: string, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
+  async function startIssuance(stepId: string, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
     const type = d.credentialTypes.get(typeName)!;
     const hint = await store.get<HintRecord>(String(params.vc_hint));
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
@@ -159,7 +159,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function startStep(interaction: Interaction, stepId: string): Promise<WalletStep> {
     const params = interaction.params as Record<string, unknown>;
     const { kind, types } = requestedTypes(String(params.scope ?? ''));
-    const step = kind === 'issuance' ? await startIssuance(interaction, stepId, params, types[0]) : await startVerification(stepId, params, types);
+    const step = kind === 'issuance' ? await startIssuance(stepId, params, types[0]) : await startVerification(stepId, params, types);
     if (await steps.start(stepId, step, secondsLeft(interaction))) return step;
     return (await steps.find(stepId)) ?? step;
   }
