@@ -12,6 +12,16 @@ const GRANTABLE = new Set([
   'PreAuthorizedCode',
 ]);
 
+/** Models oidc-provider consumes (single use): only their records have a `consumed` marker. */
+const CONSUMABLE = new Set([
+  'AuthorizationCode',
+  'BackchannelAuthenticationRequest',
+  'DeviceCode',
+  'PreAuthorizedCode',
+  'PushedAuthorizationRequest',
+  'RefreshToken',
+]);
+
 export type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
 
 const FALLBACK_TTL = 3600;
@@ -60,6 +70,7 @@ export function createOidcAdapterFactory(
 
     async find(id: string): Promise<Payload | undefined> {
       const key = this.key(id);
+      if (!CONSUMABLE.has(this.model)) return store.get<Payload>(key);
       const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [Payload | undefined, number | undefined];
       if (payload && consumed !== undefined) payload.consumed = consumed;
       return payload;
@@ -83,7 +94,7 @@ export function createOidcAdapterFactory(
 
     async destroy(id: string): Promise<void> {
       const key = this.key(id);
-      await store.delete(key, consumedKey(key));
+      await (CONSUMABLE.has(this.model) ? store.delete(key, consumedKey(key)) : store.delete(key));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
