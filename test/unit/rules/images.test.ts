@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { describe, it, expect } from 'vitest';
-import type { CredentialType } from '../../../src/config/schema.js';
-import { crc32, crc32Table, jpegProblem, pngProblem, validateImageDataUri, validateImages } from '../../../src/rules/images.js';
+import { attributeSchema, type CredentialType } from '../../../src/config/schema.js';
+import { jpegProblem, pngProblem, validateImageDataUri, validateImages } from '../../../src/rules/images.js';
 import { expectProtocolError } from './helpers.js';
 
 // --- test images, built programmatically ------------------------------------------------------------
@@ -43,6 +43,9 @@ const jpegParts = {
 const jpeg = (over: Partial<Record<keyof typeof jpegParts, number[]>> = {}) =>
   Buffer.from(Object.entries({ ...jpegParts, ...over }).flatMap(([, v]) => v));
 
+/** A frame header (SOF0 unless told) of the given size, one component, as in the minimal JPEG. */
+const sof = (width: number, height: number, marker = 0xc0) => [0xff, marker, 0x00, 0x0b, 0x08, height >> 8, height & 0xff, width >> 8, width & 0xff, 0x01, 0x01, 0x11, 0x00];
+
 const uri = (mediaType: string, bytes: Buffer) => `data:${mediaType};base64,${bytes.toString('base64')}`;
 
 const withImage = (spec: Partial<CredentialType['attributes'][string]> = {}): CredentialType => ({
@@ -59,8 +62,8 @@ const withImage = (spec: Partial<CredentialType['attributes'][string]> = {}): Cr
 
 describe('D9: an image attribute is a data: URI, base64', () => {
   it('accepts a valid PNG and a valid JPEG data URI, returning media type and decoded size (D9)', () => {
-    expect(validateImageDataUri(uri('image/png', png()), {})).toEqual({ mediaType: 'image/png', bytes: png().length });
-    expect(validateImageDataUri(uri('image/jpeg', jpeg()), {})).toEqual({ mediaType: 'image/jpeg', bytes: jpeg().length });
+    expect(validateImageDataUri(uri('image/png', png()), {})).toEqual({ mediaType: 'image/png', bytes: png().length, width: 1, height: 1 });
+    expect(validateImageDataUri(uri('image/jpeg', jpeg()), {})).toEqual({ mediaType: 'image/jpeg', bytes: jpeg().length, width: 1, height: 1 });
   });
 
   it('treats the media type case-insensitively (RFC 2045 5.1)', () => {
@@ -174,9 +177,18 @@ describe('D9: the decoded bytes carry the format signature and parse as that for
     ['EOI before any scan', () => Buffer.from([...jpegParts.soi, ...jpegParts.sof, 0xff, 0xd9]), 'EOI before'],
     ['garbage where a marker should be', () => jpeg({ dqt: [0x00, 0x11] }), 'marker'],
     ['no SOS at all', () => Buffer.from([...jpegParts.soi, ...jpegParts.dqt, ...jpegParts.sof]), 'no scan'],
+    ['a zero height (lines left to a DNL marker)', () => jpeg({ sof: sof(1, 0) }), 'zero width or height'],
+    ['two frame headers', () => jpeg({ sof: [...sof(1, 1), ...sof(1, 1)] }), 'more than one frame header'],
+    ['more than 4 components', () => jpeg({ sof: [0xff, 0xc0, 0x00, 0x17, 0x08, 0x00, 0x01, 0x00, 0x01, 0x05, ...Array.from({ length: 5 }, (_, i) => [i + 1, 0x11, 0x00]).flat()] }), '5 components'],
+    ['a frame header image-size does not read (SOF9, arithmetic coding)', () => jpeg({ sof: sof(1, 1, 0xc9) }), 'header cannot be read'],
   ];
   it.each(cases)('refuses a JPEG with %s, naming the attribute (D9)', (_, make, problem) => {
     expectProtocolError(() => validateImageDataUri(uri('image/jpeg', make()), { name: 'Photo' }), 'invalid_request', 'image attribute "Photo"', 'not a valid image/jpeg', problem);
+  });
+
+  it('refuses a frame header that is not the one whose dimensions were read (a header image-size misread)', () => {
+    expect(jpegProblem(jpeg(), { width: 1, height: 1 })).toBeUndefined();
+    expect(jpegProblem(jpeg(), { width: 1, height: 2 })).toMatch(/frame header declares 1 x 1, not the 1 x 2/);
   });
 
   it('refuses JPEG bytes labelled image/png (D9)', () => {
@@ -204,14 +216,87 @@ describe('D9: every present image attribute is checked with its template setting
   });
 });
 
-describe('PNG CRC-32 (PNG annex D)', () => {
-  it('computes the well-known CRC of the IEND chunk type with both implementations', () => {
-    expect(crc32(Buffer.from('IEND'))).toBe(0xae426082);
-    expect(crc32Table(Buffer.from('IEND'))).toBe(0xae426082);
+// --- declared dimensions (issue "Hardening" 3: decompression bombs) ----------------------------------
+
+/** A PNG whose IHDR declares width x height (valid CRCs), with a small zlib stream of `rows` zero rows. */
+function pngDeclaring(width: number, height: number, opts: { bitDepth?: number; colourType?: number; rows?: number } = {}): Buffer {
+  const bitDepth = opts.bitDepth ?? 8;
+  const colourType = opts.colourType ?? 0;
+  const channels = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[colourType]!;
+  const rowBytes = 1 + Math.ceil((width * channels * bitDepth) / 8);
+  const rows = Math.min(opts.rows ?? height, height);
+  return png(ihdr(width, height, bitDepth, colourType), chunk('IDAT', zlib.deflateSync(Buffer.alloc(rowBytes * rows))), iend());
+}
+
+describe('declared dimensions: maxWidth, maxHeight (4096 by default) and maxPixels (maxWidth * maxHeight by default)', () => {
+  it('refuses a PNG declaring 2147483647 x 2147483647, naming the attribute and maxWidth, before reading its data', () => {
+    const bomb = pngDeclaring(0x7fffffff, 0x7fffffff, { rows: 0 });
+    expect(pngProblem(bomb)).toBeUndefined(); // a well-formed file: only the limits refuse it
+    expectProtocolError(() => validateImageDataUri(uri('image/png', bomb), { name: 'Photo' }), 'invalid_request', 'image attribute "Photo"', '2147483647 pixels wide', 'limit of 4096 pixels (maxWidth)');
   });
 
-  it('matches zlib.crc32 on arbitrary data with the table implementation', () => {
-    const data = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7919) & 0xff));
-    expect(crc32Table(data)).toBe(zlib.crc32(data) >>> 0);
+  it('refuses a 100000 x 100000 RGBA 16-bit PNG with a small zlib stream', () => {
+    const bomb = pngDeclaring(100000, 100000, { bitDepth: 16, colourType: 6, rows: 2 });
+    expect(bomb.length).toBeLessThan(262144);
+    expectProtocolError(() => validateImageDataUri(uri('image/png', bomb), { name: 'Photo' }), 'invalid_request', '"Photo"', '100000 pixels wide', 'maxWidth');
+  });
+
+  it('refuses a JPEG whose SOF0 declares 65535 x 65535', () => {
+    const bomb = jpeg({ sof: sof(65535, 65535) });
+    expect(jpegProblem(bomb)).toBeUndefined();
+    expectProtocolError(() => validateImageDataUri(uri('image/jpeg', bomb), { name: 'Photo' }), 'invalid_request', '"Photo"', '65535 pixels wide', 'limit of 4096 pixels (maxWidth)');
+  });
+
+  it('refuses a height over maxHeight, naming maxHeight', () => {
+    expectProtocolError(() => validateImageDataUri(uri('image/png', pngDeclaring(1, 4097)), { name: 'Photo' }), 'invalid_request', '"Photo"', '4097 pixels high', 'limit of 4096 pixels (maxHeight)');
+    expectProtocolError(() => validateImageDataUri(uri('image/jpeg', jpeg({ sof: sof(1, 4097) })), { name: 'Photo' }), 'invalid_request', '"Photo"', 'maxHeight');
+  });
+
+  it('accepts a 4096 x 4096 PNG and JPEG, at the default limits', () => {
+    const atLimit = pngDeclaring(4096, 4096);
+    expect(validateImageDataUri(uri('image/png', atLimit), { name: 'Photo' })).toMatchObject({ width: 4096, height: 4096 });
+    expect(validateImageDataUri(uri('image/jpeg', jpeg({ sof: sof(4096, 4096) })), { name: 'Photo' })).toMatchObject({ width: 4096, height: 4096 });
+  });
+
+  it('applies configured maxWidth, maxHeight and maxPixels, naming the one exceeded', () => {
+    const image = uri('image/png', pngDeclaring(64, 32));
+    expect(validateImageDataUri(image, { maxWidth: 64, maxHeight: 32, maxPixels: 2048 })).toMatchObject({ width: 64, height: 32 });
+    expectProtocolError(() => validateImageDataUri(image, { maxWidth: 63, name: 'Photo' }), 'invalid_request', '"Photo"', 'limit of 63 pixels (maxWidth)');
+    expectProtocolError(() => validateImageDataUri(image, { maxHeight: 31, name: 'Photo' }), 'invalid_request', '"Photo"', 'limit of 31 pixels (maxHeight)');
+    expectProtocolError(() => validateImageDataUri(image, { maxPixels: 2047, name: 'Photo' }), 'invalid_request', '"Photo"', '64 x 32 = 2048 pixels', 'limit of 2047 pixels (maxPixels)');
+  });
+
+  it('defaults maxPixels to the configured maxWidth * maxHeight', () => {
+    expect(validateImageDataUri(uri('image/png', pngDeclaring(8192, 2)), { maxWidth: 8192 })).toMatchObject({ width: 8192 });
+    expectProtocolError(() => validateImageDataUri(uri('image/png', pngDeclaring(2, 2)), { maxWidth: 1, maxHeight: 4 }), 'invalid_request', 'maxWidth');
+  });
+
+  it("applies the attribute's maxWidth, maxHeight and maxPixels from the template", () => {
+    const image = uri('image/jpeg', jpeg({ sof: sof(100, 50) }));
+    expect(() => validateImages({ Photo: image }, withImage())).not.toThrow();
+    expectProtocolError(() => validateImages({ Photo: image }, withImage({ maxWidth: 99 })), 'invalid_request', '"Photo"', 'limit of 99 pixels (maxWidth)');
+    expectProtocolError(() => validateImages({ Photo: image }, withImage({ maxHeight: 49 })), 'invalid_request', '"Photo"', 'limit of 49 pixels (maxHeight)');
+    expectProtocolError(() => validateImages({ Photo: image }, withImage({ maxPixels: 4999 })), 'invalid_request', '"Photo"', 'limit of 4999 pixels (maxPixels)');
+    expect(() => validateImages({ Photo: image, Logo: image }, withImage({ maxPixels: 5000 }))).not.toThrow();
+  });
+
+  it('checks the limits before the structure: an over-limit file is refused for its size even when malformed', () => {
+    const bomb = pngDeclaring(100000, 100000, { rows: 1 });
+    bomb[bomb.length - 20] ^= 0xff; // a bad CRC in IDAT
+    expectProtocolError(() => validateImageDataUri(uri('image/png', bomb), { name: 'Photo' }), 'invalid_request', '"Photo"', 'maxWidth');
+  });
+});
+
+describe('config: image limits per attribute (attributeSchema)', () => {
+  it('accepts maxWidth, maxHeight and maxPixels on an image attribute', () => {
+    expect(attributeSchema.parse({ type: 'image', maxWidth: 512, maxHeight: 256, maxPixels: 100000, maxBytes: 65536 })).toMatchObject({ maxWidth: 512, maxHeight: 256, maxPixels: 100000 });
+  });
+
+  it('refuses them on an attribute that is not an image, and values that are not positive integers', () => {
+    const issues = (v: unknown) => attributeSchema.safeParse(v).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+    expect(issues({ type: 'string', maxWidth: 10, maxPixels: 10 })).toEqual(['maxWidth: maxWidth applies to image attributes only', 'maxPixels: maxPixels applies to image attributes only']);
+    expect(issues({ type: 'image', maxWidth: 0 })).toHaveLength(1);
+    expect(issues({ type: 'image', maxHeight: 1.5 })).toHaveLength(1);
+    expect(issues({ type: 'image', maxWidth: 2 ** 31 })).toHaveLength(1);
   });
 });
