@@ -42,7 +42,14 @@ async function serve(file: string): Promise<number> {
   const running = await listen(service);
   const { config } = service;
   const log = service.logger;
-  for (const f of service.generatedKeys) log.info({ file: f }, 'generated a new key file (keep it secret; it is git-ignored)');
+  // once per key set, where it came from (D20); never a key's value
+  const keyMessages = {
+    file: 'keys: loaded from the key file',
+    'generated-file': 'keys: no key file: generated a new key file (keep it secret; it is git-ignored)',
+    'generated-store': 'keys: no key file: generated a new key set into the store, where every instance on this store loads it (keep the store secret)',
+    store: 'keys: no key file: loaded the key set from the store (another instance, or an earlier start, generated it)',
+  } as const;
+  for (const o of service.keyOrigins) log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
   console.log(`
   VC OpenID Provider is running (listening on ${running.url}, base URL ${config.baseUrl})

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, calculateJwkThumbprint, type JWK } from 'jose';
+import type { Store } from '../store/types.js';
 
 export interface KeySet {
   /** RS256 private keys for ID tokens; the first signs (spec: Authentication 6). */
@@ -18,6 +19,34 @@ export interface KeyPaths {
   cookies: string;
   generate: boolean;
 }
+
+export type KeySetName = keyof KeySet;
+
+/**
+ * Where one key set came from at start-up:
+ * - `file`: its key file existed and was used as it is;
+ * - `generated-file`: no file and no shared store, so this instance generated the file;
+ * - `generated-store`: no file; this instance generated the set into the shared store (it was first);
+ * - `store`: no file; the set was already in the shared store (another instance, or an earlier start, generated it).
+ */
+export interface KeyOrigin {
+  set: KeySetName;
+  origin: 'file' | 'generated-file' | 'generated-store' | 'store';
+  /** the configured key file (absolute), which for the store origins does not exist */
+  file: string;
+  /** the store key (before the store's key prefix), for the store origins */
+  storeKey?: string;
+}
+
+/**
+ * The store key of each generated key set (D20): one key per set, written once by the first instance
+ * and never expiring (`Store.setPermanentIfAbsent`).
+ */
+export const KEY_STORE_KEYS: Record<KeySetName, string> = {
+  idToken: 'keys:idToken',
+  credential: 'keys:credential',
+  cookies: 'keys:cookies',
+};
 
 async function newSigningKey(alg: 'RS256' | 'ES256'): Promise<JWK> {
   const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
@@ -42,40 +71,84 @@ async function writeSecret(file: string, value: unknown): Promise<void> {
   });
 }
 
-function checkKeys(file: string, set: { keys: JWK[] } | undefined, kty: string): { keys: JWK[] } {
-  if (!set || !Array.isArray(set.keys) || set.keys.length === 0) throw new Error(`${file}: expected a JWKS with at least one private key`);
+function checkJwks(where: string, set: { keys: JWK[] } | undefined, kty: string): { keys: JWK[] } {
+  if (!set || !Array.isArray(set.keys) || set.keys.length === 0) throw new Error(`${where}: expected a JWKS with at least one private key`);
   set.keys.forEach((k, i) => {
-    if (k.kty !== kty || !k.d) throw new Error(`${file}: keys[${i}] must be a private ${kty} key`);
+    if (k.kty !== kty || !k.d) throw new Error(`${where}: keys[${i}] must be a private ${kty} key`);
   });
   return set;
 }
 
-/**
- * Loads the configured keys, generating any missing file on first start when `generate` is on (the
- * embedded default). Files are written 0600 into a git-ignored folder; production mounts its own.
- */
-export async function loadKeys(paths: KeyPaths, baseDir: string): Promise<{ keys: KeySet; generated: string[] }> {
-  const generated: string[] = [];
-  const load = async <T>(rel: string, make: () => Promise<T>): Promise<T> => {
-    const file = resolve(baseDir, rel);
-    let value = await readJson<T>(file);
-    if (value === undefined) {
-      if (!paths.generate) throw new Error(`${file}: key file not found (keys.generate is off)`);
-      await writeSecret(file, await make());
-      value = await readJson<T>(file);
-      generated.push(file);
-    }
-    return value as T;
-  };
-  const idTokenFile = resolve(baseDir, paths.idToken);
-  const credentialFile = resolve(baseDir, paths.credential);
-  const idToken = checkKeys(idTokenFile, await load(paths.idToken, async () => ({ keys: [await newSigningKey('RS256')] })), 'RSA');
-  const credential = checkKeys(credentialFile, await load(paths.credential, async () => ({ keys: [await newSigningKey('ES256')] })), 'EC');
-  const cookies = await load<string[]>(paths.cookies, async () => [randomBytes(32).toString('base64url')]);
-  if (!Array.isArray(cookies) || cookies.length === 0) throw new Error(`${resolve(baseDir, paths.cookies)}: expected a JSON array of secrets`);
+function checkCookies(where: string, cookies: string[] | undefined): string[] {
+  if (!Array.isArray(cookies) || cookies.length === 0) throw new Error(`${where}: expected a JSON array of secrets`);
   const bad = cookies.findIndex((s) => typeof s !== 'string' || s.length === 0);
-  if (bad >= 0) throw new Error(`${resolve(baseDir, paths.cookies)}: [${bad}] must be a non-empty string (a secret that signs cookies)`);
-  return { keys: { idToken, credential, cookies }, generated };
+  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string (a secret that signs cookies)`);
+  return cookies;
+}
+
+/** How each set is generated and checked (whether read from a file or from the store). */
+const KINDS = {
+  idToken: { make: async () => ({ keys: [await newSigningKey('RS256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'RSA') },
+  credential: { make: async () => ({ keys: [await newSigningKey('ES256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'EC') },
+  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkCookies(where, v as string[]) },
+} as const;
+
+/**
+ * The set under its store key: the one already there, or else a new one offered atomically (the first
+ * writer wins; a loser uses the winner's). A set that is there is read before anything is generated,
+ * so only a first start pays for generating a key.
+ */
+async function fromStore(store: Store, name: KeySetName): Promise<{ value: unknown; generated: boolean }> {
+  const key = KEY_STORE_KEYS[name];
+  // Without the store this instance cannot know the deployment's key set, so it does not start (rather
+  // than sign with keys of its own); with key files it does not need the store to start.
+  const reach = <T>(p: Promise<T>): Promise<T> =>
+    p.catch((err: Error) => {
+      throw new Error(`store key ${key}: no key file, and the store that holds the generated keys cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message})`, { cause: err });
+    });
+  // a few rounds only for the case of an operator deleting the key between our write attempt and read
+  for (let round = 0; round < 3; round++) {
+    const held = await reach(store.get(key));
+    if (held !== undefined) return { value: held, generated: false };
+    const candidate = await KINDS[name].make();
+    if (await reach(store.setPermanentIfAbsent(key, candidate))) return { value: candidate, generated: true };
+  }
+  throw new Error(`store key ${key}: cannot read the key set that another instance wrote (was it deleted during start-up?)`);
+}
+
+/**
+ * Loads the configured keys (D20). A key file that exists is used as it is. A missing one, when
+ * `generate` is on (the embedded default): with a `shared` store (Redis, which every instance of a
+ * deployment uses) the set is generated into that store once and every instance loads it from there,
+ * so instances behind a load balancer sign and verify with one key set; without one (the memory store,
+ * one process) the file is generated, 0600, into a git-ignored folder. Production mounts its own files.
+ */
+export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?: Store } = {}): Promise<{ keys: KeySet; origins: KeyOrigin[] }> {
+  const origins: KeyOrigin[] = [];
+  const load = async (name: KeySetName): Promise<unknown> => {
+    const file = resolve(baseDir, paths[name]);
+    const { check, make } = KINDS[name];
+    const value = await readJson<unknown>(file);
+    if (value !== undefined) {
+      origins.push({ set: name, origin: 'file', file });
+      return check(file, value);
+    }
+    if (!paths.generate) throw new Error(`${file}: key file not found (keys.generate is off)`);
+    if (opts.shared) {
+      const storeKey = KEY_STORE_KEYS[name];
+      const { value: held, generated } = await fromStore(opts.shared, name);
+      origins.push({ set: name, origin: generated ? 'generated-store' : 'store', file, storeKey });
+      return check(`store key ${storeKey}`, held);
+    }
+    await writeSecret(file, await make());
+    origins.push({ set: name, origin: 'generated-file', file });
+    // read back: when instances sharing the folder start together, the file written first wins
+    return check(file, await readJson<unknown>(file));
+  };
+  const idToken = (await load('idToken')) as KeySet['idToken'];
+  const credential = (await load('credential')) as KeySet['credential'];
+  const cookies = (await load('cookies')) as KeySet['cookies'];
+  return { keys: { idToken, credential, cookies }, origins };
 }
 
 /** The public half of a JWKS, for publication at jwks_uri. */

@@ -8,6 +8,7 @@ import { validateConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
 import { testStore } from './stores.js';
+import { loadKeys } from '../../src/keys/keys.js';
 
 export const SECRETS = {
   pkceIssuer: 'test-issuer-secret-0123456789',
@@ -18,8 +19,13 @@ export const SECRETS = {
 export const REDIRECT = 'https://rp.example/cb';
 export const OTHER_REDIRECT = 'https://rp.example/other';
 
-/** Keys are generated once per test file into a temp folder, as on a first start. */
+/**
+ * Keys are generated once per test file into a temp folder, as on a first start with files, so that the
+ * services of a test file on Redis load them from there and leave no key sets in the shared Redis.
+ */
 const keyDir = mkdtempSync(join(tmpdir(), 'vc-keys-'));
+const keyFiles = { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json') };
+await loadKeys({ ...keyFiles, generate: true }, keyDir);
 
 export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -27,7 +33,7 @@ export function testConfig(port: number, overrides: Record<string, unknown> = {}
     port,
     store: 'memory',
     logLevel: 'silent',
-    keys: { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json') },
+    keys: keyFiles,
     credentialTypes: [
       {
         name: 'EmployeeBadge',

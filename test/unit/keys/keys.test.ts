@@ -3,7 +3,9 @@ import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, compactVerify, CompactSign, importJWK, type JWK } from 'jose';
-import { loadKeys, publicJwks, type KeyPaths } from '../../../src/keys/keys.js';
+import { loadKeys, publicJwks, KEY_STORE_KEYS, type KeyPaths } from '../../../src/keys/keys.js';
+import { MemoryStore } from '../../../src/store/memory.js';
+import { StoreUnavailableError } from '../../../src/store/redis.js';
 
 let dir: string;
 let reference: Promise<Awaited<ReturnType<typeof loadKeys>>['keys']> | undefined;
@@ -49,11 +51,11 @@ async function expectRejectionNaming(p: Promise<unknown>, file: string, fragment
 
 describe('keys: generated on first start (D15 keys, spec: Authentication 6)', () => {
   it('generates an RS256 ID-token key, an ES256 credential key and a cookie secret', async () => {
-    const { keys, generated } = await loadKeys(paths(), dir);
-    expect(generated).toEqual([
-      join(dir, 'keys/id-token.jwks.json'),
-      join(dir, 'keys/credential.jwks.json'),
-      join(dir, 'keys/cookies.json'),
+    const { keys, origins } = await loadKeys(paths(), dir);
+    expect(origins).toEqual([
+      { set: 'idToken', origin: 'generated-file', file: join(dir, 'keys/id-token.jwks.json') },
+      { set: 'credential', origin: 'generated-file', file: join(dir, 'keys/credential.jwks.json') },
+      { set: 'cookies', origin: 'generated-file', file: join(dir, 'keys/cookies.json') },
     ]);
 
     expect(keys.idToken.keys).toHaveLength(1);
@@ -96,7 +98,7 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     const first = await loadKeys(paths(), dir);
     const before = await readFile(join(dir, 'keys/id-token.jwks.json'), 'utf8');
     const second = await loadKeys(paths(), dir);
-    expect(second.generated).toEqual([]);
+    expect(second.origins.map((o) => o.origin)).toEqual(['file', 'file', 'file']);
     expect(second.keys).toEqual(first.keys);
     expect(await readFile(join(dir, 'keys/id-token.jwks.json'), 'utf8')).toBe(before);
   });
@@ -105,7 +107,7 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     const first = await loadKeys(paths(), dir);
     await rm(join(dir, 'keys/cookies.json'));
     const second = await loadKeys(paths(), dir);
-    expect(second.generated).toEqual([join(dir, 'keys/cookies.json')]);
+    expect(second.origins.filter((o) => o.origin === 'generated-file')).toEqual([{ set: 'cookies', origin: 'generated-file', file: join(dir, 'keys/cookies.json') }]);
     expect(second.keys.idToken).toEqual(first.keys.idToken);
     expect(second.keys.credential).toEqual(first.keys.credential);
     expect(second.keys.cookies).not.toEqual(first.keys.cookies);
@@ -122,6 +124,89 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     const results = await Promise.all([loadKeys(paths(), dir), loadKeys(paths(), dir), loadKeys(paths(), dir)]);
     const onDisk = JSON.parse(await readFile(join(dir, 'keys/id-token.jwks.json'), 'utf8'));
     for (const r of results) expect(r.keys.idToken).toEqual(onDisk);
+  });
+});
+
+describe('keys: generated into a shared store (D20: one key set for every instance on one Redis)', () => {
+  // the memory store stands in for Redis here (the same Store contract); test/e2e/shared-keys.test.ts runs three processes on the real Redis
+  let store: MemoryStore;
+  beforeEach(() => {
+    store = new MemoryStore();
+  });
+  afterEach(async () => store.close());
+
+  const exists = (rel: string) => stat(join(dir, rel)).then(() => true, () => false);
+
+  it('without key files, generates each set into the store (one key per set) and writes no file', async () => {
+    const { keys, origins } = await loadKeys(paths(), dir, { shared: store });
+    expect(origins).toEqual([
+      { set: 'idToken', origin: 'generated-store', file: join(dir, 'keys/id-token.jwks.json'), storeKey: 'keys:idToken' },
+      { set: 'credential', origin: 'generated-store', file: join(dir, 'keys/credential.jwks.json'), storeKey: 'keys:credential' },
+      { set: 'cookies', origin: 'generated-store', file: join(dir, 'keys/cookies.json'), storeKey: 'keys:cookies' },
+    ]);
+    expect(await store.get(KEY_STORE_KEYS.idToken)).toEqual(keys.idToken);
+    expect(await store.get(KEY_STORE_KEYS.credential)).toEqual(keys.credential);
+    expect(await store.get(KEY_STORE_KEYS.cookies)).toEqual(keys.cookies);
+    expect(keys.idToken.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    expect(keys.credential.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
+    expect(await exists('keys')).toBe(false);
+  });
+
+  it('another instance (or the next start) loads the sets from the store', async () => {
+    const first = await loadKeys(paths(), dir, { shared: store });
+    const second = await loadKeys(paths(), dir, { shared: store });
+    expect(second.keys).toEqual(first.keys);
+    expect(second.origins.map((o) => o.origin)).toEqual(['store', 'store', 'store']);
+  });
+
+  it('concurrent first starts end up with one key set: exactly one instance generates each set', async () => {
+    const results = await Promise.all([1, 2, 3, 4].map(() => loadKeys(paths(), dir, { shared: store })));
+    for (const r of results) expect(r.keys).toEqual(results[0].keys);
+    for (const set of ['idToken', 'credential', 'cookies']) {
+      const generatedBy = results.filter((r) => r.origins.some((o) => o.set === set && o.origin === 'generated-store'));
+      expect(generatedBy, set).toHaveLength(1);
+    }
+  });
+
+  it('an existing key file takes precedence: used as it is, nothing about it goes into the store', async () => {
+    const ref = await referenceKeys();
+    await mkdir(join(dir, 'keys'));
+    await writeFile(join(dir, 'keys/id-token.jwks.json'), JSON.stringify(ref.idToken));
+    const { keys, origins } = await loadKeys(paths(), dir, { shared: store });
+    expect(keys.idToken).toEqual(ref.idToken);
+    expect(origins.map((o) => [o.set, o.origin])).toEqual([['idToken', 'file'], ['credential', 'generated-store'], ['cookies', 'generated-store']]);
+    expect(await store.get(KEY_STORE_KEYS.idToken)).toBeUndefined();
+  });
+
+  it('a key file takes precedence over a set already in the store', async () => {
+    const shared = await loadKeys(paths(), dir, { shared: store });
+    const ref = await referenceKeys();
+    await mkdir(join(dir, 'keys'));
+    await writeFile(join(dir, 'keys/credential.jwks.json'), JSON.stringify(ref.credential));
+    const { keys } = await loadKeys(paths(), dir, { shared: store });
+    expect(keys.credential).toEqual(ref.credential);
+    expect(keys.idToken).toEqual(shared.keys.idToken);
+    expect(await store.get(KEY_STORE_KEYS.credential)).toEqual(shared.keys.credential);
+  });
+
+  it('keys.generate off: a missing file is refused even when the store holds a set', async () => {
+    await loadKeys(paths(), dir, { shared: store });
+    await expectRejectionNaming(loadKeys(paths({ generate: false }), dir, { shared: store }), join(dir, 'keys/id-token.jwks.json'), /not found \(keys\.generate is off\)/);
+  });
+
+  it('refuses an unusable set in the store, naming the store key', async () => {
+    await store.setPermanentIfAbsent(KEY_STORE_KEYS.idToken, { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }] });
+    await expectRejectionNaming(loadKeys(paths(), dir, { shared: store }), 'store key keys:idToken', /keys\[0\] must be a private RSA key/);
+  });
+
+  it('refuses to start when the store cannot be reached, rather than sign with keys of its own', async () => {
+    const down = Object.assign(new MemoryStore(), {
+      get: async () => {
+        throw new StoreUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+      },
+    });
+    await expectRejectionNaming(loadKeys(paths(), dir, { shared: down }), 'store key keys:idToken', /cannot be reached \(connect ECONNREFUSED/);
+    await down.close();
   });
 });
 
