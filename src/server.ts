@@ -12,12 +12,32 @@ export interface RunningServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-export async function listen(service: Service, port = service.config.port, host = service.config.host): Promise<RunningServer> {
+/**
+ * How long a client may take: to send its headers (`headersTimeout`), and its whole request
+ * (`requestTimeout`); a connection that has not made it by then gets a 408 and is closed. Node checks
+ * these only every `connectionsCheckingInterval`, so the interval is what keeps them to within about a
+ * second (with Node's default of 30 s, 15 s and 30 s became up to 29 s and 59 s).
+ */
+export interface ServerTimeouts {
+  headersTimeout: number;
+  requestTimeout: number;
+  connectionsCheckingInterval: number;
+}
+
+export const SERVER_TIMEOUTS: ServerTimeouts = { headersTimeout: 15_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+
+export async function listen(
+  service: Service,
+  port = service.config.port,
+  host = service.config.host,
+  timeouts: Partial<ServerTimeouts> = {},
+): Promise<RunningServer> {
+  const { headersTimeout, requestTimeout, connectionsCheckingInterval } = { ...SERVER_TIMEOUTS, ...timeouts };
   const handle = service.app.callback();
   // Responses not yet sent, so that stop() can mark them `Connection: close`.
   const inFlight = new Set<ServerResponse>();
   let stopping: Promise<void> | undefined;
-  const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => {
+  const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout, headersTimeout, connectionsCheckingInterval }, (req, res) => {
     // while stopping, a request that still arrives on an open keep-alive connection is answered, and
     // its connection closed after the answer
     if (stopping) res.setHeader('Connection', 'close');

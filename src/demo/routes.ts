@@ -7,6 +7,7 @@ import { readAsset } from '../interaction/views/assets.js';
 import { html, type SafeHtml } from '../interaction/views/html.js';
 import { renderLayout } from '../interaction/views/layout.js';
 import { readForm } from '../http/form.js';
+import { ProtocolError } from '../rules/errors.js';
 import { discoveryDocument } from '../oidc/discovery.js';
 import { versionProfiles } from '../oidc/versions.js';
 
@@ -86,7 +87,16 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
 
   async function start(ctx: Context): Promise<void> {
     if (!client) return index(ctx);
-    const form = await readForm(ctx, 64 * 1024);
+    let form: Record<string, string>;
+    try {
+      form = await readForm(ctx, 64 * 1024);
+    } catch (err) {
+      // a body that is not the page's form (JSON, over 64 KB, repeated fields): the error, as a page
+      if (!(err instanceof ProtocolError)) throw err;
+      result(ctx, 'The form could not be read', err.toJSON());
+      ctx.status = err.status;
+      return;
+    }
     const mode = (['v2-par', 'v2', 'v1-par', 'v1'] as const).find((m) => m === form.mode) ?? 'v2-par';
     const profile = mode.startsWith('v1') ? profiles.v1 : profiles.v2;
     const doc = discoveryDocument(profile, config.baseUrl, mode === 'v1' ? 'root' : 'par') as Record<string, string>;

@@ -5,6 +5,18 @@ import { shown } from '../rules/text.js';
 const FORM = 'application/x-www-form-urlencoded';
 
 /**
+ * The client went away (aborted, reset or closed its connection) before its request body ended: nothing
+ * is wrong with the service and nobody is left to answer. The error boundary (src/app.ts) logs it as an
+ * aborted request at info level, never as a 500.
+ */
+export class ClientAborted extends Error {
+  constructor(cause?: unknown) {
+    super('the client closed the connection before the request body ended', cause === undefined ? undefined : { cause });
+    this.name = 'ClientAborted';
+  }
+}
+
+/**
  * RFC 6749 §3.1, one rule for every endpoint: a parameter sent without a value is treated as omitted, and
  * a parameter sent more than once is refused with invalid_request.
  */
@@ -57,6 +69,7 @@ function readBody(ctx: Context, limit: number): Promise<Buffer> {
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('close', onClose);
+      req.off('aborted', onAborted);
       if (err) reject(err);
       else resolve(body!);
     };
@@ -75,11 +88,17 @@ function readBody(ctx: Context, limit: number): Promise<Buffer> {
       if (declared !== undefined && received !== declared) return settle(invalidRequest('request body does not match its content-length'));
       settle(undefined, Buffer.concat(chunks, received));
     };
-    const onError = (err: Error) => settle(err);
-    const onClose = () => settle(invalidRequest('request body ended early'));
+    // the request stream fails ('error', ECONNRESET "aborted"), is aborted or closes before its end only
+    // when the connection is gone: a client abort, never the service's fault
+    const onError = (err: Error) => settle(new ClientAborted(err));
+    const onAborted = () => settle(new ClientAborted());
+    const onClose = () => settle(new ClientAborted());
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('aborted', onAborted);
     req.on('close', onClose);
+    // a stream already gone before it was read (the client left while an earlier step awaited)
+    if (req.destroyed && !req.readableEnded) settle(new ClientAborted());
   });
 }

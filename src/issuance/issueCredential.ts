@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import { decodeProtectedHeader } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
@@ -59,17 +59,34 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
 }
 
 /**
- * OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). The
- * provider has verified the proof with that key by now, so only its header is read here.
+ * How long a c_nonce is accepted: oidc-provider 9's ServerChallenge (lib/helpers/challenge.js) derives
+ * c_nonces per 60 s step, hands out the next step's and accepts a window of five steps around the current
+ * one (its `CHALLENGE_OK_WINDOW`, 300 s, not exported), so a c_nonce is good for at most 300 s.
  */
-function holderKeyOf(proof: string | undefined): JWK {
+export const C_NONCE_LIFETIME = 300;
+/** oidc-provider's default `clockTolerance` (15 s), which the wallet-facing provider keeps. */
+export const PROOF_CLOCK_TOLERANCE = 15;
+
+/**
+ * OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). The
+ * provider has verified the proof with that key by now (signature, `typ`, `aud`, c_nonce, that `iat` is
+ * there), so only its header and `iat` are read here. oidc-provider does not bound `iat`: a proof is
+ * refused here when it was made before its c_nonce could have been issued (older than the c_nonce's
+ * lifetime plus the clock tolerance), or more than the tolerance in the future.
+ */
+function holderKeyOf(proof: string | undefined, now = Math.floor(Date.now() / 1000)): JWK {
   if (!proof) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
   let header: { jwk?: unknown };
+  let iat: unknown;
   try {
     header = decodeProtectedHeader(proof);
+    iat = decodeJwt(proof).iat;
   } catch {
-    throw new errors.InvalidProof('jwt proof header is not valid JSON');
+    throw new errors.InvalidProof('jwt proof is not a valid JWT');
   }
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new errors.InvalidProof('jwt proof iat must be a number');
+  if (iat < now - C_NONCE_LIFETIME - PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof('jwt proof iat is too old: sign a new proof with a fresh c_nonce');
+  if (iat > now + PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof('jwt proof iat is in the future');
   const jwk = header.jwk;
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
     throw new errors.InvalidProof('jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)');
