@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import Koa, { type Context } from 'koa';
 import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import type { LoadedConfig } from './config/load.js';
-import { loadKeys, publicJwks, type KeySet } from './keys/keys.js';
+import { loadKeys, publicJwks, type KeyOrigin, type KeySet } from './keys/keys.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { StoreUnavailableError } from './store/redis.js';
 import { versionProfiles } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
+import { PinHasher } from './rules/pinHash.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
@@ -21,6 +23,10 @@ import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
 import { createLogger, loggablePath, type Logger } from './log.js';
 import { CookieKeys } from './http/cookieKeys.js';
+import { ClientAborted } from './http/form.js';
+import { sendPage } from './http/page.js';
+import { sendError } from './http/respond.js';
+import { ProtocolError } from './rules/errors.js';
 
 export interface Service {
   app: Koa;
@@ -31,13 +37,65 @@ export interface Service {
   walletIssuer: WalletIssuer;
   verifier: Verifier;
   logger: Logger;
-  generatedKeys: string[];
+  /** where each key set came from at start-up (D20), for the start-up log */
+  keyOrigins: KeyOrigin[];
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   store?: Store;
   logger?: Logger;
+}
+
+/**
+ * The outermost edge, once: nothing the service publishes or builds comes from request headers.
+ * - `Forwarded` and every `X-Forwarded-*` header are dropped, except `X-Forwarded-For` from a connection
+ *   whose address is in `trustedProxies` (config; none by default). The client address (`ctx.ip`, in the
+ *   request log) is the rightmost `X-Forwarded-For` entry that is not itself a trusted proxy, or the
+ *   connection's address.
+ * - `Host`, `X-Forwarded-Host` and `X-Forwarded-Proto` are set from `baseUrl`. The apps keep `proxy` on,
+ *   so Koa and oidc-provider (which builds its URLs from the request's origin, e.g. the wallet issuer's
+ *   metadata) see baseUrl's host and scheme, and cookies are `Secure` when baseUrl is `https://`.
+ */
+export function trustedForwarding(baseUrl: string, trustedProxies: readonly string[]): Koa.Middleware {
+  const base = new URL(baseUrl);
+  const proto = base.protocol.slice(0, -1);
+  const trusted = new BlockList();
+  for (const entry of trustedProxies) {
+    const [address, prefix] = entry.split('/');
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) trusted.addAddress(address, family);
+    else trusted.addSubnet(address, Number(prefix), family);
+  }
+  // BlockList matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against IPv4 rules and back
+  const isTrusted = (address: string | undefined): boolean => {
+    const family = address ? isIP(address) : 0;
+    return family !== 0 && trusted.check(address!, family === 6 ? 'ipv6' : 'ipv4');
+  };
+  return function forwarding(ctx, next) {
+    const headers = ctx.req.headers;
+    const peer = ctx.req.socket.remoteAddress;
+    const forwardedFor = isTrusted(peer) ? headers['x-forwarded-for'] : undefined;
+    for (const name of Object.keys(headers)) {
+      if (name === 'forwarded' || name.startsWith('x-forwarded-')) delete headers[name];
+    }
+    let client = peer ?? '';
+    if (forwardedFor !== undefined) {
+      headers['x-forwarded-for'] = forwardedFor;
+      // each entry was appended by the hop to its right: walk left while that hop is a trusted proxy
+      const hops = String(forwardedFor).split(',').map((h) => h.trim());
+      for (let i = hops.length - 1; i >= 0; i--) {
+        if (!isIP(hops[i])) break;
+        client = hops[i];
+        if (!isTrusted(client)) break;
+      }
+    }
+    ctx.request.ip = client;
+    headers.host = base.host;
+    headers['x-forwarded-host'] = base.host;
+    headers['x-forwarded-proto'] = proto;
+    return next();
+  };
 }
 
 /** Headers every answer carries. */
@@ -49,8 +107,11 @@ function securityHeaders(ctx: Context, next: Koa.Next): Promise<void> {
 }
 
 /**
- * The last line: anything unexpected becomes a 500 with a generic body and is logged with a reference
- * (never the request's secrets); Node's own HTTP errors (bad JSON, oversized) keep their status.
+ * The last line: a client that went away before its body ended is an aborted request (logged at info by
+ * the request log, never a 500); a ProtocolError is answered with its own status and JSON (D4); anything
+ * unexpected becomes a 500 with a generic body and is logged with a reference (never the request's
+ * secrets); Node's own HTTP errors (bad JSON, oversized) keep their status. Pages carry the CSP of every
+ * page (src/http/page.ts).
  */
 function errorBoundary(logger: Logger) {
   return async (ctx: Context, next: Koa.Next) => {
@@ -58,16 +119,25 @@ function errorBoundary(logger: Logger) {
       await next();
     } catch (err) {
       const e = err as { status?: number; expose?: boolean; message?: string };
+      if (err instanceof ClientAborted) {
+        // nobody is left to read an answer; should one still go out, it is a 400
+        ctx.state.clientAborted = true;
+        sendError(ctx, new ProtocolError('invalid_request', err.message));
+        return;
+      }
       if (err instanceof StoreUnavailableError) {
-        ctx.status = 503;
-        ctx.set('Retry-After', '2');
-        ctx.set('Cache-Control', 'no-store');
         if (ctx.accepts('json', 'html') === 'html') {
-          ctx.type = 'text/html; charset=utf-8';
-          ctx.body = renderMessage({ nonce: '', title: 'Temporarily unavailable', message: 'The service cannot complete this step right now. Please try again in a moment.', status: 503 });
+          sendPage(ctx, 503, (nonce) => renderMessage({ nonce, title: 'Temporarily unavailable', message: 'The service cannot complete this step right now. Please try again in a moment.', status: 503 }));
         } else {
+          ctx.status = 503;
+          ctx.set('Cache-Control', 'no-store');
           ctx.body = { error: 'temporarily_unavailable', error_description: err.error_description };
         }
+        ctx.set('Retry-After', '2');
+        return;
+      }
+      if (err instanceof ProtocolError) {
+        sendError(ctx, err);
         return;
       }
       if (e.status && e.status < 500 && e.expose) {
@@ -80,8 +150,7 @@ function errorBoundary(logger: Logger) {
       ctx.status = 500;
       ctx.set('Cache-Control', 'no-store');
       if (ctx.accepts('json', 'html') === 'html') {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = renderMessage({ nonce: '', title: 'Something went wrong', message: `Please try again. Reference: ${ref}`, status: 500 });
+        sendPage(ctx, 500, (nonce) => renderMessage({ nonce, title: 'Something went wrong', message: `Please try again. Reference: ${ref}`, status: 500 }));
       } else {
         ctx.body = { error: 'server_error', error_description: `unexpected error, reference ${ref}` };
       }
@@ -97,8 +166,12 @@ function requestLog(logger: Logger) {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      const level = ctx.status >= 500 ? 'error' : 'info';
-      logger[level]({ method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, error: (ctx.body as { error?: string } | undefined)?.error }, 'request');
+      // a client that went away before its body ended: an aborted request, at info, never an error
+      const aborted = ctx.state.clientAborted === true;
+      const level = ctx.status >= 500 && !aborted ? 'error' : 'info';
+      // ip: the connection's address, or X-Forwarded-For's client from a trusted proxy (trustedForwarding)
+      const line = { method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip, error: (ctx.body as { error?: string } | undefined)?.error };
+      logger[level](aborted ? { ...line, aborted: true } : line, aborted ? 'request aborted' : 'request');
     }
   };
 }
@@ -106,8 +179,13 @@ function requestLog(logger: Logger) {
 export async function createService(loaded: LoadedConfig, opts: ServiceOptions = {}): Promise<Service> {
   const { config } = loaded;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const { keys, generated } = await loadKeys(config.keys, loaded.baseDir);
   const store = opts.store ?? (await createStore(config.store));
+  // D20: with Redis (shared by every instance) generated keys live in the store, so all instances sign
+  // with one key set; the memory store is one process's and lost on restart, so keys go to files there
+  const { keys, origins } = await loadKeys(config.keys, loaded.baseDir, { shared: store.kind === 'redis' ? store : undefined }).catch(async (err) => {
+    if (!opts.store) await store.close();
+    throw err;
+  });
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
@@ -145,9 +223,11 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
 
   const inner = new Koa();
   inner.keys = cookieKeys;
-  inner.proxy = true;
-  inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys }));
-  inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys }));
+  inner.proxy = true; // host and scheme are baseUrl's: trustedForwarding sets the headers proxy mode reads
+  // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
+  const pinHasher = new PinHasher(keys.cookies[0]);
+  inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys, pinHasher }));
+  inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys, pinHasher }));
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
   inner.use(interaction);
@@ -177,8 +257,11 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
 
   const app = new Koa();
   app.keys = cookieKeys;
+  // on, so that Koa and oidc-provider read host and scheme from the X-Forwarded-* headers trustedForwarding
+  // sets from baseUrl (and nothing a client sent)
   app.proxy = true;
   app.silent = true;
+  app.use(trustedForwarding(config.baseUrl, config.trustedProxies));
   app.use(securityHeaders);
   app.use(requestLog(logger));
   app.use(errorBoundary(logger));
@@ -194,7 +277,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     walletIssuer,
     verifier,
     logger,
-    generatedKeys: generated,
+    keyOrigins: origins,
     close: async () => {
       await store.close();
     },

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 
@@ -24,10 +25,24 @@ export const attributeSchema = z
     /** image attributes only: accepted media types and decoded size limit */
     formats: z.array(z.enum(['image/png', 'image/jpeg'])).min(1).optional(),
     maxBytes: z.number().int().positive().optional(),
+    /**
+     * image attributes only: limits on the declared dimensions, checked before anything is decoded, so a
+     * small file cannot make a decoder allocate gigabytes (defaults 4096, 4096 and maxWidth * maxHeight;
+     * 2^31 - 1 is PNG's own maximum)
+     */
+    maxWidth: z.number().int().positive().max(0x7fffffff).optional(),
+    maxHeight: z.number().int().positive().max(0x7fffffff).optional(),
+    maxPixels: z.number().int().positive().optional(),
     /** display name shown to holders */
     label: z.string().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.type === 'image') return;
+    for (const key of ['maxWidth', 'maxHeight', 'maxPixels'] as const) {
+      if (a[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to image attributes only` });
+    }
+  });
 
 export const credentialTypeSchema = z
   .object({
@@ -94,6 +109,20 @@ export const configSchema = z
     baseUrl: absoluteUrl,
     port: z.number().int().min(0).max(65535).default(3000),
     host: z.string().default('0.0.0.0'),
+    /**
+     * Proxies (addresses or CIDRs, IPv4 or IPv6) whose `X-Forwarded-For` names the client; forwarded
+     * headers from anyone else are dropped. URLs never come from request headers (always `baseUrl`).
+     */
+    trustedProxies: z
+      .array(
+        z.string().refine((v) => {
+          const [address, prefix, ...rest] = v.split('/');
+          const family = isIP(address);
+          if (!family || rest.length) return false;
+          return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+        }, 'must be an IP address or a CIDR such as 10.0.0.0/8 or fd00::/8'),
+      )
+      .default([]),
     store: z.union([z.literal('memory'), z.string().regex(/^rediss?:\/\//, 'must be "memory" or a redis:// URL'), redisSchema]).default('memory'),
     keys: z
       .object({
@@ -119,9 +148,13 @@ export const configSchema = z
       .object({
         clockTolerance: z.number().int().min(0).default(30),
         maxLength: z.number().int().positive().default(1024 * 1024),
+        /** seconds: a hint whose `exp` is further ahead is refused (D7), so nothing it carries is kept longer */
+        maxLifetime: z.number().int().positive().default(3600),
       })
       .strict()
-      .default({ clockTolerance: 30, maxLength: 1024 * 1024 }),
+      .default({ clockTolerance: 30, maxLength: 1024 * 1024, maxLifetime: 3600 }),
+    /** the longest `state` and `nonce` accepted: both are kept with the request and sent back */
+    maxParameterLength: z.number().int().min(64).max(65536).default(512),
     pinAttempts: z.number().int().min(1).max(10).default(3),
     /** D4: RFC 6749 error codes (invalid_client, 401) instead of the spec's, for certification runs */
     rfc6749Errors: z.boolean().default(false),

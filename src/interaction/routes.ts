@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { randomBase64 } from '../random.js';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { StoreUnavailableError } from '../store/redis.js';
 import { ProtocolError } from '../rules/errors.js';
-import { matchTemplate } from '../rules/template.js';
 import { validateImages } from '../rules/images.js';
 import { router } from '../http/router.js';
+import { sendPage } from '../http/page.js';
 import type { HintRecord } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
@@ -35,22 +34,13 @@ type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string };
 
-const CSP = (nonce: string) =>
-  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
-
 const EXPIRED = {
   title: 'This link has expired',
   message: 'This request has expired or was opened in another browser. Go back to the app and start again.',
 };
 
-function page(ctx: Context, status: number, render: (nonce: string) => string | Buffer): void {
-  const nonce = randomBase64(16);
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', CSP(nonce));
-  ctx.set('Cache-Control', 'no-store');
-  ctx.body = render(nonce);
-}
+/** The prompt's pages: the one page answer (src/http/page.ts), with its CSP. */
+const page = sendPage;
 
 function messagePage(ctx: Context, status: number, title: string, message: string): void {
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
@@ -121,8 +111,9 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const type = d.credentialTypes.get(typeName)!;
     const hint = await store.get<HintRecord>(String(params.vc_hint));
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
+    // matched against the template when the hint was verified (src/oidc/requestChecks.ts)
+    if (hint.templateError !== undefined || !hint.attributes) throw new ProtocolError('invalid_scope', hint.templateError ?? 'id_token_hint: the attributes do not match the credential template');
     const { attributes, pin } = hint;
-    matchTemplate(attributes, type); // invalid_scope (spec: TokenHint claims row)
     validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
     const offer = await d.walletIssuer.createOffer({
       stepId,

@@ -21,7 +21,7 @@ export function offerByReference(path: string, credentialIssuer: string, offers:
       credentialIssuer,
       credentialConfigurationId: offer.credentialType,
       preAuthorizedCode: offer.preAuthorizedCode,
-      pinLength: offer.txCode?.length,
+      pinLength: offer.pin?.length,
     });
   }
   return router([{ method: 'GET', path: new RegExp(`^/${path}/offers/(.*)$`), handle: (ctx, [offerId]) => serve(ctx, offerId) }]);

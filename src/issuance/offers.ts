@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
+import type { StoredPin } from '../rules/pinHash.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
 export type OfferStatus = {
@@ -15,8 +16,8 @@ export interface OfferRecord {
   /** what the offer is a step of (the holder's prompt), handed back when the credential is issued */
   stepId: string;
   preAuthorizedCode: string;
-  /** the PIN (the code's `tx_code`), when the offer has one */
-  txCode?: string;
+  /** the PIN (the wallet's `tx_code`), as a salted hash only, when the offer has one */
+  pin?: StoredPin;
   credentialType: string;
   attributes: Record<string, unknown>;
   serialNumber: string;
@@ -72,15 +73,15 @@ export class OfferBook {
 
   /**
    * What the token request needs before the provider sees it, in one round trip (one hash slot): the
-   * offer, the wrong PINs counted against it, and whether its code was already redeemed.
+   * offer, whether its code was redeemed, and whether the offer failed (its PIN attempts used up).
    */
-  async forRedemption(offerId: string): Promise<{ offer?: OfferRecord; wrongPins: number; redeemed: boolean }> {
-    const [offer, wrongPins, status] = (await this.store.getMany([offerKey(offerId), pinAttemptsKey(offerId), statusKey(offerId)])) as [
+  async forRedemption(offerId: string): Promise<{ offer?: OfferRecord; redeemed: boolean; failed: boolean }> {
+    const [offer, status, outcome] = (await this.store.getMany([offerKey(offerId), statusKey(offerId), outcomeKey(offerId)])) as [
       OfferRecord | undefined,
-      number | undefined,
+      OfferStatus | undefined,
       OfferStatus | undefined,
     ];
-    return { offer, wrongPins: wrongPins ?? 0, redeemed: status?.status === 'scanned' };
+    return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
   }
 
   /** `redeemBy`: the offer's expiry, as `create` was given it (the prompt keeps it): the offer itself is not read. */

@@ -4,20 +4,23 @@ import { sendError } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
 import type { Store } from '../store/types.js';
 import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js';
-import { failedMessage, pinMatches, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
+import { failedMessage, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
+import type { PinHasher } from '../rules/pinHash.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 
 export interface TokenEdgeDeps {
   offers: OfferBook;
   pins: PinAttempts;
+  pinHasher: PinHasher;
   store: Store;
   walletClientId: string;
+  /** makes the offer's pre-authorized code and its grant unusable (the PIN attempts are used up) */
+  revoke(offer: OfferRecord): Promise<void>;
 }
 
 /** Token requests carry a code and a PIN: a few hundred bytes. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
 
-type PinVerdict = 'pass' | 'answered' | 'last-attempt';
 
 const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
 
@@ -26,8 +29,10 @@ const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
  * provider and adds:
  * - the wallet client's id when a pre-authorized code request carries no client authentication (§6.1:
  *   `client_id` is optional there; oidc-provider needs one);
- * - D10's PIN attempts: a wrong `tx_code` before the last is answered here and never consumes the code; the
- *   last goes through, so that the provider revokes the code and its grant;
+ * - D10's PIN: the offer keeps only a salted hash of it and the provider's code none, so `tx_code` is
+ *   checked here and not passed on. Each attempt is decided atomically in the store: a wrong one before
+ *   the last is answered with the attempts left and never consumes the code; the last revokes the offer,
+ *   its code and its grant; after it every PIN is refused, the right one too;
  * - one redemption of a code at a time (D14: of concurrent redemptions, one winner). oidc-provider
  *   consumes the code before it loads the grant, and a concurrent replay that finds the code consumed
  *   revokes the grant (D16), which could fail the first redemption too; the others are refused here;
@@ -42,11 +47,11 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     const code = params['pre-authorized_code'];
     if (!code) return next(); // the provider answers: missing parameter
     const offerId = offerIdOf(code);
-    const { offer, wrongPins, redeemed } = await deps.offers.forRedemption(offerId);
-    if (!offer) return next(); // the provider answers: not found, expired, ...
+    const { offer, redeemed, failed } = await deps.offers.forRedemption(offerId);
+    if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
+    if (!offer) return next(); // the provider answers: not found, expired, already used (and revokes on replay)
 
-    const verdict = offer.txCode !== undefined ? await checkPin(ctx, deps, offer, offer.txCode, redeemed, params.tx_code, wrongPins) : 'pass';
-    if (verdict === 'answered') return;
+    if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
 
     if (!(await deps.store.setIfAbsent(redeemingKey(offerId), 1, ttlOf(offer)))) {
       return answer(ctx, 'invalid_grant', 'pre-authorized_code is being redeemed by another request');
@@ -57,9 +62,6 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
       await deps.store.delete(redeemingKey(offerId));
     }
     if (ctx.status === 200) await deps.offers.scanned(offer);
-    if (verdict === 'last-attempt' && isOAuthError(ctx.body, 'invalid_grant')) {
-      ctx.body = { error: 'invalid_grant', error_description: revokedDescription };
-    }
   }
 
   return async function walletTokenEdge(ctx, next) {
@@ -73,40 +75,34 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
   };
 }
 
-async function checkPin(
-  ctx: Context,
-  deps: TokenEdgeDeps,
-  offer: OfferRecord,
-  pin: string,
-  /** the code was exchanged already */
-  redeemed: boolean,
-  txCode: string | undefined,
-  /** wrong PINs counted when the offer was read */
-  wrongPins: number,
-): Promise<PinVerdict> {
-  // missing tx_code: the provider answers invalid_request before consuming anything
-  if (!txCode) return 'pass';
-  // expired or already redeemed: the provider answers invalid_grant (and revokes on replay)
-  if (redeemed || Math.floor(Date.now() / 1000) >= offer.redeemBy) return 'pass';
-
-  if (deps.pins.exhausted(wrongPins)) {
-    answer(ctx, 'invalid_grant', revokedDescription);
-    return 'answered';
+/** Checks the wallet's `tx_code` against the offer's PIN; false when the request has been answered. */
+async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, redeemed: boolean, params: Record<string, string>): Promise<boolean> {
+  const txCode = params.tx_code;
+  // OpenID4VCI 1.0 §6.1: required when the offer has a tx_code
+  if (txCode === undefined) {
+    sendError(ctx, new ProtocolError('invalid_request', 'tx_code is required: this credential offer is protected by a PIN'));
+    return false;
   }
-  if (pinMatches(pin, txCode)) return 'pass';
-
-  const outcome = await deps.pins.wrong(offer.offerId, ttlOf(offer));
+  delete params.tx_code; // the provider's code has no tx_code to compare it with
+  // an expired or already redeemed code: the provider answers invalid_grant (and revokes on replay)
+  if (redeemed || Math.floor(Date.now() / 1000) >= offer.redeemBy) return true;
+  const outcome = await deps.pins.attempt(offer.offerId, deps.pinHasher.matches(offer.pin!, txCode), ttlOf(offer));
   switch (outcome.kind) {
+    case 'pass':
+      return true;
     case 'retry':
       await deps.offers.pinRetry(offer, outcome.attemptsLeft);
       answer(ctx, 'invalid_grant', retryDescription(outcome.attemptsLeft));
-      return 'answered';
+      return false;
     case 'revoke':
+      // the code and its grant first: once the offer is gone, nothing checks a PIN for that code any more
+      await deps.revoke(offer);
       await deps.offers.failed(offer.offerId, failedMessage(deps.pins.limit));
-      return 'last-attempt';
+      answer(ctx, 'invalid_grant', revokedDescription);
+      return false;
     case 'exhausted':
       answer(ctx, 'invalid_grant', revokedDescription);
-      return 'answered';
+      return false;
   }
 }
 
@@ -118,10 +114,6 @@ function hasClientAuthentication(ctx: Context, params: Record<string, string>): 
     ctx.get('authorization') !== '' ||
     ctx.get('oauth-client-attestation') !== ''
   );
-}
-
-function isOAuthError(body: unknown, error: string): boolean {
-  return typeof body === 'object' && body !== null && (body as { error?: unknown }).error === error;
 }
 
 /** RFC 6749 §5.2 error response, uncacheable like every token response. */

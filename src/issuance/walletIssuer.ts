@@ -11,6 +11,7 @@ import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
 import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
+import { PinHasher, type StoredPin } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
 import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
@@ -45,7 +46,8 @@ export interface CreateOfferInput {
   stepId: string;
   credentialType: string;
   attributes: Record<string, unknown>;
-  pin?: string;
+  /** the PIN as a salted hash (src/rules/pinHash.ts): the offer never holds the PIN itself */
+  pin?: StoredPin;
   serialNumber: string;
   credentialExpiresAt: Date;
 }
@@ -102,7 +104,16 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     }),
   });
 
-  provider.use(tokenEdge({ offers, pins, store: opts.store, walletClientId: WALLET_CLIENT_ID }));
+  provider.use(
+    tokenEdge({
+      offers,
+      pins,
+      pinHasher: new PinHasher(opts.cookieKeys[0]),
+      store: opts.store,
+      walletClientId: WALLET_CLIENT_ID,
+      revoke: (offer) => revokeOffer(provider, offer),
+    }),
+  );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
   const mounted = mount(`/${opts.path}`, provider);
 
@@ -122,8 +133,9 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
 /**
  * Mints the offer as oidc-provider documents it (features.openid4vci.preAuthorizedCodeGrant): a Grant
  * for the wallet client with the type's scope on the issuer resource, then a PreAuthorizedCode with the
- * same resource and scope and the PIN as `txCode`, both living as long as the offer; then the offer
- * record, found by the code's hash. The account is the holder's prompt step.
+ * same resource and scope, both living as long as the offer; then the offer record, found by the code's
+ * hash. The account is the holder's prompt step. The code carries no `txCode`: the provider would keep
+ * the PIN as it is, so the token edge checks the wallet's `tx_code` against the offer's hash instead.
  */
 async function createOffer(
   provider: Provider,
@@ -135,7 +147,6 @@ async function createOffer(
 ): Promise<CreatedOffer> {
   const type = types.get(input.credentialType);
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
-  if (input.pin !== undefined && !/^\d+$/.test(input.pin)) throw new TypeError('a PIN must be digits only (tx_code input_mode numeric)');
   if (Number.isNaN(input.credentialExpiresAt.getTime())) throw new TypeError('credentialExpiresAt must be a valid date');
   const scope = scopeFor(type);
   const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
@@ -149,7 +160,6 @@ async function createOffer(
     grantId,
     scope,
     resource: credentialIssuer,
-    txCode: input.pin,
   });
   const preAuthorizedCode = await code.save();
   const offerId = offerIdOf(preAuthorizedCode);
@@ -157,7 +167,7 @@ async function createOffer(
     offerId,
     stepId: input.stepId,
     preAuthorizedCode,
-    txCode: input.pin,
+    pin: input.pin,
     credentialType: type.name,
     attributes: input.attributes,
     serialNumber: input.serialNumber,
@@ -167,4 +177,10 @@ async function createOffer(
     keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
   });
   return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
+}
+
+/** The PIN attempts are used up: the offer's code and grant can no longer be redeemed. */
+async function revokeOffer(provider: Provider, offer: OfferRecord): Promise<void> {
+  const [code, grant] = await Promise.all([provider.PreAuthorizedCode.find(offer.preAuthorizedCode), provider.Grant.find(offer.grantId)]);
+  await Promise.all([code?.destroy(), grant?.destroy()]);
 }

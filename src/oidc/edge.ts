@@ -16,6 +16,8 @@ import { mapProviderError, toProtocolError, type ErrorSite } from './errorMappin
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
+import type { PinHasher } from '../rules/pinHash.js';
+import { oidcRecordKey } from '../store/oidcAdapter.js';
 import { edgeCanStore, storePushedRequest } from './pushedRequest.js';
 
 export interface EdgeDeps {
@@ -26,12 +28,14 @@ export interface EdgeDeps {
   clients: ReadonlyMap<string, ClientConfig>;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   publicKeys: { keys: JWK[] };
+  pinHasher: PinHasher;
 }
 
 /** Room for an id_token_hint of the configured size (images make hints large) plus the other fields. */
 const formLimit = (config: Config) => config.hint.maxLength + 64 * 1024;
 /** Token requests carry no hint. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
+const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
 
 /**
  * The version edge (ARCHITECTURE.md): the spec's rules in front of one oidc-provider instance. It
@@ -51,6 +55,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     config,
     credentialTypes: d.credentialTypes,
     site,
+    pinHasher: d.pinHasher,
   });
 
   /** Maps a JSON error the provider answered with onto the spec's codes. */
@@ -74,6 +79,19 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     url.searchParams.set('error', mapped.error);
     url.searchParams.set('error_description', mapped.description);
     ctx.redirect(url.href);
+  }
+
+  /**
+   * D16: a request_uri starts one authorisation. oidc-provider marks it used only when it issues the
+   * code, so its first use is claimed here, atomically and per client (a request naming another client
+   * does not burn the owner's request_uri). The claim is written only while the pushed request exists,
+   * and expires with it: an unknown request_uri writes nothing, and the provider answers it as such.
+   */
+  async function claimPushedRequest(clientId: string, requestUri: string): Promise<void> {
+    if (!requestUri.startsWith(PUSHED_REQUEST_URN)) return;
+    const pushed = oidcRecordKey(profile.id, 'PushedAuthorizationRequest', requestUri.slice(PUSHED_REQUEST_URN.length));
+    const claimed = await d.store.markOnce(`${pushed}:claimed:${clientId}`, 1, pushed);
+    if (!claimed && (await d.store.get(pushed)) !== undefined) throw invalidRequest('request_uri has already been used: push a new request');
   }
 
   /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
@@ -117,13 +135,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     if (params.request_uri !== undefined) {
       if (site === 'authorizeNonPar') throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
       if (params.client_id === undefined) throw invalidRequest('client_id is required');
-      // D16: a request_uri starts one authorisation. oidc-provider marks it used only when it issues
-      // the code, so the first use is claimed here, atomically, per client (a request naming another
-      // client does not burn the owner's request_uri).
-      const claim = `par-used:${profile.id}:${params.client_id}:${params.request_uri}`;
-      if (!(await d.store.setIfAbsent(claim, 1, parLifetime(config)))) {
-        throw invalidRequest('request_uri has already been used: push a new request');
-      }
+      if (!d.clients.has(params.client_id)) throw invalidRequest('client_id is not a registered client');
+      await claimPushedRequest(params.client_id, params.request_uri);
       ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
       return providerAuthorizes(ctx);
     }
@@ -141,7 +154,9 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       ctx.querystring = new URLSearchParams(providerParams).toString();
       ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
     } catch (err) {
-      if (err instanceof ProtocolError) return redirectError(ctx, redirectUri, err, params.state, profile.issuer);
+      // a state over its limit is not sent back either
+      const state = params.state !== undefined && params.state.length <= config.maxParameterLength ? params.state : undefined;
+      if (err instanceof ProtocolError) return redirectError(ctx, redirectUri, err, state, profile.issuer);
       throw err;
     }
     return providerAuthorizes(ctx);

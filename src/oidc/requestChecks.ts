@@ -1,7 +1,10 @@
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import { invalidRequest, invalidScope } from '../rules/errors.js';
 import { parseScope, type ScopeRequest } from '../rules/scopes.js';
-import { checkResponseMode, checkResponseType, checkRedirectUri, checkNonce } from '../rules/authorizationParams.js';
+import { checkResponseMode, checkResponseType, checkRedirectUri, checkNonce, checkState } from '../rules/authorizationParams.js';
+import { matchTemplate } from '../rules/template.js';
+import { ProtocolError } from '../rules/errors.js';
+import type { PinHasher, StoredPin } from '../rules/pinHash.js';
 import { checkPkce } from '../rules/pkce.js';
 import { verifyIdTokenHint, type VerifiedHint } from '../rules/idTokenHint.js';
 import { checkPinRule } from '../rules/pin.js';
@@ -17,6 +20,7 @@ export interface RequestContext {
   config: Config;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   site: RequestSite;
+  pinHasher: PinHasher;
 }
 
 export interface CheckedRequest {
@@ -28,31 +32,41 @@ export interface CheckedRequest {
   hintRegistration?: HintRegistration;
 }
 
+/**
+ * A verified hint's two records: its replay marker, kept until the hint expires (D7: a hint backs at most
+ * one credential), and what it carries to the authorise step, kept only as long as that flow may take.
+ * The PAR request (or the authorise query) holds only a reference to the latter, `vc_hint`, so requests
+ * stay small however large the attributes are (images).
+ */
 export interface HintRegistration {
-  key: string;
-  record: HintRecord;
-  ttlSeconds: number;
+  replayKey: string;
+  replayTtl: number;
+  dataKey: string;
+  data: HintRecord;
+  dataTtl: number;
 }
 
-/**
- * D7: a hint backs at most one credential: its replay record is written once, atomically; a second use
- * is refused. Registered after every other check, so that a request failing another check does not burn
- * its hint.
- */
-export async function registerHint(store: Store, registration: HintRegistration | undefined): Promise<void> {
-  if (registration && !(await store.setIfAbsent(registration.key, registration.record, registration.ttlSeconds))) {
-    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
-  }
-}
-
-/**
- * What a verified hint carries to the authorise step. The PAR request (or the authorise query) holds
- * only a reference to it, `vc_hint`, so requests stay small however large the attributes are (images).
- */
+/** What a verified hint carries to the authorise step. Never the PIN itself. */
 export interface HintRecord {
   clientId: string;
-  attributes: Record<string, unknown>;
-  pin?: string;
+  /** the attributes, when they match the credential template */
+  attributes?: Record<string, unknown>;
+  /** why they do not: the authorise step redirects with it (spec: TokenHint claims -> invalid_scope) */
+  templateError?: string;
+  pin?: StoredPin;
+}
+
+/**
+ * D7: the replay marker is written once, atomically, and a second use of the hint is refused. The caller
+ * registers after every other check, so that a request failing another check does not burn its hint.
+ */
+export async function registerHint(store: Store, registration: HintRegistration | undefined): Promise<void> {
+  if (!registration) return;
+  const [fresh] = await Promise.all([
+    store.setIfAbsent(registration.replayKey, 1, registration.replayTtl),
+    store.set(registration.dataKey, registration.data, registration.dataTtl),
+  ]);
+  if (!fresh) throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
 }
 
 /** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */
@@ -73,8 +87,10 @@ function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly (
 /**
  * The checks the spec makes when a request is made (PAR errors table; for non-PAR requests, the same
  * checks at authorise, D6), in the order a developer fixes them: response type and mode, redirect URI,
- * scope, nonce, PKCE, then the `id_token_hint` and its PIN (D4, D7). Template and image checks belong
- * to the authorise step (src/interaction). Nothing is written: the caller registers the hint.
+ * scope, nonce and state, PKCE, then the `id_token_hint` and its PIN (D4, D7). The spec places the
+ * template and image checks at the authorise step (src/interaction): the template is matched here all the
+ * same, before anything walks the hint's claims (a claim may be nested thousands of levels deep), and
+ * its verdict is what the authorise step reports. Nothing is written: the caller registers the hint.
  */
 export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
   const nonPar = r.site !== 'par';
@@ -89,7 +105,8 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   if (r.site === 'authorizeNonPar' && scope.kind === 'issuance') {
     throw invalidScope('scope: issuance is not available at /oidc/authorizev1 (Version 1 non-PAR is for verification); use PAR');
   }
-  checkNonce(params.nonce, nonPar);
+  checkNonce(params.nonce, nonPar, r.config.maxParameterLength);
+  checkState(params.state, r.config.maxParameterLength);
 
   const providerParams: Record<string, string> = { ...params };
   delete providerParams.id_token_hint;
@@ -125,12 +142,31 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     audience: r.profile.issuer,
     clockTolerance: r.config.hint.clockTolerance,
     maxLength: r.config.hint.maxLength,
+    maxLifetime: r.config.hint.maxLifetime,
   });
   const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
-  // remembered until the hint expires, and at least as long as the flow it starts may take
+  const data: HintRecord = { clientId: r.client.clientId, ...(pin ? { pin: r.pinHasher.hash(pin) } : {}) };
+  try {
+    matchTemplate(hint.attributes, type);
+    data.attributes = hint.attributes;
+  } catch (err) {
+    if (!(err instanceof ProtocolError)) throw err;
+    data.templateError = err.description;
+  }
   const { lifetimes, hint: hintRules } = r.config;
-  const ttlSeconds = Math.max(hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance, lifetimes.par + lifetimes.interaction);
-  const key = `hint:${r.client.clientId}:${hint.replayKey}`;
-  providerParams.vc_hint = key;
-  return { scope, providerParams, hint, hintRegistration: { key, record: { clientId: r.client.clientId, attributes: hint.attributes, pin }, ttlSeconds } };
+  const replayKey = `hint:${r.client.clientId}:${hint.replayKey}`;
+  const dataKey = `${replayKey}:data`;
+  providerParams.vc_hint = dataKey;
+  return {
+    scope,
+    providerParams,
+    hint,
+    hintRegistration: {
+      replayKey,
+      replayTtl: Math.max(1, hint.exp - Math.floor(Date.now() / 1000) + hintRules.clockTolerance),
+      dataKey,
+      data,
+      dataTtl: lifetimes.par + lifetimes.interaction,
+    },
+  };
 }

@@ -23,13 +23,19 @@ export function checkRedirectUri(v: unknown, registered: readonly string[]): str
 }
 
 /** spec Endpoints: nonce is echoed into the ID token; required for non-PAR authorise. */
-export function checkNonce(v: unknown, required: boolean): string | undefined {
+export function checkNonce(v: unknown, required: boolean, maxLength: number): string | undefined {
   if (isAbsent(v)) {
     if (required) throw invalidRequest('nonce is required');
     return undefined;
   }
   if (typeof v !== 'string') throw invalidRequest('nonce must be a string');
   // Limits: bound what is stored and echoed into the ID token
-  if (v.length > 512) throw invalidRequest('nonce must be at most 512 characters');
+  if (v.length > maxLength) throw invalidRequest(`nonce must be at most ${maxLength} characters`);
   return v;
+}
+
+/** spec Endpoints: state is returned on the redirect (and kept with the request until then); optional. */
+export function checkState(v: unknown, maxLength: number): void {
+  // Limits: bound what is stored and sent back
+  if (typeof v === 'string' && v.length > maxLength) throw invalidRequest(`state must be at most ${maxLength} characters`);
 }

@@ -50,7 +50,7 @@ const fail = (reason: string) => invalidRequest(`id_token_hint: ${reason}`);
  */
 export async function verifyIdTokenHint(
   hint: unknown,
-  opts: { client: HintClient; audience: string; clockTolerance: number; maxLength: number; now?: number },
+  opts: { client: HintClient; audience: string; clockTolerance: number; maxLength: number; maxLifetime: number; now?: number },
 ): Promise<VerifiedHint> {
   // D7: the hint is a JWT string
   if (typeof hint !== 'string' || hint === '') throw invalidRequest('id_token_hint is required');
@@ -88,14 +88,17 @@ export async function verifyIdTokenHint(
     throw describeJoseError(e, header);
   }
 
-  const exp = payload.exp as number; // checked present and numeric by jwtVerify
+  const exp = payload.exp as number; // checked present and numeric by jose
+  // D7: a hint is short-lived; what it carries is kept no longer than it lives (hint.maxLifetime)
+  const now = opts.now ?? Math.floor(Date.now() / 1000);
+  if (exp > now + opts.maxLifetime + opts.clockTolerance) throw fail(`exp is more than ${opts.maxLifetime} seconds ahead (hint.maxLifetime)`);
   return {
     payload,
     // D7: custom claims = every claim except registered JWT claims and PinCode (fromEntries keeps
     // a "__proto__" claim an own property instead of touching the prototype)
     attributes: Object.fromEntries(Object.entries(payload).filter(([k]) => !HINT_CONTROL_CLAIMS.has(k))),
     pinCode: payload.PinCode, // spec Authentication 7: PinCode claim, checked by pin.ts
-    replayKey: replayKeyOf(hint, payload.jti), // D7: a hint backs at most one credential
+    replayKey: replayKeyOf(parts[1], payload.jti), // D7: a hint backs at most one credential
     exp,
   };
 }
@@ -184,10 +187,14 @@ function remoteSet(uri: string): JWTVerifyGetKey {
   return set;
 }
 
-/** D7: `jti:<jti>` when the hint has a string jti, else the hint's SHA-256. */
-function replayKeyOf(hint: string, jti: unknown): string {
+/**
+ * D7: `jti:<jti>` when the hint has a string jti, else the SHA-256 of what the signer signed: the decoded
+ * payload bytes. Never of the hint's text: base64url leaves spare bits in a segment's last character
+ * and ECDSA signatures are malleable, so one signed hint has several valid spellings.
+ */
+function replayKeyOf(payloadSegment: string, jti: unknown): string {
   if (typeof jti === 'string' && jti !== '') return `jti:${jti}`;
-  return `sha256:${createHash('sha256').update(hint, 'utf8').digest('base64url')}`;
+  return `sha256:${createHash('sha256').update(Buffer.from(payloadSegment, 'base64url')).digest('base64url')}`;
 }
 
 /** D4: a description naming the parameter and the failed check; never token contents. */

@@ -77,6 +77,11 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
+    // an infinite TTL: never expired by #live or the sweeper
+    return this.setIfAbsent(key, value, Number.POSITIVE_INFINITY);
+  }
+
   async consume<T>(key: string): Promise<T | undefined> {
     const entry = this.#live(key);
     if (!entry) return undefined;
@@ -95,12 +100,14 @@ export class MemoryStore implements Store {
     for (const key of keys) this.#entries.delete(key);
   }
 
-  async incr(key: string, ttlSeconds: number): Promise<number> {
+  async attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }> {
     const entry = this.#live(key);
-    const next = (entry?.kind === 'counter' ? entry.value : 0) + 1;
-    if (entry) this.#entries.set(key, { kind: 'counter', value: next, expiresAt: entry.expiresAt });
-    else this.#entries.set(key, { kind: 'counter', value: next, expiresAt: Date.now() + ttlSeconds * 1000 });
-    return next;
+    const count = entry?.kind === 'counter' ? entry.value : 0;
+    if (count >= limit) return { allowed: false, count };
+    if (!failed) return { allowed: true, count };
+    if (entry?.kind === 'counter') entry.value = count + 1;
+    else this.#entries.set(key, { kind: 'counter', value: 1, expiresAt: Date.now() + ttlSeconds * 1000 });
+    return { allowed: true, count: count + 1 };
   }
 
   async addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {

@@ -27,10 +27,14 @@ export function hashTag(key: string): string | undefined {
   return close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
 
-/** INCR that sets the TTL when it creates the counter, in one step. */
-const INCR_WITH_TTL = `local v = redis.call('INCR', KEYS[1])
-if v == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return v`;
+/** Store.attempt: refused at the limit; a failed attempt is counted (INCR, TTL on creation), in one step. */
+const ATTEMPT = `local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count >= tonumber(ARGV[2]) then return {0, count} end
+if ARGV[1] == '1' then
+  count = redis.call('INCR', KEYS[1])
+  if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+end
+return {1, count}`;
 
 /** SADD that extends the set's TTL to at least ARGV[2] seconds, in one step. */
 const SADD_WITH_TTL = `redis.call('SADD', KEYS[1], ARGV[1])
@@ -73,7 +77,7 @@ export class RedisStore implements Store {
   constructor(client: Redis | Cluster, prefix: string) {
     this.client = client;
     this.#prefix = prefix;
-    client.defineCommand('vcIncrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
+    client.defineCommand('vcAttempt', { numberOfKeys: 1, lua: ATTEMPT });
     client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
     client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
   }
@@ -113,6 +117,10 @@ export class RedisStore implements Store {
     return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'), (ok) => ok === 'OK');
   }
 
+  setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
+    return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'NX'), (ok) => ok === 'OK');
+  }
+
   consume<T>(key: string): Promise<T | undefined> {
     return this.#command(() => this.client.getdel(this.#key(key)), parseValue<T>);
   }
@@ -128,9 +136,12 @@ export class RedisStore implements Store {
     return this.#command(() => Promise.all(keys.map((k) => this.client.del(this.#key(k)))), nothing);
   }
 
-  incr(key: string, ttlSeconds: number): Promise<number> {
-    const run = (this.client as unknown as { vcIncrWithTtl(k: string, ttl: number): Promise<number> }).vcIncrWithTtl.bind(this.client);
-    return this.#command(() => run(this.#key(key), Math.max(1, Math.ceil(ttlSeconds))), asIs);
+  attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }> {
+    const run = (this.client as unknown as { vcAttempt(k: string, f: string, l: number, ttl: number): Promise<[number, number]> }).vcAttempt.bind(this.client);
+    return this.#command(
+      () => run(this.#key(key), failed ? '1' : '0', limit, Math.max(1, Math.ceil(ttlSeconds))),
+      ([allowed, count]) => ({ allowed: allowed === 1, count }),
+    );
   }
 
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * One store serves oidc-provider's models and the service's own records (D14). Values are JSON.
- * Every write carries a TTL in seconds: nothing outlives its lifetime. Operations that make an
- * artefact single-use (`consume`, `markOnce`, `setIfAbsent`, `incr`) are atomic in every implementation.
+ * Every write carries a TTL in seconds: nothing outlives its lifetime (the one exception,
+ * `setPermanentIfAbsent`, is for the generated key sets). Operations that make an
+ * artefact single-use or bounded (`consume`, `markOnce`, `setIfAbsent`, `attempt`) are atomic in every implementation.
  */
 export interface Store {
   readonly kind: 'memory' | 'redis';
@@ -14,6 +15,12 @@ export interface Store {
   set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /** Writes only when the key does not exist; true when this call wrote it. */
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
+  /**
+   * The one write without a TTL: as setIfAbsent (atomic, true when this call wrote it), but the record
+   * never expires. Only for what lives as long as the deployment, the generated key sets (D20): a key
+   * with no TTL is also never evicted by Redis' volatile-* eviction policies.
+   */
+  setPermanentIfAbsent(key: string, value: unknown): Promise<boolean>;
   /** Atomically reads and deletes: of concurrent callers, exactly one gets the value. */
   consume<T = unknown>(key: string): Promise<T | undefined>;
   /**
@@ -23,8 +30,13 @@ export interface Store {
    */
   markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean>;
   delete(...keys: string[]): Promise<void>;
-  /** Atomically increments a counter, creating it with the TTL on first use; returns the new value. */
-  incr(key: string, ttlSeconds: number): Promise<number>;
+  /**
+   * One attempt against a limit, decided atomically: refused once the counter under `key` has reached
+   * `limit`; otherwise allowed, and a failed attempt counts (the counter is created with the TTL). Returns
+   * whether it was allowed and the count after it: of concurrent attempts, no more than `limit` failed
+   * ones are ever allowed, and none after them (D10's PIN attempts).
+   */
+  attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }>;
   /** Adds a member to a set key (creating it with the TTL, extending the TTL to at least ttlSeconds). */
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
 import type { Store } from '../../src/store/types.js';
 import { createOidcAdapterFactory } from '../../src/store/oidcAdapter.js';
 import { STORE_KINDS } from '../helpers/stores.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import { RedisStore } from '../../src/store/redis.js';
 
 /**
  * The Store contract (D14), run against the embedded memory store and the real Redis alike: TTLs on
@@ -33,7 +36,7 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
 
   it('getMany: keys of one hash tag in one read, others one by one, in order, undefined where missing', async () => {
     await store.set('many:{t1}:a', { a: 1 }, 60);
-    await store.incr('many:{t1}:n', 60);
+    await store.attempt('many:{t1}:n', true, 10, 60);
     await store.set('many:other', 'x', 60);
     expect(await store.getMany(['many:{t1}:a', 'many:{t1}:missing', 'many:{t1}:n'])).toEqual([{ a: 1 }, undefined, 1]);
     expect(await store.getMany(['many:{t1}:a', 'many:other', 'many:nothing'])).toEqual([{ a: 1 }, 'x', undefined]);
@@ -50,6 +53,24 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
   it('setIfAbsent: of 50 concurrent writers exactly one wins', async () => {
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsent('nx', i, 60)));
     expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('setPermanentIfAbsent (D20 key sets): of 50 concurrent writers exactly one wins, and its record has no TTL', async () => {
+    const key = `permanent:${randomBytes(4).toString('hex')}`;
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setPermanentIfAbsent(key, { keys: [i] })));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = results.indexOf(true);
+    expect(await store.get(key)).toEqual({ keys: [winner] });
+    expect(await store.setIfAbsent(key, 'other', 60)).toBe(false);
+    if (store instanceof RedisStore) {
+      const [full] = await store.client.keys(`*${key}`);
+      expect(await store.client.ttl(full)).toBe(-1); // a key without an expiry
+    } else if (store instanceof MemoryStore) {
+      store.sweep(Date.now() + 100 * 365 * 86_400_000);
+    }
+    expect(await store.get(key)).toEqual({ keys: [winner] });
+    await store.delete(key);
+    expect(await store.get(key)).toBeUndefined();
   });
 
   it('consume: of 50 concurrent consumers exactly one gets the value, and it is gone', async () => {
@@ -75,12 +96,20 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect(await store.get('missing:{m}:consumed')).toBeUndefined();
   });
 
-  it('incr: 50 concurrent increments count to 50, and the counter expires', async () => {
-    const results = await Promise.all(Array.from({ length: 50 }, () => store.incr('counter', 1)));
-    expect(new Set(results).size).toBe(50);
-    expect(Math.max(...results)).toBe(50);
+  it('attempt: of 50 concurrent failed attempts against a limit of 3, exactly 3 are allowed and counted; the counter expires', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.attempt('tries', true, 3, 1)));
+    expect(results.filter((r) => r.allowed).map((r) => r.count).sort()).toEqual([1, 2, 3]);
+    expect(results.filter((r) => !r.allowed).every((r) => r.count === 3)).toBe(true);
     await sleep(1200);
-    expect(await store.incr('counter', 60)).toBe(1);
+    expect(await store.attempt('tries', true, 3, 60)).toEqual({ allowed: true, count: 1 });
+  });
+
+  it('attempt: a successful attempt is allowed without counting, and refused once the limit is reached', async () => {
+    expect(await store.attempt('mixed', false, 2, 60)).toEqual({ allowed: true, count: 0 });
+    expect(await store.attempt('mixed', true, 2, 60)).toEqual({ allowed: true, count: 1 });
+    expect(await store.attempt('mixed', false, 2, 60)).toEqual({ allowed: true, count: 1 });
+    expect(await store.attempt('mixed', true, 2, 60)).toEqual({ allowed: true, count: 2 });
+    expect(await store.attempt('mixed', false, 2, 60)).toEqual({ allowed: false, count: 2 });
   });
 
   it('sets: members added once, TTL extended, deleted with delete()', async () => {

@@ -15,6 +15,9 @@ import { resolveOfferLink } from '../helpers/rp.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
+import { PinHasher } from '../../src/rules/pinHash.js';
+
+const COOKIE_KEY = 'test-cookie-key-0123456789abcdef';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,7 +62,7 @@ async function startIssuer(overrides: Partial<WalletIssuerOptions> = {}): Promis
     credentialTypes: [employeeBadge],
     offerLifetime: 120,
     pinAttempts: 3,
-    cookieKeys: ['test-cookie-key-0123456789abcdef'],
+    cookieKeys: [COOKIE_KEY],
     ...overrides,
   });
   const app = new Koa();
@@ -92,7 +95,7 @@ async function offer(running: Running, opts: { pin?: string; attributes?: Record
     attributes: opts.attributes ?? attributes,
     serialNumber: `SN-${counter}`,
     credentialExpiresAt,
-    ...(opts.pin ? { pin: opts.pin } : {}),
+    ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin) } : {}),
   });
   const parsed = await resolveOfferLink(offerUri);
   return { stepId, offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
@@ -243,7 +246,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
       message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
     });
 
-    // the last wrong attempt reached the provider, which revoked the code and its grant
+    // the last wrong attempt revoked the code and its grant
     expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toBeUndefined();
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
@@ -272,7 +275,9 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(missing.body.error_description).toContain('tx_code');
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
 
-    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toMatchObject({ txCode: '1234' });
+    // the PIN is kept nowhere as it is: not in the provider's code, not in the offer
+    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).not.toHaveProperty('txCode');
+    expect(JSON.stringify(await running.store.get(`wallet:{${o.offerId}}:offer`))).not.toContain('1234');
     const stored = await (await openWallet()).receive(o.offerUri, { pin: '1234' });
     expect(stored.claims).toEqual(attributes);
   });

@@ -9,7 +9,7 @@ const record = (offerId: string, lifetime = 60): OfferRecord => {
     offerId,
     stepId: `v2.${offerId}`,
     preAuthorizedCode: `code-of-${offerId}`,
-    txCode: '1234',
+    pin: { hash: 'salt.mac', length: 4 },
     credentialType: 'EmployeeBadge',
     attributes: { FirstName: 'Ada' },
     serialNumber: 'SN-1',
@@ -122,13 +122,14 @@ describe('issuing an offer', () => {
     expect(await offers.take('o1')).toEqual(r);
   });
 
-  it('reads the offer, the wrong PINs and whether the code was redeemed together', async () => {
+  it('reads the offer and whether its code was redeemed together', async () => {
     const r = record('o1');
     await offers.create(r);
-    expect(await offers.forRedemption('o1')).toEqual({ offer: r, wrongPins: 0, redeemed: false });
-    await store.incr('wallet:{o1}:pin-attempts', 60);
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: false, failed: false });
     await offers.scanned(r);
-    expect(await offers.forRedemption('o1')).toEqual({ offer: r, wrongPins: 1, redeemed: true });
-    expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, wrongPins: 0, redeemed: false });
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: true, failed: false });
+    await offers.failed('o1', 'PIN');
+    expect(await offers.forRedemption('o1')).toEqual({ offer: undefined, redeemed: true, failed: true });
+    expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, redeemed: false, failed: false });
   });
 });

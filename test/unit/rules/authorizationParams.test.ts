@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { checkNonce, checkRedirectUri, checkResponseMode, checkResponseType } from '../../../src/rules/authorizationParams.js';
+import { checkNonce, checkRedirectUri, checkResponseMode, checkResponseType, checkState } from '../../../src/rules/authorizationParams.js';
 import { singleValued } from '../../../src/http/form.js';
 import { expectProtocolError } from './helpers.js';
 
@@ -58,22 +58,32 @@ describe('spec: Authentication 3, redirect_uri must exactly match (Errors: Redir
 
 describe('spec: Endpoints, nonce (required for non-PAR authorise)', () => {
   it('returns the nonce, or undefined when absent and not required', () => {
-    expect(checkNonce('n-0S6_WzA2Mj', true)).toBe('n-0S6_WzA2Mj');
-    expect(checkNonce(undefined, false)).toBeUndefined();
+    expect(checkNonce('n-0S6_WzA2Mj', true, 512)).toBe('n-0S6_WzA2Mj');
+    expect(checkNonce(undefined, false, 512)).toBeUndefined();
   });
 
   it('refuses a missing nonce when required (spec: Endpoints, non-PAR authorise "nonce Required")', () => {
-    expectProtocolError(() => checkNonce(undefined, true), 'invalid_request', 'nonce is required');
-    expectProtocolError(() => checkNonce('', true), 'invalid_request', 'nonce is required');
+    expectProtocolError(() => checkNonce(undefined, true, 512), 'invalid_request', 'nonce is required');
+    expectProtocolError(() => checkNonce('', true, 512), 'invalid_request', 'nonce is required');
   });
 
   it('refuses a non-string nonce (spec: Endpoints, nonce string)', () => {
-    expectProtocolError(() => checkNonce(123, false), 'invalid_request', 'nonce must be a string');
+    expectProtocolError(() => checkNonce(123, false, 512), 'invalid_request', 'nonce must be a string');
   });
 
   it('refuses a nonce over 512 characters and accepts exactly 512 (Limits)', () => {
-    expect(checkNonce('n'.repeat(512), true)).toHaveLength(512);
-    expectProtocolError(() => checkNonce('n'.repeat(513), true), 'invalid_request', 'nonce must be at most 512 characters');
+    expect(checkNonce('n'.repeat(512), true, 512)).toHaveLength(512);
+    expectProtocolError(() => checkNonce('n'.repeat(513), true, 512), 'invalid_request', 'nonce must be at most 512 characters');
+  });
+});
+
+describe('Limits: state is kept and sent back, so its length is bounded', () => {
+  it('accepts a state up to the limit, and none', () => {
+    expect(() => checkState('s'.repeat(512), 512)).not.toThrow();
+    expect(() => checkState(undefined, 512)).not.toThrow();
+  });
+  it('refuses a longer state with invalid_request naming it', () => {
+    expectProtocolError(() => checkState('s'.repeat(513), 512), 'invalid_request', 'state must be at most 512 characters');
   });
 });
 

@@ -10,11 +10,12 @@ const NOW = 1_700_000_000;
 const AUDIENCE = 'https://vc.example.com';
 const SECRET = 'correct-horse-battery-staple-0123456789';
 const base: HintClient = { clientId: 'hr-portal', clientSecret: SECRET };
-const opts = (client: HintClient = base, extra: Partial<{ clockTolerance: number; maxLength: number; now: number }> = {}) => ({
+const opts = (client: HintClient = base, extra: Partial<{ clockTolerance: number; maxLength: number; maxLifetime: number; now: number }> = {}) => ({
   client,
   audience: AUDIENCE,
   clockTolerance: 30,
   maxLength: 64 * 1024,
+  maxLifetime: 3600,
   now: NOW,
   ...extra,
 });
@@ -237,6 +238,14 @@ describe('spec: id_token_hint claims iss, aud, exp, nbf (D7 clock tolerance)', (
     await expectRejection(verifyIdTokenHint(await hs(claims({ aud: 42 as unknown as string })), opts()), 'invalid_request', 'id_token_hint: aud must equal the issuer');
   });
 
+  it('refuses a hint whose exp is further ahead than hint.maxLifetime plus the tolerance (D7; hardening: records it creates live no longer)', async () => {
+    await expect(verifyIdTokenHint(await hs(claims({ exp: NOW + 3600 + 30 })), opts())).resolves.toBeDefined();
+    for (const exp of [NOW + 3600 + 31, NOW + 10 * 365 * 86400, 2 ** 53, 1e308]) {
+      await expectRejection(verifyIdTokenHint(await hs(claims({ exp })), opts()), 'invalid_request', 'id_token_hint: exp is more than 3600 seconds ahead (hint.maxLifetime)');
+    }
+    await expectRejection(verifyIdTokenHint(await hs(claims({ exp: NOW + 700 })), opts(base, { maxLifetime: 600 })), 'invalid_request', 'hint.maxLifetime');
+  });
+
   it('refuses an expired hint beyond the tolerance (spec: id_token_hint, exp "Must not have passed")', async () => {
     await expectRejection(verifyIdTokenHint(await hs(claims({ exp: NOW - 31 })), opts()), 'invalid_request', 'id_token_hint: exp has passed');
   });
@@ -335,9 +344,20 @@ describe('D7: custom claims, PinCode and replay key', () => {
     expect(v.replayKey).toBe('jti:abc-123');
   });
 
-  it('uses the SHA-256 of the whole hint as replay key without a jti (D7, "or its hash")', async () => {
+  it('uses the SHA-256 of the signed payload bytes as replay key without a jti (D7, "or its hash")', async () => {
     const token = await hs(claims());
     const v = await verifyIdTokenHint(token, opts());
-    expect(v.replayKey).toBe(`sha256:${createHash('sha256').update(token).digest('base64url')}`);
+    expect(v.replayKey).toBe(`sha256:${createHash('sha256').update(Buffer.from(token.split('.')[1], 'base64url')).digest('base64url')}`);
+  });
+
+  it('gives one replay key to every spelling of one hint (spare bits of the signature\'s last base64url character)', async () => {
+    const token = await hs(claims());
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(token.at(-1)!);
+    // an HS256 signature is 32 bytes: 43 characters carry 258 bits, the last two are spare
+    const respelled = `${token.slice(0, -1)}${alphabet[last ^ 1]}`;
+    expect(respelled).not.toBe(token);
+    const [a, b] = [await verifyIdTokenHint(token, opts()), await verifyIdTokenHint(respelled, opts())];
+    expect(b.replayKey).toBe(a.replayKey);
   });
 });

@@ -93,19 +93,18 @@ describe('MemoryStore: the Store contract (D14)', () => {
     expect(await store.consume('code')).toBeUndefined();
   });
 
-  it('incr counts from 1 and counts 50 concurrent increments exactly (D10 PIN attempts)', async () => {
-    expect(await store.incr('n', 60)).toBe(1);
-    const results = await Promise.all(Array.from({ length: 50 }, () => store.incr('n', 60)));
-    expect(new Set(results).size).toBe(50);
-    expect(Math.max(...results)).toBe(51);
-    expect(await store.get('n')).toBe(51);
+  it('attempt counts failed attempts up to the limit and refuses every attempt after it (D10 PIN attempts)', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.attempt('n', i !== 49, 3, 60)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(3);
+    expect(results[49]).toEqual({ allowed: false, count: 3 });
+    expect(await store.get('n')).toBe(3);
   });
 
-  it('incr keeps the TTL set on first use (later increments do not extend it)', async () => {
-    await store.incr('n', 1);
-    await store.incr('n', 600);
+  it('attempt keeps the TTL set on the first failed attempt (later ones do not extend it)', async () => {
+    await store.attempt('n', true, 10, 1);
+    await store.attempt('n', true, 10, 600);
     await sleep(1100);
-    expect(await store.incr('n', 60)).toBe(1);
+    expect(await store.attempt('n', true, 10, 60)).toEqual({ allowed: true, count: 1 });
   });
 
   it('addToSet / members: a set without duplicates, empty when unknown', async () => {
@@ -147,7 +146,7 @@ describe('MemoryStore: the Store contract (D14)', () => {
   it('sweep drops expired entries so memory stays bounded by what is live', async () => {
     await store.set('a', 1, 10);
     await store.set('b', 2, 100);
-    await store.incr('c', 10);
+    await store.attempt('c', true, 3, 10);
     await store.addToSet('d', 'm', 10);
     expect(store.size).toBe(4);
     store.sweep(later(50));
