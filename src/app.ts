@@ -69,6 +69,7 @@ export function trustedForwarding(baseUrl: string, trustedProxies: readonly stri
   }
   // BlockList matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against IPv4 rules and back
   const isTrusted = (address: string | undefined): boolean => {
+    if (trustedProxies.length === 0) return false; // the default: no proxy is trusted
     const family = address ? isIP(address) : 0;
     return family !== 0 && trusted.check(address!, family === 6 ? 'ipv6' : 'ipv4');
   };
@@ -76,7 +77,7 @@ export function trustedForwarding(baseUrl: string, trustedProxies: readonly stri
     const headers = ctx.req.headers;
     const peer = ctx.req.socket.remoteAddress;
     const forwardedFor = isTrusted(peer) ? headers['x-forwarded-for'] : undefined;
-    for (const name of Object.keys(headers)) {
+    for (const name in headers) {
       if (name === 'forwarded' || name.startsWith('x-forwarded-')) delete headers[name];
     }
     let client = peer ?? '';
