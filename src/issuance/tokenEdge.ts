@@ -58,10 +58,12 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     }
     try {
       await next();
-    } finally {
+    } catch (err) {
       await deps.store.delete(redeemingKey(offerId));
+      throw err;
     }
-    if (ctx.status === 200) await deps.offers.scanned(offer);
+    // independent writes, together: the claim released, and the offer shown scanned once the wallet holds a token
+    await Promise.all([deps.store.delete(redeemingKey(offerId)), ctx.status === 200 ? deps.offers.scanned(offer) : undefined]);
   }
 
   return async function walletTokenEdge(ctx, next) {

@@ -145,7 +145,8 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     maxLifetime: r.config.hint.maxLifetime,
   });
   const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
-  const data: HintRecord = { clientId: r.client.clientId, ...(pin ? { pin: r.pinHasher.hash(pin) } : {}) };
+  const replayKey = `hint:${r.client.clientId}:${hint.replayKey}`;
+  const data: HintRecord = { clientId: r.client.clientId, ...(pin ? { pin: r.pinHasher.hash(pin, replayKey) } : {}) };
   try {
     matchTemplate(hint.attributes, type);
     data.attributes = hint.attributes;
@@ -154,7 +155,6 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     data.templateError = err.description;
   }
   const { lifetimes, hint: hintRules } = r.config;
-  const replayKey = `hint:${r.client.clientId}:${hint.replayKey}`;
   const dataKey = `${replayKey}:data`;
   providerParams.vc_hint = dataKey;
   return {

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** A PIN as it is stored (D10, hardening): never the PIN itself. */
 export interface StoredPin {
@@ -14,14 +14,16 @@ export interface StoredPin {
  * plain salted hash of four digits would be found by trying 10,000 values).
  */
 export class PinHasher {
-  readonly #key: Buffer;
+  // a KeyObject, imported once: an HMAC keyed with a Buffer takes a slower path in Node 24
+  readonly #key: KeyObject;
 
   constructor(sharedSecret: string) {
-    this.#key = Buffer.from(hkdfSync('sha256', sharedSecret, 'pin', 'VC provider PIN hash key', 32));
+    this.#key = createSecretKey(Buffer.from(hkdfSync('sha256', sharedSecret, 'pin', 'VC provider PIN hash key', 32)));
   }
 
-  hash(pin: string): StoredPin {
-    const salt = randomBytes(16).toString('base64url');
+  /** `unique`: what makes this PIN's record unique (the hint's client and replay key): its hash is the salt. */
+  hash(pin: string, unique: string): StoredPin {
+    const salt = createHash('sha256').update(unique).digest('base64url').slice(0, 22);
     return { hash: `${salt}.${this.#mac(salt, pin)}`, length: pin.length };
   }
 

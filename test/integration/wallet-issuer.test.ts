@@ -95,7 +95,7 @@ async function offer(running: Running, opts: { pin?: string; attributes?: Record
     attributes: opts.attributes ?? attributes,
     serialNumber: `SN-${counter}`,
     credentialExpiresAt,
-    ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin) } : {}),
+    ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin, stepId) } : {}),
   });
   const parsed = await resolveOfferLink(offerUri);
   return { stepId, offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };

@@ -42,10 +42,11 @@ describe('stored PINs', () => {
   const hasher = new PinHasher('shared-secret-0123456789');
 
   it('are a salted hash, never the PIN, and match only the same PIN', () => {
-    const stored = hasher.hash('0123');
+    const stored = hasher.hash('0123', 'hint:client:jti:a');
     expect(stored.length).toBe(4);
     expect(stored.hash).not.toContain('0123');
-    expect(hasher.hash('0123').hash).not.toBe(stored.hash);
+    // salted with what makes each record unique: the same PIN of another hint hashes otherwise
+    expect(hasher.hash('0123', 'hint:client:jti:b').hash).not.toBe(stored.hash);
     expect(hasher.matches(stored, '0123')).toBe(true);
     expect(hasher.matches(stored, '123')).toBe(false);
     expect(hasher.matches(stored, '01234')).toBe(false);
@@ -53,7 +54,7 @@ describe('stored PINs', () => {
   });
 
   it('match on every instance sharing the secret, and not under another secret', () => {
-    const stored = hasher.hash('9876');
+    const stored = hasher.hash('9876', 'hint:client:jti:c');
     expect(new PinHasher('shared-secret-0123456789').matches(stored, '9876')).toBe(true);
     expect(new PinHasher('another-secret-0123456789').matches(stored, '9876')).toBe(false);
   });
