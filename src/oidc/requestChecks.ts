@@ -57,16 +57,16 @@ export interface HintRecord {
 }
 
 /**
- * D7: the replay marker is written once, atomically, and a second use of the hint is refused. The caller
+ * D7: the replay marker is written once, atomically, with the hint's data beside it (never beside a marker
+ * that existed), and a second use of the hint is refused. The caller
  * registers after every other check, so that a request failing another check does not burn its hint.
  */
 export async function registerHint(store: Store, registration: HintRegistration | undefined): Promise<void> {
   if (!registration) return;
-  const [fresh] = await Promise.all([
-    store.setIfAbsent(registration.replayKey, 1, registration.replayTtl),
-    store.set(registration.dataKey, registration.data, registration.dataTtl),
-  ]);
-  if (!fresh) throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  const { replayKey, replayTtl, dataKey, data, dataTtl } = registration;
+  if (!(await store.setIfAbsentWith(replayKey, 1, replayTtl, { key: dataKey, value: data, ttlSeconds: dataTtl }))) {
+    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
+  }
 }
 
 /** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */
@@ -145,7 +145,8 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     maxLifetime: r.config.hint.maxLifetime,
   });
   const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
-  const replayKey = `hint:${r.client.clientId}:${hint.replayKey}`;
+  // one hash tag for the marker and its data: they are written in one atomic step
+  const replayKey = `hint:{${r.client.clientId}:${hint.replayKey}}`;
   const data: HintRecord = { clientId: r.client.clientId, ...(pin ? { pin: r.pinHasher.hash(pin, replayKey) } : {}) };
   try {
     matchTemplate(hint.attributes, type);

@@ -77,6 +77,13 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean> {
+    if (this.#live(key)) return false;
+    this.#put(key, value, ttlSeconds);
+    this.#put(companion.key, companion.value, companion.ttlSeconds);
+    return true;
+  }
+
   async setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
     // an infinite TTL: never expired by #live or the sweeper
     return this.setIfAbsent(key, value, Number.POSITIVE_INFINITY);

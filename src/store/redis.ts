@@ -27,6 +27,13 @@ export function hashTag(key: string): string | undefined {
   return close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
 
+/** Store.setIfAbsentWith: the companion is written only when the key was. */
+const SET_IF_ABSENT_WITH = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])
+  return 1
+end
+return 0`;
+
 /** Store.attempt: refused at the limit; a failed attempt is counted (INCR, TTL on creation), in one step. */
 const ATTEMPT = `local count = tonumber(redis.call('GET', KEYS[1]) or '0')
 if count >= tonumber(ARGV[2]) then return {0, count} end
@@ -78,6 +85,7 @@ export class RedisStore implements Store {
     this.client = client;
     this.#prefix = prefix;
     client.defineCommand('vcAttempt', { numberOfKeys: 1, lua: ATTEMPT });
+    client.defineCommand('vcSetIfAbsentWith', { numberOfKeys: 2, lua: SET_IF_ABSENT_WITH });
     client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
     client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
   }
@@ -119,6 +127,15 @@ export class RedisStore implements Store {
 
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
     return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'NX'), (ok) => ok === 'OK');
+  }
+
+  setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean> {
+    const run = (this.client as unknown as { vcSetIfAbsentWith(k: string, c: string, v: string, t: number, cv: string, ct: number): Promise<number> }).vcSetIfAbsentWith.bind(this.client);
+    const ttl = (t: number) => Math.max(1, Math.ceil(t));
+    return this.#command(
+      () => run(this.#key(key), this.#key(companion.key), JSON.stringify(value), ttl(ttlSeconds), JSON.stringify(companion.value), ttl(companion.ttlSeconds)),
+      (written) => written === 1,
+    );
   }
 
   consume<T>(key: string): Promise<T | undefined> {

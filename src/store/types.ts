@@ -16,6 +16,11 @@ export interface Store {
   /** Writes only when the key does not exist; true when this call wrote it. */
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean>;
   /**
+   * `setIfAbsent`, and when this call wrote `key`, `companion` too (its own value and TTL), in one atomic
+   * step: a companion is never written beside a key that already existed. Both keys share a hash tag.
+   */
+  setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean>;
+  /**
    * The one write without a TTL: as setIfAbsent (atomic, true when this call wrote it), but the record
    * never expires. Only for what lives as long as the deployment, the generated key sets (D20): a key
    * with no TTL is also never evicted by Redis' volatile-* eviction policies.

@@ -91,6 +91,17 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect(await store.getMany(['code:{c1}', 'code:{c1}:consumed'])).toEqual([undefined, undefined]);
   });
 
+  it('setIfAbsentWith: of 50 concurrent writers one wins, and only the winner writes its companion, with its own TTL', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsentWith('nxw:{h}', i, 60, { key: 'nxw:{h}:data', value: { by: i }, ttlSeconds: 1 })));
+    const winner = results.indexOf(true);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.getMany(['nxw:{h}', 'nxw:{h}:data'])).toEqual([winner, { by: winner }]);
+    await sleep(1200);
+    expect(await store.getMany(['nxw:{h}', 'nxw:{h}:data'])).toEqual([winner, undefined]);
+    expect(await store.setIfAbsentWith('nxw:{h}', 'again', 60, { key: 'nxw:{h}:data', value: 'again', ttlSeconds: 60 })).toBe(false);
+    expect(await store.get('nxw:{h}:data')).toBeUndefined();
+  });
+
   it('markOnce: false while the record does not exist', async () => {
     expect(await store.markOnce('missing:{m}:consumed', 1, 'missing:{m}')).toBe(false);
     expect(await store.get('missing:{m}:consumed')).toBeUndefined();
