@@ -149,7 +149,6 @@ async function createOffer(
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
   if (Number.isNaN(input.credentialExpiresAt.getTime())) throw new TypeError('credentialExpiresAt must be a valid date');
   const scope = scopeFor(type);
-  const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
 
   const grant = new provider.Grant({ accountId: input.stepId, clientId: WALLET_CLIENT_ID });
   grant.addResourceScope(credentialIssuer, scope);
@@ -162,6 +161,8 @@ async function createOffer(
     resource: credentialIssuer,
   });
   const preAuthorizedCode = await code.save();
+  // the offer lives as long as its code, which starts to when it is saved
+  const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
   const offerId = offerIdOf(preAuthorizedCode);
   await offers.create({
     offerId,

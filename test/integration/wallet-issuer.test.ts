@@ -451,7 +451,7 @@ describe('wallet-facing issuer with a third-party wallet library', () => {
 describe('wallet-facing issuer with short-lived offers', () => {
   let running: Running;
   beforeAll(async () => {
-    running = await startIssuer({ offerLifetime: 1 });
+    running = await startIssuer({ offerLifetime: 2 });
   });
   afterEach(() => undefined);
   afterAll(async () => {
@@ -461,7 +461,7 @@ describe('wallet-facing issuer with short-lived offers', () => {
   it('reports an offer nobody redeemed in time as expired, and refuses its code', async () => {
     const o = await offer(running, { pin: '1234' });
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'expired' });
     const late = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(late).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
