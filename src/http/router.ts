@@ -20,19 +20,24 @@ export interface Route {
  * know pass on to the next middleware. A ProtocolError thrown by a handler is answered as JSON (D4).
  */
 export function router(routes: readonly Route[]): Middleware {
+  // routes of one path (or one pattern) together: the methods it answers
   const exact = new Map<string, Route[]>();
-  const patterns: Route[] = [];
+  const patterns = new Map<string, { pattern: RegExp; candidates: Route[] }>();
   for (const route of routes) {
     if (typeof route.path === 'string') exact.set(route.path, [...(exact.get(route.path) ?? []), route]);
-    else patterns.push(route);
+    else {
+      const group = patterns.get(String(route.path)) ?? { pattern: route.path, candidates: [] };
+      group.candidates.push(route);
+      patterns.set(String(route.path), group);
+    }
   }
 
   function match(path: string): { candidates: Route[]; params: string[] } | undefined {
     const found = exact.get(path);
     if (found) return { candidates: found, params: [] };
-    for (const route of patterns) {
-      const m = (route.path as RegExp).exec(path);
-      if (m) return { candidates: patterns.filter((r) => String(r.path) === String(route.path)), params: m.slice(1) };
+    for (const { pattern, candidates } of patterns.values()) {
+      const m = pattern.exec(path);
+      if (m) return { candidates, params: m.slice(1) };
     }
     return undefined;
   }

@@ -17,8 +17,7 @@ import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
 import type { PinHasher } from '../rules/pinHash.js';
-import { oidcRecordKey } from '../store/oidcAdapter.js';
-import { edgeCanStore, storePushedRequest } from './pushedRequest.js';
+import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequest.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -35,7 +34,6 @@ export interface EdgeDeps {
 const formLimit = (config: Config) => config.hint.maxLength + 64 * 1024;
 /** Token requests carry no hint. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
-const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
 
 /**
  * The version edge (ARCHITECTURE.md): the spec's rules in front of one oidc-provider instance. It
@@ -88,8 +86,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
    * and expires with it: an unknown request_uri writes nothing, and the provider answers it as such.
    */
   async function claimPushedRequest(clientId: string, requestUri: string): Promise<void> {
-    if (!requestUri.startsWith(PUSHED_REQUEST_URN)) return;
-    const pushed = oidcRecordKey(profile.id, 'PushedAuthorizationRequest', requestUri.slice(PUSHED_REQUEST_URN.length));
+    const pushed = pushedRequestKey(profile.id, requestUri);
+    if (!pushed) return;
     const claimed = await d.store.markOnce(`${pushed}:claimed:${clientId}`, 1, pushed);
     if (!claimed && (await d.store.get(pushed)) !== undefined) throw invalidRequest('request_uri has already been used: push a new request');
   }

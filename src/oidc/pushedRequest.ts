@@ -1,8 +1,15 @@
 import type Provider from 'oidc-provider';
 import { UnsecuredJWT } from 'jose';
 import { INTERNAL_PARAMS } from './requestChecks.js';
+import { oidcRecordKey } from '../store/oidcAdapter.js';
 
 const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
+
+/** Where the provider of `namespace` keeps the pushed request a `request_uri` names; undefined for any other URI. */
+export function pushedRequestKey(namespace: string, requestUri: string): string | undefined {
+  if (!requestUri.startsWith(PUSHED_REQUEST_URN)) return undefined;
+  return oidcRecordKey(namespace, 'PushedAuthorizationRequest', requestUri.slice(PUSHED_REQUEST_URN.length));
+}
 
 /**
  * The authorization parameters the edge checks in full at PAR (spec: PAR form fields; client_secret is
