@@ -8,7 +8,7 @@ import { ProtocolError } from '../rules/errors.js';
 import { validateImages } from '../rules/images.js';
 import { router } from '../http/router.js';
 import { sendPage } from '../http/page.js';
-import type { HintRecord } from '../oidc/requestChecks.js';
+import type { HintHolder } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
@@ -109,7 +109,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
 
   async function startIssuance(stepId: string, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
     const type = d.credentialTypes.get(typeName)!;
-    const hint = await store.get<HintRecord>(String(params.vc_hint));
+    const hint = (await store.get<HintHolder>(String(params.vc_hint)))?.hint;
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
     // matched against the template when the hint was verified (src/oidc/requestChecks.ts)
     if (hint.templateError !== undefined || !hint.attributes) throw new ProtocolError('invalid_scope', hint.templateError ?? 'id_token_hint: the attributes do not match the credential template');

@@ -10,7 +10,7 @@ import { checkRedirectUri } from '../rules/authorizationParams.js';
 import { readForm, readQuery, setForm } from '../http/form.js';
 import { noStore, redirectError, sendError } from '../http/respond.js';
 import { router, type Route } from '../http/router.js';
-import { checkAuthorizationRequest, registerHint, stripInternal, type RequestSite } from './requestChecks.js';
+import { checkAuthorizationRequest, claimHint, registerHint, stripInternal, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
 import { shapeTokenResponse } from './tokenResponse.js';
@@ -109,11 +109,12 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     const client = authenticateClient(params, d.clients);
     const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
     if (edgeCanStore(providerParams, ctx.headers)) {
-      // independent writes, made together; a request whose hint turns out replayed leaves a pushed
-      // request nobody receives, until it expires
-      const [, stored] = await Promise.all([registerHint(d.store, hintRegistration), storePushedRequest(provider, client.clientId, providerParams, parLifetime(config))]);
+      // the hint's replay marker first: a replayed hint's data is never written; the pushed request
+      // then carries the data (two writes, where a record of its own would make three)
+      if (hintRegistration) await claimHint(d.store, hintRegistration);
+      const carried = hintRegistration && { data: hintRegistration.data, keepFor: hintRegistration.dataTtl };
       ctx.status = 201;
-      ctx.body = stored;
+      ctx.body = await storePushedRequest(d.store, provider, profile.id, client.clientId, providerParams, parLifetime(config), carried);
       noStore(ctx);
       return;
     }

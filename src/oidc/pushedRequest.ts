@@ -1,6 +1,8 @@
 import type Provider from 'oidc-provider';
+import { randomBytes } from 'node:crypto';
 import { UnsecuredJWT } from 'jose';
-import { INTERNAL_PARAMS } from './requestChecks.js';
+import { INTERNAL_PARAMS, type HintRecord } from './requestChecks.js';
+import type { Store } from '../store/types.js';
 import { oidcRecordKey } from '../store/oidcAdapter.js';
 
 const PUSHED_REQUEST_URN = 'urn:ietf:params:oauth:request_uri:';
@@ -43,11 +45,21 @@ export function edgeCanStore(params: Record<string, string>, headers: Record<str
   return true;
 }
 
+/** What a pushed request may carry beside the request: a verified hint's data, for as long as its flow may take. */
+export interface CarriedHint {
+  data: HintRecord;
+  keepFor: number;
+}
+
 /**
- * Stores a PAR request the edge has already checked as oidc-provider's own PushedAuthorizationRequest,
- * in the form its PAR endpoint stores (an unsecured request object from the client to the issuer,
+ * Stores a PAR request the edge has already checked as oidc-provider's own PushedAuthorizationRequest
+ * record, in the form its PAR endpoint stores (an unsecured request object from the client to the issuer,
  * `trusted` as for any authenticated client), so that the provider's authorise endpoint loads and checks
  * it as usual (RFC 9126 §2.2).
+ *
+ * An issuance request's hint data rides in the same record (`hint`, a field the provider's model does
+ * not load), which then lives as long as the flow (`keepFor`) while the provider honours it only until
+ * its `exp`; the request's `vc_hint` names the record itself. One write for the request and its data.
  *
  * The one place that writes an oidc-provider model in the provider's own format, which its documentation
  * does not describe. Going through the provider's PAR endpoint instead authenticates the client and checks
@@ -56,13 +68,20 @@ export function edgeCanStore(params: Record<string, string>, headers: Record<str
  * provider's endpoint writes, so an upgrade that changes the format fails that test.
  */
 export async function storePushedRequest(
+  store: Store,
   provider: Provider,
+  namespace: string,
   clientId: string,
   params: Record<string, string>,
   lifetime: number,
+  hint?: CarriedHint,
 ): Promise<{ request_uri: string; expires_in: number }> {
+  // as the provider's own ids: 126 random bits or more (nanoid's 21 characters)
+  const id = randomBytes(16).toString('base64url');
+  const key = oidcRecordKey(namespace, 'PushedAuthorizationRequest', id);
   const payload: Record<string, string> = {};
   for (const [name, value] of Object.entries(params)) if (EDGE_CHECKED.has(name) && value) payload[name] = value;
+  if (hint) payload.vc_hint = key;
   const now = Math.floor(Date.now() / 1000);
   const request = new UnsecuredJWT(payload)
     .setIssuedAt(now)
@@ -71,7 +90,7 @@ export async function storePushedRequest(
     .setNotBefore(now)
     .setExpirationTime(now + lifetime)
     .encode();
-  const pushed = new provider.PushedAuthorizationRequest({ request, trusted: true } as never);
-  const id = await pushed.save(lifetime);
+  const record = { iat: now, exp: now + lifetime, jti: id, kind: 'PushedAuthorizationRequest', request, trusted: true, ...(hint ? { hint: hint.data } : {}) };
+  await store.set(key, record, Math.max(lifetime, hint?.keepFor ?? 0));
   return { request_uri: `${PUSHED_REQUEST_URN}${id}`, expires_in: lifetime };
 }

@@ -64,9 +64,23 @@ export interface HintRecord {
 export async function registerHint(store: Store, registration: HintRegistration | undefined): Promise<void> {
   if (!registration) return;
   const { replayKey, replayTtl, dataKey, data, dataTtl } = registration;
-  if (!(await store.setIfAbsentWith(replayKey, 1, replayTtl, { key: dataKey, value: data, ttlSeconds: dataTtl }))) {
-    throw invalidRequest('id_token_hint has already been used: each hint backs one credential');
-  }
+  const holder: HintHolder = { hint: data };
+  if (!(await store.setIfAbsentWith(replayKey, 1, replayTtl, { key: dataKey, value: holder, ttlSeconds: dataTtl }))) throw hintReplayed();
+}
+
+/**
+ * D7 for a caller that keeps the hint's data in a record of its own (the edge's pushed request): only the
+ * replay marker, written once; the caller writes its record only after this returned.
+ */
+export async function claimHint(store: Store, registration: HintRegistration): Promise<void> {
+  if (!(await store.setIfAbsent(registration.replayKey, 1, registration.replayTtl))) throw hintReplayed();
+}
+
+const hintReplayed = () => invalidRequest('id_token_hint has already been used: each hint backs one credential');
+
+/** A record that carries a verified hint's data (its own record, or a pushed request): what `vc_hint` names. */
+export interface HintHolder {
+  hint?: HintRecord;
 }
 
 /** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */

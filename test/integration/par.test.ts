@@ -167,10 +167,11 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
   describe('How a pushed request is kept (the edge stores what it checked; anything else goes to oidc-provider)', () => {
     const stored = async (requestUri: string) => {
       const id = requestUri.slice('urn:ietf:params:oauth:request_uri:'.length);
-      const record = await svc.service.store.get<{ request: string; trusted: boolean; exp: number; iat: number }>(oidcRecordKey(vc.v, 'PushedAuthorizationRequest', id));
+      const key = oidcRecordKey(vc.v, 'PushedAuthorizationRequest', id);
+      const record = await svc.service.store.get<{ request: string; trusted: boolean; exp: number; iat: number; jti: string; kind: string; hint?: { clientId: string } }>(key);
       expect(record, 'stored under the provider model').toBeDefined();
       const [header, payload] = record!.request.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()));
-      return { record: record!, header, payload };
+      return { key, record: record!, header, payload };
     };
 
     it(`a request of spec fields only is stored as oidc-provider's own PAR endpoint stores it (an upgrade that changes the format fails here) ${tag}`, async () => {
@@ -186,6 +187,12 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       expect(a.header).toEqual(b.header);
       expect(a.header).toEqual({ alg: 'none' });
       expect(a.record.trusted).toBe(b.record.trusted);
+      // the record's own fields, as the provider writes them; the edge's record also carries the hint's data
+      const { hint: carried, ...edgeRecord } = a.record;
+      expect(Object.keys(edgeRecord).sort()).toEqual(Object.keys(b.record).sort());
+      expect([a.record.kind, a.record.jti]).toEqual([b.record.kind, edge.body.request_uri.split(':').pop()]);
+      expect(carried?.clientId).toBe('issuer-plain');
+      expect(a.payload.vc_hint, 'the request names the record that carries its hint').toBe(a.key);
       const timeless = ({ iat, nbf, exp, vc_hint, ...rest }: Record<string, unknown>) => rest; // vc_hint names each hint
       expect(timeless(a.payload)).toEqual(timeless(b.payload));
       expect(Object.keys(a.payload).sort()).toEqual(Object.keys(b.payload).sort());
