@@ -17,7 +17,9 @@ import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.j
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
 import { router } from './http/router.js';
-import { issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './interaction/flowClaims.js';
+import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './interaction/flowClaims.js';
+import { WebhookQueue } from './webhooks/queue.js';
+import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
@@ -39,12 +41,17 @@ export interface Service {
   logger: Logger;
   /** where each key set came from at start-up (D20), for the start-up log */
   keyOrigins: KeyOrigin[];
+  /** D13: the webhook deliveries (every instance sends what is due) and the External Client flows */
+  webhooks: WebhookQueue;
+  external: ExternalFlows;
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   store?: Store;
   logger?: Logger;
+  /** false: no webhook deliveries or expiry watch from this process (the webhooks command's own service) */
+  background?: boolean;
 }
 
 /**
@@ -196,9 +203,21 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
   const publicKeys = publicJwks(keys.idToken);
 
-  // the wallet's request that completes a step keeps the ID token's claims for the holder's browser
+  // D13: External Client flow events, delivered from the store by every instance
+  const webhookTargets = new Map(
+    config.clients.flatMap((c) => (c.webhook ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const] : [])),
+  );
+  const webhooks = new WebhookQueue(store, webhookTargets, config.webhooks, logger, { poll: opts.background !== false });
+  const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, { poll: opts.background !== false });
+
+  // the wallet's request that completes a step keeps the ID token's claims for the holder's browser;
+  // an External Client flow's client is told by webhook instead
   const steps = new WalletSteps(store);
-  const stepSucceeded = (stepId: string, claims: FlowClaims) => steps.succeeded(stepId, claims, config.lifetimes.interaction);
+  const stepSucceeded = async (stepId: string, claims: FlowClaims, isExternal: boolean | undefined) => {
+    await steps.succeeded(stepId, claims, config.lifetimes.interaction);
+    if (isExternal) await external.completed(stepId, claims);
+  };
+  const stepFailed = (stepId: string, message: string, isExternal: boolean | undefined) => (isExternal ? external.failed(stepId, message) : Promise.resolve());
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
@@ -208,7 +227,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
-    onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer)),
+    onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external),
+    onFailed: (offer, message) => stepFailed(offer.stepId, message, offer.external),
   });
 
   const verifier = createVerifier({
@@ -218,17 +238,20 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
-    onVerified: (requestId, result) => stepSucceeded(requestId, verificationFlowClaims(result)),
+    onVerified: (record, result) => stepSucceeded(record.requestId, verificationFlowClaims(result), record.external),
+    onFailed: (record, message) => stepFailed(record.requestId, message, record.external),
   });
-  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes });
+  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external });
 
   const inner = new Koa();
   inner.keys = cookieKeys;
   inner.proxy = true; // host and scheme are baseUrl's: trustedForwarding sets the headers proxy mode reads
   // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
   const pinHasher = new PinHasher(keys.cookies[0]);
-  inner.use(createVersionEdge({ profile: profiles.v2, provider: providers.v2, config, store, clients, credentialTypes, publicKeys, pinHasher }));
-  inner.use(createVersionEdge({ profile: profiles.v1, provider: providers.v1, config, store, clients, credentialTypes, publicKeys, pinHasher }));
+  const grantClaims = new GrantClaims(store);
+  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims };
+  inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v2, provider: providers.v2 }));
+  inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v1, provider: providers.v1 }));
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
   inner.use(interaction);
@@ -279,7 +302,10 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     verifier,
     logger,
     keyOrigins: origins,
+    webhooks,
+    external,
     close: async () => {
+      await Promise.all([webhooks.close(), external.close()]);
       await store.close();
     },
   };

@@ -63,6 +63,40 @@ export const credentialTypeSchema = z
 
 const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).passthrough();
 
+/** `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks' secret format). */
+const webhookSecret = z.string().refine((v) => {
+  const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(v);
+  if (!m) return false;
+  const bytes = Buffer.from(m[1], 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}, 'must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes');
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** https, or http on a loopback host (development). */
+const webhookUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || (u.protocol === 'http:' && (LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost')));
+  } catch {
+    return false;
+  }
+}, 'must be an https URL (http only on a loopback host)');
+
+/** D13: where a client's External Client flow events go, signed with each listed secret. */
+export const webhookSchema = z
+  .object({
+    url: webhookUrl,
+    secret: webhookSecret.optional(),
+    /** for rotation: every listed secret signs, so the header carries one signature per secret */
+    secrets: z.array(webhookSecret).min(1).optional(),
+  })
+  .strict()
+  .refine((w) => (w.secret === undefined) !== (w.secrets === undefined), 'give either secret or secrets');
+
+/** The scope that marks an External Client flow (spec: Scope format, Version 2). */
+export const EXTERNAL_SCOPE = 'External';
+
 export const clientSchema = z
   .object({
     clientId: z.string().min(1).max(200),
@@ -80,6 +114,8 @@ export const clientSchema = z
     expiresInAsString: z.boolean().default(false),
     /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */
     legacyV2Issuer: z.boolean().default(false),
+    /** D13: required for the scope External */
+    webhook: webhookSchema.optional(),
   })
   .strict();
 
@@ -162,6 +198,18 @@ export const configSchema = z
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    /** D13: delivering External Client flow events */
+    webhooks: z
+      .object({
+        /** seconds an attempt may take */
+        timeout: z.number().positive().max(60).default(10),
+        /** seconds before the first retry; each next one about twice as late */
+        firstRetry: z.number().positive().default(5),
+        /** how long a delivery is retried (ISO 8601 duration) */
+        retryWindow: isoDuration.default('P1D'),
+      })
+      .strict()
+      .default({ timeout: 10, firstRetry: 5, retryWindow: 'P1D' }),
     /** serves /demo: a relying party for trying the flows in a browser (never in production) */
     demo: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
@@ -182,7 +230,11 @@ export const configSchema = z
     cfg.clients.forEach((c, i) => {
       if (ids.has(c.clientId)) ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
       ids.add(c.clientId);
+      if (c.scopes.includes(EXTERNAL_SCOPE) && !c.webhook) {
+        ctx.addIssue({ code: 'custom', path: ['clients', i, 'webhook'], message: `is required: the client lists the scope ${EXTERNAL_SCOPE}` });
+      }
       c.scopes.forEach((s, j) => {
+        if (s === EXTERNAL_SCOPE) return;
         const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
         if (!types.has(name)) {
           ctx.addIssue({ code: 'custom', path: ['clients', i, 'scopes', j], message: `unknown credential type ${name}` });

@@ -17,6 +17,9 @@ import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
 import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
 import { stepIdOf, WalletSteps, type WalletStep } from './steps.js';
+import { EXTERNAL } from '../rules/scopes.js';
+import type { ExternalFlows, ExternalRequest } from '../external/flows.js';
+import { CONTINUATION_PARAMS } from '../external/continue.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -28,11 +31,18 @@ export interface InteractionDeps {
   verifier: Verifier;
   clients: ReadonlyMap<string, ClientConfig>;
   credentialTypes: ReadonlyMap<string, CredentialType>;
+  external: ExternalFlows;
 }
 
 type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string };
+type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string; handover?: boolean };
+
+/** D13: what the holder's browser shows when an External Client flow's wallet step is over: the app continues, not this page. */
+const HANDED_OVER = {
+  done: (client: string) => ({ title: 'All done', message: `${client} will continue from here. You can close this page.` }),
+  ended: (client: string) => ({ title: 'This request did not complete', message: `${client} has been told. You can close this page.` }),
+};
 
 const EXPIRED = {
   title: 'This link has expired',
@@ -47,10 +57,18 @@ function messagePage(ctx: Context, status: number, title: string, message: strin
 }
 
 /** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
-function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[] } {
-  const scopes = scope.split(' ').filter((s) => s && s !== 'openid');
+function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[]; external: boolean } {
+  const scopes = scope.split(' ').filter((s) => s && s !== 'openid' && s !== EXTERNAL);
+  const external = scope.split(' ').includes(EXTERNAL);
   const issue = scopes.find((s) => s.startsWith('issue.'));
-  return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)] } : { kind: 'verification', types: scopes };
+  return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)], external } : { kind: 'verification', types: scopes, external };
+}
+
+function externalRequest(version: Version, kind: 'issuance' | 'verification', params: Record<string, unknown>): ExternalRequest {
+  const kept: Record<string, string> = {};
+  for (const name of CONTINUATION_PARAMS) if (typeof params[name] === 'string') kept[name] = params[name] as string;
+  if (typeof params.vc_request_uri === 'string') kept.request_uri = params.vc_request_uri;
+  return { version, clientId: String(params.client_id), kind, pushed: params.vc_site === 'par', params: kept };
 }
 
 const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));
@@ -107,7 +125,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     return returnTo;
   }
 
-  async function startIssuance(stepId: string, params: Record<string, unknown>, typeName: string): Promise<WalletStep> {
+  async function startIssuance(stepId: string, params: Record<string, unknown>, typeName: string, external: boolean): Promise<WalletStep> {
     const type = d.credentialTypes.get(typeName)!;
     const hint = (await store.get<HintHolder>(String(params.vc_hint)))?.hint;
     if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
@@ -122,6 +140,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       pin,
       serialNumber: randomUUID(), // D2: issuance sub = SerialNumber
       credentialExpiresAt: credentialExpiry(type.validity, new Date()),
+      external,
     });
     return {
       kind: 'issuance',
@@ -131,11 +150,12 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       expiresAt: offer.expiresAt * 1000,
       pinLength: pin?.length,
       offerId: offer.offerId,
+      ...(external ? { external } : {}),
     };
   }
 
-  async function startVerification(stepId: string, params: Record<string, unknown>, types: string[]): Promise<WalletStep> {
-    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types });
+  async function startVerification(stepId: string, params: Record<string, unknown>, types: string[], external: boolean): Promise<WalletStep> {
+    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external });
     return {
       kind: 'verification',
       clientId: String(params.client_id),
@@ -143,15 +163,20 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       walletUri: request.walletUri,
       expiresAt: request.expiresAt * 1000,
       tokenExtras: params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined,
+      ...(external ? { external } : {}),
     };
   }
 
   /** Starts the interaction's wallet step; a step another tab started first wins. */
-  async function startStep(interaction: Interaction, stepId: string): Promise<WalletStep> {
+  async function startStep(interaction: Interaction, version: Version, stepId: string): Promise<WalletStep> {
     const params = interaction.params as Record<string, unknown>;
-    const { kind, types } = requestedTypes(String(params.scope ?? ''));
-    const step = kind === 'issuance' ? await startIssuance(stepId, params, types[0]) : await startVerification(stepId, params, types);
-    if (await steps.start(stepId, step, secondsLeft(interaction))) return step;
+    const { kind, types, external } = requestedTypes(String(params.scope ?? ''));
+    const step = kind === 'issuance' ? await startIssuance(stepId, params, types[0], external) : await startVerification(stepId, params, types, external);
+    if (await steps.start(stepId, step, secondsLeft(interaction))) {
+      // before the holder sees the wallet link: the flow's end is announced from here on
+      if (external) await d.external.begin(stepId, externalRequest(version, kind, params), step.expiresAt);
+      return step;
+    }
     return (await steps.find(stepId)) ?? step;
   }
 
@@ -166,7 +191,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     let step = await steps.find(stepId);
     if (!step) {
       try {
-        step = await startStep(found, stepId);
+        step = await startStep(found, version, stepId);
       } catch (err) {
         if (err instanceof ProtocolError) return finishWithError(ctx, version, { error: err.error, error_description: err.description });
         throw err;
@@ -191,6 +216,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
         statusUrl: `${base}/status`,
         continueUrl: `${base}/continue`,
         expiresAt: view.expiresAt,
+        handover: view.external,
       }),
     );
   }
@@ -209,6 +235,11 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
       return;
     }
+    // D13: the client continues an External Client flow; this browser only hears how the step ended
+    if (step.external) {
+      ctx.body = claims ? { status: 'done', handover: true } : { ...(await stepStatus(stepId, step)), handover: true };
+      return;
+    }
     const result = interaction.result as { wallet?: unknown } | undefined;
     if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
     else if (result) ctx.body = { status: 'failed', message: 'This request did not complete. Go back to the app and start again.' };
@@ -221,6 +252,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const stepId = stepIdOf(version, uid);
     const [found, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
     if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (step.external) return handOver(ctx, version, uid, stepId, step, claims !== undefined);
     let returnTo = found.returnTo;
     if (!found.result) {
       if (claims) {
@@ -245,6 +277,22 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     }
     ctx.status = 303;
     ctx.redirect(returnTo);
+  }
+
+  /** D13: an External Client flow's browser is told that the app continues (or was told of the failure), never sent back to it. */
+  async function handOver(ctx: Context, version: Version, uid: string, stepId: string, step: WalletStep, succeeded: boolean): Promise<void> {
+    const client = d.clients.get(step.clientId)?.clientName ?? step.clientId;
+    if (succeeded) {
+      const { title, message } = HANDED_OVER.done(client);
+      return messagePage(ctx, 200, title, message);
+    }
+    const state = await stepStatus(stepId, step);
+    if (state.status !== 'failed' && state.status !== 'expired') {
+      ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
+      return;
+    }
+    const { title, message } = HANDED_OVER.ended(client);
+    messagePage(ctx, 200, title, message);
   }
 
   const uid = '([A-Za-z0-9_-]{1,64})';

@@ -17,6 +17,8 @@ export interface WalletStep {
   offerId?: string;
   /** Version 1 non-PAR: the token response also carries the request's state (D3) */
   tokenExtras?: Record<string, string>;
+  /** an External Client flow (D13): the client continues it; the browser never goes back to it */
+  external?: boolean;
 }
 
 /** A step's id: the interface version and the interaction's uid, e.g. `v2.Xyz`. */

@@ -28,6 +28,8 @@ export interface OfferRecord {
   redeemBy: number;
   /** epoch seconds until which the record is kept: `redeemBy` plus an access token's lifetime */
   keptUntil: number;
+  /** the step is an External Client flow's (D13): its end is announced to the client */
+  external?: boolean;
 }
 
 /** How long `done` and `failed` stay readable after the offer itself is gone. */

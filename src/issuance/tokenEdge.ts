@@ -16,6 +16,8 @@ export interface TokenEdgeDeps {
   walletClientId: string;
   /** makes the offer's pre-authorized code and its grant unusable (the PIN attempts are used up) */
   revoke(offer: OfferRecord): Promise<void>;
+  /** told when an offer fails for good (its PIN attempts used up) */
+  onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
 }
 
 /** Token requests carry a code and a PIN: a few hundred bytes. */
@@ -100,6 +102,7 @@ async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, 
       // the code and its grant first: once the offer is gone, nothing checks a PIN for that code any more
       await deps.revoke(offer);
       await deps.offers.failed(offer.offerId, failedMessage(deps.pins.limit));
+      await deps.onFailed?.(offer, failedMessage(deps.pins.limit));
       answer(ctx, 'invalid_grant', revokedDescription);
       return false;
     case 'exhausted':

@@ -39,6 +39,8 @@ export interface WalletIssuerOptions {
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  /** Called when an offer fails for good (its PIN attempts used up), with the holder's message. */
+  onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
 }
 
 export interface CreateOfferInput {
@@ -50,6 +52,8 @@ export interface CreateOfferInput {
   pin?: StoredPin;
   serialNumber: string;
   credentialExpiresAt: Date;
+  /** an External Client flow's step (D13), handed back on the offer */
+  external?: boolean;
 }
 
 export interface WalletIssuer {
@@ -112,6 +116,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       store: opts.store,
       walletClientId: WALLET_CLIENT_ID,
       revoke: (offer) => revokeOffer(provider, offer),
+      onFailed: opts.onFailed,
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
@@ -176,6 +181,7 @@ async function createOffer(
     grantId,
     redeemBy: expiresAt,
     keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
+    ...(input.external ? { external: true } : {}),
   });
   return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }

@@ -18,6 +18,9 @@ import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
 import type { PinHasher } from '../rules/pinHash.js';
 import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequest.js';
+import type { ExternalFlows } from '../external/flows.js';
+import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
+import type { GrantClaims } from '../interaction/flowClaims.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -28,6 +31,9 @@ export interface EdgeDeps {
   credentialTypes: ReadonlyMap<string, CredentialType>;
   publicKeys: { keys: JWK[] };
   pinHasher: PinHasher;
+  /** D13: External Client flows, continued here with context_id */
+  external: ExternalFlows;
+  grantClaims: GrantClaims;
 }
 
 /** Room for an id_token_hint of the configured size (images make hints large) plus the other fields. */
@@ -129,8 +135,23 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     }
   }
 
+  /**
+   * D13: the client continues an External Client flow with the ContinuationContext its webhook carried,
+   * and gets the redirect the holder's browser would have got. Errors are answered directly: the
+   * redirect_uri is the original request's, known only once the context is.
+   */
+  async function continueExternal(ctx: Context, params: Record<string, string>): Promise<void> {
+    if (params.client_id === undefined) throw invalidRequest('client_id is required');
+    if (!d.clients.has(params.client_id)) throw invalidRequest('client_id is not a registered client');
+    const continuation = await d.external.take(params.context_id, params.client_id, profile.id, (c) => checkContinuationParams(params, c));
+    const location = await mintContinuationCode(provider, d.grantClaims, continuation, config.lifetimes.interaction);
+    noStore(ctx);
+    ctx.redirect(location);
+  }
+
   async function authorize(ctx: Context, site: RequestSite): Promise<void> {
     const params = stripInternal(readQuery(ctx));
+    if (params.context_id !== undefined) return continueExternal(ctx, params);
     if (params.request_uri !== undefined) {
       if (site === 'authorizeNonPar') throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
       if (params.client_id === undefined) throw invalidRequest('client_id is required');

@@ -7,6 +7,7 @@ import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
 import { GrantClaims } from '../interaction/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
+import { EXTERNAL } from '../rules/scopes.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
@@ -89,7 +90,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       requestObjects: { enabled: false },
     },
     responseTypes: ['code'],
-    scopes: ['openid', ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
+    scopes: ['openid', EXTERNAL, ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
     claims: scopeClaims(config),
     conformIdTokenClaims: false,
     extraParams: INTERNAL_PARAMS,

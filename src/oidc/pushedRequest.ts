@@ -82,6 +82,8 @@ export async function storePushedRequest(
   const payload: Record<string, string> = {};
   for (const [name, value] of Object.entries(params)) if (EDGE_CHECKED.has(name) && value) payload[name] = value;
   if (hint) payload.vc_hint = key;
+  // a pushed External Client flow keeps its own request_uri, for its continuation to compare (D13)
+  if (payload.vc_site === 'par') payload.vc_request_uri = `${PUSHED_REQUEST_URN}${id}`;
   const now = Math.floor(Date.now() / 1000);
   const request = new UnsecuredJWT(payload)
     .setIssuedAt(now)

@@ -84,7 +84,7 @@ export interface HintHolder {
 }
 
 /** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */
-export const INTERNAL_PARAMS = ['vc_hint', 'vc_site'];
+export const INTERNAL_PARAMS = ['vc_hint', 'vc_site', 'vc_request_uri'];
 
 /** Takes the edge's own parameters out of a request a client sent. */
 export function stripInternal(params: Record<string, string>): Record<string, string> {
@@ -113,6 +113,7 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   checkRedirectUri(params.redirect_uri, r.client.redirectUris);
   const scope = parseScope(params.scope, {
     issuanceOpenid: r.profile.issuanceOpenid,
+    externalFlows: r.profile.externalFlows,
     clientScopes: r.client.scopes,
     credentialTypes: [...r.credentialTypes.keys()],
   });
@@ -120,11 +121,13 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     throw invalidScope('scope: issuance is not available at /oidc/authorizev1 (Version 1 non-PAR is for verification); use PAR');
   }
   checkNonce(params.nonce, nonPar, r.config.maxParameterLength);
-  checkState(params.state, r.config.maxParameterLength);
+  checkState(params.state, r.config.maxParameterLength, scope.external);
 
   const providerParams: Record<string, string> = { ...params };
   delete providerParams.id_token_hint;
   if (r.site === 'authorizeNonPar') providerParams.vc_site = 'nonpar'; // its token response carries state (D3)
+  // D13: a pushed External Client flow is continued with its request_uri, which the continuation compares
+  if (r.site === 'par' && scope.external) providerParams.vc_site = 'par';
   if (r.profile.issuanceOpenid === 'forbidden' && scope.kind === 'issuance') {
     providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
   }

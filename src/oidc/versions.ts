@@ -31,6 +31,8 @@ export interface VersionProfile {
   pkceAtPar: boolean;
   /** spec Scope format: an issuance scope must contain `openid` (Version 2) or must not (Version 1) */
   issuanceOpenid: 'required' | 'forbidden';
+  /** spec Scope format: the scope External (External Client flows, D13) exists in Version 2 only */
+  externalFlows: boolean;
   /** the PAR discovery document (spec: OpenID configuration document, per version) */
   parDocument: {
     require_pushed_authorization_requests: boolean;
@@ -61,6 +63,7 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
     nonParAtAuthorize: true,
     pkceAtPar: true,
     issuanceOpenid: 'required',
+    externalFlows: true,
     parDocument: { require_pushed_authorization_requests: false, full: true },
   };
   const v1: VersionProfile = {
@@ -86,6 +89,7 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
     nonParAtAuthorize: false,
     pkceAtPar: false,
     issuanceOpenid: 'forbidden',
+    externalFlows: false,
     parDocument: { require_pushed_authorization_requests: true, full: false },
   };
   return { v1, v2 };

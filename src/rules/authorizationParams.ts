@@ -34,8 +34,12 @@ export function checkNonce(v: unknown, required: boolean, maxLength: number): st
   return v;
 }
 
-/** spec Endpoints: state is returned on the redirect (and kept with the request until then); optional. */
-export function checkState(v: unknown, maxLength: number): void {
+/**
+ * spec Endpoints: state is returned on the redirect (and kept with the request until then); optional,
+ * except in External Client flows, where it links the webhook calls to the request (spec: PAR field state).
+ */
+export function checkState(v: unknown, maxLength: number, required = false): void {
+  if (required && isAbsent(v)) throw invalidRequest('state is required for External Client flows (scope External): the webhook carries it back');
   // Limits: bound what is stored and sent back
   if (typeof v === 'string' && v.length > maxLength) throw invalidRequest(`state must be at most ${maxLength} characters`);
 }

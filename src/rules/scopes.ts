@@ -2,10 +2,12 @@ import { invalidScope } from './errors.js';
 import { shown } from './text.js';
 
 export type ScopeRequest =
-  | { kind: 'issuance'; credentialType: string; scopes: string[] }
-  | { kind: 'verification'; credentialTypes: string[]; scopes: string[] };
+  | { kind: 'issuance'; credentialType: string; scopes: string[]; external: boolean }
+  | { kind: 'verification'; credentialTypes: string[]; scopes: string[]; external: boolean };
 
 const ISSUE_PREFIX = 'issue.';
+/** spec Scope format: marks an External Client flow (Version 2) */
+export const EXTERNAL = 'External';
 
 /**
  * Parses and validates a `scope` parameter (spec: Scope format; errors: Scope "Not provided or not
@@ -13,7 +15,7 @@ const ISSUE_PREFIX = 'issue.';
  */
 export function parseScope(
   scope: unknown,
-  opts: { issuanceOpenid: 'required' | 'forbidden'; clientScopes: readonly string[]; credentialTypes: readonly string[] },
+  opts: { issuanceOpenid: 'required' | 'forbidden'; externalFlows: boolean; clientScopes: readonly string[]; credentialTypes: readonly string[] },
 ): ScopeRequest {
   // spec Errors, Scope: "Not provided" -> invalid_scope
   if (typeof scope !== 'string' || scope.trim() === '') throw invalidScope('scope is required');
@@ -23,11 +25,18 @@ export function parseScope(
 
   const issuance: string[] = [];
   const verification: string[] = [];
+  let external = false;
   for (const value of scopes) {
     if (value === 'openid') continue;
+    // spec Scope format: External marks an External Client flow; Version 1 does not describe it
+    if (value === EXTERNAL && !opts.externalFlows) throw invalidScope(`scope ${EXTERNAL} is not available in Version 1`);
     // spec Errors, Scope: "not registered" -> the client must have this scope registered
     if (!opts.clientScopes.includes(value)) {
       throw invalidScope(`scope ${shown(value)} is not registered for this client`);
+    }
+    if (value === EXTERNAL) {
+      external = true;
+      continue;
     }
     const isIssue = value.startsWith(ISSUE_PREFIX);
     const typeName = isIssue ? value.slice(ISSUE_PREFIX.length) : value;
@@ -51,12 +60,12 @@ export function parseScope(
     if (opts.issuanceOpenid === 'required' && !hasOpenid) throw invalidScope('scope must contain openid for Version 2 issuance');
     // spec Scope format, Version 1 differences: "issuance scope must NOT contain openid"
     if (opts.issuanceOpenid === 'forbidden' && hasOpenid) throw invalidScope('scope must not contain openid for Version 1 issuance');
-    return { kind: 'issuance', credentialType: issuance[0], scopes };
+    return { kind: 'issuance', credentialType: issuance[0], scopes, external };
   }
 
   // spec Scope format, Verification: "One or more <CredentialType> scopes"
   if (verification.length === 0) throw invalidScope('scope must contain a credential type');
   // spec Scope format, Verification: "must contain openid" (both versions)
   if (!hasOpenid) throw invalidScope('scope must contain openid for verification');
-  return { kind: 'verification', credentialTypes: verification, scopes };
+  return { kind: 'verification', credentialTypes: verification, scopes, external };
 }

@@ -8,7 +8,11 @@ type Entry =
    */
   | { kind: 'value'; text: string; expiresAt: number }
   | { kind: 'counter'; value: number; expiresAt: number }
-  | { kind: 'set'; value: string[]; expiresAt: number };
+  | { kind: 'set'; value: string[]; expiresAt: number }
+  | { kind: 'schedule'; value: Map<string, number>; expiresAt: number };
+
+/** A schedule's order, as Redis sorts a sorted set: by due time, then by member. */
+const byDueTime = (a: [string, number], b: [string, number]) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
 /**
  * The embedded store for one process (D14): a demo default, state is lost on restart. Expired entries
@@ -52,6 +56,7 @@ export class MemoryStore implements Store {
   static #read<T>(entry: Entry): T {
     if (entry.kind === 'counter') return entry.value as T;
     if (entry.kind === 'set') return [...entry.value] as T;
+    if (entry.kind === 'schedule') return [...entry.value.keys()] as T;
     return JSON.parse(entry.text) as T;
   }
 
@@ -132,6 +137,36 @@ export class MemoryStore implements Store {
   async members(key: string): Promise<string[]> {
     const entry = this.#live(key);
     return entry?.kind === 'set' ? [...entry.value] : [];
+  }
+
+  async schedule(key: string, member: string, atMs: number, ttlSeconds: number): Promise<void> {
+    const entry = this.#live(key);
+    const expiresAt = Date.now() + ttlSeconds * 1000;
+    if (entry?.kind !== 'schedule') {
+      this.#entries.set(key, { kind: 'schedule', value: new Map([[member, atMs]]), expiresAt });
+      return;
+    }
+    entry.value.set(member, atMs);
+    entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
+  }
+
+  async claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
+    const entry = this.#live(key);
+    if (entry?.kind !== 'schedule') return [];
+    const due = [...entry.value].filter(([, at]) => at <= nowMs).sort(byDueTime).slice(0, limit).map(([member]) => member);
+    for (const member of due) entry.value.set(member, nowMs + leaseMs);
+    return due;
+  }
+
+  async unschedule(key: string, member: string): Promise<void> {
+    const entry = this.#live(key);
+    if (entry?.kind === 'schedule') entry.value.delete(member);
+  }
+
+  async scheduled(key: string, fromMs: number, toMs: number): Promise<{ member: string; at: number }[]> {
+    const entry = this.#live(key);
+    if (entry?.kind !== 'schedule') return [];
+    return [...entry.value].filter(([, at]) => at >= fromMs && at <= toMs).sort(byDueTime).map(([member, at]) => ({ member, at }));
   }
 
   async ping(): Promise<void> {}

@@ -49,6 +49,17 @@ local ttl = redis.call('TTL', KEYS[1])
 if ttl < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
+/** Store.schedule: ZADD that extends the key's TTL to at least ARGV[3] seconds, in one step. */
+const SCHEDULE = `redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < tonumber(ARGV[3]) then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+return 1`;
+
+/** Store.claimDue: the due members, each moved to now + lease, in one step. */
+const CLAIM_DUE = `local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
+return due`;
+
 /**
  * Writes a marker next to a record, once, for as long as the record lives: SET NX with the record's
  * remaining lifetime, only while the record exists. 1 when this call wrote it. The record itself is
@@ -88,6 +99,8 @@ export class RedisStore implements Store {
     client.defineCommand('vcSetIfAbsentWith', { numberOfKeys: 2, lua: SET_IF_ABSENT_WITH });
     client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
     client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
+    client.defineCommand('vcSchedule', { numberOfKeys: 1, lua: SCHEDULE });
+    client.defineCommand('vcClaimDue', { numberOfKeys: 1, lua: CLAIM_DUE });
   }
 
   #key(key: string): string {
@@ -168,6 +181,31 @@ export class RedisStore implements Store {
 
   members(key: string): Promise<string[]> {
     return this.#command(() => this.client.smembers(this.#key(key)), asIs);
+  }
+
+  schedule(key: string, member: string, atMs: number, ttlSeconds: number): Promise<void> {
+    const run = (this.client as unknown as { vcSchedule(k: string, m: string, at: number, ttl: number): Promise<number> }).vcSchedule.bind(this.client);
+    return this.#command(() => run(this.#key(key), member, Math.round(atMs), Math.max(1, Math.ceil(ttlSeconds))), nothing);
+  }
+
+  claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
+    const run = (this.client as unknown as { vcClaimDue(k: string, now: number, until: number, limit: number): Promise<string[]> }).vcClaimDue.bind(this.client);
+    return this.#command(() => run(this.#key(key), Math.round(nowMs), Math.round(nowMs + leaseMs), limit), asIs);
+  }
+
+  unschedule(key: string, member: string): Promise<void> {
+    return this.#command(() => this.client.zrem(this.#key(key), member), nothing);
+  }
+
+  scheduled(key: string, fromMs: number, toMs: number): Promise<{ member: string; at: number }[]> {
+    return this.#command(
+      () => this.client.zrangebyscore(this.#key(key), Math.round(fromMs), Math.round(toMs), 'WITHSCORES'),
+      (flat) => {
+        const out: { member: string; at: number }[] = [];
+        for (let i = 0; i < flat.length; i += 2) out.push({ member: flat[i], at: Number(flat[i + 1]) });
+        return out;
+      },
+    );
   }
 
   ping(): Promise<void> {

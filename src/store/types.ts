@@ -45,6 +45,20 @@ export interface Store {
   /** Adds a member to a set key (creating it with the TTL, extending the TTL to at least ttlSeconds). */
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;
+  /**
+   * A schedule (a Redis sorted set): `member` is due at `atMs` (epoch ms); the key lives at least
+   * `ttlSeconds` more. Scheduling a member again moves it.
+   */
+  schedule(key: string, member: string, atMs: number, ttlSeconds: number): Promise<void>;
+  /**
+   * Takes up to `limit` members due by `nowMs`, each leased: its due time moves to `nowMs + leaseMs`, in
+   * one atomic step, so of concurrent callers each member goes to one, and a member whose taker died is
+   * due again when the lease ends.
+   */
+  claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]>;
+  unschedule(key: string, member: string): Promise<void>;
+  /** The members due between `fromMs` and `toMs`, earliest first, with their due times. */
+  scheduled(key: string, fromMs: number, toMs: number): Promise<{ member: string; at: number }[]>;
   /** Reachability, for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

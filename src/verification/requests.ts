@@ -22,6 +22,8 @@ export interface VerificationRecord {
   createdAt: number;
   /** epoch seconds */
   expiresAt: number;
+  /** the step is an External Client flow's (D13): its end is announced to the client */
+  external?: boolean;
 }
 
 /** How long `done` / `failed` and the result stay readable after the wallet answered. */

@@ -34,7 +34,9 @@ export interface VerifierOptions {
    * Called with a verified presentation, before the request shows `done`: the holder's prompt finishes
    * the authorisation from here, so that the browser can go straight back to the provider.
    */
-  onVerified?: (requestId: string, result: VerificationResult) => Promise<void>;
+  onVerified?: (record: VerificationRecord, result: VerificationResult) => Promise<void>;
+  /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message. */
+  onFailed?: (record: VerificationRecord, message: string) => Promise<void>;
 }
 
 export interface Verifier {
@@ -42,7 +44,7 @@ export interface Verifier {
   clientId: string;
   /** serves GET request_uri and POST response_uri; next() otherwise */
   middleware: Middleware;
-  createRequest(input: { requestId: string; credentialTypes: string[] }): Promise<{ walletUri: string; expiresAt: number /* epoch s */ }>;
+  createRequest(input: { requestId: string; credentialTypes: string[]; external?: boolean }): Promise<{ walletUri: string; expiresAt: number /* epoch s */ }>;
   requestStatus(requestId: string): Promise<RequestStatus>;
   /** available once status is done */
   result(requestId: string): Promise<VerificationResult | undefined>;
@@ -86,7 +88,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     return names.map((name) => types.get(name)!);
   }
 
-  async function createRequest(input: { requestId: string; credentialTypes: string[] }) {
+  async function createRequest(input: { requestId: string; credentialTypes: string[]; external?: boolean }) {
     if (!REQUEST_ID.test(input.requestId)) throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
     if (input.credentialTypes.length === 0) throw new TypeError('at least one credential type must be requested');
     if (new Set(input.credentialTypes).size !== input.credentialTypes.length) throw new TypeError('a credential type is requested twice');
@@ -100,6 +102,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       state: randomBase64url(32),
       createdAt,
       expiresAt: createdAt + opts.requestLifetime,
+      ...(input.external ? { external: true } : {}),
     };
     const reference = randomBase64url(32);
     await requests.create(record, reference);
@@ -145,10 +148,14 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const record = OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
     if (!record) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
 
+    const failed = async (message: string) => {
+      await requests.failed(record.requestId, message);
+      await opts.onFailed?.(record, message);
+    };
     try {
       if (form.error !== undefined) {
         // an Authorization Error Response from the wallet ends the request; it was processed: 200 (§8.2)
-        await requests.failed(record.requestId, WALLET_ERRORS[form.error] ?? 'The wallet could not answer the request.');
+        await failed(WALLET_ERRORS[form.error] ?? 'The wallet could not answer the request.');
         return answer(200, {});
       }
       const requested = requestedTypes(record.credentialTypes);
@@ -159,15 +166,15 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         { query, types: new Map(requested.map((t) => [t.name, t])), clientId, nonce: record.nonce },
         presentationContext(),
       );
-      await opts.onVerified?.(record.requestId, result);
+      await opts.onVerified?.(record, result);
       await requests.done(record.requestId, result);
       return answer(200, {});
     } catch (err) {
       if (err instanceof VerificationRefusal) {
-        await requests.failed(record.requestId, personMessage(err.reason));
+        await failed(personMessage(err.reason));
         return answer(400, { error: err.error, error_description: err.message });
       }
-      await requests.failed(record.requestId, 'Something went wrong while checking the credentials. Please try again.');
+      await failed('Something went wrong while checking the credentials. Please try again.');
       throw err;
     }
   }

@@ -146,4 +146,20 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     await codes.revokeByGrantId('g1');
     expect(await codes.find('code1')).toBeUndefined();
   });
+
+  it('schedule and claimDue: due members earliest first, each leased to one of 20 concurrent takers, due again when the lease ends', async () => {
+    const key = `due:${randomBytes(4).toString('hex')}`;
+    const now = Date.now();
+    await store.schedule(key, 'late', now + 60_000, 60);
+    await store.schedule(key, 'b', now - 1_000, 60);
+    await store.schedule(key, 'a', now - 2_000, 60);
+    const takes = await Promise.all(Array.from({ length: 20 }, () => store.claimDue(key, now, 300, 10)));
+    expect(takes.flat()).toEqual(['a', 'b']); // each once, the earliest first
+    expect(await store.claimDue(key, now + 100, 300, 10)).toEqual([]); // leased
+    expect(await store.claimDue(key, now + 301, 300, 1)).toEqual(['a']); // the lease ended; the limit holds
+    expect((await store.scheduled(key, 0, now + 120_000)).map((e) => e.member)).toEqual(['b', 'a', 'late']);
+    await store.unschedule(key, 'late');
+    await store.schedule(key, 'b', now + 5_000, 60); // moved
+    expect(await store.scheduled(key, now + 4_000, now + 6_000)).toEqual([{ member: 'b', at: now + 5_000 }]);
+  });
 });

@@ -44,6 +44,8 @@ export interface PromptView {
   continueUrl: string;
   /** Expiry of the offer/request, epoch milliseconds. */
   expiresAt: number;
+  /** An External Client flow (D13): when the step is over, the app continues; the page stays. */
+  handover?: boolean;
 }
 
 /** Turns an attribute or type identifier into a label: `given_name` → `Given name`, `dateOfBirth` → `Date of birth`. */
@@ -170,7 +172,7 @@ function promptLayout(v: PromptView): LayoutOptions {
   const walletHref = safeHref(v.walletUri);
   const continueHref = safeHref(v.continueUrl);
 
-  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}">
+  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''}>
 <header class="prompt-head">
 <p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(v.clientName)}</span><span>Request from <strong>${v.clientName}</strong></span></p>
 <h1>${heading}</h1>

@@ -5,7 +5,7 @@ import { expectProtocolError } from './helpers.js';
 const credentialTypes = ['EmployeeBadge', 'Diploma', 'Unused'];
 const clientScopes = ['issue.EmployeeBadge', 'issue.Diploma', 'EmployeeBadge', 'Diploma'];
 const parse = (scope: unknown, version: 1 | 2 = 2) =>
-  parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', clientScopes, credentialTypes });
+  parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', externalFlows: version === 2, clientScopes, credentialTypes });
 
 describe('spec: Errors, Scope "Not provided" -> invalid_scope', () => {
   it.each([undefined, null, '', '   ', 42, ['openid']])('refuses a missing, empty or non-string scope (%j) (spec: Errors, Scope)', (scope) => {
@@ -16,7 +16,7 @@ describe('spec: Errors, Scope "Not provided" -> invalid_scope', () => {
 describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
   it('refuses a scope that names a configured type but is not registered for the client (spec: Errors, Scope)', () => {
     const e = expectProtocolError(
-      () => parseScope('openid issue.Unused', { issuanceOpenid: 'required', clientScopes, credentialTypes }),
+      () => parseScope('openid issue.Unused', { issuanceOpenid: 'required', externalFlows: true, clientScopes, credentialTypes }),
       'invalid_scope',
       'scope "issue.Unused"',
       'not registered for this client',
@@ -26,7 +26,7 @@ describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
 
   it('refuses a registered scope that names no configured credential type (spec: Scope format)', () => {
     expectProtocolError(
-      () => parseScope('openid issue.Ghost', { issuanceOpenid: 'required', clientScopes: ['issue.Ghost'], credentialTypes }),
+      () => parseScope('openid issue.Ghost', { issuanceOpenid: 'required', externalFlows: true, clientScopes: ['issue.Ghost'], credentialTypes }),
       'invalid_scope',
       'scope "issue.Ghost"',
       'configured credential type',
@@ -49,6 +49,7 @@ describe('spec: Scope format, Issuance (Version 2)', () => {
       kind: 'issuance',
       credentialType: 'EmployeeBadge',
       scopes: ['openid', 'issue.EmployeeBadge'],
+      external: false,
     });
   });
 
@@ -75,7 +76,7 @@ describe('spec: Scope format, Issuance (Version 2)', () => {
 
 describe('spec: Scope format, Version 1 differences', () => {
   it('accepts a Version 1 issuance scope without openid (spec: Scope format, Version 1 differences)', () => {
-    expect(parse('issue.EmployeeBadge', 1)).toEqual({ kind: 'issuance', credentialType: 'EmployeeBadge', scopes: ['issue.EmployeeBadge'] });
+    expect(parse('issue.EmployeeBadge', 1)).toEqual({ kind: 'issuance', credentialType: 'EmployeeBadge', scopes: ['issue.EmployeeBadge'], external: false });
   });
 
   it('refuses openid in a Version 1 issuance scope (spec: Scope format, Version 1 differences)', () => {
@@ -94,6 +95,7 @@ describe('spec: Scope format, Verification', () => {
       kind: 'verification',
       credentialTypes: ['EmployeeBadge', 'Diploma'],
       scopes: ['openid', 'EmployeeBadge', 'Diploma'],
+      external: false,
     });
   });
 
@@ -102,6 +104,7 @@ describe('spec: Scope format, Verification', () => {
       kind: 'verification',
       credentialTypes: ['Diploma'],
       scopes: ['openid', 'Diploma'],
+      external: false,
     });
   });
 
@@ -111,5 +114,29 @@ describe('spec: Scope format, Verification', () => {
 
   it('refuses a scope of only openid (spec: Scope format, "One or more <CredentialType>")', () => {
     expectProtocolError(() => parse('openid'), 'invalid_scope', 'scope', 'credential type');
+  });
+});
+
+describe('spec: Scope format, External Client flows (scope External, Version 2; D13)', () => {
+  const withExternal = [...clientScopes, 'External'];
+  const parseExt = (scope: string, version: 1 | 2 = 2, scopes = withExternal) =>
+    parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', externalFlows: version === 2, clientScopes: scopes, credentialTypes });
+
+  it('marks issuance and verification requests that carry External', () => {
+    expect(parseExt('openid issue.Diploma External')).toMatchObject({ kind: 'issuance', credentialType: 'Diploma', external: true });
+    expect(parseExt('openid Diploma External')).toMatchObject({ kind: 'verification', credentialTypes: ['Diploma'], external: true });
+    expect(parseExt('openid Diploma')).toMatchObject({ external: false });
+  });
+
+  it('refuses External in Version 1 (spec: Version 1 differences, "the External scope is not described")', () => {
+    expectProtocolError(() => parseExt('issue.Diploma External', 1), 'invalid_scope', 'External', 'Version 1');
+  });
+
+  it('refuses External for a client that does not list it (spec: Errors, Scope "not registered")', () => {
+    expectProtocolError(() => parseExt('openid Diploma External', 2, clientScopes), 'invalid_scope', 'External', 'not registered');
+  });
+
+  it('refuses External alone: it marks a flow, it does not name one (spec: Scope format)', () => {
+    expectProtocolError(() => parseExt('openid External'), 'invalid_scope', 'credential type');
   });
 });

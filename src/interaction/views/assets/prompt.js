@@ -13,6 +13,8 @@
   var walletHint = document.getElementById('wallet-hint');
 
   var clientName = root.getAttribute('data-client-name') || '';
+  // an External Client flow: the app continues by itself, this page never goes back to it
+  var handover = root.getAttribute('data-handover') === 'true';
   var expiresIn = Number(root.getAttribute('data-expires-in'));
   // Deadline from the server-computed remaining time, so a wrong device clock does not matter.
   var deadline = Date.now() + (isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 0);
@@ -100,6 +102,11 @@
         var resumeAt = resolve(s.next);
         if (resumeAt && resumeAt.origin === location.origin) next = resumeAt;
         finish();
+        if (handover) {
+          setState('done', 'Done. ' + clientName + ' will continue from here. You can close this page.');
+          reveal();
+          break;
+        }
         setState('done', 'Done. Returning you to ' + clientName + '\u2026');
         reveal();
         setTimeout(go, 600);
@@ -108,8 +115,12 @@
       case 'expired':
         finish();
         showError(s.status, s.message);
-        setState(s.status, 'Returning you to ' + clientName + '\u2026');
         reveal();
+        if (handover) {
+          setState(s.status, clientName + ' has been told. You can close this page.');
+          break;
+        }
+        setState(s.status, 'Returning you to ' + clientName + '\u2026');
         setTimeout(go, 3000);
         break;
     }

@@ -1,0 +1,153 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Store } from '../store/types.js';
+import type { Logger } from '../log.js';
+import type { FlowClaims } from '../interaction/flowClaims.js';
+import type { WebhookQueue } from '../webhooks/queue.js';
+import { invalidRequest } from '../rules/errors.js';
+
+/** What an External Client flow's request was: what its continuation must match, and what the code is minted from. */
+export interface ExternalRequest {
+  version: 'v1' | 'v2';
+  clientId: string;
+  kind: 'issuance' | 'verification';
+  /** whether it was pushed (PAR): its continuation then names a request_uri */
+  pushed: boolean;
+  /** the request's parameters as the provider holds them (client_id, redirect_uri, scope, state, ...), `request_uri` for a PAR flow */
+  params: Record<string, string>;
+}
+
+/** A ContinuationContext's record: the request and the claims its ID token carries. */
+export interface Continuation {
+  request: ExternalRequest;
+  claims: FlowClaims;
+}
+
+/** Seconds after the wallet step's own expiry before the flow is declared expired: a wallet's last request may still be under way. */
+const EXPIRY_GRACE_SECONDS = 60;
+const POLL_MS = 1_000;
+
+const flowKey = (stepId: string) => `external:{${stepId}}`;
+/** The flow's one outcome (completed, failed or expired): whoever writes it first sends the event. */
+const outcomeKey = (stepId: string) => `external:{${stepId}}:outcome`;
+/** External flows by when they expire, for the expiry watch. */
+const EXPIRING = 'external:expiring';
+// a ContinuationContext is a bearer value: only its hash names a key
+const continuationKey = (contextId: string) => `continuation:${createHash('sha256').update(contextId).digest('base64url')}`;
+
+/** 256 random bits (D13), base64url. */
+const CONTEXT_ID = /^[A-Za-z0-9_-]{43}$/;
+
+const UNKNOWN_CONTEXT = 'context_id is unknown, expired or already used, or was issued to another client';
+
+/**
+ * D13: the External Client flow's side of the service. When the flow's wallet step ends, the client is
+ * told by webhook (flow.completed with a ContinuationContext, flow.failed, or flow.expired once the step
+ * timed out) instead of the holder's browser going back to it. Exactly one of the three is sent per flow.
+ */
+export class ExternalFlows {
+  readonly #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly webhooks: WebhookQueue,
+    private readonly lifetimes: { continuation: number; interaction: number },
+    private readonly logger: Logger,
+    opts: { poll?: boolean } = {},
+  ) {
+    if (opts.poll !== false) {
+      this.#timer = setInterval(() => void this.expireDue(), POLL_MS);
+      this.#timer.unref();
+    }
+  }
+
+  /** The flow's wallet step has started: remember its request until it can no longer end, and watch its expiry. */
+  async begin(stepId: string, request: ExternalRequest, expiresAtMs: number): Promise<void> {
+    const keep = this.#keepSeconds(expiresAtMs);
+    await Promise.all([
+      this.store.set(flowKey(stepId), request, keep),
+      this.store.schedule(EXPIRING, stepId, expiresAtMs + EXPIRY_GRACE_SECONDS * 1000, keep),
+    ]);
+  }
+
+  #keepSeconds(expiresAtMs: number): number {
+    return Math.max(1, Math.ceil((expiresAtMs - Date.now()) / 1000) + EXPIRY_GRACE_SECONDS + this.lifetimes.interaction);
+  }
+
+  /** The wallet step succeeded: a ContinuationContext for the client, and flow.completed. */
+  async completed(stepId: string, claims: FlowClaims): Promise<void> {
+    const request = await this.#decide(stepId, 'completed');
+    if (!request) return;
+    const contextId = randomBytes(32).toString('base64url');
+    const continuation: Continuation = { request, claims };
+    await this.store.set(continuationKey(contextId), continuation, this.lifetimes.continuation);
+    await this.#announce(request, 'flow.completed', { ContinuationContext: contextId });
+  }
+
+  /** The wallet step failed (wallet declined, PIN attempts used up, presentation refused): flow.failed. */
+  async failed(stepId: string, description: string): Promise<void> {
+    const request = await this.#decide(stepId, 'failed');
+    if (!request) return;
+    await this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description });
+  }
+
+  /** The expiry watch: flows whose step timed out without an outcome get flow.expired. */
+  expireDue(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const run = this.#expireDue().finally(() => this.#inFlight.delete(run));
+    this.#inFlight.add(run);
+    return run;
+  }
+
+  async #expireDue(): Promise<void> {
+    let due: string[];
+    try {
+      due = await this.store.claimDue(EXPIRING, Date.now(), 30_000, 50);
+    } catch {
+      return; // the store is unavailable: the next poll tries again
+    }
+    for (const stepId of due) {
+      try {
+        const request = await this.#decide(stepId, 'expired');
+        if (request) await this.#announce(request, 'flow.expired', { error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' });
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'external flows: expiry watch failed');
+      }
+    }
+  }
+
+  /** Writes the flow's outcome once: its request when this call decided it, undefined when another outcome came first. */
+  async #decide(stepId: string, outcome: 'completed' | 'failed' | 'expired'): Promise<ExternalRequest | undefined> {
+    const request = await this.store.get<ExternalRequest>(flowKey(stepId));
+    if (!request) return undefined;
+    if (!(await this.store.setIfAbsent(outcomeKey(stepId), outcome, this.#keepSeconds(Date.now())))) return undefined;
+    await this.store.unschedule(EXPIRING, stepId);
+    return request;
+  }
+
+  async #announce(request: ExternalRequest, type: string, data: Record<string, string>): Promise<void> {
+    await this.webhooks.enqueue(request.clientId, type, { state: request.params.state, client_id: request.clientId, flow: request.kind, ...data });
+  }
+
+  /**
+   * Takes a ContinuationContext for `clientId` at the authorise endpoint of `version`: single use (of
+   * concurrent takers one wins), bound to its client. `check` sees it first and may refuse it; a context
+   * refused, or named by another client, stays usable by its own client.
+   */
+  async take(contextId: string, clientId: string, version: string, check: (c: Continuation) => void): Promise<Continuation> {
+    const key = CONTEXT_ID.test(contextId) ? continuationKey(contextId) : undefined;
+    const found = key ? await this.store.get<Continuation>(key) : undefined;
+    if (!found || found.request.clientId !== clientId || found.request.version !== version) throw invalidRequest(UNKNOWN_CONTEXT);
+    check(found);
+    const taken = await this.store.consume<Continuation>(key!);
+    if (!taken) throw invalidRequest(UNKNOWN_CONTEXT);
+    return taken;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await Promise.all(this.#inFlight);
+  }
+}
