@@ -208,7 +208,6 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     config.clients.flatMap((c) => (c.webhook ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const] : [])),
   );
   const webhooks = new WebhookQueue(store, webhookTargets, config.webhooks, logger, { poll: opts.background !== false });
-  const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, { poll: opts.background !== false });
 
   // the wallet's request that completes a step keeps the ID token's claims for the holder's browser;
   // an External Client flow's client is told by webhook instead
@@ -240,6 +239,14 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     requestLifetime: config.lifetimes.offer,
     onVerified: (record, result) => stepSucceeded(record.requestId, verificationFlowClaims(result), record.external),
     onFailed: (record, message) => stepFailed(record.requestId, message, record.external),
+  });
+  const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
+    poll: opts.background !== false,
+    // an offer redeemed in time can still be issued after the prompt's expiry
+    openUntil: async (stepId) => {
+      const step = await steps.find(stepId);
+      return step?.offerId ? walletIssuer.issuableUntil(step.offerId) : undefined;
+    },
   });
   const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external });
 

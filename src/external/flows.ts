@@ -23,7 +23,7 @@ export interface Continuation {
 }
 
 /** Seconds after the wallet step's own expiry before the flow is declared expired: a wallet's last request may still be under way. */
-const EXPIRY_GRACE_SECONDS = 60;
+const EXPIRY_GRACE_SECONDS = 5;
 const POLL_MS = 1_000;
 
 const flowKey = (stepId: string) => `external:{${stepId}}`;
@@ -48,14 +48,23 @@ export class ExternalFlows {
   readonly #timer: NodeJS.Timeout | undefined;
   #closed = false;
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #openUntil: ((stepId: string) => Promise<number | undefined>) | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly webhooks: WebhookQueue,
     private readonly lifetimes: { continuation: number; interaction: number },
     private readonly logger: Logger,
-    opts: { poll?: boolean } = {},
+    opts: {
+      poll?: boolean;
+      /**
+       * Until when (epoch ms) a step past its expiry may still end: an offer whose code the wallet
+       * redeemed in time can still be issued while the wallet's access token lasts. Undefined: it cannot.
+       */
+      openUntil?: (stepId: string) => Promise<number | undefined>;
+    } = {},
   ) {
+    this.#openUntil = opts.openUntil;
     if (opts.poll !== false) {
       this.#timer = setInterval(() => void this.expireDue(), POLL_MS);
       this.#timer.unref();
@@ -109,6 +118,11 @@ export class ExternalFlows {
     }
     for (const stepId of due) {
       try {
+        const later = await this.#openUntil?.(stepId);
+        if (later !== undefined && later > Date.now()) {
+          await this.store.schedule(EXPIRING, stepId, later + EXPIRY_GRACE_SECONDS * 1000, this.#keepSeconds(later));
+          continue;
+        }
         const request = await this.#decide(stepId, 'expired');
         if (request) await this.#announce(request, 'flow.expired', { error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' });
       } catch (err) {
