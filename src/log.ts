@@ -14,7 +14,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
         paths: [
           '*.client_secret', '*.id_token_hint', '*.PinCode', '*.tx_code', '*.code', '*.code_verifier',
           '*.id_token', '*.access_token', '*.vp_token', '*.credential', '*.password', 'req.headers.authorization',
-          'req.headers.cookie',
+          'req.headers.cookie', '*.ContinuationContext', '*.context_id',
         ],
         censor: '[redacted]',
       },
