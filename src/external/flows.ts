@@ -86,19 +86,34 @@ export class ExternalFlows {
 
   /** The wallet step succeeded: a ContinuationContext for the client, and flow.completed. */
   async completed(stepId: string, claims: FlowClaims): Promise<void> {
-    const request = await this.#decide(stepId, 'completed');
-    if (!request) return;
-    const contextId = randomBytes(32).toString('base64url');
-    const continuation: Continuation = { request, claims };
-    await this.store.set(continuationKey(contextId), continuation, this.lifetimes.continuation);
-    await this.#announce(request, 'flow.completed', { ContinuationContext: contextId });
+    await this.#end(stepId, 'completed', async (request) => {
+      const contextId = randomBytes(32).toString('base64url');
+      const continuation: Continuation = { request, claims };
+      await this.store.set(continuationKey(contextId), continuation, this.lifetimes.continuation);
+      await this.#announce(request, 'flow.completed', { ContinuationContext: contextId });
+    });
   }
 
   /** The wallet step failed (wallet declined, PIN attempts used up, presentation refused): flow.failed. */
   async failed(stepId: string, description: string): Promise<void> {
-    const request = await this.#decide(stepId, 'failed');
+    await this.#end(stepId, 'failed', (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }));
+  }
+
+  /**
+   * Decides the flow's outcome, then announces it. Should announcing fail (the store), the outcome is
+   * taken back, so that the wallet's retry (an offer stays redeemable when issuing fails) announces it.
+   */
+  async #end(stepId: string, outcome: 'completed' | 'failed' | 'expired', announce: (request: ExternalRequest) => Promise<void>): Promise<void> {
+    const request = await this.#decide(stepId, outcome);
     if (!request) return;
-    await this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description });
+    try {
+      await announce(request);
+      // a watch that fails to go is harmless: the outcome is written, an expiry finds it
+      await this.store.unschedule(EXPIRING, stepId).catch(() => undefined);
+    } catch (err) {
+      await this.store.delete(outcomeKey(stepId)).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** The expiry watch: flows whose step timed out without an outcome get flow.expired. */
@@ -123,8 +138,7 @@ export class ExternalFlows {
           await this.store.schedule(EXPIRING, stepId, later + EXPIRY_GRACE_SECONDS * 1000, this.#keepSeconds(later));
           continue;
         }
-        const request = await this.#decide(stepId, 'expired');
-        if (request) await this.#announce(request, 'flow.expired', { error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' });
+        await this.#end(stepId, 'expired', (request) => this.#announce(request, 'flow.expired', { error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' }));
       } catch (err) {
         this.logger.error({ err: (err as Error).message }, 'external flows: expiry watch failed');
       }
@@ -136,7 +150,6 @@ export class ExternalFlows {
     const request = await this.store.get<ExternalRequest>(flowKey(stepId));
     if (!request) return undefined;
     if (!(await this.store.setIfAbsent(outcomeKey(stepId), outcome, this.#keepSeconds(Date.now())))) return undefined;
-    await this.store.unschedule(EXPIRING, stepId);
     return request;
   }
 
