@@ -2,7 +2,7 @@
  * `npm run bench`: throughput, latency and server CPU of our service against bare oidc-provider 9, on
  * the memory store and on Redis, in one run on this machine; writes bench/results/latest.json.
  *
- *   npm run bench                      every scenario, both stores, 12 interleaved rounds (≈ 6 minutes)   bench/modes/compare.ts
+ *   npm run bench                      every scenario, both stores, 12 interleaved rounds (≈ 6.5 minutes) bench/modes/compare.ts
  *   BENCH_QUICK=1 npm run bench        every scenario briefly (seconds per phase), a CI smoke test
  *   npm run bench -- --sequential      whole phases one after the other instead of interleaved slices     bench/modes/sequential.ts
  *   npm run bench -- --soak            100,000 requests on the memory store: RSS/heap and store size      bench/modes/soak.ts

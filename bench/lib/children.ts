@@ -133,7 +133,7 @@ export interface CryptoRate {
   count: number;
 }
 
-export async function cryptoRates(durationMs: number): Promise<Record<'rs256' | 'rs256WebCrypto' | 'es256Sign' | 'es256Verify' | 'sdJwtVc', CryptoRate>> {
+export async function cryptoRates(durationMs: number): Promise<Record<'rs256' | 'rs256WebCrypto' | 'es256Sign' | 'es256Verify' | 'sdJwtVc' | 'webhookSignature', CryptoRate>> {
   const child = fork(here('./cryptoRates.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_CRYPTO_MS: String(durationMs) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return waitFor(child, (m) => (m?.type === 'rates' ? m.rates : undefined), 120_000, 'crypto rates');
 }

@@ -10,6 +10,12 @@ export const ATTRIBUTES = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@
 export const PIN = '4321';
 export const ISSUE_SCOPE = 'openid issue.EmployeeBadge';
 export const VERIFY_SCOPE = 'openid EmployeeBadge';
+/** D13's External Client flow: the issuance scope with `External` (the webhook, not the browser, brings the client back). */
+export const EXTERNAL_ISSUE_SCOPE = `${ISSUE_SCOPE} External`;
+/** The bench client's webhook secret (Standard Webhooks: whsec_ and the base64 of 32 bytes); our server signs with it, the load process verifies. */
+export const WEBHOOK_SECRET = `whsec_${Buffer.from('bench-webhook-secret-0123456789a').toString('base64')}`;
+/** Where the load process's webhook receiver listens (its port is chosen before our server starts: ServerSpec.webhookPort). */
+export const webhookUrl = (port: number) => `http://127.0.0.1:${port}/hooks`;
 
 /**
  * Codes live longer than the default 60 s so that the token phase can redeem codes minted before it
@@ -28,6 +34,8 @@ export interface ServerSpec {
   keyDir: string;
   lifetimes: typeof LIFETIMES;
   port: number;
+  /** ours: the port of the load process's webhook receiver (external_issuance_flow), known before the server starts */
+  webhookPort: number;
 }
 
 export const keyFiles = (keyDir: string) => ({
@@ -63,7 +71,9 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
         redirectUris: [CLIENT.redirect],
         pkce: 'required',
         pkceMethods: ['S256'],
-        scopes: ['issue.EmployeeBadge', 'EmployeeBadge'],
+        // External: only external_issuance_flow requests it; the webhook goes to that phase's load process
+        scopes: ['issue.EmployeeBadge', 'EmployeeBadge', 'External'],
+        webhook: { url: webhookUrl(spec.webhookPort), secret: WEBHOOK_SECRET },
       },
     ],
   };

@@ -3,11 +3,14 @@
  * crypto.sign loop on a 2048-bit key (the brief's measure), the same through WebCrypto (what jose, hence
  * oidc-provider and our ID token signer, call: CPU per signature), and the costs the issuance target
  * allows on top of the baseline: one SD-JWT VC signature (src/issuance/sdJwtVc.ts, as the server makes
- * it) and one ES256 verification (the wallet's proof).
+ * it), one ES256 verification (the wallet's proof), and one Standard Webhooks signature (the HMAC that
+ * external_issuance_flow allows on top of the issuance flow's allowance).
  */
 import { generateKeyPairSync, sign, verify, webcrypto } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { exportJWK, generateKeyPair } from 'jose';
+import { Webhook } from 'standardwebhooks';
+import { CLIENT } from './config.js';
 
 const durationMs = Number(process.env.BENCH_CRYPTO_MS ?? 2000);
 const data = Buffer.from('eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.'.repeat(12));
@@ -70,5 +73,15 @@ const sdJwtVc = await sequential(
   50_000,
 );
 
-process.send?.({ type: 'rates', rates: { rs256, rs256WebCrypto, es256Sign, es256Verify, sdJwtVc } });
+// a flow.completed delivery signed as src/webhooks/queue.ts signs each attempt: a Webhook per secret (which
+// decodes it), then sign = HMAC-SHA256 (the package's own JavaScript SHA-256) and base64, over a body of the real shape
+const hookBody = JSON.stringify({
+  type: 'flow.completed',
+  timestamp: new Date().toISOString(),
+  data: { state: 'Vq3n0bQm8Jk1r2s3t4u5vw', client_id: CLIENT.id, flow: 'issuance', ContinuationContext: 'a'.repeat(43) },
+});
+const hookSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const webhookSignature = tight(() => new Webhook(hookSecret).sign('msg_0123456789abcdef0123456789abcdef', new Date(), hookBody), durationMs / 2, 500_000);
+
+process.send?.({ type: 'rates', rates: { rs256, rs256WebCrypto, es256Sign, es256Verify, sdJwtVc, webhookSignature } });
 process.exit(0);

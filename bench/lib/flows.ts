@@ -7,10 +7,12 @@
  * the server).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
-import { ATTRIBUTES, CLIENT, ISSUE_SCOPE, PIN, VERIFY_SCOPE } from './config.js';
+import { ATTRIBUTES, CLIENT, EXTERNAL_ISSUE_SCOPE, ISSUE_SCOPE, PIN, VERIFY_SCOPE } from './config.js';
+import type { WebhookReceiver } from './webhookReceiver.js';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 const HS256_HEADER = b64({ alg: 'HS256', typ: 'JWT' });
@@ -216,6 +218,39 @@ export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint:
   const credential = await walletReceive(client, walletLink(html), o.holder);
   const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
   return { code, verifier, credential, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/**
+ * Ours, External Client flow (D13), issuance: PAR (scope with External, a state of its own), authorise,
+ * prompt, wallet (as oursIssuance), then the relying party's side: the signed flow.completed webhook at
+ * `webhooks`, authorise with context_id and request_uri (no cookies: the client's server, not the
+ * browser), the redirect's code[, token]. The browser stays on the prompt (its status polls are not
+ * modelled, as in oursIssuance). `webhookWaitMs`: from the wallet's credential to the webhook.
+ */
+export async function oursExternalIssuance(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { hint: string; holder: HolderKey; webhooks: WebhookReceiver; redeem: boolean },
+): Promise<FlowResult & { webhookWaitMs: number }> {
+  const { verifier, challenge } = pkce();
+  // the webhook names the flow by its state alone: one per flow
+  const state = randomBytes(16).toString('base64url');
+  const requestUri = await par(client, ep, { ...parParams(EXTERNAL_ISSUE_SCOPE, challenge, o.hint), state });
+  const jar = new CookieJar();
+  const { html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
+  // waiting before the wallet step, which triggers the delivery; handled here should that step fail first
+  const hook = o.webhooks.expect(state);
+  hook.catch(() => undefined);
+  const credential = await walletReceive(client, walletLink(html), o.holder);
+  const t0 = performance.now();
+  const event = await hook;
+  const webhookWaitMs = performance.now() - t0;
+  if (event.type !== 'flow.completed') throw new Error(`webhook: ${event.type} ${event.data.error ?? ''} ${event.data.error_description ?? ''}`);
+  const continued = await client.get(`${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, context_id: event.data.ContinuationContext, request_uri: requestUri })}`);
+  const callback = location(continued, ep.authorize);
+  if (new URL(callback).searchParams.get('state') !== state) throw new Error('the redirect after context_id carries another state');
+  const code = codeOf(callback);
+  return { code, verifier, credential, webhookWaitMs, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 
 /** A credential in the bench wallet: the dev wallet's own record of one (src/wallet). */

@@ -16,6 +16,7 @@ import {
   discover,
   held,
   newHolderKey,
+  oursExternalIssuance,
   oursIssuance,
   oursVerification,
   par,
@@ -30,10 +31,11 @@ import {
   type HeldCredential,
   type HolderKey,
 } from './flows.js';
-import { ISSUE_SCOPE, VERIFY_SCOPE } from './config.js';
+import { ISSUE_SCOPE, VERIFY_SCOPE, WEBHOOK_SECRET } from './config.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
-/** What latest.json reports, ours against the baseline. */
-export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'verification_flow';
+/** What latest.json reports, ours against the baseline (external_issuance_flow: ours only, the baseline has no such flow). */
+export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow';
 /**
  * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
  * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
@@ -56,6 +58,8 @@ export interface LoadSpec {
   soakRequests?: number;
   /** soak: hint lifetime (s), so hint records expire within the run */
   hintLifetime?: number;
+  /** external_issuance_flow: where this process receives our server's webhooks (its config names the port) */
+  webhookPort?: number;
 }
 
 export interface PhaseResult {
@@ -125,6 +129,8 @@ interface Prepared {
   op: Op;
   maxOps: number;
   info: Record<string, unknown>;
+  /** before a measured part (not the warm-up) */
+  before?: () => void;
   /** after the phase: anything to add to the result */
   after?: (r: PhaseResult) => void;
 }
@@ -207,6 +213,31 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         op: async (vu) => {
           if (ours) await oursIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], redeem: true });
           else await baselineFlow(client, ep, { redeem: true, scope: ISSUE_SCOPE });
+        },
+      };
+    }
+    case 'external_issuance_flow': {
+      if (!ours) throw new Error('external_issuance_flow runs against ours only (bare oidc-provider has no External Client flow)');
+      if (spec.webhookPort === undefined) throw new Error('external_issuance_flow: no port for the webhook receiver');
+      receiver = await startWebhookReceiver(spec.webhookPort, WEBHOOK_SECRET);
+      const webhooks = receiver;
+      const holders: HolderKey[] = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
+      let waits: number[] = [];
+      return {
+        maxOps: spec.maxOps,
+        info: {},
+        op: async (vu) => {
+          const f = await oursExternalIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], webhooks, redeem: true });
+          waits.push(f.webhookWaitMs);
+        },
+        before: () => {
+          waits = [];
+        },
+        // the flow's latency includes this wait (the service's poller sends at once on enqueue)
+        after: (r) => {
+          const w = summarize(waits);
+          r.extra.webhookWaitMs = { p50: w.p50, p99: w.p99 };
+          r.extra.webhooksSoFar = { ...webhooks.counts };
         },
       };
     }
@@ -297,6 +328,7 @@ async function soak(client: HttpClient, spec: LoadSpec): Promise<PhaseResult> {
 }
 
 let client: HttpClient | undefined;
+let receiver: WebhookReceiver | undefined;
 let prepared: Prepared | undefined;
 let spec: LoadSpec | undefined;
 
@@ -326,6 +358,7 @@ process.on('message', (msg: { type: string; spec?: LoadSpec; slice?: { durationM
         const p = prepared!;
         // a slice (interleaved measurement): a part of the phase; the next one goes on with the pools' next items
         const slice = msg.slice;
+        p.before?.();
         const result = await runPhase(client!, p.op, {
           concurrency: spec!.concurrency,
           durationMs: slice?.durationMs ?? spec!.durationMs,
@@ -338,6 +371,7 @@ process.on('message', (msg: { type: string; spec?: LoadSpec; slice?: { durationM
         process.send?.({ type: 'result', result });
       } else if (msg.type === 'exit') {
         client?.close();
+        await receiver?.close();
         process.exit(0);
       }
     } catch (err) {

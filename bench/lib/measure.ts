@@ -84,6 +84,7 @@ export async function preparePhase(opts: BenchOptions, server: ServerHandle, sce
       maxOps: cfg.maxOps,
       tokenPool: cfg.tokenPool ?? 0,
       mintConcurrency: 8,
+      webhookPort: server.spec.kind === 'ours' ? server.spec.webhookPort : undefined,
     };
     return { server, scenario, load, prepared: await load.prepare(spec) };
   } catch (err) {
@@ -133,7 +134,7 @@ export async function measurePhase(opts: BenchOptions, p: PreparedPhase, roundNo
   };
   const err = result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '';
   log(
-    `  ${scenario.padEnd(17)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB${detail.syscallsPerOp ? `, syscalls r/w ${detail.syscallsPerOp.reads}/${detail.syscallsPerOp.writes}` : ''})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
+    `  ${scenario.padEnd(22)} ${server.spec.store.padEnd(6)} ${server.spec.kind.padEnd(8)} ${result.rps.toFixed(1).padStart(8)} /s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  cpu ${detail.serverCpuMsPerOp.toFixed(3).padStart(7)} ms/op (main ${detail.mainThreadCpuMsPerOp?.toFixed(3) ?? '?'}, heap ${detail.heapUsedMb} MB${detail.syscallsPerOp ? `, syscalls r/w ${detail.syscallsPerOp.reads}/${detail.syscallsPerOp.writes}` : ''})  (cores: server ${detail.serverCores.toFixed(2)}, load ${detail.loadCores.toFixed(2)}, other ${detail.otherCores?.toFixed(2) ?? '?'})${err}`,
   );
   return detail;
 }

@@ -22,7 +22,11 @@ export async function serverSpec(
   keyDir: string,
   lifetimes = LIFETIMES,
 ): Promise<ServerSpec> {
-  return { kind, store, redisUrl: opts.redisUrl, redisPrefix: `bench:${opts.runId}:${kind}:`, keyDir, lifetimes, port: await freePort() };
+  const port = await freePort();
+  // ours' webhook receiver (in a load process, started later) gets its port now, so that the server's config can name it
+  let webhookPort = await freePort();
+  while (webhookPort === port) webhookPort = await freePort();
+  return { kind, store, redisUrl: opts.redisUrl, redisPrefix: `bench:${opts.runId}:${kind}:`, keyDir, lifetimes, port, webhookPort };
 }
 
 export async function redisReachable(url: string): Promise<boolean> {

@@ -13,21 +13,28 @@ import { report } from '../lib/report.js';
 import { cleanRedis, makeKeys, redisReachable, serverSpec } from '../lib/setup.js';
 import { sequential } from './sequential.js';
 
-const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'verification_flow'];
+const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'external_issuance_flow', 'verification_flow'];
 
 /**
- * A scenario interleaved: ours, the baseline and (issuance_flow) the baseline's wallet_steps each get a
- * prepared load process (pools, warm-up), then take turns in slices (at most opts.sliceMs, or a share of
- * the pool), opts.rounds times, the order rotating each round; a row is the median of the rounds. This
- * machine's speed drifts by ±20 % within seconds: slices of a second hit both servers alike, where whole
- * phases one after the other put that drift between them.
+ * What runs in a scenario's rounds besides ours and the baseline: for issuance_flow, the baseline's
+ * wallet_steps (they price its allowance) and, when asked for, our external_issuance_flow, whose
+ * allowance is issuance_flow's: its slices then sit between the baseline slices that price it, as ours
+ * and the baseline's do. external_issuance_flow has no rounds of its own.
  */
-async function interleaved(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle): Promise<PhaseDetail[]> {
-  const entries: [ServerHandle, Phase][] = [
-    [ours, scenario],
-    [base, scenario],
-  ];
-  if (scenario === 'issuance_flow') entries.push([base, 'wallet_steps']);
+function companions(scenario: Scenario, scenarios: Scenario[], ours: ServerHandle, base: ServerHandle): [ServerHandle, Phase][] {
+  if (scenario !== 'issuance_flow') return [];
+  return [[base, 'wallet_steps'], ...(scenarios.includes('external_issuance_flow') ? [[ours, 'external_issuance_flow'] as [ServerHandle, Phase]] : [])];
+}
+
+/**
+ * A scenario interleaved: ours, the baseline and its companions (above) each get a prepared load process
+ * (pools, warm-up), then take turns in slices (at most opts.sliceMs, or a share of the pool), opts.rounds
+ * times, the order rotating each round; a row is the median of the rounds. This machine's speed drifts by
+ * ±20 % within seconds: slices of a second hit both servers alike, where whole phases one after the other
+ * put that drift between them.
+ */
+async function interleaved(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle, others: [ServerHandle, Phase][]): Promise<PhaseDetail[]> {
+  const entries: [ServerHandle, Phase][] = [[ours, scenario], [base, scenario], ...others];
   const prepared: PreparedPhase[] = [];
   try {
     for (const [server, phaseName] of entries) prepared.push(await preparePhase(opts, server, phaseName));
@@ -51,6 +58,11 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   const stores = (opts.stores ?? ['memory', 'redis']) as ('memory' | 'redis')[];
   const scenarios = (opts.scenarios ?? [...ALL_SCENARIOS]) as Scenario[];
   for (const s of scenarios) if (!ALL_SCENARIOS.includes(s)) throw new Error(`unknown scenario ${s}`);
+  // external_issuance_flow's allowance is issuance_flow's plus one webhook signature, and it runs in issuance_flow's rounds
+  if (scenarios.includes('external_issuance_flow') && !scenarios.includes('issuance_flow')) {
+    log('also running issuance_flow: external_issuance_flow runs in its rounds and its allowance is priced from it');
+    scenarios.splice(scenarios.indexOf('external_issuance_flow'), 0, 'issuance_flow');
+  }
   // the issuance flow's allowance prices the offer-by-reference GET with the baseline's discovery request
   // (the wallet's other requests with its wallet_steps phase, run after each issuance_flow round); the
   // previous approximation, reported next to it, also needs the baseline's token request
@@ -73,7 +85,7 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   const busyAfter = machineBusyMs();
   const ratesOther = busyBefore !== undefined && busyAfter !== undefined ? Math.max(0, (busyAfter - busyBefore) / (Date.now() - ratesStart) - 1) : null;
   log(`  RS256 crypto.sign (2048-bit): ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second (${rates.rs256.cpuMsPerOp.toFixed(3)} ms each), ${rates.rs256.perSecond.toFixed(0)} per wall-clock second (other load on the machine meanwhile: ${ratesOther?.toFixed(2) ?? '?'} cores); via WebCrypto as jose calls it: ${rates.rs256WebCrypto.cpuMsPerOp.toFixed(3)} ms CPU per sign`);
-  log(`  ES256 sign ${rates.es256Sign.cpuMsPerOp.toFixed(3)} ms, verify ${rates.es256Verify.cpuMsPerOp.toFixed(3)} ms; one SD-JWT VC (src/issuance/sdJwtVc.ts) ${rates.sdJwtVc.cpuMsPerOp.toFixed(3)} ms CPU`);
+  log(`  ES256 sign ${rates.es256Sign.cpuMsPerOp.toFixed(3)} ms, verify ${rates.es256Verify.cpuMsPerOp.toFixed(3)} ms; one SD-JWT VC (src/issuance/sdJwtVc.ts) ${rates.sdJwtVc.cpuMsPerOp.toFixed(3)} ms CPU; one webhook signature (standardwebhooks) ${rates.webhookSignature.cpuMsPerOp.toFixed(4)} ms`);
 
   const keyDir = await makeKeys();
   const details: PhaseDetail[] = [];
@@ -87,7 +99,11 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     const ours = await startServer(await serverSpec(opts, 'ours', store, keyDir), flags);
     const base = await startServer(await serverSpec(opts, 'baseline', store, keyDir), flags);
     try {
-      for (const scenario of scenarios) details.push(...(await (opts.interleave ? interleaved : sequential)(opts, scenario, ours, base)));
+      for (const scenario of scenarios) {
+        if (scenario === 'external_issuance_flow') continue; // measured in issuance_flow's rounds
+        const others = companions(scenario, scenarios, ours, base);
+        details.push(...(await (opts.interleave ? interleaved : sequential)(opts, scenario, ours, base, others)));
+      }
     } finally {
       await ours.stop();
       await base.stop();

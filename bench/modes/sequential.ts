@@ -4,16 +4,20 @@
  * which goes first each round, so that drift on the machine hits both.
  */
 import type { ServerHandle } from '../lib/children.js';
-import type { Scenario } from '../lib/load.js';
+import type { Phase, Scenario } from '../lib/load.js';
 import { phase, type PhaseDetail } from '../lib/measure.js';
 import type { BenchOptions } from '../lib/options.js';
 
-export async function sequential(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle): Promise<PhaseDetail[]> {
+/**
+ * `others`: the scenario's companions (./compare.ts), each a phase of its own after ours and the baseline
+ * in every round: for issuance_flow, what bare oidc-provider spends serving the wallet's requests (the
+ * allowance's price for them, same store, same round) and our external_issuance_flow.
+ */
+export async function sequential(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle, others: [ServerHandle, Phase][] = []): Promise<PhaseDetail[]> {
   const out: PhaseDetail[] = [];
   for (let r = 1; r <= opts.rounds; r++) {
     for (const server of r % 2 === 1 ? [ours, base] : [base, ours]) out.push(await phase(opts, server, scenario, r));
-    // what bare oidc-provider spends serving the wallet's requests: the allowance's price for them (same store, same round)
-    if (scenario === 'issuance_flow') out.push(await phase(opts, base, 'wallet_steps', r));
+    for (const [server, name] of others) out.push(await phase(opts, server, name, r));
   }
   return out;
 }
