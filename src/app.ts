@@ -18,7 +18,7 @@ import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
 import { router } from './http/router.js';
 import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './interaction/flowClaims.js';
-import { WebhookQueue } from './webhooks/queue.js';
+import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { renderMessage } from './interaction/views/message.js';
@@ -50,7 +50,7 @@ export interface Service {
 export interface ServiceOptions {
   store?: Store;
   logger?: Logger;
-  /** false: no webhook deliveries or expiry watch from this process (the webhooks command's own service) */
+  /** false: no periodic webhook deliveries or expiry watch from this process */
   background?: boolean;
 }
 
@@ -204,10 +204,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const publicKeys = publicJwks(keys.idToken);
 
   // D13: External Client flow events, delivered from the store by every instance
-  const webhookTargets = new Map(
-    config.clients.flatMap((c) => (c.webhook ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const] : [])),
-  );
-  const webhooks = new WebhookQueue(store, webhookTargets, config.webhooks, logger, { poll: opts.background !== false });
+  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, { poll: opts.background !== false });
 
   // the wallet's request that completes a step keeps the ID token's claims for the holder's browser;
   // an External Client flow's client is told by webhook instead

@@ -4,15 +4,20 @@ import { loadConfig, ConfigError } from './config/load.js';
 import { createService } from './app.js';
 import { listen } from './server.js';
 import { writeJsonSchema } from './config/jsonSchema.js';
+import { webhooksCommand } from './webhooks/cli.js';
 
 const USAGE = `Usage:
   npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
   npm run check-config -- --config FILE  validate a config file and exit
   npm run config-schema                write config/config.schema.json
+  npm run webhooks -- list [--failed] | resend ID [--config FILE]
+                                       show or resend webhook deliveries (Redis store; --help for more)
 Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
+  // its own options (--failed) and subcommands, which the strict parse below would refuse
+  if (command === 'webhooks') return webhooksCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   const { values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
   if (values.help) {
     console.log(USAGE);

@@ -77,11 +77,12 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 const webhookUrl = z.string().refine((v) => {
   try {
     const u = new URL(v);
+    if (u.username || u.password) return false; // credentials in a URL end up in error messages
     return u.protocol === 'https:' || (u.protocol === 'http:' && (LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost')));
   } catch {
     return false;
   }
-}, 'must be an https URL (http only on a loopback host)');
+}, 'must be an https URL (http only on a loopback host), without user or password');
 
 /** D13: where a client's External Client flow events go, signed with each listed secret. */
 export const webhookSchema = z

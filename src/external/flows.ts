@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import type { FlowClaims } from '../interaction/flowClaims.js';
 import type { WebhookQueue } from '../webhooks/queue.js';
 import { invalidRequest } from '../rules/errors.js';
+import { Poller } from '../store/poller.js';
 
 /** What an External Client flow's request was: what its continuation must match, and what the code is minted from. */
 export interface ExternalRequest {
@@ -45,9 +46,7 @@ const UNKNOWN_CONTEXT = 'context_id is unknown, expired or already used, or was 
  * timed out) instead of the holder's browser going back to it. Exactly one of the three is sent per flow.
  */
 export class ExternalFlows {
-  readonly #timer: NodeJS.Timeout | undefined;
-  #closed = false;
-  readonly #inFlight = new Set<Promise<void>>();
+  readonly #poller: Poller;
   readonly #openUntil: ((stepId: string) => Promise<number | undefined>) | undefined;
 
   constructor(
@@ -65,10 +64,7 @@ export class ExternalFlows {
     } = {},
   ) {
     this.#openUntil = opts.openUntil;
-    if (opts.poll !== false) {
-      this.#timer = setInterval(() => void this.expireDue(), POLL_MS);
-      this.#timer.unref();
-    }
+    this.#poller = new Poller(() => this.#expireDue(), POLL_MS, opts.poll !== false);
   }
 
   /** The flow's wallet step has started: remember its request until it can no longer end, and watch its expiry. */
@@ -118,10 +114,7 @@ export class ExternalFlows {
 
   /** The expiry watch: flows whose step timed out without an outcome get flow.expired. */
   expireDue(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    const run = this.#expireDue().finally(() => this.#inFlight.delete(run));
-    this.#inFlight.add(run);
-    return run;
+    return this.#poller.run();
   }
 
   async #expireDue(): Promise<void> {
@@ -172,9 +165,7 @@ export class ExternalFlows {
     return taken;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    await Promise.all(this.#inFlight);
+  close(): Promise<void> {
+    return this.#poller.close();
   }
 }

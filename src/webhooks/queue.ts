@@ -1,13 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Store } from '../store/types.js';
+import type { ClientConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { credentialExpiry } from '../issuance/validity.js';
+import { Poller } from '../store/poller.js';
 
 /** Where a client's events go, and the secrets that sign them (config: clients[].webhook). */
 export interface WebhookTarget {
   url: string;
   secrets: readonly string[];
+}
+
+/** The queue's targets from the configured clients, by client id (one mapping for the service and the webhooks command). */
+export function webhookTargets(clients: readonly ClientConfig[]): Map<string, WebhookTarget> {
+  return new Map(clients.flatMap((c) => (c.webhook ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const] : [])));
 }
 
 export interface WebhookSettings {
@@ -37,19 +44,30 @@ export interface Delivery {
   nextAt?: number;
 }
 
-/** How long deliveries stay listed after they gave up (and delivered ones, for `list`). */
+/** How long deliveries that gave up stay listed. */
 export const KEPT_FOR_MS = 7 * 86_400_000;
+/** How long a delivered one is still kept (for `get`): its body holds a ContinuationContext, nobody needs it longer. */
+const DELIVERED_KEPT_SECONDS = 3600;
 /** The most of a receiver's answer that is read. */
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** Deliveries taken per poll, and how often an instance polls. */
+/** Deliveries taken per poll, how often an instance polls, and the most `list` shows. */
 const BATCH = 20;
 const POLL_MS = 1_000;
+const LIST_LIMIT = 500;
 
 const recordKey = (id: string) => `webhook:{${id}}`;
-/** due deliveries, by their next attempt */
+/** pending deliveries, by their next attempt */
 const DUE = 'webhooks:due';
-/** every delivery, by creation: what `list` shows */
-const INDEX = 'webhooks:index';
+/** deliveries that gave up, by when they did: what `list --failed` shows */
+const GAVE_UP = 'webhooks:gave-up';
+
+/** Why an attempt had no answer, in words that never carry the URL (it may hold credentials) or the body. */
+function noAnswer(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: { code?: unknown } };
+  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const code = e.cause?.code;
+  return typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code) ? `no answer (${code})` : `no answer (${e.name === 'TypeError' ? 'the request could not be made' : 'error'})`;
+}
 
 /** A redirect is an answer like any other that is not 2xx: retried, never followed. */
 async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status?: number; error?: string }> {
@@ -66,8 +84,7 @@ async function post(url: string, headers: Record<string, string>, body: string, 
     await reader?.cancel().catch(() => undefined);
     return { status: response.status };
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    return { error: e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e.cause?.code ?? e.message) };
+    return { error: noAnswer(err, timeoutMs) };
   }
 }
 
@@ -80,30 +97,29 @@ async function post(url: string, headers: Record<string, string>, body: string, 
  * exponential backoff and jitter until the retry window has passed.
  */
 export class WebhookQueue {
-  readonly #timer: NodeJS.Timeout | undefined;
-  readonly #inFlight = new Set<Promise<void>>();
-  #closed = false;
+  readonly #poller: Poller;
   readonly #leaseMs: number;
-  readonly #keepSeconds: number;
 
   constructor(
     private readonly store: Store,
     private readonly targets: ReadonlyMap<string, WebhookTarget>,
     private readonly settings: WebhookSettings,
     private readonly logger: Logger,
+    /** poll: false, no periodic polling and no attempt unless `poll()` is called (a command's queue) */
     opts: { poll?: boolean } = {},
   ) {
     // an attempt ends within its timeout; the lease leaves room for the store writes after it
     this.#leaseMs = settings.timeout * 1000 * 2 + 5_000;
-    this.#keepSeconds = Math.ceil((this.#windowMs(0) + KEPT_FOR_MS) / 1000);
-    if (opts.poll !== false) {
-      this.#timer = setInterval(() => void this.poll(), POLL_MS);
-      this.#timer.unref();
-    }
+    this.#poller = new Poller(() => this.#pollOnce(), POLL_MS, opts.poll !== false);
   }
 
   #windowMs(from: number): number {
     return credentialExpiry(this.settings.retryWindow, new Date(from)).getTime() - from;
+  }
+
+  /** Seconds a pending delivery's record is kept: past its retry window, plus the time listed after it gave up. */
+  #pendingSeconds(from: number): number {
+    return Math.ceil((this.#windowMs(from) + KEPT_FOR_MS) / 1000);
   }
 
   /** Keeps an event for `clientId` and sends it soon; its `webhook-id`. */
@@ -111,9 +127,9 @@ export class WebhookQueue {
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
     const delivery: Delivery = { id, clientId, type, body, createdAt: at, attempts: 0, state: 'pending', nextAt: at };
-    await this.store.set(recordKey(id), delivery, this.#keepSeconds);
-    await Promise.all([this.store.schedule(INDEX, id, at, this.#keepSeconds), this.store.schedule(DUE, id, at, this.#keepSeconds)]);
-    queueMicrotask(() => void this.poll());
+    await this.store.set(recordKey(id), delivery, this.#pendingSeconds(at));
+    await this.store.schedule(DUE, id, at, this.#pendingSeconds(at));
+    this.#poller.kick();
     return id;
   }
 
@@ -122,10 +138,7 @@ export class WebhookQueue {
    * receiver that hangs until its timeout holds up only its own deliveries.
    */
   poll(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    const run = this.#pollOnce().finally(() => this.#inFlight.delete(run));
-    this.#inFlight.add(run);
-    return run;
+    return this.#poller.run();
   }
 
   async #pollOnce(): Promise<void> {
@@ -176,8 +189,27 @@ export class WebhookQueue {
       { client: delivery.clientId, webhookId: id, type: delivery.type, attempt: delivery.attempts, status: result.status, error: result.error, ms, outcome: delivery.state },
       'webhook attempt',
     );
-    await this.store.set(recordKey(id), delivery, this.#keepSeconds);
-    await (delivery.state === 'pending' ? this.store.schedule(DUE, id, nextAt, this.#keepSeconds) : this.store.unschedule(DUE, id));
+    switch (delivery.state) {
+      case 'pending':
+        await this.store.set(recordKey(id), delivery, this.#pendingSeconds(delivery.createdAt));
+        await this.store.schedule(DUE, id, nextAt, this.#pendingSeconds(delivery.createdAt));
+        return;
+      case 'delivered':
+        await this.store.set(recordKey(id), delivery, DELIVERED_KEPT_SECONDS);
+        await this.store.unschedule(DUE, id);
+        return;
+      case 'failed':
+        await this.store.set(recordKey(id), delivery, KEPT_FOR_MS / 1000);
+        await this.store.schedule(GAVE_UP, id, started, KEPT_FOR_MS / 1000);
+        await this.store.unschedule(DUE, id);
+        await this.#forgetOldFailures(started);
+    }
+  }
+
+  /** The list of deliveries that gave up keeps 7 days: older entries (their records gone too) leave it. */
+  async #forgetOldFailures(now: number): Promise<void> {
+    const old = await this.store.scheduled(GAVE_UP, 0, now - KEPT_FOR_MS);
+    await Promise.all(old.map((e) => this.store.unschedule(GAVE_UP, e.member)));
   }
 
   /** firstRetry, then about twice as late each time (±20 % jitter, so retries of many deliveries spread). */
@@ -186,30 +218,45 @@ export class WebhookQueue {
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
-  /** Deliveries created in the last 7 days, newest first; `failed` only those that gave up. */
-  async list(opts: { failed?: boolean } = {}): Promise<Delivery[]> {
-    const now = Date.now();
-    const entries = await this.store.scheduled(INDEX, now - KEPT_FOR_MS, now + 60_000);
-    const found = await Promise.all(entries.map((e) => this.store.get<Delivery>(recordKey(e.member))));
-    return found.filter((d): d is Delivery => d !== undefined && (!opts.failed || d.state === 'failed')).reverse();
+  /** One delivery, while it is kept (pending; failed for 7 days; delivered for an hour). */
+  get(id: string): Promise<Delivery | undefined> {
+    return this.store.get<Delivery>(recordKey(id));
   }
 
-  /** Sends a delivery again (same webhook-id and body), with a fresh retry window; false when unknown. */
-  async resend(id: string): Promise<boolean> {
-    const delivery = await this.store.get<Delivery>(recordKey(id));
-    if (!delivery) return false;
+  /**
+   * What an operator looks at, newest first: the pending deliveries and those that gave up in the last 7
+   * days (`failed`: only the latter), at most 500.
+   */
+  async list(opts: { failed?: boolean } = {}): Promise<Delivery[]> {
     const now = Date.now();
-    Object.assign(delivery, { state: 'pending', createdAt: now, nextAt: now });
-    await this.store.set(recordKey(id), delivery, this.#keepSeconds);
-    await this.store.schedule(DUE, id, now, this.#keepSeconds);
-    queueMicrotask(() => void this.poll());
-    return true;
+    const entries = [
+      ...(opts.failed ? [] : await this.store.scheduled(DUE, 0, Number.MAX_SAFE_INTEGER)),
+      ...(await this.store.scheduled(GAVE_UP, now - KEPT_FOR_MS, Number.MAX_SAFE_INTEGER)),
+    ];
+    const ids = [...new Set(entries.map((e) => e.member))];
+    const found = await Promise.all(ids.slice(-LIST_LIMIT).map((id) => this.get(id)));
+    return found.filter((d): d is Delivery => d !== undefined && (!opts.failed || d.state === 'failed')).sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /**
+   * Sends a delivery that gave up (or was delivered) again, with its webhook-id and body and a fresh
+   * retry window. False when it is unknown; a pending one is already being retried and is left as it is.
+   */
+  async resend(id: string): Promise<'queued' | 'unknown' | 'pending'> {
+    const delivery = await this.get(id);
+    if (!delivery) return 'unknown';
+    if (delivery.state === 'pending') return 'pending';
+    const now = Date.now();
+    Object.assign(delivery, { state: 'pending', createdAt: now, nextAt: now, attempts: 0 });
+    await this.store.set(recordKey(id), delivery, this.#pendingSeconds(now));
+    await this.store.schedule(DUE, id, now, this.#pendingSeconds(now));
+    await this.store.unschedule(GAVE_UP, id);
+    this.#poller.kick();
+    return 'queued';
   }
 
   /** Stops polling and waits for the attempts under way. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    if (this.#timer) clearInterval(this.#timer);
-    await Promise.all(this.#inFlight);
+  close(): Promise<void> {
+    return this.#poller.close();
   }
 }

@@ -140,7 +140,7 @@ onRedis('deliveries survive a restart (D13: kept in the store before the first a
       expect(delivered.id).toBe(refused.id);
       expect(delivered.raw).toBe(refused.raw);
       // the receiver has answered; the delivery's record follows
-      await expect.poll(async () => (await second!.service.webhooks.list()).find((d) => d.id === refused.id)?.state).toBe('delivered');
+      await expect.poll(async () => (await second!.service.webhooks.get(refused.id))?.state).toBe('delivered');
     } finally {
       await second?.stop();
       await receiver.close();

@@ -125,8 +125,9 @@ describe('configuration (D13, D15: start-up refuses, naming the path)', () => {
   it('a client with the scope External and no webhook', () => {
     expect(configWith({})).toThrow(/clients\[0\]\.webhook.*required.*External/s);
   });
-  it('a webhook URL over http on a non-loopback host', () => {
+  it('a webhook URL over http on a non-loopback host, or with a user and password in it', () => {
     expect(configWith({ webhook: { url: 'http://rp.example/hooks', secret } })).toThrow(/clients\[0\]\.webhook\.url.*https/s);
+    expect(configWith({ webhook: { url: 'https://user:pass@rp.example/hooks', secret } })).toThrow(/clients\[0\]\.webhook\.url.*without user or password/s);
   });
   it.each([
     ['no whsec_ prefix', Buffer.alloc(32, 1).toString('base64')],
