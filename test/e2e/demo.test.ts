@@ -2,22 +2,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, testConfig, type TestService } from '../helpers/service.js';
+import { Webhook } from 'standardwebhooks';
 import { newWallet } from '../helpers/flows.js';
+import { webhookSecret } from '../helpers/webhookReceiver.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 /**
  * The README's "try it" path: the built-in demo relying party (config demo: true) in Chromium, the dev
- * wallet as the holder. Issue, then verify, and read the ID token the relying party received.
+ * wallet as the holder. Issue, then verify, and read the ID token the relying party received; then the
+ * same with the External option (D13), where the demo's own receiver gets the webhook.
  */
 let t: TestService;
 let browser: Browser;
 let wallet: DevWallet;
+const secret = webhookSecret();
 
 beforeAll(async () => {
   t = await startTestService((baseUrl) => ({
     demo: true,
-    clients: (testConfig(0).clients as { clientId: string; redirectUris: string[] }[]).map((c) =>
-      c.clientId === 'issuer-pkce' ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`] } : c),
+    clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
+      c.clientId === 'issuer-pkce'
+        ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
+        : c),
   }));
   browser = await launchChromium();
   wallet = await newWallet();
@@ -60,5 +66,146 @@ describe('the demo relying party', () => {
     const shown = JSON.parse(await page.locator('pre').innerText());
     expect(shown).toMatchObject({ FirstName: 'Katherine', iss: `${t.url}/oidc`, aud: 'issuer-pkce' });
     await page.close();
+  });
+});
+
+/** The demo's waiting page, once the relying party's server has what the webhook led to (it reloads itself). */
+async function externalResult(page: Page): Promise<{ title: string; shown: Record<string, unknown>; log: string }> {
+  await expect.poll(() => page.locator('h1').innerText().catch(() => ''), { timeout: 15_000 }).not.toBe('External Client flow');
+  return { title: await page.locator('h1').innerText(), shown: JSON.parse(await page.locator('pre').innerText()), log: await page.locator('ol.log').innerText() };
+}
+
+/** The holder's prompt, opened from the demo's waiting page in a new tab as the page offers. */
+async function openPrompt(page: Page): Promise<Page> {
+  await page.waitForURL(/\/demo\/external\?state=/);
+  const [prompt] = await Promise.all([page.waitForEvent('popup'), page.getByRole('link', { name: "Open the holder's prompt" }).click()]);
+  return prompt;
+}
+
+describe('the demo relying party, External option (D13)', () => {
+  it('issues through the External Client flow: the prompt stays, the demo gets the webhook, continues with context_id and shows the ID token', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${t.url}/demo`);
+    await page.screenshot({ path: '/tmp/demo-external-start.png', fullPage: true });
+    const form = page.locator('form', { has: page.locator('input[name="type"][value="EmployeeBadge"]') });
+    await form.locator('input[name="attr.FirstName"]').fill('Grace');
+    await form.locator('select[name="mode"]').selectOption('v2-par-external');
+    await form.locator('button').click();
+    const prompt = await openPrompt(page);
+    await page.screenshot({ path: '/tmp/demo-external-waiting.png', fullPage: true });
+    await wallet.receive(await walletLink(prompt, 'openid-credential-offer://'), { pin: '1234' });
+    await expect.poll(() => prompt.locator('#status-text').innerText(), { timeout: 10_000 }).toContain('will continue from here');
+
+    const { title, shown, log } = await externalResult(page);
+    expect(title).toBe('The relying party received this ID token');
+    expect(shown).toMatchObject({ FirstName: 'Grace', LastName: 'Lovelace', iss: t.url, aud: 'issuer-pkce' });
+    expect(shown.sub).toBe(shown.SerialNumber);
+    expect(log).toContain('flow.completed');
+    expect(log).toContain('context_id=…&request_uri=…: 302');
+    expect(log).not.toMatch(/context_id=[A-Za-z0-9_-]{43}/); // the context's value is not shown
+    await page.screenshot({ path: '/tmp/demo-external-result.png', fullPage: true });
+    // the holder's tab never went to the relying party
+    expect(prompt.url()).toContain('/interaction/');
+    await prompt.close();
+    await page.close();
+  });
+
+  it('verifies through the External Client flow without PAR', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/demo`);
+    const form = page.locator('form', { has: page.locator('input[name="kind"][value="verify"]') });
+    await form.locator('select[name="mode"]').selectOption('v2-external');
+    await form.locator('button').click();
+    const prompt = await openPrompt(page);
+    expect((await wallet.present(await walletLink(prompt, 'openid4vp://'))).status).toBe(200);
+    const { shown, log } = await externalResult(page);
+    expect(shown).toMatchObject({ FirstName: expect.any(String), iss: t.url, aud: 'issuer-pkce' });
+    expect(log).not.toContain('request_uri');
+    await prompt.close();
+    await page.close();
+  });
+
+  it('shows flow.failed when the holder used up the PIN attempts', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${t.url}/demo`);
+    const form = page.locator('form', { has: page.locator('input[name="type"][value="EmployeeBadge"]') });
+    await form.locator('select[name="mode"]').selectOption('v2-par-external');
+    await form.locator('button').click();
+    const prompt = await openPrompt(page);
+    const offer = await walletLink(prompt, 'openid-credential-offer://');
+    const holder = await newWallet();
+    for (let i = 0; i < 3; i++) await holder.receive(offer, { pin: '0000' }).catch(() => undefined);
+    const { title, shown, log } = await externalResult(page);
+    expect(title).toBe('The flow failed');
+    expect(shown).toMatchObject({ type: 'flow.failed', error: 'access_denied', error_description: expect.any(String) });
+    expect(log).toContain('flow.failed');
+    await page.screenshot({ path: '/tmp/demo-external-failed.png', fullPage: true });
+    await prompt.close();
+    await page.close();
+  });
+
+  /** An External flow started through the demo, as its form does (no browser): its state. */
+  async function startExternal(): Promise<string> {
+    const started = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ kind: 'verify', 'type.EmployeeBadge': '1', mode: 'v2-par-external' }),
+      redirect: 'manual',
+    });
+    const state = new URL(started.headers.get('location')!).searchParams.get('state')!;
+    expect(state).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    return state;
+  }
+  const event = (type: string, state: string, description: string) =>
+    JSON.stringify({ type, timestamp: new Date().toISOString(), data: { state, client_id: 'issuer-pkce', flow: 'verification', error: 'access_denied', error_description: description } });
+  /** Standard Webhooks headers for `payload`, signed with `key` as the service signs. */
+  const signed = (key: string, payload: string) => {
+    const id = `msg_${Math.random().toString(16).slice(2)}`;
+    const now = new Date();
+    return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(key).sign(id, now, payload) };
+  };
+  const postHook = (headers: Record<string, string>, payload: string) => fetch(`${t.url}/demo/webhook`, { method: 'POST', headers, body: payload });
+
+  it('shows flow.expired, and takes a redelivery once', async () => {
+    const state = await startExternal();
+    // what the service sends once the wallet step expired (5 minutes here): signed with the client's secret
+    const body = event('flow.expired', state, 'the wallet step expired before the wallet answered');
+    const headers = signed(secret, body);
+    expect((await postHook(headers, body)).status).toBe(204);
+    const shown = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
+    expect(shown).toContain('The flow expired');
+    expect(shown).toContain('the wallet step expired before the wallet answered');
+    const outcome = await t.service.store.get(`demo:${state}:outcome`);
+    // a redelivery (same webhook-id and body) is answered 204 and changes nothing
+    expect((await postHook(headers, body)).status).toBe(204);
+    expect(await t.service.store.get(`demo:${state}:outcome`)).toEqual(outcome);
+  });
+
+  it('refuses a webhook that does not verify with 400, and it changes nothing', async () => {
+    const state = await startExternal();
+    const body = event('flow.failed', state, 'forged');
+    const post = (headers: Record<string, string>, payload = body) => postHook(headers, payload);
+
+    const forged = [
+      signed(webhookSecret(), body), // another secret
+      { ...signed(secret, body), 'webhook-signature': signed(webhookSecret(), body)['webhook-signature'] },
+      { 'content-type': 'application/json' }, // no signature at all
+    ];
+    for (const headers of forged) expect((await post(headers)).status).toBe(400);
+    // signed, then changed on the way
+    expect((await post(signed(secret, body), body.replace('forged', 'changed'))).status).toBe(400);
+    // signed too long ago
+    const old = new Date(Date.now() - 10 * 60_000);
+    expect((await post({ ...signed(secret, body), 'webhook-timestamp': String(Math.floor(old.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_old', old, body), 'webhook-id': 'msg_old' })).status).toBe(400);
+
+    expect(await t.service.store.get(`demo:${state}:outcome`)).toBeUndefined();
+    const waiting = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
+    expect(waiting).toContain('Waiting for the webhook');
+
+    // the same event signed with the client's secret is taken: the 400s were the signature's
+    expect((await post(signed(secret, body))).status).toBe(204);
+    const after = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
+    expect(after).toContain('The flow failed');
+    expect(after).toContain('forged');
   });
 });
