@@ -1,6 +1,4 @@
-import type { Context } from 'koa';
 import { Webhook } from 'standardwebhooks';
-import { ClientAborted } from '../http/form.js';
 
 /** An External Client flow's event, as the service sends it (D13). */
 export interface FlowEvent {
@@ -11,27 +9,6 @@ export interface FlowEvent {
 
 /** Far more than an event's body: the receiver reads no further. */
 export const WEBHOOK_BODY_LIMIT = 64 * 1024;
-
-/**
- * The request body as it was sent, at most `limit` bytes (undefined when longer): the signature covers
- * its exact bytes, so it is read raw, never parsed and re-serialised first.
- */
-export async function readRawBody(ctx: Context, limit = WEBHOOK_BODY_LIMIT): Promise<string | undefined> {
-  // a declared length over the limit is refused unread (Node discards the body after the answer)
-  if ((ctx.request.length ?? 0) > limit) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      // past the limit the rest is read and dropped, so that the answer still reaches the sender
-      if (size <= limit) chunks.push(chunk);
-    }
-  } catch (err) {
-    throw new ClientAborted(err);
-  }
-  return size > limit ? undefined : Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * Verifies a Standard Webhooks delivery (webhook-id, webhook-timestamp within 5 minutes, webhook-signature)

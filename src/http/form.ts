@@ -56,7 +56,8 @@ export function setForm(ctx: Context, params: Record<string, string>): void {
   (ctx.req as { body?: unknown }).body = params;
 }
 
-function readBody(ctx: Context, limit: number): Promise<Buffer> {
+/** The request body as sent, at most `limit` bytes (else invalid_request); a webhook's signature covers these exact bytes. */
+export function readBody(ctx: Context, limit: number): Promise<Buffer> {
   const declared = ctx.request.length;
   // A declared length over the limit is refused unread: Node discards the body after the answer.
   if (declared !== undefined && declared > limit) return Promise.reject(invalidRequest(`request body exceeds ${limit} bytes`));

@@ -198,6 +198,11 @@ describe('the demo relying party, External option (D13)', () => {
     const old = new Date(Date.now() - 10 * 60_000);
     expect((await post({ ...signed(secret, body), 'webhook-timestamp': String(Math.floor(old.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_old', old, body), 'webhook-id': 'msg_old' })).status).toBe(400);
 
+    // an oversized body is refused before anything is verified
+    const oversized = await post(signed(secret, body), body + ' '.repeat(100 * 1024));
+    expect(oversized.status).toBe(400);
+    expect(await oversized.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('request body exceeds') });
+
     expect(await t.service.store.get(`demo:${state}:outcome`)).toBeUndefined();
     const waiting = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
     expect(waiting).toContain('Waiting for the webhook');
