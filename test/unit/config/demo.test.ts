@@ -4,11 +4,8 @@ import { loadConfig } from '../../../src/config/load.js';
 
 const DEMO = fileURLToPath(new URL('../../../config/demo.yaml', import.meta.url));
 
-/**
- * Loads the demo config. `VAR` is set only so that the content checks below still run while
- * demo.yaml's comment `${VAR}` is substituted (see the first test, which shows that bug).
- */
-const demo = async () => (await loadConfig(DEMO, { VAR: 'unused' })).config;
+/** Loads the demo config as `npm start` does on a fresh machine: no environment. */
+const demo = async () => (await loadConfig(DEMO, {})).config;
 
 describe('config/demo.yaml: the embedded demo starts without any environment (D15, D14)', () => {
   it('loads with an empty environment', async () => {
@@ -44,7 +41,7 @@ describe('config/demo.yaml: the embedded demo starts without any environment (D1
   });
 
   it('takes the demo secrets from the environment when they are set', async () => {
-    const { config } = await loadConfig(DEMO, { VAR: 'unused', DEMO_ISSUER_SECRET: 'from-the-environment-123' });
+    const { config } = await loadConfig(DEMO, { DEMO_ISSUER_SECRET: 'from-the-environment-123' });
     expect(config.clients.find((c) => c.clientId === 'demo-issuer')?.clientSecret).toBe('from-the-environment-123');
   });
 });

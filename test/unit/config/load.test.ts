@@ -138,7 +138,7 @@ clients:
   });
 
   it('ignores ${VAR} written inside a YAML comment', async () => {
-    // BUG (src/config/load.ts): substitution runs over comments too; config/demo.yaml has one.
+    // config/demo.yaml has one: substitution runs over values only
     const file = await tmp.write('config.yaml', `# secrets come from the environment: \${VAR}\n${toYaml(minimalDoc())}`);
     const { config } = await loadConfig(file, {});
     expect(config.clients[0].clientId).toBe('hr-portal');
