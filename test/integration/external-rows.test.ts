@@ -31,7 +31,7 @@ const client = (c: { id: string; secret: string }, url: string) => ({
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver(secret);
-  t = await startTestService({ clients: [client(CLIENT, receiver.url), client(OTHER, receiver.url)], lifetimes: { continuation: 2 } });
+  t = await startTestService({ clients: [client(CLIENT, receiver.url), client(OTHER, receiver.url)], lifetimes: { continuation: 6 } });
   wallet = await newWallet();
 });
 afterAll(async () => {
@@ -165,7 +165,7 @@ describe('context_id at authorise (spec: authorise context_id; D13 ContinuationC
 
   it('an expired context_id (lifetimes.continuation) -> 400 invalid_request', async () => {
     const flow = await completedFlow();
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, 6_500));
     await expectRefused(await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri }), 'context_id');
   });
 
