@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
+import { EXTERNAL } from '../rules/scopes.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -94,9 +95,6 @@ export const webhookSchema = z
   })
   .strict()
   .refine((w) => (w.secret === undefined) !== (w.secrets === undefined), 'give either secret or secrets');
-
-/** The scope that marks an External Client flow (spec: Scope format, Version 2). */
-export const EXTERNAL_SCOPE = 'External';
 
 export const clientSchema = z
   .object({
@@ -231,11 +229,11 @@ export const configSchema = z
     cfg.clients.forEach((c, i) => {
       if (ids.has(c.clientId)) ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
       ids.add(c.clientId);
-      if (c.scopes.includes(EXTERNAL_SCOPE) && !c.webhook) {
-        ctx.addIssue({ code: 'custom', path: ['clients', i, 'webhook'], message: `is required: the client lists the scope ${EXTERNAL_SCOPE}` });
+      if (c.scopes.includes(EXTERNAL) && !c.webhook) {
+        ctx.addIssue({ code: 'custom', path: ['clients', i, 'webhook'], message: `is required: the client lists the scope ${EXTERNAL}` });
       }
       c.scopes.forEach((s, j) => {
-        if (s === EXTERNAL_SCOPE) return;
+        if (s === EXTERNAL) return;
         const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
         if (!types.has(name)) {
           ctx.addIssue({ code: 'custom', path: ['clients', i, 'scopes', j], message: `unknown credential type ${name}` });

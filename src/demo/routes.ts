@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { EXTERNAL_SCOPE, type Config, type ClientConfig, type CredentialType } from '../config/schema.js';
+import { EXTERNAL } from '../rules/scopes.js';
+import { webhookTargets } from '../webhooks/queue.js';
+import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { readAsset } from '../interaction/views/assets.js';
 import { html, type SafeHtml } from '../interaction/views/html.js';
@@ -82,7 +84,7 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
   const webhookUrl = `${config.baseUrl}/demo/webhook`;
   const client: ClientConfig | undefined = config.clients.find((c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')));
   // External is offered only when the client's events come to this demo's receiver: otherwise they never arrive here
-  const webhookSecrets = client?.scopes.includes(EXTERNAL_SCOPE) && client.webhook?.url === webhookUrl ? (client.webhook.secrets ?? [client.webhook.secret!]) : undefined;
+  const webhookSecrets = client?.scopes.includes(EXTERNAL) && client.webhook?.url === webhookUrl ? webhookTargets(config.clients).get(client.clientId)?.secrets : undefined;
   const profiles = versionProfiles(config.baseUrl);
   const jwks = createLocalJWKSet({ keys: idTokenJwks.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
   const endpoints = (mode: Mode) => discoveryDocument(mode.startsWith('v1') ? profiles.v1 : profiles.v2, config.baseUrl, mode === 'v1' ? 'root' : 'par') as Record<string, string>;
@@ -122,7 +124,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
 <button type="submit">Ask for credentials as ${client.clientName ?? client.clientId}</button></form></section>`;
     const externalHint = webhookSecrets
       ? html`<p class="hint">An <strong>External</strong> interface runs the External Client flow: the browser stays at the prompt, and this demo's server hears the outcome by webhook at <code>${webhookUrl}</code>, continues with <code>context_id</code> and redeems the code.</p>`
-      : client.scopes.includes(EXTERNAL_SCOPE) &&
+      : client.scopes.includes(EXTERNAL) &&
         html`<p class="hint">The External Client flow is not offered: the client's webhook goes to <code>${client.webhook?.url ?? '(none)'}</code>, not to this demo's receiver <code>${webhookUrl}</code>.</p>`;
     page(ctx, 'Try the VC OpenID Provider', html`<section class="card demo"><h1>Try it</h1>
 <p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>${externalHint}</section>${forms}${verify}`);
@@ -144,7 +146,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     const requested = external ? form.mode.slice(0, -EXTERNAL_SUFFIX.length) : form.mode;
     const mode = MODES.find((m) => m === requested) ?? 'v2-par';
     if (external && (!webhookSecrets || !mode.startsWith('v2'))) {
-      return result(ctx, 'The External Client flow is not available here', { needs: `Version 2, and a client with the scope ${EXTERNAL_SCOPE} whose webhook goes to ${webhookUrl}` });
+      return result(ctx, 'The External Client flow is not available here', { needs: `Version 2, and a client with the scope ${EXTERNAL} whose webhook goes to ${webhookUrl}` });
     }
     const profile = mode.startsWith('v1') ? profiles.v1 : profiles.v2;
     const doc = endpoints(mode);
@@ -177,7 +179,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       params.scope = mode === 'v1-par' ? `issue.${type.name}` : `openid issue.${type.name}`;
     }
     // D13: External marks the flow; the state (required) is what the webhook names it by
-    if (external) params.scope += ` ${EXTERNAL_SCOPE}`;
+    if (external) params.scope += ` ${EXTERNAL}`;
 
     let promptUrl: string;
     let requestUri: string | undefined;

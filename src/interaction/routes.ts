@@ -58,8 +58,9 @@ function messagePage(ctx: Context, status: number, title: string, message: strin
 
 /** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
 function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[]; external: boolean } {
-  const scopes = scope.split(' ').filter((s) => s && s !== 'openid' && s !== EXTERNAL);
-  const external = scope.split(' ').includes(EXTERNAL);
+  const all = scope.split(' ');
+  const external = all.includes(EXTERNAL);
+  const scopes = all.filter((s) => s && s !== 'openid' && s !== EXTERNAL);
   const issue = scopes.find((s) => s.startsWith('issue.'));
   return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)], external } : { kind: 'verification', types: scopes, external };
 }
