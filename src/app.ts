@@ -21,8 +21,13 @@ import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaim
 import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
+import { PairwiseSubjects } from './identity/subject.js';
+import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
+import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
+import { createDemoPidIssuer } from './demo/pid.js';
+import { createDemoIdvProvider } from './demo/idvProvider.js';
 import { createLogger, loggablePath, type Logger } from './log.js';
 import { CookieKeys } from './http/cookieKeys.js';
 import { ClientAborted } from './http/form.js';
@@ -209,6 +214,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   // the wallet's request that completes a step keeps the ID token's claims for the holder's browser;
   // an External Client flow's client is told by webhook instead
   const steps = new WalletSteps(store);
+  // D12: pairwise subjects of the identity flows, alike on every instance
+  const subjects = new PairwiseSubjects(keys.pairwise[0]);
   const stepSucceeded = async (stepId: string, claims: FlowClaims, isExternal: boolean | undefined) => {
     await steps.succeeded(stepId, claims, config.lifetimes.interaction);
     if (isExternal) await external.completed(stepId, claims);
@@ -234,8 +241,10 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
     requestLifetime: config.lifetimes.offer,
-    onVerified: (record, result) => stepSucceeded(record.requestId, verificationFlowClaims(result), record.external),
-    onFailed: (record, message) => stepFailed(record.requestId, message, record.external),
+    identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
+    onVerified: (record, result) =>
+      stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external),
+    onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external),
   });
   const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
     poll: opts.background !== false,
@@ -245,21 +254,42 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       return step?.offerId ? walletIssuer.issuableUntil(step.offerId) : undefined;
     },
   });
-  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external });
+  const grantClaims = new GrantClaims(store);
+  // D12: the second identity-verification flow, through another OpenID Connect provider
+  const upstreamIdv = config.identity.VerifiedIdentity_Other;
+  const otherProvider =
+    upstreamIdv && new OtherProvider({ config: upstreamIdv, baseUrl: config.baseUrl, store, lifetimes: config.lifetimes, subjects, steps, grantClaims, providers, logger });
+  const authorizeUrls = { v1: `${config.baseUrl}${profiles.v1.paths.authorizeNonPar}`, v2: `${config.baseUrl}${profiles.v2.paths.authorize}` };
+  const identity = { pid: config.identity.VerifiedIdentity, other: otherProvider };
+  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls });
 
   const inner = new Koa();
   inner.keys = cookieKeys;
   inner.proxy = true; // host and scheme are baseUrl's: trustedForwarding sets the headers proxy mode reads
   // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
   const pinHasher = new PinHasher(keys.cookies[0]);
-  const grantClaims = new GrantClaims(store);
-  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims };
+  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims, otherProvider };
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v2, provider: providers.v2 }));
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v1, provider: providers.v1 }));
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
   inner.use(interaction);
-  if (config.demo) inner.use(createDemoRoutes(config, store, keys.idToken));
+  if (config.demo) {
+    // the demo's PID issuer (demo only): a PID for trying VerifiedIdentity with the dev wallet
+    const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer });
+    inner.use(createDemoRoutes(config, store, keys.idToken, { pidIssuer: pid.credentialIssuer }));
+    inner.use(pid.middleware);
+    // the built-in identity provider for VerifiedIdentity_Other (at /demo/idv), only when the config points the flow at it
+    const idv = config.identity.VerifiedIdentity_Other;
+    if (idv?.issuer === `${config.baseUrl}/demo/idv`) {
+      const demoIdv = await createDemoIdvProvider({
+        issuer: idv.issuer,
+        clients: [{ clientId: idv.clientId, clientSecret: idv.clientSecret, clientAuth: idv.clientAuth, redirectUris: [`${config.baseUrl}${CALLBACK_PATH}`] }],
+        verifiedClaims: idv.verifiedClaims,
+      });
+      inner.use(demoIdv.middleware);
+    }
+  }
   inner.use(
     router([
       { method: 'GET', path: '/healthz', handle: (ctx) => void (ctx.body = { status: 'ok' }) },

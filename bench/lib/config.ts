@@ -3,7 +3,9 @@
  * URI), the same scopes and claims, the same RS256 ID token key (one key file, generated once per run),
  * the same lifetimes.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { JWK } from 'jose';
 
 export const CLIENT = { id: 'bench-rp', secret: 'bench-secret-0123456789abcdef', redirect: 'https://rp.bench.example/cb' };
 export const ATTRIBUTES = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
@@ -12,6 +14,19 @@ export const ISSUE_SCOPE = 'openid issue.EmployeeBadge';
 export const VERIFY_SCOPE = 'openid EmployeeBadge';
 /** D13's External Client flow: the issuance scope with `External` (the webhook, not the browser, brings the client back). */
 export const EXTERNAL_ISSUE_SCOPE = `${ISSUE_SCOPE} External`;
+/** Issue 18's identity flow (D12, VerifiedIdentity): the holder presents a PID from an issuer other than this service. */
+export const IDENTITY_SCOPE = 'openid VerifiedIdentity';
+/** The bench PID issuer (its key: pidIssuerKeyFile, generated once per run) and the PID's type. */
+export const PID_ISSUER = 'https://pid.bench';
+export const PID_VCT = 'urn:eudi:pid:1';
+/** A virtual user's PID claims (a person each: the subject claim differs). */
+export const pidClaims = (vu: number) => ({
+  given_name: 'Ada',
+  family_name: 'Lovelace',
+  birthdate: '1815-12-10',
+  nationalities: ['GB'],
+  personal_administrative_number: `PAN-bench-${vu}`,
+});
 /** The bench client's webhook secret (Standard Webhooks: whsec_ and the base64 of 32 bytes); our server signs with it, the load process verifies. */
 export const WEBHOOK_SECRET = `whsec_${Buffer.from('bench-webhook-secret-0123456789a').toString('base64')}`;
 /** Where the load process's webhook receiver listens (its port is chosen before our server starts: ServerSpec.webhookPort). */
@@ -42,7 +57,17 @@ export const keyFiles = (keyDir: string) => ({
   idToken: join(keyDir, 'id-token.jwks.json'),
   credential: join(keyDir, 'credential.jwks.json'),
   cookies: join(keyDir, 'cookies.json'),
+  pairwise: join(keyDir, 'pairwise.json'),
 });
+
+/** The bench PID issuer's private ES256 JWK (with its kid), generated with the run's keys (setup.ts makeKeys): our config trusts its public part, the load process signs PIDs with it. */
+export const pidIssuerKeyFile = (keyDir: string) => join(keyDir, 'pid-issuer.jwk.json');
+
+export function readPidIssuerKey(keyDir: string): { privateJwk: JWK; publicJwk: JWK } {
+  const privateJwk = JSON.parse(readFileSync(pidIssuerKeyFile(keyDir), 'utf8')) as JWK;
+  const { d: _d, ...publicJwk } = privateJwk;
+  return { privateJwk, publicJwk };
+}
 
 /** Our service's configuration, as an operator would write it. */
 export function oursConfig(spec: ServerSpec): Record<string, unknown> {
@@ -71,10 +96,20 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
         redirectUris: [CLIENT.redirect],
         pkce: 'required',
         pkceMethods: ['S256'],
-        // External: only external_issuance_flow requests it; the webhook goes to that phase's load process
-        scopes: ['issue.EmployeeBadge', 'EmployeeBadge', 'External'],
+        // External: only external_issuance_flow requests it; the webhook goes to that phase's load process.
+        // VerifiedIdentity: only identity_flow requests it
+        scopes: ['issue.EmployeeBadge', 'EmployeeBadge', 'External', 'VerifiedIdentity'],
         webhook: { url: webhookUrl(spec.webhookPort), secret: WEBHOOK_SECRET },
       },
     ],
+    identity: {
+      VerifiedIdentity: {
+        vct: [PID_VCT],
+        claims: ['given_name', 'family_name', 'birthdate'],
+        optionalClaims: ['nationalities'],
+        subjectClaim: 'personal_administrative_number',
+        trustedIssuers: [{ issuer: PID_ISSUER, jwks: { keys: [readPidIssuerKey(spec.keyDir).publicJwk] } }],
+      },
+    },
   };
 }

@@ -4,14 +4,16 @@
  * holder's wallet (OpenID4VCI: issuer and authorisation server metadata, token with tx_code, nonce,
  * proof, credential; OpenID4VP: request object, presentation, direct_post), like test/helpers/flows.ts
  * with the dev wallet, minus the wallet file (whose rewrite per credential would load this process, not
- * the server).
+ * the server); and the bench PID issuer's credentials (identity_flow), made as test/helpers/pid.ts makes them.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
-import { ATTRIBUTES, CLIENT, EXTERNAL_ISSUE_SCOPE, ISSUE_SCOPE, PIN, VERIFY_SCOPE } from './config.js';
+import { ATTRIBUTES, CLIENT, EXTERNAL_ISSUE_SCOPE, IDENTITY_SCOPE, ISSUE_SCOPE, PID_ISSUER, PID_VCT, PIN, pidClaims, VERIFY_SCOPE } from './config.js';
 import type { WebhookReceiver } from './webhookReceiver.js';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -253,22 +255,49 @@ export async function oursExternalIssuance(
   return { code, verifier, credential, webhookWaitMs, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 
-/** A credential in the bench wallet: the dev wallet's own record of one (src/wallet). */
+/** A credential in the bench wallet: the dev wallet's own record of one (src/wallet); `claims`: what it holds (the wallet's DCQL matching reads them). */
 export type HeldCredential = StoredCredential;
 
-export function held(credential: string, holder: HolderKey): HeldCredential {
+export function held(credential: string, holder: HolderKey, claims: Record<string, unknown> = ATTRIBUTES): HeldCredential {
   const payload = JSON.parse(Buffer.from(credential.split('~')[0].split('.')[1], 'base64url').toString('utf8')) as { iss: string; vct: string };
-  return { id: randomBytes(8).toString('hex'), format: 'dc+sd-jwt', credential, issuer: payload.iss, vct: payload.vct, receivedAt: new Date().toISOString(), holderKey: holder.privateJwk, claims: { ...ATTRIBUTES } };
+  return { id: randomBytes(8).toString('hex'), format: 'dc+sd-jwt', credential, issuer: payload.iss, vct: payload.vct, receivedAt: new Date().toISOString(), holderKey: holder.privateJwk, claims: { ...claims } };
+}
+
+/**
+ * The holders' PIDs (identity_flow), one per virtual user: SD-JWT VCs of the bench PID issuer (its private
+ * JWK, with its kid: config.ts readPidIssuerKey), made with @sd-jwt/sd-jwt-vc as test/helpers/pid.ts makes
+ * them, every claim selectively disclosable, each bound to a fresh holder key. Made before the warm-up:
+ * the issuer's signature is not the server's cost.
+ */
+export async function pidCredentials(issuerKey: JWK, n: number): Promise<HeldCredential[]> {
+  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(issuerKey), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const out: HeldCredential[] = [];
+  for (let vu = 0; vu < n; vu++) {
+    const holder = await newHolderKey();
+    const claims = pidClaims(vu);
+    const now = Math.floor(Date.now() / 1000);
+    const credential = await sdJwt.issue(
+      { ...claims, iss: PID_ISSUER, vct: PID_VCT, iat: now - 60, exp: now + 3_600, cnf: { jwk: holder.publicJwk } },
+      { _sd: Object.keys(claims) } as never,
+      { header: { kid: issuerKey.kid } },
+    );
+    out.push(held(credential, holder, claims));
+  }
+  return out;
 }
 
 type PresentationModule = typeof import('../../src/wallet/presentation.js');
 let presentationModule: Promise<PresentationModule> | undefined;
 
-/** Ours, verification (Version 2, PAR, PKCE): PAR, authorise, prompt, request object, direct_post, resume[, token]. */
-export async function oursVerification(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+/**
+ * Ours, a presentation flow (Version 2, PAR, PKCE) for `scope`: PAR, authorise, prompt, request object
+ * (behind the prompt's openid4vp:// link), the credential presented by direct_post (the dev wallet's DCQL
+ * matching and SD-JWT presentation), resume[, token].
+ */
+async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
   const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
   const { verifier, challenge } = pkce();
-  const requestUri = await par(client, ep, parParams(VERIFY_SCOPE, challenge));
+  const requestUri = await par(client, ep, parParams(scope, challenge));
   const jar = new CookieJar();
   const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
   const link = new URL(walletLink(html));
@@ -284,6 +313,16 @@ export async function oursVerification(client: HttpClient, ep: Endpoints, o: { c
   if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
   const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/** Ours, verification (scope EmployeeBadge): our own credential presented (oursPresentation). */
+export function oursVerification(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+  return oursPresentation(client, ep, VERIFY_SCOPE, o);
+}
+
+/** Ours, identity (issue 18, scope VerifiedIdentity): a PID of the bench PID issuer presented (oursPresentation, DCQL query `pid`). */
+export function oursIdentity(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+  return oursPresentation(client, ep, IDENTITY_SCOPE, o);
 }
 
 /** Baseline: bare oidc-provider's code flow: PAR, authorise, interaction (login + consent at once), resume[, token]. */

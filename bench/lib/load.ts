@@ -17,10 +17,12 @@ import {
   held,
   newHolderKey,
   oursExternalIssuance,
+  oursIdentity,
   oursIssuance,
   oursVerification,
   par,
   parParams,
+  pidCredentials,
   pkce,
   redeem,
   rs256JwtsIn,
@@ -31,11 +33,11 @@ import {
   type HeldCredential,
   type HolderKey,
 } from './flows.js';
-import { ISSUE_SCOPE, VERIFY_SCOPE, WEBHOOK_SECRET } from './config.js';
+import { ISSUE_SCOPE, readPidIssuerKey, VERIFY_SCOPE, WEBHOOK_SECRET } from './config.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
-/** What latest.json reports, ours against the baseline (external_issuance_flow: ours only, the baseline has no such flow). */
-export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow';
+/** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow: ours only, the baseline has no such flow). */
+export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow' | 'identity_flow';
 /**
  * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
  * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
@@ -60,6 +62,8 @@ export interface LoadSpec {
   hintLifetime?: number;
   /** external_issuance_flow: where this process receives our server's webhooks (its config names the port) */
   webhookPort?: number;
+  /** the run's key folder (setup.ts makeKeys): identity_flow signs its PIDs with the bench PID issuer's key there */
+  keyDir?: string;
 }
 
 export interface PhaseResult {
@@ -257,6 +261,25 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         op: async (vu) => {
           if (ours) await oursVerification(client, ep, { credential: credentials[vu], redeem: true });
           else await baselineFlow(client, ep, { redeem: true, scope: VERIFY_SCOPE });
+        },
+      };
+    }
+    case 'identity_flow': {
+      if (!ours) throw new Error('identity_flow runs against ours only (bare oidc-provider has no VerifiedIdentity flow)');
+      if (spec.keyDir === undefined) throw new Error('identity_flow: no key folder for the bench PID issuer');
+      // the holders' wallets: one PID each, from the bench PID issuer (not our server: none of its CPU)
+      const credentials = await pidCredentials(readPidIssuerKey(spec.keyDir).privateJwk, spec.concurrency);
+      // once, before the warm-up: the ID token carries the PID's claims (so the flow measured is the identity flow)
+      const first = await oursIdentity(client, ep, { credential: credentials[0], redeem: true });
+      const idToken = JSON.parse(Buffer.from(String(JSON.parse(first.token!.body).id_token).split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+      if (idToken.given_name !== 'Ada' || idToken.birthdate !== '1815-12-10' || typeof idToken.sub !== 'string' || 'personal_administrative_number' in idToken) {
+        throw new Error(`identity_flow: the ID token does not carry the PID's claims: ${JSON.stringify(idToken).slice(0, 300)}`);
+      }
+      return {
+        maxOps: spec.maxOps,
+        info: { pidsIssued: credentials.length },
+        op: async (vu) => {
+          await oursIdentity(client, ep, { credential: credentials[vu], redeem: true });
         },
       };
     }

@@ -85,6 +85,7 @@ export async function preparePhase(opts: BenchOptions, server: ServerHandle, sce
       tokenPool: cfg.tokenPool ?? 0,
       mintConcurrency: 8,
       webhookPort: server.spec.kind === 'ours' ? server.spec.webhookPort : undefined,
+      keyDir: server.spec.keyDir,
     };
     return { server, scenario, load, prepared: await load.prepare(spec) };
   } catch (err) {

@@ -44,8 +44,8 @@ export interface BenchOptions {
  * Per scenario: workers, warm-up, measured time, at most this many operations; token: codes minted before
  * the measured part. wallet_steps (baseline only, no row): the wallet's requests against bare
  * oidc-provider's OpenID4VCI issuer, after each round's issuance_flow; maxOps is also the pool of offers
- * minted before it. external_issuance_flow (ours only) runs in issuance_flow's rounds too. Interleaved, a
- * slice takes its share of the pool (bench/modes/compare.ts).
+ * minted before it. external_issuance_flow (ours only) runs in issuance_flow's rounds too, identity_flow
+ * (ours only) in verification_flow's. Interleaved, a slice takes its share of the pool (bench/modes/compare.ts).
  */
 export function phaseConfig(quick: boolean, interleave: boolean, rounds: number): Record<Phase, PhaseConfig> {
   return quick
@@ -56,6 +56,7 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         issuance_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         external_issuance_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
+        identity_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         wallet_steps: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 600 },
       }
     : {
@@ -66,6 +67,8 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         // shorter warm-up: it runs on a server issuance_flow has just warmed (the same path up to the wallet's credential)
         external_issuance_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
         verification_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
+        // shorter warm-up: it runs on a server verification_flow has just warmed (the same verifier, another credential)
+        identity_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
         wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
       };
 }

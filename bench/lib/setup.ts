@@ -1,17 +1,24 @@
 /** What every mode sets up around its servers: the run's keys, a server's spec, Redis reachability and clean-up. */
-import { mkdtempSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { exportJWK, generateKeyPair } from 'jose';
 import { loadKeys } from '../../src/keys/keys.js';
-import { keyFiles, LIFETIMES, type ServerSpec } from './config.js';
+import { keyFiles, LIFETIMES, pidIssuerKeyFile, type ServerSpec } from './config.js';
 import { freePort } from './children.js';
 import type { BenchOptions } from './options.js';
 
-/** The run's key files (ID token, credential, cookies), generated once in a temporary folder both servers read. */
+/**
+ * The run's key files (ID token, credential, cookies, pairwise), generated once in a temporary folder both
+ * servers read; and the bench PID issuer's key (identity_flow: our server trusts it, the load process signs PIDs).
+ */
 export async function makeKeys(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'vc-bench-keys-'));
   await loadKeys({ ...keyFiles(dir), generate: true }, dir);
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  writeFileSync(pidIssuerKeyFile(dir), JSON.stringify({ ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' }), { mode: 0o600 });
   return dir;
 }
 

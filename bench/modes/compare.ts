@@ -13,15 +13,18 @@ import { report } from '../lib/report.js';
 import { cleanRedis, makeKeys, redisReachable, serverSpec } from '../lib/setup.js';
 import { sequential } from './sequential.js';
 
-const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'external_issuance_flow', 'verification_flow'];
+const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'external_issuance_flow', 'verification_flow', 'identity_flow'];
 
 /**
  * What runs in a scenario's rounds besides ours and the baseline: for issuance_flow, the baseline's
  * wallet_steps (they price its allowance) and, when asked for, our external_issuance_flow, whose
  * allowance is issuance_flow's: its slices then sit between the baseline slices that price it, as ours
- * and the baseline's do. external_issuance_flow has no rounds of its own.
+ * and the baseline's do. For verification_flow, when asked for, our identity_flow, whose target is our
+ * verification_flow's CPU: their slices take turns. external_issuance_flow and identity_flow have no
+ * rounds of their own.
  */
 function companions(scenario: Scenario, scenarios: Scenario[], ours: ServerHandle, base: ServerHandle): [ServerHandle, Phase][] {
+  if (scenario === 'verification_flow') return scenarios.includes('identity_flow') ? [[ours, 'identity_flow']] : [];
   if (scenario !== 'issuance_flow') return [];
   return [[base, 'wallet_steps'], ...(scenarios.includes('external_issuance_flow') ? [[ours, 'external_issuance_flow'] as [ServerHandle, Phase]] : [])];
 }
@@ -63,6 +66,11 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     log('also running issuance_flow: external_issuance_flow runs in its rounds and its allowance is priced from it');
     scenarios.splice(scenarios.indexOf('external_issuance_flow'), 0, 'issuance_flow');
   }
+  // identity_flow's target is our verification_flow's CPU, and it runs in verification_flow's rounds
+  if (scenarios.includes('identity_flow') && !scenarios.includes('verification_flow')) {
+    log('also running verification_flow: identity_flow runs in its rounds and its target is our verification_flow CPU');
+    scenarios.splice(scenarios.indexOf('identity_flow'), 0, 'verification_flow');
+  }
   // the issuance flow's allowance prices the offer-by-reference GET with the baseline's discovery request
   // (the wallet's other requests with its wallet_steps phase, run after each issuance_flow round); the
   // previous approximation, reported next to it, also needs the baseline's token request
@@ -100,7 +108,7 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     const base = await startServer(await serverSpec(opts, 'baseline', store, keyDir), flags);
     try {
       for (const scenario of scenarios) {
-        if (scenario === 'external_issuance_flow') continue; // measured in issuance_flow's rounds
+        if (scenario === 'external_issuance_flow' || scenario === 'identity_flow') continue; // measured in issuance_flow's, verification_flow's rounds
         const others = companions(scenario, scenarios, ours, base);
         details.push(...(await (opts.interleave ? interleaved : sequential)(opts, scenario, ours, base, others)));
       }

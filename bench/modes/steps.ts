@@ -12,6 +12,7 @@ import { keepMainThreadProfile, stepReport } from '../lib/cpuProfile.js';
 import * as flows from '../lib/flows.js';
 import { HttpClient } from '../lib/http.js';
 import { log, type BenchOptions } from '../lib/options.js';
+import { readPidIssuerKey } from '../lib/config.js';
 import { cleanRedis, makeKeys, serverSpec } from '../lib/setup.js';
 import { median } from '../lib/stats.js';
 
@@ -68,7 +69,7 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
       const ep = await flows.discover(client, discovery);
       const holder = await flows.newHolderKey();
       // the baseline's wallet steps: the wallet's requests against bare oidc-provider's issuer (offers minted unmetered)
-      const variants = kind === 'ours' ? ['issuance', 'verification'] : ['code flow', 'wallet steps'];
+      const variants = kind === 'ours' ? ['issuance', 'verification', 'identity'] : ['code flow', 'wallet steps'];
       const offers: flows.CredentialOffer[] =
         kind === 'baseline' ? (JSON.parse((await client.request('POST', `/bench/offers?n=${n + (opts.quick ? 3 : 20)}`)).body) as { offers: flows.CredentialOffer[] }).offers : [];
       for (const variant of variants) {
@@ -79,9 +80,11 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
           const f = await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
           credential = flows.held(f.credential!, holder);
         }
+        if (variant === 'identity') [credential] = await flows.pidCredentials(readPidIssuerKey(keyDir).privateJwk, 1);
         const once = async () => {
           if (variant === 'issuance') await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
           else if (variant === 'verification') await flows.oursVerification(client, ep, { credential: credential!, redeem: true });
+          else if (variant === 'identity') await flows.oursIdentity(client, ep, { credential: credential!, redeem: true });
           else if (variant === 'wallet steps') await flows.walletRedeem(client, offers.shift()!, holder, { metadata: 'appended', clientId: 'wallet' });
           else await flows.baselineFlow(client, ep, { redeem: true });
         };

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
-import { EXTERNAL } from '../rules/scopes.js';
+import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -73,13 +73,15 @@ const webhookSecret = z.string().refine((v) => {
 }, 'must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes');
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** https, or http on a loopback host (development) */
+const httpsOrLoopbackUrl = (u: URL) => u.protocol === 'https:' || (u.protocol === 'http:' && (LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost')));
 
 /** https, or http on a loopback host (development). */
 const webhookUrl = z.string().refine((v) => {
   try {
     const u = new URL(v);
     if (u.username || u.password) return false; // credentials in a URL end up in error messages
-    return u.protocol === 'https:' || (u.protocol === 'http:' && (LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost')));
+    return httpsOrLoopbackUrl(u);
   } catch {
     return false;
   }
@@ -126,6 +128,66 @@ export const trustedIssuerSchema = z
   })
   .strict();
 
+/** An http URL only on a loopback host (development); https anywhere. */
+const httpsOrLoopback = (what: string) =>
+  z.string().refine((v) => {
+    try {
+      const u = new URL(v);
+      return !u.username && !u.password && !u.search && !u.hash && httpsOrLoopbackUrl(u);
+    } catch {
+      return false;
+    }
+  }, `must be an https ${what} (http only on a loopback host), without user, password, query or fragment`);
+
+/** Claim names a relying party reads in our ID token: the registered ones stay ours. */
+const claimName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'claim names must be identifiers')
+  .refine((n) => !RESERVED_CLAIM_NAMES.has(n), 'is a reserved claim name');
+
+/** D12: the identity-verification flows, one block per scope. */
+export const identitySchema = z
+  .object({
+    /** the holder presents a person-identification credential (SD-JWT VC PID) */
+    VerifiedIdentity: z
+      .object({
+        vct: z.array(z.string().min(1)).min(1).default(['urn:eudi:pid:1']),
+        displayName: z.string().default('Identity document'),
+        claims: z.array(claimName).min(1).default(['given_name', 'family_name', 'birthdate']),
+        optionalClaims: z.array(claimName).default([]),
+        /** a persistent identifier in the PID: `sub` stays the same for the same person */
+        subjectClaim: claimName.optional(),
+        trustedIssuers: z.array(z.object({ issuer: httpsOrLoopback('issuer'), jwks: jwksSchema.optional(), jwksUri: httpsOrLoopback('jwksUri').optional() }).strict()).min(1),
+      })
+      .strict()
+      .superRefine((b, ctx) => {
+        const seen = new Set<string>();
+        [...b.claims, ...b.optionalClaims].forEach((name, i) => {
+          if (seen.has(name)) ctx.addIssue({ code: 'custom', path: i < b.claims.length ? ['claims', i] : ['optionalClaims', i - b.claims.length], message: `${name} is listed twice` });
+          seen.add(name);
+        });
+      })
+      .optional(),
+    /** a hosted identity-verification provider, an OpenID Connect provider */
+    VerifiedIdentity_Other: z
+      .object({
+        displayName: z.string().min(1).max(100),
+        issuer: httpsOrLoopback('issuer'),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        clientAuth: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
+        scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be an OAuth scope token')).min(1).default(['openid'])
+          .refine((s) => s.includes('openid'), 'must contain openid'),
+        /** provider claim -> our ID token claim */
+        claims: z.record(z.string().min(1), claimName).refine((c) => Object.keys(c).length > 0, 'must map at least one claim'),
+        /** OpenID Connect for Identity Assurance: ask for the claims as `verified_claims` and map those */
+        verifiedClaims: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 const redisSchema = z
   .object({
     url: z.string().optional(),
@@ -164,10 +226,12 @@ export const configSchema = z
         idToken: z.string().default('./keys/id-token.jwks.json'),
         credential: z.string().default('./keys/credential.jwks.json'),
         cookies: z.string().default('./keys/cookies.json'),
+        /** D12: the secret behind pairwise subjects; never rotated (a new one changes every pairwise sub) */
+        pairwise: z.string().default('./keys/pairwise.json'),
         generate: z.boolean().default(true),
       })
       .strict()
-      .default({ idToken: './keys/id-token.jwks.json', credential: './keys/credential.jwks.json', cookies: './keys/cookies.json', generate: true }),
+      .default({ idToken: './keys/id-token.jwks.json', credential: './keys/credential.jwks.json', cookies: './keys/cookies.json', pairwise: './keys/pairwise.json', generate: true }),
     lifetimes: z
       .object({
         par: z.number().int().positive().default(60),
@@ -197,6 +261,8 @@ export const configSchema = z
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    /** D12: the identity-verification flows (scopes VerifiedIdentity, VerifiedIdentity_Other) */
+    identity: identitySchema.default({}),
     /** D13: delivering External Client flow events */
     webhooks: z
       .object({
@@ -234,6 +300,10 @@ export const configSchema = z
       }
       c.scopes.forEach((s, j) => {
         if (s === EXTERNAL) return;
+        if (isIdentityScope(s)) {
+          if (!cfg.identity[s]) ctx.addIssue({ code: 'custom', path: ['identity', s], message: `is required: clients[${i}] lists the scope ${s}` });
+          return;
+        }
         const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
         if (!types.has(name)) {
           ctx.addIssue({ code: 'custom', path: ['clients', i, 'scopes', j], message: `unknown credential type ${name}` });
@@ -247,3 +317,5 @@ export type CredentialType = Config['credentialTypes'][number];
 export type AttributeSpec = CredentialType['attributes'][string];
 export type ClientConfig = Config['clients'][number];
 export type TrustedIssuer = Config['trustedIssuers'][number];
+export type PidFlowConfig = NonNullable<Config['identity']['VerifiedIdentity']>;
+export type UpstreamIdvConfig = NonNullable<Config['identity']['VerifiedIdentity_Other']>;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import { EXTERNAL } from '../rules/scopes.js';
+import { EXTERNAL, type IdentityScope } from '../rules/scopes.js';
 import { webhookTargets } from '../webhooks/queue.js';
 import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
@@ -69,7 +69,8 @@ const outcomeKey = (state: string) => `demo:${state}:outcome`;
 
 const CSP = (nonce: string) => `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
-function page(ctx: Context, title: string, body: SafeHtml): void {
+/** A demo page: the layout, the demo's stylesheet and its CSP (no script; styles by nonce). */
+export function page(ctx: Context, title: string, body: SafeHtml): void {
   const nonce = randomBytes(16).toString('base64');
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Content-Security-Policy', CSP(nonce));
@@ -79,7 +80,12 @@ function page(ctx: Context, title: string, body: SafeHtml): void {
 
 const DEMO_CSS = readAsset('demo.css');
 
-export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }): Middleware {
+export interface DemoRoutesOptions {
+  /** the demo PID issuer's identifier (src/demo/pid.ts), when it is mounted: the Verify identity card links to its page */
+  pidIssuer?: string;
+}
+
+export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }, opts: DemoRoutesOptions = {}): Middleware {
   const callback = `${config.baseUrl}/demo/callback`;
   const webhookUrl = `${config.baseUrl}/demo/webhook`;
   const client: ClientConfig | undefined = config.clients.find((c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')));
@@ -92,6 +98,14 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
   function typesFor(c: ClientConfig): CredentialType[] {
     return config.credentialTypes.filter((t) => c.scopes.includes(`issue.${t.name}`));
   }
+
+  // D12: the identity flows the demo offers: those the client lists and the config has a block for
+  const pidBlock = config.identity.VerifiedIdentity;
+  const otherBlock = config.identity.VerifiedIdentity_Other;
+  const identityFlows: Array<{ scope: IdentityScope; label: string }> = [
+    ...(pidBlock && client?.scopes.includes('VerifiedIdentity') ? [{ scope: 'VerifiedIdentity' as const, label: 'VerifiedIdentity (PID from your wallet)' }] : []),
+    ...(otherBlock && client?.scopes.includes('VerifiedIdentity_Other') ? [{ scope: 'VerifiedIdentity_Other' as const, label: `VerifiedIdentity_Other (${otherBlock.displayName})` }] : []),
+  ];
 
   function index(ctx: Context): void {
     if (!client) {
@@ -122,12 +136,32 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { ke
 ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.${t.name}" value="1"${i === 0 && html` checked`}> ${t.displayName ?? t.name}</span></label>`)}
 <label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>
 <button type="submit">Ask for credentials as ${client.clientName ?? client.clientId}</button></form></section>`;
+    const identity = identityFlows.length > 0 && identityCard(client, modes);
     const externalHint = webhookSecrets
       ? html`<p class="hint">An <strong>External</strong> interface runs the External Client flow: the browser stays at the prompt, and this demo's server hears the outcome by webhook at <code>${webhookUrl}</code>, continues with <code>context_id</code> and redeems the code.</p>`
       : client.scopes.includes(EXTERNAL) &&
         html`<p class="hint">The External Client flow is not offered: the client's webhook goes to <code>${client.webhook?.url ?? '(none)'}</code>, not to this demo's receiver <code>${webhookUrl}</code>.</p>`;
     page(ctx, 'Try the VC OpenID Provider', html`<section class="card demo"><h1>Try it</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>${externalHint}</section>${forms}${verify}`);
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>${externalHint}</section>${forms}${verify}${identity}`);
+  }
+
+  /** The Verify identity card: a flow, an interface, and where a demo PID comes from. */
+  function identityCard(c: ClientConfig, modes: SafeHtml): SafeHtml {
+    const offersPid = identityFlows.some((f) => f.scope === 'VerifiedIdentity');
+    // D12: only VerifiedIdentity combines with External (VerifiedIdentity_Other's journey ends in the holder's browser)
+    const external = webhookSecrets && offersPid && html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External (VerifiedIdentity only)</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External (VerifiedIdentity only)</option>`;
+    const pidTrusted = opts.pidIssuer !== undefined && pidBlock?.trustedIssuers.some((t) => t.issuer === opts.pidIssuer);
+    const pidHint =
+      offersPid &&
+      (pidTrusted
+        ? html`<p class="hint">VerifiedIdentity needs a PID in your wallet: <a href="${`${config.baseUrl}/demo/pid`}">get a demo PID first</a>, then present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>`
+        : html`<p class="hint">VerifiedIdentity accepts PIDs from ${pidBlock!.trustedIssuers.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.issuer}</code>`)} only${opts.pidIssuer ? html`, not from this demo's PID issuer <code>${opts.pidIssuer}</code>` : ''}.</p>`);
+    return html`<section class="card demo"><h2>Verify identity</h2>
+<form method="post" action="${`${config.baseUrl}/demo/start`}">
+<input type="hidden" name="kind" value="identity">
+<label>Flow<select name="flow">${identityFlows.map((f) => html`<option value="${f.scope}">${f.label}</option>`)}</select></label>
+<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>
+<button type="submit">Verify identity as ${c.clientName ?? c.clientId}</button></form>${pidHint}</section>`;
   }
 
   async function start(ctx: Context): Promise<void> {
@@ -160,6 +194,15 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       const types = config.credentialTypes.filter((t) => client.scopes.includes(t.name) && form[`type.${t.name}`]);
       if (!types.length) return result(ctx, 'Choose at least one credential type', {});
       params.scope = ['openid', ...types.map((t) => t.name)].join(' ');
+    } else if (form.kind === 'identity') {
+      const flow = identityFlows.find((f) => f.scope === form.flow);
+      if (!flow) return result(ctx, 'Choose an identity flow this demo offers', { offered: identityFlows.map((f) => f.scope) });
+      // the service refuses it too (invalid_scope); said here before a request is made that cannot succeed
+      if (external && flow.scope === 'VerifiedIdentity_Other') {
+        return result(ctx, 'VerifiedIdentity_Other does not combine with External', { why: "its journey ends in the holder's browser; choose an interface without External" });
+      }
+      // D12: a flow of its own, `openid` and its one scope; no hint
+      params.scope = `openid ${flow.scope}`;
     } else {
       const type = typesFor(client).find((t) => t.name === form.type);
       if (!type || mode === 'v1') return result(ctx, 'Unknown credential type or interface', {});

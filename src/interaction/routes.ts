@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
-import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
+import type { ClientConfig, Config, CredentialType, PidFlowConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { StoreUnavailableError } from '../store/redis.js';
 import { ProtocolError } from '../rules/errors.js';
@@ -12,12 +12,14 @@ import type { HintHolder } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
 import { credentialExpiry } from '../issuance/validity.js';
-import { renderPromptBytes } from './views/prompt.js';
+import { renderIdentityJourneyBytes, renderPromptBytes } from './views/prompt.js';
 import { qrSvg as walletQrSvg } from './views/qrSvg.js';
 import { renderMessage } from './views/message.js';
 import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
 import { stepIdOf, WalletSteps, type WalletStep } from './steps.js';
-import { EXTERNAL } from '../rules/scopes.js';
+import { EXTERNAL, isIdentityScope, type IdentityScope } from '../rules/scopes.js';
+import { CALLBACK_PATH, type OtherProvider } from '../identity/otherProvider.js';
+import type { Journey } from '../identity/journeys.js';
 import type { ExternalFlows, ExternalRequest } from '../external/flows.js';
 import { CONTINUATION_PARAMS } from '../external/continue.js';
 
@@ -32,17 +34,31 @@ export interface InteractionDeps {
   clients: ReadonlyMap<string, ClientConfig>;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   external: ExternalFlows;
+  /** D12: the identity-verification flows that are configured */
+  identity: { pid?: PidFlowConfig; other?: OtherProvider };
+  /** where each version's non-PAR requests are authorised: a journey continues there with context_id (D12) */
+  authorizeUrls: { v1: string; v2: string };
 }
 
 type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
-type StepStatus = { status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired'; message?: string; attemptsLeft?: number; next?: string; handover?: boolean };
+type StepStatus = {
+  status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
+  message?: string;
+  /** failed: the relying party's error_description (kept from the browser) */
+  description?: string;
+  attemptsLeft?: number;
+  next?: string;
+  handover?: boolean;
+};
 
 /** D13: what the holder's browser shows when an External Client flow's wallet step is over: the app continues, not this page. */
 const HANDED_OVER = {
   done: (client: string) => ({ title: 'All done', message: `${client} will continue from here. You can close this page.` }),
   ended: (client: string) => ({ title: 'This request did not complete', message: `${client} has been told. You can close this page.` }),
 };
+
+const MOVED = { title: 'Continued on another device', message: 'This identity check was continued on another device. You can close this page.' };
 
 const EXPIRED = {
   title: 'This link has expired',
@@ -56,21 +72,31 @@ function messagePage(ctx: Context, status: number, title: string, message: strin
   page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
 }
 
-/** The request's scope, as oidc-provider holds it, read back into the credential types it names. */
-function requestedTypes(scope: string): { kind: 'issuance' | 'verification'; types: string[]; external: boolean } {
+/** The request's scope, as oidc-provider holds it (checked at PAR or authorise), read back into the flow it names. */
+function requestedFlow(scope: string): { kind: 'issuance' | 'verification' | 'identity'; types: string[]; identity?: IdentityScope; external: boolean } {
   const all = scope.split(' ');
   const external = all.includes(EXTERNAL);
   const scopes = all.filter((s) => s && s !== 'openid' && s !== EXTERNAL);
+  const identity = scopes.find(isIdentityScope);
+  if (identity) return { kind: 'identity', types: [], identity, external };
   const issue = scopes.find((s) => s.startsWith('issue.'));
   return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)], external } : { kind: 'verification', types: scopes, external };
 }
 
-function externalRequest(version: Version, kind: 'issuance' | 'verification', params: Record<string, unknown>): ExternalRequest {
+/** The request's parameters a continuation in another user agent is checked against and its code minted from. */
+function continuationParams(params: Record<string, unknown>): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const name of CONTINUATION_PARAMS) if (typeof params[name] === 'string') kept[name] = params[name] as string;
   if (typeof params.vc_request_uri === 'string') kept.request_uri = params.vc_request_uri;
-  return { version, clientId: String(params.client_id), kind, pushed: params.vc_site === 'par', params: kept };
+  return kept;
 }
+
+function externalRequest(version: Version, kind: ExternalRequest['kind'], params: Record<string, unknown>): ExternalRequest {
+  return { version, clientId: String(params.client_id), kind, pushed: params.vc_site === 'par', params: continuationParams(params) };
+}
+
+/** Version 1 non-PAR: the token response also carries the request's state (D3). */
+const tokenExtrasOf = (params: Record<string, unknown>) => (params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined);
 
 const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));
 
@@ -163,25 +189,72 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       credentialTypes: types,
       walletUri: request.walletUri,
       expiresAt: request.expiresAt * 1000,
-      tokenExtras: params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined,
+      tokenExtras: tokenExtrasOf(params),
       ...(external ? { external } : {}),
+    };
+  }
+
+  /** D12, VerifiedIdentity: the wallet presents a PID, through the verifier, for this client's pairwise `sub`. */
+  async function startPid(stepId: string, params: Record<string, unknown>, external: boolean): Promise<WalletStep> {
+    const clientId = String(params.client_id);
+    const request = await d.verifier.createRequest({ requestId: stepId, identity: 'VerifiedIdentity', clientId, external });
+    return {
+      kind: 'identity',
+      clientId,
+      credentialTypes: [],
+      walletUri: request.walletUri,
+      expiresAt: request.expiresAt * 1000,
+      tokenExtras: tokenExtrasOf(params),
+      ...(external ? { external } : {}),
+    };
+  }
+
+  /**
+   * D12, VerifiedIdentity_Other: a journey through the other provider, as long as the interaction lasts.
+   * A non-PAR journey (spec: authorise `context_id`) can be continued in another browser.
+   */
+  async function startOther(interaction: Interaction, version: Version, stepId: string, params: Record<string, unknown>): Promise<WalletStep> {
+    const other = d.identity.other!;
+    const clientId = String(params.client_id);
+    const journey: Journey = { stepId, version, clientId, params: continuationParams(params), tokenExtras: tokenExtrasOf(params), expiresAt: interaction.exp * 1000 };
+    const pushed = params.vc_site === 'par';
+    const contextId = await other.journeys.begin(journey, !pushed);
+    const nonPar = version === 'v1' ? d.authorizeUrls.v1 : d.authorizeUrls.v2;
+    return {
+      kind: 'identity_other',
+      clientId,
+      credentialTypes: [],
+      expiresAt: journey.expiresAt,
+      ...(contextId ? { resumeUri: `${nonPar}?${new URLSearchParams({ client_id: clientId, context_id: contextId })}` } : {}),
     };
   }
 
   /** Starts the interaction's wallet step; a step another tab started first wins. */
   async function startStep(interaction: Interaction, version: Version, stepId: string): Promise<WalletStep> {
     const params = interaction.params as Record<string, unknown>;
-    const { kind, types, external } = requestedTypes(String(params.scope ?? ''));
-    const step = kind === 'issuance' ? await startIssuance(stepId, params, types[0], external) : await startVerification(stepId, params, types, external);
+    const { kind, types, identity, external } = requestedFlow(String(params.scope ?? ''));
+    if (identity && !(identity === 'VerifiedIdentity' ? d.identity.pid : d.identity.other)) throw new ProtocolError('invalid_scope', `scope ${identity} is not configured`);
+    const step =
+      kind === 'issuance'
+        ? await startIssuance(stepId, params, types[0], external)
+        : identity === 'VerifiedIdentity'
+          ? await startPid(stepId, params, external)
+          : identity === 'VerifiedIdentity_Other'
+            ? await startOther(interaction, version, stepId, params)
+            : await startVerification(stepId, params, types, external);
     if (await steps.start(stepId, step, secondsLeft(interaction))) {
       // before the holder sees the wallet link: the flow's end is announced from here on
-      if (external) await d.external.begin(stepId, externalRequest(version, kind, params), step.expiresAt);
+      if (external) await d.external.begin(stepId, externalRequest(version, kind === 'issuance' ? 'issuance' : 'verification', params), step.expiresAt);
       return step;
     }
     return (await steps.find(stepId)) ?? step;
   }
 
-  function stepStatus(stepId: string, step: WalletStep): Promise<StepStatus> {
+  async function stepStatus(stepId: string, step: WalletStep): Promise<StepStatus> {
+    if (step.kind === 'identity_other') {
+      const journey = await d.identity.other!.journeys.status(stepId);
+      return journey.status === 'at_provider' ? { status: 'pending' } : (journey as StepStatus);
+    }
     return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId);
   }
 
@@ -199,19 +272,40 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       }
     }
     const client = d.clients.get(step.clientId);
-    const qrSvg = walletQrSvg(step.walletUri);
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
     const view = step;
+    const clientName = client?.clientName ?? view.clientId;
+    if (view.kind === 'identity_other') {
+      const resumeQrSvg = view.resumeUri ? walletQrSvg(view.resumeUri) : undefined;
+      return page(ctx, 200, (nonce) =>
+        renderIdentityJourneyBytes({
+          nonce,
+          clientName,
+          providerName: d.identity.other!.displayName,
+          startUrl: `${base}/identity`,
+          resumeUri: view.resumeUri,
+          resumeQrSvg,
+          statusUrl: `${base}/status`,
+          continueUrl: `${base}/continue`,
+          expiresAt: view.expiresAt,
+        }),
+      );
+    }
+    const qrSvg = walletQrSvg(view.walletUri!);
+    const pid = d.identity.pid;
     page(ctx, 200, (nonce) =>
       renderPromptBytes({
         nonce,
-        kind: view.kind,
-        clientName: client?.clientName ?? view.clientId,
-        credentialTypes: view.credentialTypes.map((name) => {
-          const type = d.credentialTypes.get(name)!;
-          return { name, displayName: type.displayName, attributes: Object.keys(type.attributes) };
-        }),
-        walletUri: view.walletUri,
+        kind: view.kind as 'issuance' | 'verification' | 'identity',
+        clientName,
+        credentialTypes:
+          view.kind === 'identity' && pid
+            ? [{ name: 'VerifiedIdentity', displayName: pid.displayName, attributes: [...pid.claims, ...pid.optionalClaims] }]
+            : view.credentialTypes.map((name) => {
+                const type = d.credentialTypes.get(name)!;
+                return { name, displayName: type.displayName, attributes: Object.keys(type.attributes) };
+              }),
+        walletUri: view.walletUri!,
         qrSvg,
         pin: view.pinLength ? { length: view.pinLength } : undefined,
         statusUrl: `${base}/status`,
@@ -238,14 +332,19 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     }
     // D13: the client continues an External Client flow; this browser only hears how the step ended
     if (step.external) {
-      ctx.body = claims ? { status: 'done', handover: true } : { ...(await stepStatus(stepId, step)), handover: true };
+      ctx.body = claims ? { status: 'done', handover: true } : { ...forBrowser(await stepStatus(stepId, step)), handover: true };
       return;
     }
     const result = interaction.result as { wallet?: unknown } | undefined;
     if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
     else if (result) ctx.body = { status: 'failed', message: 'This request did not complete. Go back to the app and start again.' };
     else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(ctx, version, interaction, step, claims) };
-    else ctx.body = await stepStatus(stepId, step);
+    else ctx.body = forBrowser(await stepStatus(stepId, step));
+  }
+
+  /** A step's status as the holder's page reads it: the relying party's description stays on the server. */
+  function forBrowser({ description: _, ...status }: StepStatus): StepStatus {
+    return status;
   }
 
   /** For pages without JavaScript, failures and expiry: finishes the interaction as the wallet step ended. */
@@ -260,18 +359,20 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
         returnTo = await finishWithClaims(ctx, version, found, step, claims);
       } else {
         const state = await stepStatus(stepId, step);
+        // D12: a journey continued in another browser ends there; this one only hears it
+        if (state.status === 'moved') return messagePage(ctx, 200, MOVED.title, MOVED.message);
         if (state.status !== 'failed' && state.status !== 'expired' && state.status !== 'done') {
           ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
           return;
         }
-        const what = step.kind === 'issuance' ? 'the credential offer' : 'the presentation request';
+        const what = step.kind === 'issuance' ? 'the credential offer' : step.kind === 'identity_other' ? 'the identity check' : 'the presentation request';
         return finishWithError(ctx, version, {
           error: 'access_denied',
           error_description:
             state.status === 'expired'
-              ? `${what} expired before the wallet answered`
+              ? `${what} expired before ${step.kind === 'identity_other' ? 'it was finished' : 'the wallet answered'}`
               : state.status === 'failed'
-                ? (state.message ?? 'the wallet step failed')
+                ? (state.description ?? state.message ?? 'the wallet step failed')
                 : 'the wallet step could not be completed; start again',
         });
       }
@@ -296,8 +397,42 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     messagePage(ctx, 200, title, message);
   }
 
+  /** D12, VerifiedIdentity_Other: the prompt's button sends its browser to the other provider. */
+  async function toOtherProvider(ctx: Context, version: Version, uid: string): Promise<void> {
+    const other = d.identity.other;
+    const found = await details(ctx, version, uid);
+    const stepId = stepIdOf(version, uid);
+    const step = found && other ? await steps.find(stepId) : undefined;
+    if (!other || !step || step.kind !== 'identity_other') return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    const [journey, state] = await Promise.all([other.journeys.find(stepId), other.journeys.status(stepId)]);
+    // ended, expired or continued elsewhere: the continue step says which
+    if (!journey || (state.status !== 'pending' && state.status !== 'at_provider')) return ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}/continue`);
+    const url = await other.start(ctx, journey);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 303;
+    ctx.redirect(url ?? `${config.baseUrl}/interaction/${version}/${uid}/continue`);
+  }
+
+  /** D12: `{base_url}/identity/callback`, where the other provider sends the browser back. */
+  async function otherProviderCallback(ctx: Context): Promise<void> {
+    ctx.set('Cache-Control', 'no-store');
+    const result = await d.identity.other!.callback(ctx);
+    if (result.kind === 'page') return messagePage(ctx, result.status, result.title, result.message);
+    // on by a page of ours, not a redirect: see CallbackResult
+    const next = result.kind === 'prompt' ? `${config.baseUrl}/interaction/${result.version}/${result.uid}/continue` : result.url;
+    ctx.set('Refresh', `0; url=${next}`);
+    page(ctx, 200, (nonce) => renderMessage({ nonce, title: 'Identity check finished', message: 'Taking you back…', next: { href: next, label: 'Continue' } }));
+  }
+
   const uid = '([A-Za-z0-9_-]{1,64})';
+  const otherRoutes = d.identity.other
+    ? [
+        { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/identity$`), handle: (ctx: Context, [v, id]: string[]) => toOtherProvider(ctx, v as Version, id) },
+        { method: 'GET', path: CALLBACK_PATH, handle: otherProviderCallback },
+      ] as const
+    : [];
   return router([
+    ...otherRoutes,
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}$`), handle: (ctx, [v, id]) => prompt(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/status$`), handle: (ctx, [v, id]) => status(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/continue$`), handle: (ctx, [v, id]) => continueFlow(ctx, v as Version, id) },

@@ -6,10 +6,14 @@ import type { FlowClaims } from './flowClaims.js';
  * lifetime. No attribute values: those stay with the offer until the credential is issued.
  */
 export interface WalletStep {
-  kind: 'issuance' | 'verification';
+  /** `identity`: a PID presented from a wallet; `identity_other`: a journey through another provider (D12) */
+  kind: 'issuance' | 'verification' | 'identity' | 'identity_other';
   clientId: string;
   credentialTypes: string[];
-  walletUri: string;
+  /** the wallet's link (offer or presentation request); none for a journey through another provider */
+  walletUri?: string;
+  /** identity_other, non-PAR: where another browser continues the journey (authorise with context_id) */
+  resumeUri?: string;
   /** epoch ms */
   expiresAt: number;
   pinLength?: number;

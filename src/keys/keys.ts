@@ -11,12 +11,15 @@ export interface KeySet {
   credential: { keys: JWK[] };
   /** secrets for oidc-provider's signed cookies */
   cookies: string[];
+  /** D12: the secret behind pairwise subjects (the first one; never rotated) */
+  pairwise: string[];
 }
 
 export interface KeyPaths {
   idToken: string;
   credential: string;
   cookies: string;
+  pairwise: string;
   generate: boolean;
 }
 
@@ -46,6 +49,7 @@ export const KEY_STORE_KEYS: Record<KeySetName, string> = {
   idToken: 'keys:idToken',
   credential: 'keys:credential',
   cookies: 'keys:cookies',
+  pairwise: 'keys:pairwise',
 };
 
 async function newSigningKey(alg: 'RS256' | 'ES256'): Promise<JWK> {
@@ -79,18 +83,19 @@ function checkJwks(where: string, set: { keys: JWK[] } | undefined, kty: string)
   return set;
 }
 
-function checkCookies(where: string, cookies: string[] | undefined): string[] {
-  if (!Array.isArray(cookies) || cookies.length === 0) throw new Error(`${where}: expected a JSON array of secrets`);
-  const bad = cookies.findIndex((s) => typeof s !== 'string' || s.length === 0);
-  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string (a secret that signs cookies)`);
-  return cookies;
+function checkSecrets(where: string, secrets: string[] | undefined, what: string): string[] {
+  if (!Array.isArray(secrets) || secrets.length === 0) throw new Error(`${where}: expected a JSON array of secrets`);
+  const bad = secrets.findIndex((s) => typeof s !== 'string' || s.length === 0);
+  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string (${what})`);
+  return secrets;
 }
 
 /** How each set is generated and checked (whether read from a file or from the store). */
 const KINDS = {
   idToken: { make: async () => ({ keys: [await newSigningKey('RS256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'RSA') },
   credential: { make: async () => ({ keys: [await newSigningKey('ES256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'EC') },
-  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkCookies(where, v as string[]) },
+  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as string[], 'a secret that signs cookies') },
+  pairwise: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as string[], 'the secret behind pairwise subjects') },
 } as const;
 
 /**
@@ -148,7 +153,8 @@ export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?
   const idToken = (await load('idToken')) as KeySet['idToken'];
   const credential = (await load('credential')) as KeySet['credential'];
   const cookies = (await load('cookies')) as KeySet['cookies'];
-  return { keys: { idToken, credential, cookies }, origins };
+  const pairwise = (await load('pairwise')) as KeySet['pairwise'];
+  return { keys: { idToken, credential, cookies, pairwise }, origins };
 }
 
 /** The public half of a JWKS, for publication at jwks_uri. */

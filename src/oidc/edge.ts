@@ -21,6 +21,7 @@ import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequ
 import type { ExternalFlows } from '../external/flows.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
 import type { GrantClaims } from '../interaction/flowClaims.js';
+import type { OtherProvider } from '../identity/otherProvider.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -34,6 +35,8 @@ export interface EdgeDeps {
   /** D13: External Client flows, continued here with context_id */
   external: ExternalFlows;
   grantClaims: GrantClaims;
+  /** D12: a VerifiedIdentity_Other journey continues here with context_id */
+  otherProvider?: OtherProvider;
 }
 
 /** Room for an id_token_hint of the configured size (images make hints large) plus the other fields. */
@@ -143,7 +146,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   async function continueExternal(ctx: Context, params: Record<string, string>): Promise<void> {
     if (params.client_id === undefined) throw invalidRequest('client_id is required');
     if (!d.clients.has(params.client_id)) throw invalidRequest('client_id is not a registered client');
-    const continuation = await d.external.take(params.context_id, params.client_id, profile.id, (c) => checkContinuationParams(params, c));
+    const continuation = await d.external.take(params.context_id, params.client_id, profile.id, (c) => checkContinuationParams(params, c.request));
     const location = await mintContinuationCode(provider, d.grantClaims, continuation, config.lifetimes.interaction);
     noStore(ctx);
     ctx.redirect(location);
@@ -151,7 +154,11 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
 
   async function authorize(ctx: Context, site: RequestSite): Promise<void> {
     const params = stripInternal(readQuery(ctx));
-    if (params.context_id !== undefined) return continueExternal(ctx, params);
+    if (params.context_id !== undefined) {
+      // spec authorise context_id: a second-provider journey (D12), else an External Client flow (D13)
+      if (d.otherProvider && (await d.otherProvider.resumes(ctx, params, profile.id))) return;
+      return continueExternal(ctx, params);
+    }
     if (params.request_uri !== undefined) {
       if (site === 'authorizeNonPar') throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
       if (params.client_id === undefined) throw invalidRequest('client_id is required');

@@ -7,7 +7,7 @@ import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
 import { GrantClaims } from '../interaction/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
-import { EXTERNAL } from '../rules/scopes.js';
+import { EXTERNAL, IDENTITY_SCOPES } from '../rules/scopes.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
@@ -29,6 +29,10 @@ export function scopeClaims(config: Config): Record<string, string[]> {
     claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
     claims[type.name] = attributes;
   }
+  // D12: what each identity flow puts in the ID token
+  const { VerifiedIdentity: pid, VerifiedIdentity_Other: other } = config.identity;
+  if (pid) claims.VerifiedIdentity = [...pid.claims, ...pid.optionalClaims];
+  if (other) claims.VerifiedIdentity_Other = other.verifiedClaims ? ['verified_claims'] : [...new Set(Object.values(other.claims))];
   return claims;
 }
 
@@ -90,7 +94,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       requestObjects: { enabled: false },
     },
     responseTypes: ['code'],
-    scopes: ['openid', EXTERNAL, ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
+    scopes: ['openid', EXTERNAL, ...IDENTITY_SCOPES, ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
     claims: scopeClaims(config),
     conformIdTokenClaims: false,
     extraParams: INTERNAL_PARAMS,

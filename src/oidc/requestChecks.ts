@@ -126,8 +126,9 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   const providerParams: Record<string, string> = { ...params };
   delete providerParams.id_token_hint;
   if (r.site === 'authorizeNonPar') providerParams.vc_site = 'nonpar'; // its token response carries state (D3)
-  // D13: a pushed External Client flow is continued with its request_uri, which the continuation compares
-  if (r.site === 'par' && scope.external) providerParams.vc_site = 'par';
+  // D13: a pushed External Client flow is continued with its request_uri, which the continuation compares;
+  // D12: a pushed second-provider journey has no context_id (the spec gives it to non-PAR journeys)
+  if (r.site === 'par' && (scope.external || (scope.kind === 'identity' && scope.flow === 'VerifiedIdentity_Other'))) providerParams.vc_site = 'par';
   if (r.profile.issuanceOpenid === 'forbidden' && scope.kind === 'issuance') {
     providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
   }
@@ -142,7 +143,7 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     if (pkce) Object.assign(providerParams, pkce);
   }
 
-  if (scope.kind === 'verification') {
+  if (scope.kind !== 'issuance') {
     if (params.id_token_hint !== undefined) throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
     return { scope, providerParams };
   }

@@ -3,11 +3,16 @@ import { shown } from './text.js';
 
 export type ScopeRequest =
   | { kind: 'issuance'; credentialType: string; scopes: string[]; external: boolean }
-  | { kind: 'verification'; credentialTypes: string[]; scopes: string[]; external: boolean };
+  | { kind: 'verification'; credentialTypes: string[]; scopes: string[]; external: boolean }
+  | { kind: 'identity'; flow: IdentityScope; scopes: string[]; external: boolean };
 
 const ISSUE_PREFIX = 'issue.';
 /** spec Scope format: marks an External Client flow (Version 2) */
 export const EXTERNAL = 'External';
+/** spec Scope format: the first (a PID presented from a wallet) and the second (another provider) identity-verification flow (D12) */
+export const IDENTITY_SCOPES = ['VerifiedIdentity', 'VerifiedIdentity_Other'] as const;
+export type IdentityScope = (typeof IDENTITY_SCOPES)[number];
+export const isIdentityScope = (value: string): value is IdentityScope => (IDENTITY_SCOPES as readonly string[]).includes(value);
 
 /**
  * Parses and validates a `scope` parameter (spec: Scope format; errors: Scope "Not provided or not
@@ -25,6 +30,7 @@ export function parseScope(
 
   const issuance: string[] = [];
   const verification: string[] = [];
+  const identity: IdentityScope[] = [];
   let external = false;
   for (const value of scopes) {
     if (value === 'openid') continue;
@@ -38,6 +44,10 @@ export function parseScope(
       external = true;
       continue;
     }
+    if (isIdentityScope(value)) {
+      identity.push(value);
+      continue;
+    }
     const isIssue = value.startsWith(ISSUE_PREFIX);
     const typeName = isIssue ? value.slice(ISSUE_PREFIX.length) : value;
     // spec Scope format: `issue.<CredentialType>` / `<CredentialType>` name a configured type
@@ -47,6 +57,17 @@ export function parseScope(
     (isIssue ? issuance : verification).push(typeName);
   }
   const hasOpenid = scopes.includes('openid');
+
+  if (identity.length > 0) {
+    // spec Scope format: an identity-verification flow is a flow of its own, selected by its one scope
+    if (identity.length > 1) throw invalidScope(`scope must contain one of ${IDENTITY_SCOPES.join(', ')}, not both`);
+    if (issuance.length > 0 || verification.length > 0) throw invalidScope(`scope must not mix ${identity[0]} with credential types`);
+    // spec Scope format, identity-verification flows: "must contain openid"
+    if (!hasOpenid) throw invalidScope(`scope must contain openid for ${identity[0]}`);
+    // D12: the second provider's journey ends in a browser (the holder's, or one it was continued in with context_id)
+    if (external && identity[0] === 'VerifiedIdentity_Other') throw invalidScope(`scope ${EXTERNAL} does not combine with VerifiedIdentity_Other: its journey ends in the holder's browser`);
+    return { kind: 'identity', flow: identity[0], scopes, external };
+  }
 
   // spec Scope format: a request is either issuance or verification, never both
   if (issuance.length > 0 && verification.length > 0) {

@@ -32,21 +32,28 @@ export interface DcqlQuery {
 
 /**
  * One Credential Query for one credential type: id = the type's name (type names are letters, digits, `_`
- * and `-`, which is what §6.1 allows for ids), format `dc+sd-jwt`, `meta.vct_values` = the type's vct, one
- * Claims Query per attribute (id = the attribute name, path = `[name]`).
- *
- * `claim_sets` (§6.4.1) states the preference: every attribute first, then only the required ones. When
- * every attribute is required the two are the same and `claim_sets` is left out (then all `claims` are
- * requested). When none is required, the fallbacks are each attribute on its own, so that an empty
- * presentation never satisfies the query.
+ * and `-`, which is what §6.1 allows for ids), format `dc+sd-jwt`, `meta.vct_values` = the type's vct.
  */
 export function credentialQueryFor(type: CredentialType, baseUrl: string): DcqlCredentialQuery {
-  const names = Object.keys(type.attributes);
-  const required = names.filter((name) => type.attributes[name].required);
+  const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
+  return sdJwtCredentialQuery(type.name, [vctFor(type, baseUrl)], claims);
+}
+
+/**
+ * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`).
+ *
+ * `claim_sets` (§6.4.1) states the preference: every claim first, then only the required ones. When
+ * every claim is required the two are the same and `claim_sets` is left out (then all `claims` are
+ * requested). When none is required, the fallbacks are each claim on its own, so that an empty
+ * presentation never satisfies the query.
+ */
+export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Array<{ name: string; required: boolean }>): DcqlCredentialQuery {
+  const names = claims.map((c) => c.name);
+  const required = claims.filter((c) => c.required).map((c) => c.name);
   const query: DcqlCredentialQuery = {
-    id: type.name,
+    id,
     format: SD_JWT_VC_FORMAT,
-    meta: { vct_values: [vctFor(type, baseUrl)] },
+    meta: { vct_values: [...vctValues] },
     claims: names.map((name) => ({ id: name, path: [name] })),
   };
   if (required.length === names.length) return query;

@@ -2,8 +2,8 @@ import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JSONWebKeySet,
 import type { TrustedIssuer } from '../config/schema.js';
 
 export interface IssuerKeysOptions {
-  /** this service's own credential issuer and its public credential keys */
-  ownIssuer: { issuer: string; jwks: { keys: JWK[] } };
+  /** this service's own credential issuer and its public credential keys (not trusted when left out) */
+  ownIssuer?: { issuer: string; jwks: { keys: JWK[] } };
   /** the operator's trusted issuers (config `trustedIssuers`) */
   trustedIssuers: TrustedIssuer[];
   fetch?: typeof fetch;
@@ -68,7 +68,7 @@ export class IssuerKeys {
       this.#resolvers.set(trusted.issuer, resolver);
     }
     // our own issuer's keys are known: never fetched, and not overridable by a trustedIssuers entry
-    this.#resolvers.set(opts.ownIssuer.issuer, localSet(opts.ownIssuer.jwks, 'our credential keys'));
+    if (opts.ownIssuer) this.#resolvers.set(opts.ownIssuer.issuer, localSet(opts.ownIssuer.jwks, 'our credential keys'));
   }
 
   isTrusted(issuer: string): boolean {

@@ -24,8 +24,8 @@ export interface PresentationExpectations {
   clientId: string;
   /** the request's nonce: the KB-JWT `nonce` must equal it */
   nonce: string;
-  /** the requested type's vct */
-  vct: string;
+  /** the requested type's vct, or the accepted ones (the Credential Query's `meta.vct_values`) */
+  vct: string | readonly string[];
 }
 
 export interface PresentationContext {
@@ -117,7 +117,11 @@ export async function verifyPresentation(presentation: string, expected: Present
   }
 
   // SD-JWT VC §3.2.2.1.1 and OpenID4VP 1.0 §B.3.5: the type asked for (meta.vct_values)
-  if (payload.vct !== expected.vct) throw refuse('wrong_vct', `the credential is of vct ${JSON.stringify(payload.vct ?? null)}, the query asked for ${expected.vct}`);
+  const accepted = typeof expected.vct === 'string' ? [expected.vct] : expected.vct;
+  if (typeof payload.vct !== 'string' || !accepted.includes(payload.vct)) {
+    throw refuse('wrong_vct', `the credential is of vct ${JSON.stringify(payload.vct ?? null)}, the query asked for ${accepted.join(' or ')}`);
+  }
+  const vct = payload.vct;
 
   // SD-JWT VC §3.2.2.2, RFC 7519 §4.1.4-4.1.6: validity period, with the clock tolerance
   for (const claim of ['exp', 'nbf', 'iat'] as const) {
@@ -205,7 +209,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   const claims = Object.fromEntries(Object.entries(verified.payload as Record<string, unknown>).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)));
   return {
     issuer,
-    vct: expected.vct,
+    vct,
     claims,
     disclosed,
     holderJwk,

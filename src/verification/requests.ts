@@ -2,11 +2,20 @@ import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 
 /** What the holder's prompt page shows about a verification request (D10: live progress, errors a person understands). */
-export type RequestStatus = { status: 'pending' | 'scanned' | 'done' | 'failed' | 'expired'; message?: string };
+export type RequestStatus = {
+  status: 'pending' | 'scanned' | 'done' | 'failed' | 'expired';
+  message?: string;
+  /** failed: what the relying party is told (error_description); names the rule, never a claim value */
+  description?: string;
+};
 
 export interface VerificationResult {
   /** RFC 7638 thumbprint of the first presented credential's `cnf.jwk`: the ID token `sub` (D2) */
   holderKeyThumbprint: string;
+  /** the first presented credential's issuer */
+  issuer: string;
+  /** the value of the request's subject claim, when it has one and the holder disclosed it (D12) */
+  subject?: unknown;
   /** one entry per requested attribute that was disclosed, from every requested type */
   claims: Record<string, unknown>;
   types: string[];
@@ -15,7 +24,12 @@ export interface VerificationResult {
 /** One verification request, kept while the wallet may answer it. Holds no claim values. */
 export interface VerificationRecord {
   requestId: string;
+  /** the credential types asked for (none for an identity request) */
   credentialTypes: string[];
+  /** D12: a request for a person-identification credential, as the `identity.VerifiedIdentity` block asks */
+  identity?: 'VerifiedIdentity';
+  /** whom the claims are for: a pairwise subject is derived per client (D12) */
+  clientId?: string;
   nonce: string;
   state: string;
   /** epoch seconds */
@@ -94,8 +108,8 @@ export class VerificationRequests {
     ]);
   }
 
-  async failed(requestId: string, message: string): Promise<void> {
-    await Promise.all([this.setStatus(requestId, { status: 'failed', message }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
+  async failed(requestId: string, message: string, description: string): Promise<void> {
+    await Promise.all([this.setStatus(requestId, { status: 'failed', message, description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
   }
 
   async status(requestId: string): Promise<RequestStatus> {

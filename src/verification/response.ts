@@ -1,4 +1,3 @@
-import type { CredentialType } from '../config/schema.js';
 import { missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
@@ -50,8 +49,10 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
 
 export interface ResponseExpectations {
   query: DcqlQuery;
-  /** the requested types, by name (= Credential Query id) */
-  types: Map<string, CredentialType>;
+  /** per Credential Query id, the claims that go into the result when disclosed */
+  claimNames: ReadonlyMap<string, readonly string[]>;
+  /** a claim read into the result's `subject` when disclosed (D12: a persistent identifier), not into its claims */
+  subjectClaim?: string;
   clientId: string;
   nonce: string;
 }
@@ -60,19 +61,17 @@ export interface ResponseExpectations {
  * Verifies every presentation against its Credential Query (OpenID4VP 1.0 §8.6): the presentation itself
  * (signature, trust, vct, validity, disclosures, key binding), then the claims the query requires
  * (§6.4.1: one of its claim sets fully disclosed). Any failure refuses the whole response: every
- * Credential Query is required. The result carries, per requested attribute that was disclosed, its
- * value; when two types share an attribute name, the first type asked for wins.
+ * Credential Query is required. The result carries, per expected claim that was disclosed, its value;
+ * when two types share an attribute name, the first type asked for wins.
  */
 export async function verifyResponse(presentations: Map<string, string>, expected: ResponseExpectations, ctx: PresentationContext): Promise<VerificationResult> {
   const claims: Record<string, unknown> = {};
-  let holderKeyThumbprint: string | undefined;
+  let first: { holderKeyThumbprint: string; issuer: string; subject?: unknown } | undefined;
   for (const credentialQuery of expected.query.credentials) {
-    const type = expected.types.get(credentialQuery.id)!;
-    const vct = credentialQuery.meta.vct_values?.[0];
     const presentation = presentations.get(credentialQuery.id)!;
     let verified;
     try {
-      verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: vct! }, ctx);
+      verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, ctx);
     } catch (err) {
       if (err instanceof VerificationRefusal) throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
       throw err;
@@ -84,10 +83,11 @@ export async function verifyResponse(presentations: Map<string, string>, expecte
     if (!satisfiedOption(credentialQuery, has)) {
       throw new VerificationRefusal('missing_claims', `vp_token.${credentialQuery.id}: the presentation does not disclose ${missingClaims(credentialQuery, has).join(', ')}`);
     }
-    for (const name of Object.keys(type.attributes)) {
+    for (const name of expected.claimNames.get(credentialQuery.id) ?? []) {
       if (Object.hasOwn(verified.claims, name) && !Object.hasOwn(claims, name)) claims[name] = verified.claims[name];
     }
-    holderKeyThumbprint ??= verified.holderKeyThumbprint;
+    const subject = expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim) ? verified.claims[expected.subjectClaim] : undefined;
+    first ??= { holderKeyThumbprint: verified.holderKeyThumbprint, issuer: verified.issuer, ...(subject !== undefined ? { subject } : {}) };
   }
-  return { holderKeyThumbprint: holderKeyThumbprint!, claims, types: expected.query.credentials.map((q) => q.id) };
+  return { ...first!, claims, types: expected.query.credentials.map((q) => q.id) };
 }

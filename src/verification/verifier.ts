@@ -5,7 +5,7 @@ import { readForm } from '../http/form.js';
 import { router } from '../http/router.js';
 import { ProtocolError } from '../rules/errors.js';
 import type { Store } from '../store/types.js';
-import { dcqlQueryFor } from './dcql.js';
+import { dcqlQueryFor, type DcqlQuery } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
 import { IssuerKeys } from './issuerKeys.js';
 import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, unsignedRequestObject, walletUriFor } from './requestObject.js';
@@ -35,16 +35,34 @@ export interface VerifierOptions {
    * the authorisation from here, so that the browser can go straight back to the provider.
    */
   onVerified?: (record: VerificationRecord, result: VerificationResult) => Promise<void>;
-  /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message. */
-  onFailed?: (record: VerificationRecord, message: string) => Promise<void>;
+  /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message and the relying party's description. */
+  onFailed?: (record: VerificationRecord, failure: { message: string; description: string }) => Promise<void>;
+  /** D12: what a request for a person-identification credential asks for, and whose credentials it accepts */
+  identity?: IdentityRequestKind;
 }
+
+/** A request for a person-identification credential (D12): its own query, and its own trusted issuers only. */
+export interface IdentityRequestKind {
+  query: DcqlQuery;
+  /** per Credential Query id, the claims that go into the result */
+  claimNames: ReadonlyMap<string, readonly string[]>;
+  subjectClaim?: string;
+  trustedIssuers: TrustedIssuer[];
+}
+
+export type CreateRequestInput = {
+  requestId: string;
+  external?: boolean;
+  /** whom the claims are for (kept with the request, handed back on it) */
+  clientId?: string;
+} & ({ credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined });
 
 export interface Verifier {
   /** the verifier's client identifier, the KB-JWT aud */
   clientId: string;
   /** serves GET request_uri and POST response_uri; next() otherwise */
   middleware: Middleware;
-  createRequest(input: { requestId: string; credentialTypes: string[]; external?: boolean }): Promise<{ walletUri: string; expiresAt: number /* epoch s */ }>;
+  createRequest(input: CreateRequestInput): Promise<{ walletUri: string; expiresAt: number /* epoch s */ }>;
   requestStatus(requestId: string): Promise<RequestStatus>;
   /** available once status is done */
   result(requestId: string): Promise<VerificationResult | undefined>;
@@ -82,22 +100,36 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
   const requests = new VerificationRequests(opts.store);
   const issuerKeys = new IssuerKeys({ ownIssuer: opts.ownIssuer, trustedIssuers: opts.trustedIssuers, fetch: opts.fetch });
-  const presentationContext = () => ({ issuerKeys, clockTolerance: opts.clockTolerance ?? 30, fetch: opts.fetch });
+  // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
+  const identityIssuerKeys = opts.identity && new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch });
 
-  function requestedTypes(names: string[]): CredentialType[] {
-    return names.map((name) => types.get(name)!);
+  /** What a request asks for, whose credentials it accepts, and which claims it reads. */
+  function expectationsFor(record: VerificationRecord): { query: DcqlQuery; claimNames: ReadonlyMap<string, readonly string[]>; subjectClaim?: string; issuerKeys: IssuerKeys } {
+    if (record.identity) {
+      if (!opts.identity || !identityIssuerKeys) throw new Error('identity requests are not configured');
+      return { ...opts.identity, issuerKeys: identityIssuerKeys };
+    }
+    const requested = record.credentialTypes.map((name) => types.get(name)!);
+    return { query: dcqlQueryFor(requested, opts.baseUrl), claimNames: new Map(requested.map((t) => [t.name, Object.keys(t.attributes)])), issuerKeys };
   }
 
-  async function createRequest(input: { requestId: string; credentialTypes: string[]; external?: boolean }) {
+  async function createRequest(input: CreateRequestInput) {
     if (!REQUEST_ID.test(input.requestId)) throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
-    if (input.credentialTypes.length === 0) throw new TypeError('at least one credential type must be requested');
-    if (new Set(input.credentialTypes).size !== input.credentialTypes.length) throw new TypeError('a credential type is requested twice');
-    for (const name of input.credentialTypes) if (!types.has(name)) throw new TypeError(`unknown credential type ${name}`);
+    const credentialTypes = input.credentialTypes ?? [];
+    if (input.identity) {
+      if (!opts.identity) throw new TypeError('identity requests are not configured (identity.VerifiedIdentity)');
+    } else {
+      if (credentialTypes.length === 0) throw new TypeError('at least one credential type must be requested');
+      if (new Set(credentialTypes).size !== credentialTypes.length) throw new TypeError('a credential type is requested twice');
+      for (const name of credentialTypes) if (!types.has(name)) throw new TypeError(`unknown credential type ${name}`);
+    }
 
     const createdAt = Math.floor(Date.now() / 1000);
     const record: VerificationRecord = {
       requestId: input.requestId,
-      credentialTypes: [...input.credentialTypes],
+      credentialTypes: [...credentialTypes],
+      ...(input.identity ? { identity: input.identity } : {}),
+      ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
       nonce: randomBase64url(32),
       state: randomBase64url(32),
       createdAt,
@@ -123,7 +155,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       responseUri,
       nonce: record.nonce,
       state: record.state,
-      dcqlQuery: dcqlQueryFor(requestedTypes(record.credentialTypes), opts.baseUrl),
+      dcqlQuery: expectationsFor(record).query,
       issuedAt: Math.floor(Date.now() / 1000),
       expiresAt: record.expiresAt,
     });
@@ -148,33 +180,29 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const record = OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
     if (!record) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
 
-    const failed = async (message: string) => {
-      await requests.failed(record.requestId, message);
-      await opts.onFailed?.(record, message);
+    const failed = async (message: string, description: string) => {
+      await requests.failed(record.requestId, message, description);
+      await opts.onFailed?.(record, { message, description });
     };
     try {
       if (form.error !== undefined) {
         // an Authorization Error Response from the wallet ends the request; it was processed: 200 (§8.2)
-        await failed(WALLET_ERRORS[form.error] ?? 'The wallet could not answer the request.');
+        const known = Object.hasOwn(WALLET_ERRORS, form.error);
+        await failed(known ? WALLET_ERRORS[form.error] : 'The wallet could not answer the request.', known ? `the wallet answered ${form.error}` : 'the wallet answered with an error');
         return answer(200, {});
       }
-      const requested = requestedTypes(record.credentialTypes);
-      const query = dcqlQueryFor(requested, opts.baseUrl);
-      const presentations = readVpToken(form.vp_token, query);
-      const result = await verifyResponse(
-        presentations,
-        { query, types: new Map(requested.map((t) => [t.name, t])), clientId, nonce: record.nonce },
-        presentationContext(),
-      );
+      const { issuerKeys: keys, ...expected } = expectationsFor(record);
+      const presentations = readVpToken(form.vp_token, expected.query);
+      const result = await verifyResponse(presentations, { ...expected, clientId, nonce: record.nonce }, { issuerKeys: keys, clockTolerance: opts.clockTolerance ?? 30, fetch: opts.fetch });
       await opts.onVerified?.(record, result);
       await requests.done(record.requestId, result);
       return answer(200, {});
     } catch (err) {
       if (err instanceof VerificationRefusal) {
-        await failed(personMessage(err.reason));
+        await failed(personMessage(err.reason), `the presentation was refused: ${err.message}`);
         return answer(400, { error: err.error, error_description: err.message });
       }
-      await failed('Something went wrong while checking the credentials. Please try again.');
+      await failed('Something went wrong while checking the credentials. Please try again.', 'the presentation could not be checked');
       throw err;
     }
   }

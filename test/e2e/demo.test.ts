@@ -1,3 +1,7 @@
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
@@ -5,24 +9,41 @@ import { startTestService, testConfig, type TestService } from '../helpers/servi
 import { Webhook } from 'standardwebhooks';
 import { newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
-import type { DevWallet } from '../../src/wallet/holder.js';
+import { DevWallet } from '../../src/wallet/holder.js';
+import { run as walletCli } from '../../src/wallet/cli.js';
+import { loadConfig } from '../../src/config/load.js';
 
 /**
  * The README's "try it" path: the built-in demo relying party (config demo: true) in Chromium, the dev
  * wallet as the holder. Issue, then verify, and read the ID token the relying party received; then the
- * same with the External option (D13), where the demo's own receiver gets the webhook.
+ * same with the External option (D13), where the demo's own receiver gets the webhook; then the identity
+ * flows (D12) with config/demo.yaml's identity blocks: a demo PID from /demo/pid, and the built-in
+ * identity provider at /demo/idv.
  */
 let t: TestService;
 let browser: Browser;
 let wallet: DevWallet;
 const secret = webhookSecret();
 
+/**
+ * config/demo.yaml's identity blocks, as `npm start` reads them with BASE_URL set: read with a stand-in base
+ * URL, which the test service's takes the place of once its port is known.
+ */
+const STAND_IN = 'http://base-url.localhost:1';
+async function demoIdentity(): Promise<(baseUrl: string) => Record<string, unknown>> {
+  const { identity } = (await loadConfig(fileURLToPath(new URL('../../config/demo.yaml', import.meta.url)), { BASE_URL: STAND_IN })).config;
+  const text = JSON.stringify(identity);
+  return (baseUrl) => JSON.parse(text.replaceAll(STAND_IN, baseUrl));
+}
+
 beforeAll(async () => {
+  const identityFor = await demoIdentity();
   t = await startTestService((baseUrl) => ({
     demo: true,
+    identity: identityFor(baseUrl),
     clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
       c.clientId === 'issuer-pkce'
-        ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
+        ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
         : c),
   }));
   browser = await launchChromium();
@@ -212,5 +233,121 @@ describe('the demo relying party, External option (D13)', () => {
     const after = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
     expect(after).toContain('The flow failed');
     expect(after).toContain('forged');
+  });
+});
+
+describe('the demo relying party, Verify identity (D12)', () => {
+  /** A demo PID from /demo/pid, received with the command the page shows (the dev wallet CLI, as `npm run wallet --` runs it). */
+  async function demoPid(page: Page, givenName: string): Promise<DevWallet> {
+    await page.goto(`${t.url}/demo`);
+    await page.getByRole('link', { name: 'get a demo PID first' }).click();
+    await page.waitForURL(`${t.url}/demo/pid`);
+    await page.getByLabel('Given name').fill(givenName);
+    await page.getByRole('button', { name: 'Create the offer' }).click();
+    const link = await walletLink(page, 'openid-credential-offer://');
+    const command = await page.locator('pre').innerText();
+    expect(command).toBe(`npm run wallet -- receive '${link}'`);
+    const file = join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json');
+    const said: string[] = [];
+    await walletCli(['receive', /^npm run wallet -- receive '(.*)'$/.exec(command)![1], '--wallet', file], (line) => said.push(line));
+    expect(said.join('\n')).toContain('urn:eudi:pid:1');
+    return DevWallet.open(file);
+  }
+
+  /** The demo's Verify identity card, submitted with a flow and an interface. */
+  async function startIdentity(page: Page, flow: 'VerifiedIdentity' | 'VerifiedIdentity_Other', mode: string): Promise<void> {
+    await page.goto(`${t.url}/demo`);
+    const form = page.locator('form', { has: page.locator('input[name="kind"][value="identity"]') });
+    await form.locator('select[name="flow"]').selectOption(flow);
+    await form.locator('select[name="mode"]').selectOption(mode);
+    await form.locator('button').click();
+  }
+
+  it('issues a demo PID at /demo/pid into the dev wallet, which presents it for VerifiedIdentity; the result shows the PID claims', async () => {
+    const page = await browser.newPage();
+    const holder = await demoPid(page, 'Augusta');
+    const [pid] = holder.list();
+    expect(pid).toMatchObject({ vct: 'urn:eudi:pid:1', issuer: `${t.url}/demo-pid`, claims: { given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'] } });
+
+    await startIdentity(page, 'VerifiedIdentity', 'v2-par');
+    expect((await holder.present(await walletLink(page, 'openid4vp://'))).status).toBe(200);
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    const shown = JSON.parse(await page.locator('pre').innerText());
+    expect(shown).toMatchObject({ given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'], iss: t.url, aud: 'issuer-pkce' });
+    expect(shown.personal_administrative_number).toBeUndefined(); // it makes the sub, and is not a claim the block lists
+    expect(shown.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    // another demo PID of the same person (the form's fixed number), in another wallet, through Version 1 without PAR: the same sub
+    const again = await demoPid(page, 'Augusta Ada');
+    await startIdentity(page, 'VerifiedIdentity', 'v1');
+    expect((await again.present(await walletLink(page, 'openid4vp://'))).status).toBe(200);
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    const second = JSON.parse(await page.locator('pre').innerText());
+    expect(second).toMatchObject({ given_name: 'Augusta Ada', iss: `${t.url}/oidc`, sub: shown.sub });
+    await page.close();
+  });
+
+  it('runs VerifiedIdentity_Other through the built-in identity provider at /demo/idv; the result shows its claims', async () => {
+    const page = await browser.newPage();
+    await startIdentity(page, 'VerifiedIdentity_Other', 'v2');
+    // the holder's prompt: a button to the provider, and (without PAR) the "continue on another device" link
+    await expect.poll(() => page.locator('#resume-link').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.locator('#resume-link').getAttribute('href')).toContain('context_id=');
+    await page.getByRole('link', { name: 'Continue with Example ID check (demo)' }).click();
+    await page.waitForURL(new RegExp(`^${t.url}/demo/idv/`), { timeout: 10_000 });
+    await page.getByLabel(/given name/i).fill('Grace');
+    await page.getByLabel(/family name/i).fill('Hopper');
+    await page.getByLabel(/birth date/i).fill('1906-12-09');
+    await page.getByRole('button', { name: 'Confirm identity' }).click();
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    const shown = JSON.parse(await page.locator('pre').innerText());
+    expect(shown).toMatchObject({ given_name: 'Grace', family_name: 'Hopper', birthdate: '1906-12-09', iss: t.url, aud: 'issuer-pkce' });
+    expect(shown.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await page.close();
+  });
+
+  it('offers both flows, External for VerifiedIdentity only, and refuses VerifiedIdentity_Other with External itself', async () => {
+    const demo = await (await fetch(`${t.url}/demo`)).text();
+    expect(demo).toContain('VerifiedIdentity (PID from your wallet)');
+    expect(demo).toContain('VerifiedIdentity_Other (Example ID check (demo))');
+    expect(demo).toContain('External (VerifiedIdentity only)');
+    const refused = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ kind: 'identity', flow: 'VerifiedIdentity_Other', mode: 'v2-external' }),
+      redirect: 'manual',
+    });
+    expect(refused.status).toBe(200);
+    expect(await refused.text()).toContain('VerifiedIdentity_Other does not combine with External');
+  });
+
+  it('/demo/pid says what is wrong with a form, its values escaped, and creates no offer', async () => {
+    const res = await fetch(`${t.url}/demo/pid`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ given_name: '<b>Ada</b>', family_name: 'Lovelace', birthdate: '1815-02-30', nationalities: 'GB', personal_administrative_number: '1' }),
+    });
+    expect(res.status).toBe(400);
+    const page = await res.text();
+    expect(page).toContain('Enter the birth date as YYYY-MM-DD');
+    expect(page).toContain('value="&lt;b&gt;Ada&lt;/b&gt;"');
+    expect(page).not.toContain('openid-credential-offer://');
+  });
+});
+
+describe('the demo without identity blocks', () => {
+  it('starts, and offers no Verify identity card', async () => {
+    const plain = await startTestService((baseUrl) => ({
+      demo: true,
+      clients: (testConfig(0).clients as { clientId: string; redirectUris: string[] }[]).map((c) => (c.clientId === 'issuer-pkce' ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`] } : c)),
+    }));
+    try {
+      const demo = await (await fetch(`${plain.url}/demo`)).text();
+      expect(demo).toContain('Verify');
+      expect(demo).not.toContain('Verify identity');
+      expect((await fetch(`${plain.url}/demo/idv/.well-known/openid-configuration`)).status).toBe(404);
+    } finally {
+      await plain.stop();
+    }
   });
 });

@@ -165,11 +165,11 @@ run('D20: one key set across instances on one Redis', () => {
   it('key files take precedence over the store: used as they are, and nothing about them goes into the store', async () => {
     // an instance on the farm's prefix with its own ID-token key file only
     const withFile = newDir();
-    const own = await loadKeys({ idToken: join(withFile, 'id-token.jwks.json'), credential: join(newDir(), 'c.json'), cookies: join(newDir(), 'k.json'), generate: true }, withFile);
+    const own = await loadKeys({ idToken: join(withFile, 'id-token.jwks.json'), credential: join(newDir(), 'c.json'), cookies: join(newDir(), 'k.json'), pairwise: join(newDir(), 'p.json'), generate: true }, withFile);
     const storedBefore = await redis.get(`${farmPrefix}keys:idToken`);
     // an instance on a fresh prefix with all three key files
     const allFiles = newDir();
-    await loadKeys({ idToken: 'id-token.jwks.json', credential: 'credential.jwks.json', cookies: 'cookies.json', generate: true }, allFiles);
+    await loadKeys({ idToken: 'id-token.jwks.json', credential: 'credential.jwks.json', cookies: 'cookies.json', pairwise: 'pairwise.json', generate: true }, allFiles);
     const freshPrefix = newPrefix();
 
     const [a, b] = await Promise.all([

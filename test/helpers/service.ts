@@ -24,7 +24,7 @@ export const OTHER_REDIRECT = 'https://rp.example/other';
  * services of a test file on Redis load them from there and leave no key sets in the shared Redis.
  */
 const keyDir = mkdtempSync(join(tmpdir(), 'vc-keys-'));
-const keyFiles = { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json') };
+const keyFiles = { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json'), pairwise: join(keyDir, 'pairwise.json') };
 await loadKeys({ ...keyFiles, generate: true }, keyDir);
 
 export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {

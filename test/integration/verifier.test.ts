@@ -271,6 +271,7 @@ describe('verifier with the dev wallet', () => {
     const { d: _d, ...holderPublic } = stored.holderKey;
     expect(await running.verifier.result(id)).toEqual({
       holderKeyThumbprint: await calculateJwkThumbprint(holderPublic),
+      issuer: running.issuer.credentialIssuer,
       claims: badgeAttributes,
       types: ['EmployeeBadge'],
     });
@@ -292,6 +293,7 @@ describe('verifier with the dev wallet', () => {
     const { d: _d, ...holderPublic } = badge.holderKey;
     expect(result).toEqual({
       holderKeyThumbprint: await calculateJwkThumbprint(holderPublic),
+      issuer: running.issuer.credentialIssuer,
       claims: { FirstName: 'Grace', LastName: 'Hopper', MemberId: 'M-42', Level: 'gold' },
       types: ['EmployeeBadge', 'Membership'],
     });
@@ -331,7 +333,7 @@ describe('verifier with the dev wallet', () => {
     const answer = await wallet.present(uriA, { fetch: fetchImpl });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('nonce') });
-    expect(await running.verifier.requestStatus(b)).toEqual({ status: 'failed', message: "The wallet's proof was made for another request." });
+    expect(await running.verifier.requestStatus(b)).toEqual({ status: 'failed', message: "The wallet's proof was made for another request.", description: expect.stringContaining('nonce is not the nonce of this request') });
     expect(await running.verifier.result(b)).toBeUndefined();
     expect(await running.verifier.requestStatus(a)).toEqual({ status: 'scanned' });
   });
@@ -341,7 +343,7 @@ describe('verifier with the dev wallet', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['Membership'] });
     await expect(wallet.present(walletUri)).rejects.toThrow(WalletError);
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The request was declined in the wallet, or the wallet has no matching credential.' });
+    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The request was declined in the wallet, or the wallet has no matching credential.', description: 'the wallet answered access_denied' });
   });
 
   it('verifies a credential of an external trusted issuer found through its jwt-vc-issuer metadata, and caches its keys', async () => {
@@ -392,7 +394,7 @@ describe('verifier with the dev wallet', () => {
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
     const answer = await wallet.present(walletUri);
     expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'vp_token.ExternalPass: issuer https://untrusted.example is not trusted' } });
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.' });
+    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.', description: expect.stringContaining('is not trusted') });
   });
 
   it('answers malformed and oversized responses with 400 invalid_request naming the field', async () => {

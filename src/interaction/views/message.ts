@@ -6,6 +6,7 @@
 import { readAsset } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import { renderLayout } from './layout.js';
+import { safeHref } from './escape.js';
 
 export interface MessageView {
   /** CSP nonce for the inline <style>. */
@@ -15,6 +16,8 @@ export interface MessageView {
   /** HTTP status the page is sent with; picks the icon and the advice line. */
   status?: number;
   lang?: string;
+  /** a link onwards (the page is also sent with a Refresh header to it) */
+  next?: { href: string; label: string };
 }
 
 const ICON_ATTRS = html`width="28" height="28" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"`;
@@ -63,6 +66,7 @@ export function renderMessage(v: MessageView): string {
 <h1>${v.title}</h1>
 <p class="message-text">${v.message}</p>
 ${c.hint && html`<p class="message-hint">${c.hint}</p>`}
+${v.next && html`<p><a class="button button--primary" id="next" href="${safeHref(v.next.href)}">${v.next.label}</a></p>`}
 ${code}
 </main>`;
   return renderLayout({ nonce: v.nonce, lang: v.lang, title: v.title, body, css: MESSAGE_CSS, footer: false });

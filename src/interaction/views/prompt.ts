@@ -25,7 +25,8 @@ export interface PromptView {
   /** CSP nonce for the inline <style> and <script>. */
   nonce: string;
   lang?: string;
-  kind: 'issuance' | 'verification';
+  /** `identity`: a person-identification credential is asked for (D12) */
+  kind: 'issuance' | 'verification' | 'identity';
   /** Who asks: the relying party's display name. */
   clientName: string;
   credentialTypes: PromptCredentialType[];
@@ -121,7 +122,7 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): Sa
   const name = c.displayName && c.displayName.trim() ? c.displayName : humanizeAttribute(c.name);
   const attributes = Array.isArray(c.attributes) ? c.attributes : [];
   let attrs: SafeHtml | '';
-  if (kind === 'verification') {
+  if (kind !== 'issuance') {
     attrs =
       attributes.length > 0
         ? html`<p class="cred-sub">You will share:</p>
@@ -140,6 +141,27 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): Sa
 </li>`;
 }
 
+const WALLET_HINT = html`<p class="hint" id="wallet-hint" hidden>No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.</p>`;
+
+/** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
+function statusSection(o: { nonce: string; expiresAt: number; continueHref: string; waiting: SafeHtml; done: string; hint?: SafeHtml }): SafeHtml {
+  const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
+  const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
+  return html`<section class="prompt-status" id="progress" aria-label="Progress">
+<div class="alert" id="error" role="alert"></div>
+<div class="status">
+<span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
+<div class="status-body">
+<p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">${o.waiting}</p>
+<p class="expiry" id="expiry">Expires in <time id="countdown" datetime="${expiresIso}">${formatRemaining(remaining)}</time></p>
+</div>
+</div>
+<p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
+${o.hint ?? ''}
+<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>This page updates automatically only with JavaScript. ${o.done}, select Continue. ${expiresInWords(remaining)}</p><a class="button button--secondary" href="${o.continueHref}">Continue</a></div></noscript>
+</section>`;
+}
+
 /** Renders the prompt page (issuance offer or verification request). */
 export function renderPrompt(v: PromptView): string {
   return renderLayout(promptLayout(v));
@@ -152,10 +174,12 @@ export function renderPromptBytes(v: PromptView): Buffer {
 
 function promptLayout(v: PromptView): LayoutOptions {
   const issuance = v.kind === 'issuance';
-  const heading = issuance ? 'Add your credential to your wallet' : 'Share your credential';
+  const heading = issuance ? 'Add your credential to your wallet' : v.kind === 'identity' ? 'Prove your identity' : 'Share your credential';
   const lead = issuance
     ? html`<strong>${v.clientName}</strong> wants to add this credential to your wallet. You can review it in your wallet before you accept it.`
-    : html`<strong>${v.clientName}</strong> is asking to see the following from your wallet. You review and approve it in your wallet before anything is shared.`;
+    : v.kind === 'identity'
+      ? html`<strong>${v.clientName}</strong> is asking you to prove who you are with the identity credential in your wallet. You review and approve it in your wallet before anything is shared.`
+      : html`<strong>${v.clientName}</strong> is asking to see the following from your wallet. You review and approve it in your wallet before anything is shared.`;
   const types = Array.isArray(v.credentialTypes) ? v.credentialTypes : [];
   const detailsLabel = issuance ? (types.length > 1 ? 'Credentials' : 'Credential') : 'Requested information';
 
@@ -168,7 +192,6 @@ function promptLayout(v: PromptView): LayoutOptions {
     }. ${v.clientName} sent it to you separately, for example by e-mail or text message.</p></div>`;
 
   const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
-  const expiresIso = Number.isFinite(Number(v.expiresAt)) ? new Date(Number(v.expiresAt)).toISOString() : '';
   const walletHref = safeHref(v.walletUri);
   const continueHref = safeHref(v.continueUrl);
 
@@ -187,19 +210,7 @@ ${pinNotice}
 <div class="divider divider--wide" aria-hidden="true">or</div>
 <a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">Open in wallet on this device</span></a>
 </section>
-<section class="prompt-status" id="progress" aria-label="Progress">
-<div class="alert" id="error" role="alert"></div>
-<div class="status">
-<span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
-<div class="status-body">
-<p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">Waiting for your wallet&hellip;</p>
-<p class="expiry" id="expiry">Expires in <time id="countdown" datetime="${expiresIso}">${formatRemaining(remaining)}</time></p>
-</div>
-</div>
-<p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
-<p class="hint" id="wallet-hint" hidden>No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.</p>
-<noscript><style nonce="${v.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>This page updates automatically only with JavaScript. When your wallet says it is done, select Continue. ${expiresInWords(remaining)}</p><a class="button button--secondary" href="${continueHref}">Continue</a></div></noscript>
-</section>
+${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting: html`Waiting for your wallet&hellip;`, done: 'When your wallet says it is done', hint: WALLET_HINT })}
 <section class="prompt-scan" aria-label="Wallet on another device">
 <div class="divider divider--narrow" aria-hidden="true">or</div>
 <figure class="qr">
@@ -217,4 +228,52 @@ ${pinNotice}
     css: PROMPT_CSS,
     script: PROMPT_SCRIPT,
   };
+}
+
+/** D12, VerifiedIdentity_Other: the prompt of a journey through another identity provider. */
+export interface IdentityJourneyView {
+  nonce: string;
+  lang?: string;
+  clientName: string;
+  /** the other provider's display name (config) */
+  providerName: string;
+  /** this service's step that sends the browser to the provider */
+  startUrl: string;
+  /** non-PAR: our authorise URL with client_id and context_id, for continuing in another browser */
+  resumeUri?: string;
+  /** An <svg> of `resumeUri` (views/qrSvg.ts); inserted as is (trusted). */
+  resumeQrSvg?: string;
+  statusUrl: string;
+  continueUrl: string;
+  /** epoch milliseconds */
+  expiresAt: number;
+}
+
+export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
+  const heading = 'Verify your identity';
+  const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
+  const continueHref = safeHref(v.continueUrl);
+  const resume = v.resumeUri && v.resumeQrSvg
+    ? html`<section class="prompt-scan" aria-labelledby="resume-title">
+<div class="divider divider--narrow" aria-hidden="true">or</div>
+<figure class="qr">
+<div class="qr-code" role="img" aria-label="QR code to continue on another device">${trusted(inlineSvg(v.resumeQrSvg))}</div>
+<figcaption><strong class="qr-title" id="resume-title">Continue on another device</strong><span>Scan this code with your phone's camera, or open this link in a browser there:</span></figcaption>
+</figure>
+<p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}">${v.resumeUri}</a></p>
+</section>`
+    : '';
+  const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-waiting-text="${`Waiting for you to finish with ${v.providerName}\u2026`}">
+<header class="prompt-head">
+<p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(v.clientName)}</span><span>Request from <strong>${v.clientName}</strong></span></p>
+<h1>${heading}</h1>
+<p class="lead"><strong>${v.clientName}</strong> asks you to verify your identity with <strong>${v.providerName}</strong>. You will go to ${v.providerName} and come back here when you are done.</p>
+</header>
+<section class="prompt-details" aria-label="Identity check">
+<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">Continue with ${v.providerName}</span></a>
+</section>
+${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting: html`Waiting for you to finish with ${v.providerName}&hellip;`, done: `When ${v.providerName} is done` })}
+${resume}
+</main>`;
+  return renderLayoutBytes({ nonce: v.nonce, lang: v.lang, title: `${heading} \u2013 ${v.clientName}`, body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
 }

@@ -32,6 +32,7 @@ const paths = (over: Partial<KeyPaths> = {}): KeyPaths => ({
   idToken: './keys/id-token.jwks.json',
   credential: './keys/credential.jwks.json',
   cookies: './keys/cookies.json',
+  pairwise: './keys/pairwise.json',
   generate: true,
   ...over,
 });
@@ -50,13 +51,15 @@ async function expectRejectionNaming(p: Promise<unknown>, file: string, fragment
 }
 
 describe('keys: generated on first start (D15 keys, spec: Authentication 6)', () => {
-  it('generates an RS256 ID-token key, an ES256 credential key and a cookie secret', async () => {
+  it('generates an RS256 ID-token key, an ES256 credential key, a cookie secret and a pairwise secret (D12)', async () => {
     const { keys, origins } = await loadKeys(paths(), dir);
     expect(origins).toEqual([
       { set: 'idToken', origin: 'generated-file', file: join(dir, 'keys/id-token.jwks.json') },
       { set: 'credential', origin: 'generated-file', file: join(dir, 'keys/credential.jwks.json') },
       { set: 'cookies', origin: 'generated-file', file: join(dir, 'keys/cookies.json') },
+      { set: 'pairwise', origin: 'generated-file', file: join(dir, 'keys/pairwise.json') },
     ]);
+    expect(Buffer.from(keys.pairwise[0], 'base64url').length).toBe(32);
 
     expect(keys.idToken.keys).toHaveLength(1);
     const rsa = keys.idToken.keys[0];
@@ -98,7 +101,7 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     const first = await loadKeys(paths(), dir);
     const before = await readFile(join(dir, 'keys/id-token.jwks.json'), 'utf8');
     const second = await loadKeys(paths(), dir);
-    expect(second.origins.map((o) => o.origin)).toEqual(['file', 'file', 'file']);
+    expect(second.origins.map((o) => o.origin)).toEqual(['file', 'file', 'file', 'file']);
     expect(second.keys).toEqual(first.keys);
     expect(await readFile(join(dir, 'keys/id-token.jwks.json'), 'utf8')).toBe(before);
   });
@@ -143,7 +146,9 @@ describe('keys: generated into a shared store (D20: one key set for every instan
       { set: 'idToken', origin: 'generated-store', file: join(dir, 'keys/id-token.jwks.json'), storeKey: 'keys:idToken' },
       { set: 'credential', origin: 'generated-store', file: join(dir, 'keys/credential.jwks.json'), storeKey: 'keys:credential' },
       { set: 'cookies', origin: 'generated-store', file: join(dir, 'keys/cookies.json'), storeKey: 'keys:cookies' },
+      { set: 'pairwise', origin: 'generated-store', file: join(dir, 'keys/pairwise.json'), storeKey: 'keys:pairwise' },
     ]);
+    expect(await store.get(KEY_STORE_KEYS.pairwise)).toEqual(keys.pairwise);
     expect(await store.get(KEY_STORE_KEYS.idToken)).toEqual(keys.idToken);
     expect(await store.get(KEY_STORE_KEYS.credential)).toEqual(keys.credential);
     expect(await store.get(KEY_STORE_KEYS.cookies)).toEqual(keys.cookies);
@@ -156,13 +161,13 @@ describe('keys: generated into a shared store (D20: one key set for every instan
     const first = await loadKeys(paths(), dir, { shared: store });
     const second = await loadKeys(paths(), dir, { shared: store });
     expect(second.keys).toEqual(first.keys);
-    expect(second.origins.map((o) => o.origin)).toEqual(['store', 'store', 'store']);
+    expect(second.origins.map((o) => o.origin)).toEqual(['store', 'store', 'store', 'store']);
   });
 
   it('concurrent first starts end up with one key set: exactly one instance generates each set', async () => {
     const results = await Promise.all([1, 2, 3, 4].map(() => loadKeys(paths(), dir, { shared: store })));
     for (const r of results) expect(r.keys).toEqual(results[0].keys);
-    for (const set of ['idToken', 'credential', 'cookies']) {
+    for (const set of ['idToken', 'credential', 'cookies', 'pairwise']) {
       const generatedBy = results.filter((r) => r.origins.some((o) => o.set === set && o.origin === 'generated-store'));
       expect(generatedBy, set).toHaveLength(1);
     }
@@ -174,7 +179,7 @@ describe('keys: generated into a shared store (D20: one key set for every instan
     await writeFile(join(dir, 'keys/id-token.jwks.json'), JSON.stringify(ref.idToken));
     const { keys, origins } = await loadKeys(paths(), dir, { shared: store });
     expect(keys.idToken).toEqual(ref.idToken);
-    expect(origins.map((o) => [o.set, o.origin])).toEqual([['idToken', 'file'], ['credential', 'generated-store'], ['cookies', 'generated-store']]);
+    expect(origins.map((o) => [o.set, o.origin])).toEqual([['idToken', 'file'], ['credential', 'generated-store'], ['cookies', 'generated-store'], ['pairwise', 'generated-store']]);
     expect(await store.get(KEY_STORE_KEYS.idToken)).toBeUndefined();
   });
 

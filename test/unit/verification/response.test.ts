@@ -42,7 +42,7 @@ beforeAll(async () => {
 
 const expectations = (...types: CredentialType[]): ResponseExpectations => ({
   query: dcqlQueryFor(types, BASE),
-  types: new Map(types.map((t) => [t.name, t])),
+  claimNames: new Map(types.map((t) => [t.name, Object.keys(t.attributes)])),
   clientId: CLIENT_ID,
   nonce: NONCE,
 });
@@ -103,6 +103,7 @@ describe('verifying the presentations against the query', () => {
     const result = await verifyResponse(new Map([['EmployeeBadge', presentation]]), expectations(badge), ctx);
     expect(result).toEqual({
       holderKeyThumbprint: await calculateJwkThumbprint(holder.publicJwk),
+      issuer: OWN,
       claims: { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' },
       types: ['EmployeeBadge'],
     });

@@ -13,6 +13,7 @@
   var walletHint = document.getElementById('wallet-hint');
 
   var clientName = root.getAttribute('data-client-name') || '';
+  var waitingText = root.getAttribute('data-waiting-text') || 'Waiting for your wallet\u2026';
   // an External Client flow: the app continues by itself, this page never goes back to it
   var handover = root.getAttribute('data-handover') === 'true';
   var expiresIn = Number(root.getAttribute('data-expires-in'));
@@ -86,7 +87,13 @@
     if (finished || !s || typeof s.status !== 'string') return;
     switch (s.status) {
       case 'pending':
-        setState('pending', 'Waiting for your wallet\u2026');
+        setState('pending', waitingText);
+        break;
+      case 'moved':
+        // D12: the journey was continued in another browser, which goes back to the app
+        finish();
+        setState('done', 'This identity check was continued on another device. You can close this page.');
+        reveal();
         break;
       case 'scanned':
         setState('scanned', 'Wallet connected\u2026');

@@ -1,0 +1,247 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Context } from 'koa';
+import type Provider from 'oidc-provider';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import type { UpstreamIdvConfig } from '../config/schema.js';
+import { noStore } from '../http/respond.js';
+import type { FlowClaims, GrantClaims } from '../interaction/flowClaims.js';
+import type { WalletSteps } from '../interaction/steps.js';
+import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
+import { Journeys, type Journey, type JourneyStatus } from './journeys.js';
+import { UpstreamError, UpstreamIdv, type UpstreamIdentity } from './upstream.js';
+import type { PairwiseSubjects } from './subject.js';
+
+export interface OtherProviderDeps {
+  config: UpstreamIdvConfig;
+  baseUrl: string;
+  store: Store;
+  lifetimes: { continuation: number; interaction: number };
+  subjects: PairwiseSubjects;
+  steps: WalletSteps;
+  grantClaims: GrantClaims;
+  providers: Record<'v1' | 'v2', Provider>;
+  logger: Logger;
+  /** for tests: the upstream client */
+  upstream?: UpstreamIdv;
+}
+
+/**
+ * What the callback made of the provider's answer, for the holder's browser. The browser arrives in a
+ * chain of redirects that began with a form post at the provider, and Chromium applies the provider's
+ * CSP `form-action` to every redirect of that chain: the browser is sent on by a page of ours instead.
+ */
+export type CallbackResult =
+  /** the journey's first browser: its prompt's /continue finishes the interaction (claims kept, or the failure) */
+  | { kind: 'prompt'; version: 'v1' | 'v2'; uid: string }
+  /** a browser that continued the journey: on to the client (code or error) */
+  | { kind: 'client'; url: string }
+  /** nothing to finish here: a page tells the person why */
+  | { kind: 'page'; status: number; title: string; message: string };
+
+/** The callback's path under the base URL (D12: `{base_url}/identity/callback`). */
+export const CALLBACK_PATH = '/identity/callback';
+/** A browser's binding cookie for one journey's logins: `idv.<stepId>`. */
+const COOKIE_PREFIX = 'idv.';
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+/** A browser carrying more journey cookies than this is not looked at further. */
+const MAX_COOKIES = 8;
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+const PAGES = {
+  unmatched: {
+    status: 400,
+    title: 'This sign-in could not be matched',
+    message: 'The identity check came back to a browser that did not start it, or it was already used. Go back to the app and start again.',
+  },
+  moved: { status: 200, title: 'Continued on another device', message: 'This identity check was continued on another device. You can close this page.' },
+  ended: { status: 200, title: 'Already finished', message: 'This identity check has already finished. You can close this page.' },
+};
+
+/**
+ * D12, VerifiedIdentity_Other: the journey through another OpenID Connect provider. The holder's prompt
+ * sends the browser there (`leave`), the provider sends it back to the callback, and the journey ends
+ * with the provider's claims mapped into our ID token, with a pairwise `sub` from the provider's `iss`
+ * and `sub`. A non-PAR journey can be continued in another browser with its context_id (`resume`): that
+ * browser goes to the provider and, when it comes back, on to the client with a code.
+ */
+export class OtherProvider {
+  readonly journeys: Journeys;
+  readonly upstream: UpstreamIdv;
+  readonly displayName: string;
+  readonly #secureCookies: boolean;
+  readonly #cookiePath: string;
+
+  constructor(private readonly d: OtherProviderDeps) {
+    this.journeys = new Journeys(d.store, d.lifetimes);
+    this.upstream = d.upstream ?? new UpstreamIdv(d.config, { redirectUri: `${d.baseUrl}${CALLBACK_PATH}` });
+    this.displayName = d.config.displayName;
+    const base = new URL(d.baseUrl);
+    this.#secureCookies = base.protocol === 'https:';
+    this.#cookiePath = `${base.pathname.replace(/\/$/, '')}${CALLBACK_PATH}`;
+  }
+
+  /**
+   * The holder's prompt sends its browser to the provider. Returns the provider's URL, or undefined when
+   * the provider cannot be reached: the journey then ends failed, and the prompt finishes with it.
+   */
+  async start(ctx: Context, journey: Journey): Promise<string | undefined> {
+    try {
+      return await this.leave(ctx, journey, false);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      await this.#fail(journey, err, false);
+      return undefined;
+    }
+  }
+
+  /**
+   * D12: authorise with `context_id` continues a non-PAR journey in this browser, which goes to the
+   * provider from here. False when the context_id is not a journey's (the caller tries External Client
+   * flows, D13). Replayed, expired or foreign context_ids: 400 invalid_request. The request may repeat
+   * the original's parameters (they must equal it), nothing else.
+   */
+  async resumes(ctx: Context, params: Record<string, string>, version: 'v1' | 'v2'): Promise<boolean> {
+    if ((await this.journeys.contextStep(params.context_id)) === undefined) return false;
+    const journey = await this.journeys.resume(params.context_id, params.client_id ?? '', version, (j) => checkContinuationParams(params, { pushed: false, params: j.params }));
+    let url: string;
+    try {
+      url = await this.leave(ctx, journey, true);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      await this.#fail(journey, err, true);
+      noStore(ctx);
+      ctx.status = 302;
+      ctx.redirect(errorUrl(journey, err.message, this.d.providers[journey.version].issuer));
+      return true;
+    }
+    noStore(ctx);
+    ctx.status = 303;
+    ctx.redirect(url);
+    return true;
+  }
+
+  async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<JourneyStatus> {
+    // the reason and the step, never a claim value (UpstreamError's messages carry none)
+    this.d.logger.info({ flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message }, 'identity journey failed');
+    const failed: JourneyStatus = { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message };
+    await this.journeys.end(journey, failed, resumed);
+    return failed;
+  }
+
+  /**
+   * Sends a browser to the provider for `journey`: a login (state, nonce, PKCE) kept for the callback,
+   * and a cookie that binds its answer to this browser. Returns the provider's authorization URL; throws
+   * UpstreamError when the provider cannot be reached.
+   */
+  async leave(ctx: Context, journey: Journey, resumed: boolean): Promise<string> {
+    const start = await this.upstream.start();
+    const name = `${COOKIE_PREFIX}${journey.stepId}`;
+    const held = ctx.cookies.get(name, { signed: false });
+    const binding = held && COOKIE_VALUE.test(held) ? held : randomBytes(32).toString('base64url');
+    await this.journeys.leave(journey, { state: start.state, nonce: start.nonce, codeVerifier: start.codeVerifier, binding: sha256(binding), resumed });
+    ctx.cookies.set(name, binding, {
+      httpOnly: true,
+      sameSite: 'lax', // the provider's redirect back is a top-level GET navigation from its site
+      secure: this.#secureCookies,
+      path: this.#cookiePath,
+      maxAge: Math.max(1000, journey.expiresAt - Date.now()),
+      signed: false, // 256 random bits whose hash the login keeps: nothing to forge
+      overwrite: true,
+    });
+    return start.url;
+  }
+
+  /**
+   * `{base_url}/identity/callback`: the provider's answer. The login is found by this browser's journey
+   * cookies and the answer's state, and taken once. An answer with a state none of them knows, in a
+   * browser with one journey under way, is that journey's wrong state: it ends with access_denied.
+   */
+  async callback(ctx: Context): Promise<CallbackResult> {
+    const url = new URL(ctx.originalUrl, this.d.baseUrl);
+    const state = url.searchParams.get('state') ?? '';
+    const cookies = journeyCookies(ctx.get('Cookie'));
+    for (const { stepId } of cookies) {
+      const login = state ? await this.journeys.takeLogin(stepId, state) : undefined;
+      if (!login) continue;
+      const journey = await this.journeys.find(stepId);
+      const binding = ctx.cookies.get(`${COOKIE_PREFIX}${stepId}`, { signed: false });
+      if (!journey || !binding || sha256(binding) !== login.binding) return { kind: 'page', ...PAGES.unmatched };
+      return this.#answered(ctx, journey, login.resumed, () => this.upstream.finish(url, login));
+    }
+    // no login of this browser has that state: one journey under way here means its answer is wrong
+    const underWay = [];
+    for (const { stepId } of cookies) {
+      const journey = await this.journeys.find(stepId);
+      const status = journey && (await this.journeys.status(stepId));
+      if (journey && status?.status === 'at_provider') underWay.push(journey);
+    }
+    if (underWay.length === 1) {
+      const [journey] = underWay;
+      return this.#answered(ctx, journey, false, async () => {
+        throw new UpstreamError('invalid', 'the identity provider answered with a state that does not belong to this journey');
+      });
+    }
+    return { kind: 'page', ...PAGES.unmatched };
+  }
+
+  async #answered(ctx: Context, journey: Journey, resumed: boolean, finish: () => Promise<UpstreamIdentity>): Promise<CallbackResult> {
+    const [, uid] = journey.stepId.split('.');
+    const status = await this.journeys.status(journey.stepId);
+    if (!resumed && status.status === 'moved') return { kind: 'page', ...PAGES.moved };
+    if (status.status === 'done' || status.status === 'failed' || status.status === 'expired') return { kind: 'page', ...PAGES.ended };
+
+    const provider = this.d.providers[journey.version];
+    let claims: FlowClaims;
+    try {
+      claims = this.flowClaims(journey, await finish());
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      await this.#fail(journey, err, resumed);
+      if (!resumed) return { kind: 'prompt', version: journey.version, uid };
+      return { kind: 'client', url: errorUrl(journey, err.message, provider.issuer) };
+    }
+    // the first browser's prompt finishes with the claims kept beside its step
+    const keepClaims = resumed ? undefined : () => this.d.steps.succeeded(journey.stepId, claims, this.d.lifetimes.interaction);
+    if (!(await this.journeys.end(journey, { status: 'done' }, resumed, keepClaims))) return { kind: 'page', ...PAGES.ended };
+    if (!resumed) return { kind: 'prompt', version: journey.version, uid };
+    // a continuing browser has no interaction: it goes to the client, as the first browser would have
+    return { kind: 'client', url: await mintContinuationCode(provider, this.d.grantClaims, { request: journey, claims: { ...claims, tokenExtras: journey.tokenExtras } }, this.d.lifetimes.interaction) };
+  }
+
+  /** D12: the provider's claims as configured, and a pairwise `sub` from its `iss` and `sub`. */
+  flowClaims(journey: Journey, identity: UpstreamIdentity): FlowClaims {
+    return { sub: this.d.subjects.of(journey.clientId, ['idv', identity.issuer, identity.subject]), claims: identity.claims };
+  }
+}
+
+/** The client's redirect_uri with access_denied (RFC 6749 §4.1.2.1), the original state and our issuer (RFC 9207). */
+function errorUrl(journey: Journey, description: string, issuer: string): string {
+  const url = new URL(journey.params.redirect_uri);
+  url.searchParams.set('error', 'access_denied');
+  url.searchParams.set('error_description', description);
+  if (journey.params.state !== undefined) url.searchParams.set('state', journey.params.state);
+  url.searchParams.set('iss', issuer);
+  return url.href;
+}
+
+/** What the prompt tells the person when the provider's part failed (no protocol jargon). */
+function personMessage(reason: UpstreamError['reason'], provider: string): string {
+  if (reason === 'unavailable') return `${provider} is not available right now. Please try again later.`;
+  if (reason === 'refused') return `${provider} did not confirm your identity.`;
+  return `The answer from ${provider} could not be accepted. Please start again.`;
+}
+
+/** The browser's journey cookies (`idv.<stepId>`), read from the header (their names are not known in advance). */
+function journeyCookies(header: string): Array<{ stepId: string }> {
+  const found: Array<{ stepId: string }> = [];
+  for (const part of header.split(';')) {
+    const name = part.split('=')[0]?.trim() ?? '';
+    if (!name.startsWith(COOKIE_PREFIX)) continue;
+    const stepId = name.slice(COOKIE_PREFIX.length);
+    if (/^v[12]\.[A-Za-z0-9_-]{1,64}$/.test(stepId)) found.push({ stepId });
+    if (found.length >= MAX_COOKIES) break;
+  }
+  return found;
+}

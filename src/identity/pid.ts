@@ -1,0 +1,44 @@
+import type { PidFlowConfig } from '../config/schema.js';
+import type { FlowClaims } from '../interaction/flowClaims.js';
+import { sdJwtCredentialQuery } from '../verification/dcql.js';
+import type { VerificationResult } from '../verification/requests.js';
+import type { IdentityRequestKind } from '../verification/verifier.js';
+import type { PairwiseSubjects } from './subject.js';
+
+/** The Credential Query id of the PID in a VerifiedIdentity request (and in the wallet's vp_token). */
+export const PID_QUERY_ID = 'pid';
+
+/**
+ * D12, VerifiedIdentity: the OpenID4VP request for a person-identification credential. One `dc+sd-jwt`
+ * Credential Query for the configured PID types, asking for the required claims, the optional ones and
+ * (optional too) the subject claim; only the block's trusted issuers are accepted.
+ */
+export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
+  // optional claims in order of preference: the subject claim first, then optionalClaims as configured
+  const optional = [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter((name) => !block.claims.includes(name));
+  const asked = [...block.claims.map((name) => ({ name, required: true })), ...optional.map((name) => ({ name, required: false }))];
+  const query = sdJwtCredentialQuery(PID_QUERY_ID, block.vct, asked);
+  // DCQL §6.4.1: the wallet returns the first claim set it can satisfy. The required claims with every
+  // optional one, then with one optional claim fewer each time, then the required ones alone: a PID that
+  // lacks one optional claim still discloses the optional claims before it (a set per combination would
+  // be exponential in the optional claims)
+  if (optional.length > 0) query.claim_sets = optional.map((_, i) => [...block.claims, ...optional.slice(0, optional.length - i)]).concat([[...block.claims]]);
+  return {
+    query: { credentials: [query] },
+    // the subject claim goes into the ID token only when it is also listed as a claim
+    claimNames: new Map([[PID_QUERY_ID, [...block.claims, ...block.optionalClaims]]]),
+    subjectClaim: block.subjectClaim,
+    trustedIssuers: block.trustedIssuers,
+  };
+}
+
+/**
+ * D12: the ID token of a VerifiedIdentity flow: the presented PID claims under their own names, and a
+ * pairwise `sub` (OIDC Core §8.1), from the PID's issuer and subject claim when that is configured and
+ * presented (the same person gets the same `sub` with every new PID or wallet), else from the holder key.
+ */
+export function pidFlowClaims(result: VerificationResult, clientId: string, subjects: PairwiseSubjects): FlowClaims {
+  const subject = typeof result.subject === 'string' || typeof result.subject === 'number' ? String(result.subject) : undefined;
+  const local = subject !== undefined ? ['pid', result.issuer, subject] : ['holder-key', result.holderKeyThumbprint];
+  return { sub: subjects.of(clientId, local), claims: result.claims };
+}

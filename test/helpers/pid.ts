@@ -1,0 +1,66 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import type { DevWallet } from '../../src/wallet/holder.js';
+import { newWallet } from './flows.js';
+
+export const PID_VCT = 'urn:eudi:pid:1';
+
+export interface PidIssuer {
+  issuer: string;
+  /** public keys, for the identity block's trustedIssuers */
+  jwks: { keys: JWK[] };
+  /**
+   * A dev wallet holding one PID of this issuer, bound to a fresh holder key. Every claim is selectively
+   * disclosable, as the EU PID's are.
+   */
+  walletWith(claims: Record<string, unknown>, opts?: { vct?: string; exp?: number; iss?: string }): Promise<DevWallet>;
+  /**
+   * An independent holder (no dev wallet code): fetches the Request Object behind an openid4vp:// link,
+   * presents a PID with every claim disclosed and a key binding JWT made with jose, and posts the answer
+   * (direct_post). Presents what the dev wallet would refuse to (a PID that does not match the query).
+   */
+  presentDirectly(requestLink: string, claims: Record<string, unknown>, opts?: { vct?: string }): Promise<{ status: number; body: any }>;
+}
+
+/** A PID issuer other than this service: its own key, credentials made with @sd-jwt/sd-jwt-vc, never our issuer's code. */
+export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIssuer> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const kid = randomUUID();
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid };
+  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  async function issue(claims: Record<string, unknown>, opts: { vct?: string; exp?: number; iss?: string }) {
+    const holder = await generateKeyPair('ES256', { extractable: true });
+    const holderPublic = await exportJWK(holder.publicKey);
+    const now = Math.floor(Date.now() / 1000);
+    const credential = await sdJwt.issue(
+      { ...claims, iss: opts.iss ?? issuer, vct: opts.vct ?? PID_VCT, iat: now - 60, exp: opts.exp ?? now + 3600, cnf: { jwk: holderPublic } },
+      { _sd: Object.keys(claims) } as never,
+      { header: { kid } },
+    );
+    return { credential, holder };
+  }
+  return {
+    issuer,
+    jwks: { keys: [publicJwk] },
+    async presentDirectly(requestLink, claims, opts = {}) {
+      const { credential, holder } = await issue(claims, opts);
+      const requestUri = new URL(requestLink).searchParams.get('request_uri')!;
+      const request = decodeJwt(await (await fetch(requestUri)).text()) as { client_id: string; nonce: string; state: string; response_uri: string; dcql_query: { credentials: Array<{ id: string }> } };
+      const kb = await new SignJWT({ aud: request.client_id, nonce: request.nonce, iat: Math.floor(Date.now() / 1000), sd_hash: createHash('sha256').update(credential).digest('base64url') })
+        .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
+        .sign(holder.privateKey);
+      const vpToken = JSON.stringify({ [request.dcql_query.credentials[0].id]: [`${credential}${kb}`] });
+      const res = await fetch(request.response_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state: request.state, vp_token: vpToken }) });
+      return { status: res.status, body: await res.json().catch(() => undefined) };
+    },
+    async walletWith(claims, opts = {}) {
+      const { credential, holder } = await issue(claims, opts);
+      const wallet = await newWallet();
+      await wallet.import(credential, await exportJWK(holder.privateKey));
+      return wallet;
+    },
+  };
+}
