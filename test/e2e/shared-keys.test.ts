@@ -28,7 +28,7 @@ const CLIENT = { id: 'shared-keys-client', secret: 'shared-keys-secret-012345678
 const REDIRECT = 'https://rp.example/cb';
 const PIN = '1357';
 const attributes = { FirstName: 'Ada', LastName: 'Lovelace' };
-const KEY_FILES = ['id-token.jwks.json', 'credential.jwks.json', 'cookies.json'];
+const KEY_FILES = ['id-token.jwks.json', 'credential.jwks.json', 'cookies.json', 'pairwise.json'];
 
 const dirs: string[] = [];
 const newDir = () => {
@@ -102,14 +102,14 @@ run('D20: one key set across instances on one Redis', () => {
     expect(credentialKeys[2]).toEqual(credentialKeys[0]);
 
     // the sets are in the store, one key each and without a TTL, and no instance wrote a key file
-    const stored = { idToken: `${farmPrefix}keys:idToken`, credential: `${farmPrefix}keys:credential`, cookies: `${farmPrefix}keys:cookies` };
+    const stored = { idToken: `${farmPrefix}keys:idToken`, credential: `${farmPrefix}keys:credential`, cookies: `${farmPrefix}keys:cookies`, pairwise: `${farmPrefix}keys:pairwise` };
     for (const key of Object.values(stored)) expect(await redis.ttl(key), key).toBe(-1);
     expect(publicJwks(JSON.parse((await redis.get(stored.idToken))!))).toEqual(jwks[0]);
     expect(publicJwks(JSON.parse((await redis.get(stored.credential))!))).toEqual(credentialKeys[0]);
     for (const i of farm) for (const f of KEY_FILES) expect(() => statSync(join(i.dir, f)), join(i.dir, f)).toThrow();
 
     // each instance said where each set came from, once per set: exactly one generated it into the store
-    for (const set of ['idToken', 'credential', 'cookies']) {
+    for (const set of ['idToken', 'credential', 'cookies', 'pairwise']) {
       const lines = farm.map((i) => keyLines(i).filter((l) => l.keySet === set));
       for (const l of lines) expect(l, set).toHaveLength(1);
       const messages = lines.map((l) => String(l[0].msg));
@@ -121,6 +121,7 @@ run('D20: one key set across instances on one Redis', () => {
       ...JSON.parse((await redis.get(stored.idToken))!).keys.flatMap((k: JWK) => [k.d, k.p, k.q]),
       ...JSON.parse((await redis.get(stored.credential))!).keys.map((k: JWK) => k.d),
       ...JSON.parse((await redis.get(stored.cookies))!),
+      ...JSON.parse((await redis.get(stored.pairwise))!),
     ];
     for (const i of farm) for (const s of secrets) expect(i.output().includes(s as string)).toBe(false);
   });
@@ -186,14 +187,15 @@ run('D20: one key set across instances on one Redis', () => {
       ['idToken', expect.stringMatching(/loaded from the key file/)],
       ['credential', expect.stringMatching(/loaded the key set from the store/)],
       ['cookies', expect.stringMatching(/loaded the key set from the store/)],
+      ['pairwise', expect.stringMatching(/loaded the key set from the store/)],
     ]);
 
-    // b: all three from its files; the store holds no key set under its prefix
+    // b: all four from its files; the store holds no key set under its prefix
     const files = Object.fromEntries(KEY_FILES.map((f) => [f, JSON.parse(readFileSync(join(allFiles, f), 'utf8'))]));
     expect(await jwksOf(b.url)).toEqual(publicJwks(files['id-token.jwks.json']));
     expect(await walletIssuerKeysOf(b.url)).toEqual(publicJwks(files['credential.jwks.json']));
     expect(await redis.keys(`${freshPrefix}keys:*`)).toEqual([]);
-    expect(keyLines(b).map((l) => l.msg)).toEqual(Array(3).fill(expect.stringMatching(/loaded from the key file/)));
+    expect(keyLines(b).map((l) => l.msg)).toEqual(Array(4).fill(expect.stringMatching(/loaded from the key file/)));
   });
 
   it('with the memory store, the keys are still generated into files (0600)', async () => {
@@ -202,7 +204,7 @@ run('D20: one key set across instances on one Redis', () => {
     for (const f of KEY_FILES) expect((statSync(join(dir, f)).mode & 0o777).toString(8), f).toBe('600');
     expect(await jwksOf(m.url)).toEqual(publicJwks(JSON.parse(readFileSync(join(dir, 'id-token.jwks.json'), 'utf8'))));
     expect(keyLines(m).map((l) => [l.keySet, l.msg])).toEqual(
-      ['idToken', 'credential', 'cookies'].map((set) => [set, expect.stringMatching(/generated a new key file/)]),
+      ['idToken', 'credential', 'cookies', 'pairwise'].map((set) => [set, expect.stringMatching(/generated a new key file/)]),
     );
   });
 });

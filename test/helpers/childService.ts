@@ -15,7 +15,7 @@ export function writeServiceConfig(dir: string, o: { base: string; port: number;
       host: '127.0.0.1',
       store: 'memory',
       logLevel: 'silent',
-      keys: { idToken: join(dir, 'id-token.jwks.json'), credential: join(dir, 'credential.jwks.json'), cookies: join(dir, 'cookies.json') },
+      keys: { idToken: join(dir, 'id-token.jwks.json'), credential: join(dir, 'credential.jwks.json'), cookies: join(dir, 'cookies.json'), pairwise: join(dir, 'pairwise.json') },
       credentialTypes: [{ name: 'EmployeeBadge', validity: 'P30D', pinCodeLength: 4, attributes: { FirstName: { type: 'string' }, LastName: { type: 'string' } } }],
       clients: [{ clientId: o.client.id, clientSecret: o.client.secret, redirectUris: [o.redirectUri], pkce: 'required', scopes: ['issue.EmployeeBadge', 'EmployeeBadge'] }],
     }),
