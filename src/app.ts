@@ -9,7 +9,7 @@ import { loadKeys, publicJwks, type KeyOrigin, type KeySet } from './keys/keys.j
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { StoreUnavailableError } from './store/redis.js';
-import { versionProfiles } from './oidc/versions.js';
+import { versionProfiles, type VersionProfile } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { PinHasher } from './rules/pinHash.js';
@@ -259,7 +259,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const upstreamIdv = config.identity.VerifiedIdentity_Other;
   const otherProvider =
     upstreamIdv && new OtherProvider({ config: upstreamIdv, baseUrl: config.baseUrl, store, lifetimes: config.lifetimes, subjects, steps, grantClaims, providers, logger });
-  const authorizeUrls = { v1: `${config.baseUrl}${profiles.v1.paths.authorizeNonPar}`, v2: `${config.baseUrl}${profiles.v2.paths.authorize}` };
+  // a version's non-PAR authorise endpoint (Version 1: /oidc/authorizev1), where a journey continues with context_id
+  const nonParAuthorize = (p: VersionProfile) => `${config.baseUrl}${p.paths.authorizeNonPar ?? p.paths.authorize}`;
+  const authorizeUrls = { v1: nonParAuthorize(profiles.v1), v2: nonParAuthorize(profiles.v2) };
   const identity = { pid: config.identity.VerifiedIdentity, other: otherProvider };
   const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls });
 

@@ -4,7 +4,8 @@ import type { Context, Middleware } from 'koa';
 import Provider, { errors, interactionPolicy, type Account, type ClaimsParameterMember, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
 import { ClientAborted, readForm } from '../http/form.js';
-import { randomBase64 } from '../random.js';
+import { sendPage } from '../http/page.js';
+import { isPastCalendarDate } from '../rules/template.js';
 import { idvCsp, renderIdvMessage, renderLoginPage, type PersonFields } from './idvPages.js';
 
 /**
@@ -39,7 +40,6 @@ const FORM_LIMIT = 4 * 1024;
 /** people confirmed recently, by sub: kept for their tokens and userinfo, the oldest forgotten first */
 const MAX_PEOPLE = 1000;
 const INTERACTION = /^\/interaction\/([A-Za-z0-9_-]{1,64})$/;
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**
  * A real oidc-provider instance with its own login page. `middleware` serves the provider and its pages
@@ -125,8 +125,8 @@ export async function createDemoIdvProvider(opts: DemoIdvOptions): Promise<{ pro
       };
     },
     renderError: async (ctx: KoaContextWithOIDC, out: { error?: string; error_description?: string }) => {
-      sendPage(ctx, formTargets, (nonce) =>
-        renderIdvMessage({ nonce, title: 'This identity check cannot go on', message: `${out.error ?? 'error'}: ${out.error_description ?? 'something went wrong'}` }));
+      sendPage(ctx, ctx.status, (nonce) =>
+        renderIdvMessage({ nonce, title: 'This identity check cannot go on', message: `${out.error ?? 'error'}: ${out.error_description ?? 'something went wrong'}` }), (nonce) => idvCsp(nonce, formTargets));
     },
   } as Configuration;
 
@@ -173,14 +173,6 @@ function verifiedClaims(person: PersonFields, requested: null | ClaimsParameterM
   return { verification: { ...VERIFICATION }, claims };
 }
 
-function sendPage(ctx: Context, formTargets: readonly string[], render: (nonce: string) => string): void {
-  const nonce = randomBase64(16);
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', idvCsp(nonce, formTargets));
-  ctx.set('Cache-Control', 'no-store');
-  ctx.body = render(nonce);
-}
-
 /** The claim names a `claims` request parameter asks for (OIDC Core §5.5), for the grant. */
 function requestedClaims(param: unknown): string[] {
   if (typeof param !== 'string') return [];
@@ -198,12 +190,7 @@ function check(values: PersonFields): string | undefined {
     const v = values[name];
     if (!v || v.length > 100 || /\p{Cc}/u.test(v)) return `Enter ${label} (at most 100 characters).`;
   }
-  const date = ISO_DATE.exec(values.birthdate);
-  const parsed = date && new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3])));
-  if (!date || !parsed || parsed.toISOString().slice(0, 10) !== values.birthdate || parsed.getTime() > Date.now()) {
-    return 'Enter the birth date as YYYY-MM-DD, a day in the past.';
-  }
-  return undefined;
+  return isPastCalendarDate(values.birthdate) ? undefined : 'Enter the birth date as YYYY-MM-DD, a day in the past.';
 }
 
 /**
@@ -213,11 +200,9 @@ function check(values: PersonFields): string | undefined {
  * claims, in one result. Decline: access_denied.
  */
 function interactionPages(provider: Provider, issuer: string, formTargets: readonly string[], remember: (sub: string, person: PersonFields) => void): Middleware {
-  const gone = (ctx: Context) => {
-    ctx.status = 400;
-    sendPage(ctx, formTargets, (nonce) =>
-      renderIdvMessage({ nonce, title: 'This identity check has ended', message: 'It expired or was already finished. Go back to the app and start again.' }));
-  };
+  const csp = (nonce: string) => idvCsp(nonce, formTargets);
+  const gone = (ctx: Context) =>
+    sendPage(ctx, 400, (nonce) => renderIdvMessage({ nonce, title: 'This identity check has ended', message: 'It expired or was already finished. Go back to the app and start again.' }), csp);
 
   return async (ctx, next) => {
     const m = INTERACTION.exec(ctx.path);
@@ -234,10 +219,7 @@ function interactionPages(provider: Provider, issuer: string, formTargets: reado
     if (details.uid !== uid) return gone(ctx);
     const action = `${issuer}/interaction/${uid}`;
     const client = String(details.params.client_id ?? '');
-    const form = (status: number, values: PersonFields, error?: string) => {
-      ctx.status = status;
-      sendPage(ctx, formTargets, (nonce) => renderLoginPage({ nonce, action, values, client, error }));
-    };
+    const form = (status: number, values: PersonFields, error?: string) => sendPage(ctx, status, (nonce) => renderLoginPage({ nonce, action, values, client, error }), csp);
     if (ctx.method === 'GET') return form(200, SAMPLE);
 
     let body: Record<string, string>;

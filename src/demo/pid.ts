@@ -4,10 +4,11 @@ import type { Context, Middleware } from 'koa';
 import type { JWK } from 'jose';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { createWalletIssuer, type WalletIssuer } from '../issuance/walletIssuer.js';
+import { createWalletIssuer } from '../issuance/walletIssuer.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { readForm } from '../http/form.js';
 import { ProtocolError } from '../rules/errors.js';
+import { isPastCalendarDate } from '../rules/template.js';
 import { html } from '../interaction/views/html.js';
 import { qrSvg } from '../interaction/views/qrSvg.js';
 import { page } from './routes.js';
@@ -56,7 +57,6 @@ export interface DemoPidOptions {
 export interface DemoPidIssuer {
   /** `{base_url}/demo-pid` */
   credentialIssuer: string;
-  walletIssuer: WalletIssuer;
   /** the pages at /demo/pid and the issuer's wallet-facing endpoints; next() otherwise */
   middleware: Middleware;
 }
@@ -66,7 +66,6 @@ const SAMPLE = { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12
 type Fields = typeof SAMPLE;
 
 const FORM_LIMIT = 16 * 1024;
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const COUNTRY = /^[A-Z]{2}$/;
 
 export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
@@ -149,18 +148,14 @@ ${field('personal_administrative_number', 'Personal administrative number', html
     return next();
   };
 
-  return { credentialIssuer: walletIssuer.credentialIssuer, walletIssuer, middleware: compose([pages, walletIssuer.middleware]) };
+  return { credentialIssuer: walletIssuer.credentialIssuer, middleware: compose([pages, walletIssuer.middleware]) };
 }
 
 /** The PID's claims from the form, or what is wrong with it (said to the person filling it in). */
 function check(f: Fields): Record<string, unknown> | string {
   if (!f.given_name || f.given_name.length > 100) return 'Enter a given name (at most 100 characters).';
   if (!f.family_name || f.family_name.length > 100) return 'Enter a family name (at most 100 characters).';
-  const date = ISO_DATE.exec(f.birthdate);
-  const parsed = date && new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3])));
-  if (!date || !parsed || parsed.toISOString().slice(0, 10) !== f.birthdate || parsed.getTime() > Date.now()) {
-    return 'Enter the birth date as YYYY-MM-DD, a day in the past.';
-  }
+  if (!isPastCalendarDate(f.birthdate)) return 'Enter the birth date as YYYY-MM-DD, a day in the past.';
   const nationalities = [...new Set(f.nationalities.split(/[\s,]+/).filter(Boolean).map((c) => c.toUpperCase()))];
   if (nationalities.length === 0 || nationalities.length > 10 || !nationalities.every((c) => COUNTRY.test(c))) {
     return 'Enter one to ten nationalities as two-letter country codes (ISO 3166-1 alpha-2), such as GB or DE, FR.';

@@ -15,14 +15,19 @@ export function sendError(ctx: Context, err: ProtocolError, headers: Record<stri
   ctx.body = err.toJSON();
 }
 
-/** Redirected error (RFC 6749 §4.1.2.1, D4): `error`, `error_description`, `state`, and `iss` (RFC 9207). */
-export function redirectError(ctx: Context, redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): void {
+/** The redirect URI with an error (RFC 6749 §4.1.2.1, D4): `error`, `error_description`, `state`, and `iss` (RFC 9207). */
+export function errorRedirectUrl(redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): string {
   const url = new URL(redirectUri);
   url.searchParams.set('error', err.error);
   url.searchParams.set('error_description', err.description);
   if (state !== undefined) url.searchParams.set('state', state);
   url.searchParams.set('iss', issuer);
+  return url.href;
+}
+
+/** Redirected error: 302 to `errorRedirectUrl`, uncached. */
+export function redirectError(ctx: Context, redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): void {
   noStore(ctx);
   ctx.status = 302;
-  ctx.redirect(url.href);
+  ctx.redirect(errorRedirectUrl(redirectUri, err, state, issuer));
 }

@@ -79,22 +79,27 @@ export class Journeys {
     return this.store.get<Journey>(journeyKey(stepId));
   }
 
-  async status(stepId: string): Promise<JourneyStatus | { status: 'expired' }> {
+  /** Where the journey stands (one round trip): `expired` once it can no longer end, and the journey while it is kept. */
+  async current(stepId: string): Promise<{ status: JourneyStatus | { status: 'expired' }; journey?: Journey }> {
     const [status, journey] = (await this.store.getMany([statusKey(stepId), journeyKey(stepId)])) as [JourneyStatus | undefined, Journey | undefined];
-    if (status && (status.status === 'failed' || status.status === 'done' || status.status === 'moved')) return status;
-    if (!status || !journey || journey.expiresAt <= Date.now()) return { status: 'expired' };
-    return status;
+    if (status && (status.status === 'failed' || status.status === 'done' || status.status === 'moved')) return { status, journey };
+    if (!status || !journey || journey.expiresAt <= Date.now()) return { status: { status: 'expired' }, journey };
+    return { status, journey };
+  }
+
+  async status(stepId: string): Promise<JourneyStatus | { status: 'expired' }> {
+    return (await this.current(stepId)).status;
   }
 
   /** A browser leaves for the provider: its login is kept (keyed by its state) until the journey ends. */
   async leave(journey: Journey, login: Login): Promise<void> {
     const ttl = secondsUntil(journey.expiresAt);
-    await this.store.set(loginKey(journey.stepId, login.state), login, ttl);
-    if (!login.resumed) {
-      // the prompt says the holder is at the provider, unless another status came first
-      const current = await this.store.get<JourneyStatus>(statusKey(journey.stepId));
-      if (current?.status === 'pending') await this.store.set(statusKey(journey.stepId), { status: 'at_provider' } satisfies JourneyStatus, ttl + GRACE_SECONDS);
-    }
+    const [, current] = await Promise.all([
+      this.store.set(loginKey(journey.stepId, login.state), login, ttl),
+      login.resumed ? undefined : this.store.get<JourneyStatus>(statusKey(journey.stepId)),
+    ]);
+    // the prompt says the holder is at the provider, unless another status came first
+    if (current?.status === 'pending') await this.store.set(statusKey(journey.stepId), { status: 'at_provider' } satisfies JourneyStatus, ttl + GRACE_SECONDS);
   }
 
   /** The provider's answer names its state: the login it belongs to, once (single use). */
@@ -102,25 +107,22 @@ export class Journeys {
     return this.store.consume<Login>(loginKey(stepId, state));
   }
 
-  /**
-   * Continues a journey in another browser with its context_id (D12): single use (of concurrent takers one
-   * wins), bound to its client and its interaction's version. `check` sees the journey first and may
-   * refuse; a context refused, or named by another client, stays usable by its own client. The journey is
-   * then the new browser's: its first browser can no longer end it.
-   */
   /** The journey a context_id names, while it can be continued; undefined for any other value (an External Client flow's, D13). */
   async contextStep(contextId: string): Promise<string | undefined> {
     return CONTEXT_ID.test(contextId) ? this.store.get<string>(contextKey(contextId)) : undefined;
   }
 
-  async resume(contextId: string, clientId: string, version: string, check: (journey: Journey) => void): Promise<Journey> {
-    const key = contextKey(contextId);
-    const stepId = CONTEXT_ID.test(contextId) ? await this.store.get<string>(key) : undefined;
-    const journey = stepId ? await this.find(stepId) : undefined;
+  /**
+   * Continues the journey `contextStep` named in another browser (D12): the context_id is single use (of
+   * concurrent takers one wins), bound to its client and its interaction's version. `check` sees the
+   * journey first and may refuse; a context refused, or named by another client, stays usable by its own
+   * client. The journey is then the new browser's: its first browser can no longer end it.
+   */
+  async resume(contextId: string, stepId: string, clientId: string, version: string, check: (journey: Journey) => void): Promise<Journey> {
+    const { status, journey } = await this.current(stepId);
     if (!journey || journey.clientId !== clientId || journey.version !== version) throw invalidRequest(UNKNOWN_CONTEXT);
     check(journey);
-    if ((await this.store.consume<string>(key)) === undefined) throw invalidRequest(UNKNOWN_CONTEXT);
-    const status = await this.status(journey.stepId);
+    if ((await this.store.consume<string>(contextKey(contextId))) === undefined) throw invalidRequest(UNKNOWN_CONTEXT);
     if (status.status !== 'pending' && status.status !== 'at_provider') throw invalidRequest('context_id: this journey has already ended; start again from the app');
     await this.store.set(statusKey(journey.stepId), { status: 'moved' } satisfies JourneyStatus, secondsUntil(journey.expiresAt) + GRACE_SECONDS);
     return journey;

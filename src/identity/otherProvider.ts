@@ -4,11 +4,12 @@ import type Provider from 'oidc-provider';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { UpstreamIdvConfig } from '../config/schema.js';
-import { noStore } from '../http/respond.js';
+import { errorRedirectUrl, noStore, redirectError } from '../http/respond.js';
+import { ProtocolError } from '../rules/errors.js';
 import type { FlowClaims, GrantClaims } from '../interaction/flowClaims.js';
 import type { WalletSteps } from '../interaction/steps.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
-import { Journeys, type Journey, type JourneyStatus } from './journeys.js';
+import { Journeys, type Journey } from './journeys.js';
 import { UpstreamError, UpstreamIdv, type UpstreamIdentity } from './upstream.js';
 import type { PairwiseSubjects } from './subject.js';
 
@@ -88,7 +89,7 @@ export class OtherProvider {
    */
   async start(ctx: Context, journey: Journey): Promise<string | undefined> {
     try {
-      return await this.leave(ctx, journey, false);
+      return await this.#leave(ctx, journey, false);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       await this.#fail(journey, err, false);
@@ -103,17 +104,16 @@ export class OtherProvider {
    * the original's parameters (they must equal it), nothing else.
    */
   async resumes(ctx: Context, params: Record<string, string>, version: 'v1' | 'v2'): Promise<boolean> {
-    if ((await this.journeys.contextStep(params.context_id)) === undefined) return false;
-    const journey = await this.journeys.resume(params.context_id, params.client_id ?? '', version, (j) => checkContinuationParams(params, { pushed: false, params: j.params }));
+    const stepId = await this.journeys.contextStep(params.context_id);
+    if (stepId === undefined) return false;
+    const journey = await this.journeys.resume(params.context_id, stepId, params.client_id ?? '', version, (j) => checkContinuationParams(params, { pushed: false, params: j.params }));
     let url: string;
     try {
-      url = await this.leave(ctx, journey, true);
+      url = await this.#leave(ctx, journey, true);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       await this.#fail(journey, err, true);
-      noStore(ctx);
-      ctx.status = 302;
-      ctx.redirect(errorUrl(journey, err.message, this.d.providers[journey.version].issuer));
+      redirectError(ctx, journey.params.redirect_uri, accessDenied(err), journey.params.state, this.d.providers[journey.version].issuer);
       return true;
     }
     noStore(ctx);
@@ -122,12 +122,10 @@ export class OtherProvider {
     return true;
   }
 
-  async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<JourneyStatus> {
+  async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<void> {
     // the reason and the step, never a claim value (UpstreamError's messages carry none)
     this.d.logger.info({ flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message }, 'identity journey failed');
-    const failed: JourneyStatus = { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message };
-    await this.journeys.end(journey, failed, resumed);
-    return failed;
+    await this.journeys.end(journey, { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message }, resumed);
   }
 
   /**
@@ -135,7 +133,7 @@ export class OtherProvider {
    * and a cookie that binds its answer to this browser. Returns the provider's authorization URL; throws
    * UpstreamError when the provider cannot be reached.
    */
-  async leave(ctx: Context, journey: Journey, resumed: boolean): Promise<string> {
+  async #leave(ctx: Context, journey: Journey, resumed: boolean): Promise<string> {
     const start = await this.upstream.start();
     const name = `${COOKIE_PREFIX}${journey.stepId}`;
     const held = ctx.cookies.get(name, { signed: false });
@@ -161,8 +159,8 @@ export class OtherProvider {
   async callback(ctx: Context): Promise<CallbackResult> {
     const url = new URL(ctx.originalUrl, this.d.baseUrl);
     const state = url.searchParams.get('state') ?? '';
-    const cookies = journeyCookies(ctx.get('Cookie'));
-    for (const { stepId } of cookies) {
+    const stepIds = journeyCookies(ctx.get('Cookie'));
+    for (const stepId of stepIds) {
       const login = state ? await this.journeys.takeLogin(stepId, state) : undefined;
       if (!login) continue;
       const journey = await this.journeys.find(stepId);
@@ -171,15 +169,13 @@ export class OtherProvider {
       return this.#answered(ctx, journey, login.resumed, () => this.upstream.finish(url, login));
     }
     // no login of this browser has that state: one journey under way here means its answer is wrong
-    const underWay = [];
-    for (const { stepId } of cookies) {
-      const journey = await this.journeys.find(stepId);
-      const status = journey && (await this.journeys.status(stepId));
-      if (journey && status?.status === 'at_provider') underWay.push(journey);
+    const underWay: Journey[] = [];
+    for (const stepId of stepIds) {
+      const { status, journey } = await this.journeys.current(stepId);
+      if (journey && status.status === 'at_provider') underWay.push(journey);
     }
     if (underWay.length === 1) {
-      const [journey] = underWay;
-      return this.#answered(ctx, journey, false, async () => {
+      return this.#answered(ctx, underWay[0], false, async () => {
         throw new UpstreamError('invalid', 'the identity provider answered with a state that does not belong to this journey');
       });
     }
@@ -195,12 +191,12 @@ export class OtherProvider {
     const provider = this.d.providers[journey.version];
     let claims: FlowClaims;
     try {
-      claims = this.flowClaims(journey, await finish());
+      claims = this.#flowClaims(journey, await finish());
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       await this.#fail(journey, err, resumed);
       if (!resumed) return { kind: 'prompt', version: journey.version, uid };
-      return { kind: 'client', url: errorUrl(journey, err.message, provider.issuer) };
+      return { kind: 'client', url: errorRedirectUrl(journey.params.redirect_uri, accessDenied(err), journey.params.state, provider.issuer) };
     }
     // the first browser's prompt finishes with the claims kept beside its step
     const keepClaims = resumed ? undefined : () => this.d.steps.succeeded(journey.stepId, claims, this.d.lifetimes.interaction);
@@ -211,20 +207,13 @@ export class OtherProvider {
   }
 
   /** D12: the provider's claims as configured, and a pairwise `sub` from its `iss` and `sub`. */
-  flowClaims(journey: Journey, identity: UpstreamIdentity): FlowClaims {
+  #flowClaims(journey: Journey, identity: UpstreamIdentity): FlowClaims {
     return { sub: this.d.subjects.of(journey.clientId, ['idv', identity.issuer, identity.subject]), claims: identity.claims };
   }
 }
 
-/** The client's redirect_uri with access_denied (RFC 6749 §4.1.2.1), the original state and our issuer (RFC 9207). */
-function errorUrl(journey: Journey, description: string, issuer: string): string {
-  const url = new URL(journey.params.redirect_uri);
-  url.searchParams.set('error', 'access_denied');
-  url.searchParams.set('error_description', description);
-  if (journey.params.state !== undefined) url.searchParams.set('state', journey.params.state);
-  url.searchParams.set('iss', issuer);
-  return url.href;
-}
+/** What the client hears of a failed journey. */
+const accessDenied = (err: UpstreamError) => new ProtocolError('access_denied', err.message);
 
 /** What the prompt tells the person when the provider's part failed (no protocol jargon). */
 function personMessage(reason: UpstreamError['reason'], provider: string): string {
@@ -233,14 +222,14 @@ function personMessage(reason: UpstreamError['reason'], provider: string): strin
   return `The answer from ${provider} could not be accepted. Please start again.`;
 }
 
-/** The browser's journey cookies (`idv.<stepId>`), read from the header (their names are not known in advance). */
-function journeyCookies(header: string): Array<{ stepId: string }> {
-  const found: Array<{ stepId: string }> = [];
+/** The step ids of the browser's journey cookies (`idv.<stepId>`), read from the header (their names are not known in advance). */
+function journeyCookies(header: string): string[] {
+  const found: string[] = [];
   for (const part of header.split(';')) {
     const name = part.split('=')[0]?.trim() ?? '';
     if (!name.startsWith(COOKIE_PREFIX)) continue;
     const stepId = name.slice(COOKIE_PREFIX.length);
-    if (/^v[12]\.[A-Za-z0-9_-]{1,64}$/.test(stepId)) found.push({ stepId });
+    if (/^v[12]\.[A-Za-z0-9_-]{1,64}$/.test(stepId)) found.push(stepId);
     if (found.length >= MAX_COOKIES) break;
   }
   return found;

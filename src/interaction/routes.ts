@@ -37,7 +37,7 @@ export interface InteractionDeps {
   /** D12: the identity-verification flows that are configured */
   identity: { pid?: PidFlowConfig; other?: OtherProvider };
   /** where each version's non-PAR requests are authorised: a journey continues there with context_id (D12) */
-  authorizeUrls: { v1: string; v2: string };
+  authorizeUrls: Record<Version, string>;
 }
 
 type Version = 'v1' | 'v2';
@@ -219,13 +219,12 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const journey: Journey = { stepId, version, clientId, params: continuationParams(params), tokenExtras: tokenExtrasOf(params), expiresAt: interaction.exp * 1000 };
     const pushed = params.vc_site === 'par';
     const contextId = await other.journeys.begin(journey, !pushed);
-    const nonPar = version === 'v1' ? d.authorizeUrls.v1 : d.authorizeUrls.v2;
     return {
       kind: 'identity_other',
       clientId,
       credentialTypes: [],
       expiresAt: journey.expiresAt,
-      ...(contextId ? { resumeUri: `${nonPar}?${new URLSearchParams({ client_id: clientId, context_id: contextId })}` } : {}),
+      ...(contextId ? { resumeUri: `${d.authorizeUrls[version]}?${new URLSearchParams({ client_id: clientId, context_id: contextId })}` } : {}),
     };
   }
 
@@ -233,7 +232,6 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function startStep(interaction: Interaction, version: Version, stepId: string): Promise<WalletStep> {
     const params = interaction.params as Record<string, unknown>;
     const { kind, types, identity, external } = requestedFlow(String(params.scope ?? ''));
-    if (identity && !(identity === 'VerifiedIdentity' ? d.identity.pid : d.identity.other)) throw new ProtocolError('invalid_scope', `scope ${identity} is not configured`);
     const step =
       kind === 'issuance'
         ? await startIssuance(stepId, params, types[0], external)
@@ -253,6 +251,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function stepStatus(stepId: string, step: WalletStep): Promise<StepStatus> {
     if (step.kind === 'identity_other') {
       const journey = await d.identity.other!.journeys.status(stepId);
+      // the page shows one "waiting" state, at the provider or not
       return journey.status === 'at_provider' ? { status: 'pending' } : (journey as StepStatus);
     }
     return step.offerId ? d.walletIssuer.offerStatus(step.offerId, step.expiresAt / 1000) : d.verifier.requestStatus(stepId);
@@ -404,7 +403,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const stepId = stepIdOf(version, uid);
     const step = found && other ? await steps.find(stepId) : undefined;
     if (!other || !step || step.kind !== 'identity_other') return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    const [journey, state] = await Promise.all([other.journeys.find(stepId), other.journeys.status(stepId)]);
+    const { status: state, journey } = await other.journeys.current(stepId);
     // ended, expired or continued elsewhere: the continue step says which
     if (!journey || (state.status !== 'pending' && state.status !== 'at_provider')) return ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}/continue`);
     const url = await other.start(ctx, journey);

@@ -74,6 +74,13 @@ export function isIsoDate(value: string): boolean {
   return true;
 }
 
+/** A calendar date `YYYY-MM-DD` that is not in the future (a birth date). */
+export function isPastCalendarDate(value: string, now = new Date()): boolean {
+  const d = DATE.exec(value);
+  // four-digit years: the ISO form compares as text
+  return d !== null && isCalendarDate(+d[1], +d[2], +d[3]) && value <= now.toISOString().slice(0, 10);
+}
+
 function isCalendarDate(y: number, m: number, d: number): boolean {
   if (m < 1 || m > 12 || d < 1) return false;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;

@@ -141,6 +141,15 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): Sa
 </li>`;
 }
 
+/** Who asks, and what for. */
+function promptHead(clientName: string, heading: string, lead: SafeHtml): SafeHtml {
+  return html`<header class="prompt-head">
+<p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(clientName)}</span><span>Request from <strong>${clientName}</strong></span></p>
+<h1>${heading}</h1>
+<p class="lead">${lead}</p>
+</header>`;
+}
+
 const WALLET_HINT = html`<p class="hint" id="wallet-hint" hidden>No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.</p>`;
 
 /** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
@@ -196,11 +205,7 @@ function promptLayout(v: PromptView): LayoutOptions {
   const continueHref = safeHref(v.continueUrl);
 
   const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''}>
-<header class="prompt-head">
-<p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(v.clientName)}</span><span>Request from <strong>${v.clientName}</strong></span></p>
-<h1>${heading}</h1>
-<p class="lead">${lead}</p>
-</header>
+${promptHead(v.clientName, heading, lead)}
 <section class="prompt-details" aria-labelledby="details-label">
 <h2 class="section-label" id="details-label">${detailsLabel}</h2>
 <ul class="creds">${types.map((c) => renderCredential(v.kind, c))}</ul>
@@ -264,11 +269,7 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
 </section>`
     : '';
   const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-waiting-text="${`Waiting for you to finish with ${v.providerName}\u2026`}">
-<header class="prompt-head">
-<p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(v.clientName)}</span><span>Request from <strong>${v.clientName}</strong></span></p>
-<h1>${heading}</h1>
-<p class="lead"><strong>${v.clientName}</strong> asks you to verify your identity with <strong>${v.providerName}</strong>. You will go to ${v.providerName} and come back here when you are done.</p>
-</header>
+${promptHead(v.clientName, heading, html`<strong>${v.clientName}</strong> asks you to verify your identity with <strong>${v.providerName}</strong>. You will go to ${v.providerName} and come back here when you are done.`)}
 <section class="prompt-details" aria-label="Identity check">
 <a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">Continue with ${v.providerName}</span></a>
 </section>

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import type { CredentialType } from '../../../src/config/schema.js';
-import { isEmail, isIsoDate, matchTemplate } from '../../../src/rules/template.js';
+import { isEmail, isIsoDate, isPastCalendarDate, matchTemplate } from '../../../src/rules/template.js';
 import { expectProtocolError } from './helpers.js';
 
 const badge: CredentialType = {
@@ -130,4 +130,10 @@ describe('D8: email is a reasonable addr-spec', () => {
     `${'a'.repeat(65)}@example.com`,
     `a@${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.${'e'.repeat(60)}.${'f'.repeat(60)}.com`,
   ])('refuses %j (D8)', (v) => expect(isEmail(v)).toBe(false));
+});
+
+describe('isPastCalendarDate: a birth date (the demo PID issuer and identity provider)', () => {
+  const today = new Date('2026-11-24T12:00:00Z');
+  it.each(['1815-12-10', '2000-02-29', '2026-11-24'])('accepts %s', (v) => expect(isPastCalendarDate(v, today)).toBe(true));
+  it.each(['2026-11-25', '1900-02-29', '2001-13-01', '1815-12-10T00:00:00Z', '18151210', ''])('refuses %s', (v) => expect(isPastCalendarDate(v, today)).toBe(false));
 });
