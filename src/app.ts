@@ -21,6 +21,7 @@ import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaim
 import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
+import { loadClientIdentity, type ClientIdentityOrigin } from './verification/clientIdentity.js';
 import { PairwiseSubjects } from './identity/subject.js';
 import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
@@ -46,6 +47,8 @@ export interface Service {
   logger: Logger;
   /** where each key set came from at start-up (D20), for the start-up log */
   keyOrigins: KeyOrigin[];
+  /** where the verifier's certificate came from, and what an operator must read about it */
+  verifierOrigin: ClientIdentityOrigin;
   /** D13: the webhook deliveries (every instance sends what is due) and the External Client flows */
   webhooks: WebhookQueue;
   external: ExternalFlows;
@@ -199,6 +202,17 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     if (!opts.store) await store.close();
     throw err;
   });
+  // the verifier's certificate is shared as the key sets are (D20)
+  const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
+    baseUrl: config.baseUrl,
+    responseUri: `${config.baseUrl}/vp/response`,
+    baseDir: loaded.baseDir,
+    generate: config.keys.generate,
+    shared: store.kind === 'redis' ? store : undefined,
+  }).catch(async (err) => {
+    if (!opts.store) await store.close();
+    throw err;
+  });
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
@@ -240,6 +254,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
+    clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onVerified: (record, result) =>
@@ -338,6 +353,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     verifier,
     logger,
     keyOrigins: origins,
+    verifierOrigin,
     webhooks,
     external,
     close: async () => {

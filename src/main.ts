@@ -55,6 +55,9 @@ async function serve(file: string): Promise<number> {
     store: 'keys: no key file: loaded the key set from the store (another instance, or an earlier start, generated it)',
   } as const;
   for (const o of service.keyOrigins) log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
+  const verifier = service.verifierOrigin;
+  log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
+  for (const warning of verifier.warnings) log.warn(warning);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
   console.log(`
   VC OpenID Provider is running (listening on ${running.url}, base URL ${config.baseUrl})
@@ -63,7 +66,10 @@ async function serve(file: string): Promise<number> {
   Version 1 discovery:  ${config.baseUrl}/oidc/.well-known/openid-configuration
   Wallet issuer:        ${config.baseUrl}/.well-known/openid-credential-issuer/${config.walletPath}
   Health:               ${config.baseUrl}/healthz  ${config.baseUrl}/readyz
-${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
+${verifier.caFile ? `  Verifier:             ${service.verifier.clientId.slice(0, 40)}... signed by a local CA made for development:
+                        a wallet must be told to trust ${verifier.caFile}
+                        (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${verifier.caFile})
+` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -10,7 +10,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { CompactEncrypt, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
 import { ATTRIBUTES, CLIENT, EXTERNAL_ISSUE_SCOPE, IDENTITY_SCOPE, ISSUE_SCOPE, PID_ISSUER, PID_VCT, PIN, pidClaims, VERIFY_SCOPE } from './config.js';
@@ -87,6 +87,13 @@ function codeOf(callback: string): string {
 function walletLink(html: string): string {
   const m = /href="((?:openid-credential-offer|openid4vp)[^"]+)"/.exec(html);
   if (!m) throw new Error('no wallet link on the prompt page');
+  return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+}
+
+/** The presentation request in the prompt page's QR code (cross-device: no return through the browser). */
+function crossDeviceLink(html: string): string {
+  const m = /data-wallet-link="(openid4vp:[^"]+)"/.exec(html);
+  if (!m) throw new Error('no openid4vp:// link in the QR code of the prompt page');
   return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
 }
 
@@ -291,8 +298,8 @@ let presentationModule: Promise<PresentationModule> | undefined;
 
 /**
  * Ours, a presentation flow (Version 2, PAR, PKCE) for `scope`: PAR, authorise, prompt, request object
- * (behind the prompt's openid4vp:// link), the credential presented by direct_post (the dev wallet's DCQL
- * matching and SD-JWT presentation), resume[, token].
+ * (behind the prompt's QR code, signed under the verifier's certificate), the credential presented by
+ * direct_post.jwt (the dev wallet's DCQL matching and SD-JWT presentation, encrypted), resume[, token].
  */
 async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
   const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
@@ -300,7 +307,7 @@ async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string
   const requestUri = await par(client, ep, parParams(scope, challenge));
   const jar = new CookieJar();
   const { promptUrl, html } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
-  const link = new URL(walletLink(html));
+  const link = new URL(crossDeviceLink(html));
   const ro = await client.get(link.searchParams.get('request_uri')!, { accept: 'application/oauth-authz-req+jwt' });
   if (ro.status !== 200) throw new Error(`request object: ${ro.status} ${ro.body.slice(0, 200)}`);
   const payload = JSON.parse(Buffer.from(ro.body.trim().split('.')[1], 'base64url').toString('utf8')) as Record<string, any>;
@@ -309,7 +316,12 @@ async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string
   if ('missing' in selection) throw new Error(`the bench wallet cannot answer: ${selection.missing}`);
   const vpToken: Record<string, string[]> = {};
   for (const s of selection) vpToken[s.query.id] = [await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce })];
-  const answered = await client.postForm(request.responseUri, { vp_token: JSON.stringify(vpToken), state: request.state }, { accept: 'application/json' });
+  // direct_post.jwt (OpenID4VP 1.0 §8.3): encrypted to the request's own key, as a HAIP wallet answers
+  const jwk = payload.response_mode === 'direct_post.jwt' ? (payload.client_metadata.jwks.keys[0] as JWK) : undefined;
+  const form: Record<string, string> = jwk
+    ? { response: await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state }))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid }).encrypt(await importJWK(jwk, 'ECDH-ES')) }
+    : { vp_token: JSON.stringify(vpToken), state: request.state };
+  const answered = await client.postForm(request.responseUri, form, { accept: 'application/json' });
   if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
   const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };

@@ -52,6 +52,8 @@ export const credentialTypeSchema = z
     displayName: z.string().optional(),
     validity: isoDuration.default('P365D'),
     pinCodeLength: z.number().int().min(1).max(12).optional(),
+    /** verification: also ask for this type as an ISO mdoc (OpenID4VP 1.0 §B.2), its attributes being elements of `namespace` */
+    mdoc: z.object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) }).strict().optional(),
     attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
       .superRefine((a, ctx) => {
@@ -263,6 +265,21 @@ export const configSchema = z
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
     /** D12: the identity-verification flows (scopes VerifiedIdentity, VerifiedIdentity_Other) */
     identity: identitySchema.default({}),
+    /** the wallet-facing verifier (OpenID4VP 1.0, OpenID4VC HAIP 1.0): how it identifies itself and how wallets answer */
+    verifier: z
+      .object({
+        /** OpenID4VP 1.0 §5.9.3; redirect_uri (unsigned requests) is for development only */
+        clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns', 'redirect_uri']).default('x509_hash'),
+        /** PEM, leaf first, without the trust anchor */
+        certificateChain: z.string().default('./keys/verifier-chain.pem'),
+        /** PEM, the leaf's P-256 private key */
+        key: z.string().default('./keys/verifier-key.pem'),
+        responseMode: z.enum(['direct_post.jwt', 'direct_post']).default('direct_post.jwt'),
+        /** PEM roots: mdoc IACAs and the CAs of x5c-signed SD-JWT VCs */
+        trustAnchors: z.string().optional(),
+      })
+      .strict()
+      .default({ clientIdPrefix: 'x509_hash', certificateChain: './keys/verifier-chain.pem', key: './keys/verifier-key.pem', responseMode: 'direct_post.jwt' }),
     /** D13: delivering External Client flow events */
     webhooks: z
       .object({
@@ -317,5 +334,6 @@ export type CredentialType = Config['credentialTypes'][number];
 export type AttributeSpec = CredentialType['attributes'][string];
 export type ClientConfig = Config['clients'][number];
 export type TrustedIssuer = Config['trustedIssuers'][number];
+export type VerifierConfig = Config['verifier'];
 export type PidFlowConfig = NonNullable<Config['identity']['VerifiedIdentity']>;
 export type UpstreamIdvConfig = NonNullable<Config['identity']['VerifiedIdentity_Other']>;

@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../store/redis.js';
 import { ProtocolError } from '../rules/errors.js';
 import { validateImages } from '../rules/images.js';
 import { router } from '../http/router.js';
+import { readQuery } from '../http/form.js';
 import { sendPage } from '../http/page.js';
 import type { HintHolder } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
@@ -43,7 +44,7 @@ export interface InteractionDeps {
 type Version = 'v1' | 'v2';
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = {
-  status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
+  status: 'pending' | 'scanned' | 'returning' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
   message?: string;
   /** failed: the relying party's error_description (kept from the browser) */
   description?: string;
@@ -181,13 +182,14 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     };
   }
 
-  async function startVerification(stepId: string, params: Record<string, unknown>, types: string[], external: boolean): Promise<WalletStep> {
-    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external });
+  async function startVerification(stepId: string, params: Record<string, unknown>, types: string[], external: boolean, returnUri: string): Promise<WalletStep> {
+    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external, returnUri });
     return {
       kind: 'verification',
       clientId: String(params.client_id),
       credentialTypes: types,
       walletUri: request.walletUri,
+      sameDeviceUri: request.sameDeviceUri,
       expiresAt: request.expiresAt * 1000,
       tokenExtras: tokenExtrasOf(params),
       ...(external ? { external } : {}),
@@ -195,14 +197,15 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   }
 
   /** D12, VerifiedIdentity: the wallet presents a PID, through the verifier, for this client's pairwise `sub`. */
-  async function startPid(stepId: string, params: Record<string, unknown>, external: boolean): Promise<WalletStep> {
+  async function startPid(stepId: string, params: Record<string, unknown>, external: boolean, returnUri: string): Promise<WalletStep> {
     const clientId = String(params.client_id);
-    const request = await d.verifier.createRequest({ requestId: stepId, identity: 'VerifiedIdentity', clientId, external });
+    const request = await d.verifier.createRequest({ requestId: stepId, identity: 'VerifiedIdentity', clientId, external, returnUri });
     return {
       kind: 'identity',
       clientId,
       credentialTypes: [],
       walletUri: request.walletUri,
+      sameDeviceUri: request.sameDeviceUri,
       expiresAt: request.expiresAt * 1000,
       tokenExtras: tokenExtrasOf(params),
       ...(external ? { external } : {}),
@@ -232,14 +235,16 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function startStep(interaction: Interaction, version: Version, stepId: string): Promise<WalletStep> {
     const params = interaction.params as Record<string, unknown>;
     const { kind, types, identity, external } = requestedFlow(String(params.scope ?? ''));
+    // OpenID4VP 1.0 §8.2: where a wallet on this device sends the browser back
+    const returnUri = `${config.baseUrl}/interaction/${version}/${interaction.uid}/return`;
     const step =
       kind === 'issuance'
         ? await startIssuance(stepId, params, types[0], external)
         : identity === 'VerifiedIdentity'
-          ? await startPid(stepId, params, external)
+          ? await startPid(stepId, params, external, returnUri)
           : identity === 'VerifiedIdentity_Other'
             ? await startOther(interaction, version, stepId, params)
-            : await startVerification(stepId, params, types, external);
+            : await startVerification(stepId, params, types, external, returnUri);
     if (await steps.start(stepId, step, secondsLeft(interaction))) {
       // before the holder sees the wallet link: the flow's end is announced from here on
       if (external) await d.external.begin(stepId, externalRequest(version, kind === 'issuance' ? 'issuance' : 'verification', params), step.expiresAt);
@@ -304,7 +309,8 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
                 const type = d.credentialTypes.get(name)!;
                 return { name, displayName: type.displayName, attributes: Object.keys(type.attributes) };
               }),
-        walletUri: view.walletUri!,
+        walletUri: view.sameDeviceUri ?? view.walletUri!,
+        qrUri: view.walletUri!,
         qrSvg,
         pin: view.pinLength ? { length: view.pinLength } : undefined,
         statusUrl: `${base}/status`,
@@ -380,6 +386,21 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     ctx.redirect(returnTo);
   }
 
+  /**
+   * Same-device (OpenID4VP 1.0 §8.2): the wallet sent this browser back with a response code. Only the
+   * browser holding the interaction's cookie gets here; the code completes the step, and the flow ends as
+   * `/continue` ends it.
+   */
+  async function returnFromWallet(ctx: Context, version: Version, uid: string): Promise<void> {
+    ctx.set('Cache-Control', 'no-store');
+    const code = readQuery(ctx).response_code;
+    const stepId = stepIdOf(version, uid);
+    const [found, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
+    if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (code !== undefined && !claims && !found.result && (step.kind === 'verification' || step.kind === 'identity')) await d.verifier.completeReturn(stepId, code);
+    return continueFlow(ctx, version, uid);
+  }
+
   /** D13: an External Client flow's browser is told that the app continues (or was told of the failure), never sent back to it. */
   async function handOver(ctx: Context, version: Version, uid: string, stepId: string, step: WalletStep, succeeded: boolean): Promise<void> {
     const client = d.clients.get(step.clientId)?.clientName ?? step.clientId;
@@ -435,5 +456,6 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}$`), handle: (ctx, [v, id]) => prompt(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/status$`), handle: (ctx, [v, id]) => status(ctx, v as Version, id) },
     { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/continue$`), handle: (ctx, [v, id]) => continueFlow(ctx, v as Version, id) },
+    { method: 'GET', path: new RegExp(`^/interaction/(v1|v2)/${uid}/return$`), handle: (ctx, [v, id]) => returnFromWallet(ctx, v as Version, id) },
   ]);
 }

@@ -10,8 +10,10 @@ export interface WalletStep {
   kind: 'issuance' | 'verification' | 'identity' | 'identity_other';
   clientId: string;
   credentialTypes: string[];
-  /** the wallet's link (offer or presentation request); none for a journey through another provider */
+  /** the wallet's link (offer, or the cross-device presentation request); none for a journey through another provider */
   walletUri?: string;
+  /** a presentation request's link for a wallet on this device, which sends the browser back (OpenID4VP 1.0 §8.2) */
+  sameDeviceUri?: string;
   /** identity_other, non-PAR: where another browser continues the journey (authorise with context_id) */
   resumeUri?: string;
   /** epoch ms */

@@ -1,5 +1,6 @@
 import type { CredentialType } from '../config/schema.js';
 import { SD_JWT_VC_FORMAT, vctFor } from '../issuance/credentialConfigurations.js';
+import { mdocCredentialQuery } from './mdoc.js';
 
 /**
  * Digital Credentials Query Language (OpenID4VP 1.0 §6). Only what this service asks for is typed:
@@ -14,12 +15,13 @@ export interface DcqlClaimsQuery {
   values?: Array<string | number | boolean>;
 }
 
-/** OpenID4VP 1.0 §6.1, with the SD-JWT VC `meta` of §B.3.5 */
+/** OpenID4VP 1.0 §6.1, with the SD-JWT VC `meta` of §B.3.5 and the mdoc one of §B.2.3 */
 export interface DcqlCredentialQuery {
   id: string;
   format: string;
   multiple?: boolean;
-  meta: { vct_values?: string[]; [key: string]: unknown };
+  meta: { vct_values?: string[]; doctype_value?: string; [key: string]: unknown };
+  trusted_authorities?: Array<{ type: string; values: string[] }>;
   require_cryptographic_holder_binding?: boolean;
   claims?: DcqlClaimsQuery[];
   claim_sets?: string[][];
@@ -61,9 +63,44 @@ export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Ar
   return query;
 }
 
-/** The DCQL query for the requested types, in the order they were asked for. No `credential_sets`: all are required. */
-export function dcqlQueryFor(types: CredentialType[], baseUrl: string): DcqlQuery {
-  return { credentials: types.map((type) => credentialQueryFor(type, baseUrl)) };
+/** The Credential Query id of a type asked for as an mdoc (OpenID4VP 1.0 §6.1 ids: letters, digits, `_`, `-`). */
+export const mdocQueryId = (typeName: string) => `${typeName}-mdoc`;
+
+/**
+ * The DCQL query for the requested types, in the order they were asked for; every type is required. A type
+ * with `mdoc` is asked for as an SD-JWT VC or as an mdoc (§6.2 `credential_sets`, one required set per
+ * type, the SD-JWT VC first); its mdoc query names the configured trust anchors (`aki`, §6.1.1.1).
+ */
+export function dcqlQueryFor(types: CredentialType[], baseUrl: string, aki: string[] = []): DcqlQuery {
+  const credentials: DcqlCredentialQuery[] = [];
+  for (const type of types) {
+    credentials.push(credentialQueryFor(type, baseUrl));
+    if (type.mdoc) {
+      const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
+      credentials.push(mdocCredentialQuery(mdocQueryId(type.name), type.mdoc, claims, aki));
+    }
+  }
+  if (!types.some((type) => type.mdoc)) return { credentials };
+  return { credentials, credential_sets: types.map((type) => ({ options: type.mdoc ? [[type.name], [mdocQueryId(type.name)]] : [[type.name]], required: true })) };
+}
+
+/**
+ * The Credential Queries a response answers (§6.2, §8.1): without `credential_sets`, all of them; with
+ * them, per set the first option whose every query is answered. Otherwise the options of the first
+ * required set none of which is answered.
+ */
+export function answeredOption(query: DcqlQuery, answered: ReadonlySet<string>): { ids: string[] } | { unanswered: string[][] } {
+  if (!query.credential_sets) {
+    const missing = query.credentials.map((q) => q.id).filter((id) => !answered.has(id));
+    return missing.length ? { unanswered: [missing] } : { ids: query.credentials.map((q) => q.id) };
+  }
+  const ids: string[] = [];
+  for (const set of query.credential_sets) {
+    const option = set.options.find((o) => o.every((id) => answered.has(id)));
+    if (option) ids.push(...option);
+    else if (set.required !== false) return { unanswered: set.options };
+  }
+  return { ids };
 }
 
 /**

@@ -29,7 +29,16 @@ export type RefusalReason =
   | 'stale_key_binding'
   | 'wrong_sd_hash'
   | 'credential_status_invalid'
-  | 'presentation_invalid';
+  | 'presentation_invalid'
+  // one mdoc presentation (ISO/IEC 18013-5 DeviceResponse)
+  | 'mdoc_invalid'
+  | 'mdoc_wrong_doctype'
+  | 'mdoc_issuer_not_trusted'
+  | 'mdoc_issuer_signature_invalid'
+  | 'mdoc_not_valid_now'
+  | 'mdoc_digest_mismatch'
+  | 'mdoc_device_signature_invalid'
+  | 'mdoc_device_mac_unsupported';
 
 /** What the holder reads on the prompt page for each reason: no claim values, no protocol jargon. */
 const PERSON_MESSAGES: Record<RefusalReason, string> = {
@@ -59,6 +68,14 @@ const PERSON_MESSAGES: Record<RefusalReason, string> = {
   wrong_sd_hash: "The wallet's proof does not match the presented credential.",
   credential_status_invalid: 'The presented credential has been revoked or suspended, or its status could not be checked.',
   presentation_invalid: 'The presented credential could not be verified.',
+  mdoc_invalid: 'The wallet sent a document this service could not read.',
+  mdoc_wrong_doctype: 'The presented document is not of the type that was asked for.',
+  mdoc_issuer_not_trusted: 'The document was issued by an issuer this service does not trust.',
+  mdoc_issuer_signature_invalid: "The document's signature is not valid.",
+  mdoc_not_valid_now: 'The presented document has expired or is not valid yet.',
+  mdoc_digest_mismatch: 'The presented document was altered.',
+  mdoc_device_signature_invalid: "The wallet's proof for this request is not valid.",
+  mdoc_device_mac_unsupported: 'The wallet proved the document in a way this service does not accept.',
 };
 
 export function personMessage(reason: RefusalReason): string {

@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
+import { certificatePublicJwk, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
 import { VerificationRefusal } from './errors.js';
 import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
 
@@ -36,6 +37,8 @@ export interface PresentationContext {
   now?: number;
   /** for status lists referenced by a trusted issuer's credential */
   fetch?: typeof fetch;
+  /** DER roots: a credential of an issuer not otherwise trusted is accepted when its `x5c` chains to one (SD-JWT VC §3.5) */
+  trustAnchors?: Uint8Array[];
 }
 
 export interface VerifiedPresentation {
@@ -105,7 +108,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   // D10: issuer trust. `iss` must be this service's credential issuer or one of the operator's trustedIssuers.
   const issuer = payload.iss;
   if (typeof issuer !== 'string') throw refuse('malformed_presentation', 'the credential has no iss');
-  const issuerKey = ctx.issuerKeys.resolverFor(issuer);
+  const issuerKey = ctx.issuerKeys.resolverFor(issuer) ?? (ctx.trustAnchors?.length && header.x5c !== undefined ? await x5cIssuerKey(header.x5c, issuer, alg, ctx.trustAnchors, now) : undefined);
   if (!issuerKey) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
   // RFC 9901 §7.1 step 2: the issuer's signature, before anything else of the credential is used, with the key
   // jose selects from the issuer's keys by the header's kid and alg (RFC 7515 §4.1.1, §4.1.4)
@@ -214,6 +217,57 @@ export async function verifyPresentation(presentation: string, expected: Present
     disclosed,
     holderJwk,
     holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
+  };
+}
+
+/**
+ * SD-JWT VC §3.5 (X.509): the issuer's key is the leaf of the header's `x5c`, whose chain must end at one of
+ * the operator's trust anchors, and whose subjectAltName names the issuer: a uniformResourceIdentifier equal
+ * to `iss`, or a dNSName equal to the host of an https `iss`.
+ */
+async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: Uint8Array[], now: number): Promise<JWTVerifyGetKey> {
+  if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > 10 || !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))) {
+    throw refuse('malformed_presentation', 'the credential x5c header is not an array of base64 certificates');
+  }
+  const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
+  try {
+    await verifyCertificateChain(chain, anchors, new Date(now * 1000));
+  } catch (err) {
+    if (err instanceof X509ChainError) throw refuse('issuer_not_trusted', `issuer ${issuer}: its x5c chain is not trusted: ${err.message}`);
+    throw refuse('malformed_presentation', 'the credential x5c header does not hold readable certificates');
+  }
+  let names: { dns: string[]; uris: string[] };
+  try {
+    names = subjectAltNames(chain[0]);
+  } catch {
+    throw refuse('malformed_presentation', 'the credential x5c leaf certificate cannot be read');
+  }
+  let host: string | undefined;
+  try {
+    const url = new URL(issuer);
+    if (url.protocol === 'https:') host = url.hostname;
+  } catch {
+    // not a URL: only a URI SAN can name it
+  }
+  if (!names.uris.includes(issuer) && !(host !== undefined && names.dns.includes(host))) {
+    throw refuse('issuer_not_trusted', `issuer ${issuer}: the x5c leaf certificate does not name it (subjectAltName)`);
+  }
+  let key: Awaited<ReturnType<typeof importJWK>>;
+  try {
+    key = await importJWK(await certificatePublicJwk(chain[0]), alg);
+  } catch {
+    throw refuse('issuer_signature_invalid', `the credential is signed with ${alg}, which the x5c leaf certificate's key does not use`);
+  }
+  return async () => key;
+}
+
+/** The dNSName and uniformResourceIdentifier entries of a certificate's subjectAltName. */
+function subjectAltNames(der: Uint8Array): { dns: string[]; uris: string[] } {
+  const san = new X509Certificate(der).subjectAltName ?? '';
+  const entries = san.split(', ').map((e) => e.trim());
+  return {
+    dns: entries.filter((e) => e.startsWith('DNS:')).map((e) => e.slice(4)),
+    uris: entries.filter((e) => e.startsWith('URI:')).map((e) => e.slice(4)),
   };
 }
 

@@ -1,9 +1,14 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { JWK } from 'jose';
 import type { Store } from '../store/types.js';
+
+/** Which link the wallet came by: the QR code (another device) or the button on the holder's own device. */
+export type Device = 'cross' | 'same';
 
 /** What the holder's prompt page shows about a verification request (D10: live progress, errors a person understands). */
 export type RequestStatus = {
-  status: 'pending' | 'scanned' | 'done' | 'failed' | 'expired';
+  /** returning: verified, waiting for the browser the wallet sends back (same-device, OpenID4VP 1.0 §8.2) */
+  status: 'pending' | 'scanned' | 'returning' | 'done' | 'failed' | 'expired';
   message?: string;
   /** failed: what the relying party is told (error_description); names the rule, never a claim value */
   description?: string;
@@ -32,6 +37,11 @@ export interface VerificationRecord {
   clientId?: string;
   nonce: string;
   state: string;
+  responseMode: 'direct_post' | 'direct_post.jwt';
+  /** direct_post.jwt: this request's own ECDH-ES P-256 key (OpenID4VP 1.0 §8.3); only its public half leaves the service */
+  encryptionKey?: JWK;
+  /** same-device: where the wallet sends the browser back, with a response_code (OpenID4VP 1.0 §8.2) */
+  returnUri?: string;
   /** epoch seconds */
   createdAt: number;
   /** epoch seconds */
@@ -51,22 +61,27 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('bas
 const requestKey = (requestId: string) => `vp:{${requestId}}:request`;
 const statusKey = (requestId: string) => `vp:{${requestId}}:status`;
 const resultKey = (requestId: string) => `vp:{${requestId}}:result`;
+const deviceKey = (requestId: string) => `vp:{${requestId}}:device`;
+const responseCodeKey = (requestId: string) => `vp:{${requestId}}:response-code`;
 const requestObjectKey = (reference: string) => `vp:request-object:${sha256(reference)}`;
 const stateKey = (state: string) => `vp:state:${sha256(state)}`;
+const kidKey = (kid: string) => `vp:kid:${sha256(kid)}`;
 
 /** The verification requests and their status in the shared store (D14), with TTLs: any instance serves any step. */
 export class VerificationRequests {
   constructor(private readonly store: Store) {}
 
-  async create(record: VerificationRecord, requestObjectReference: string): Promise<void> {
+  /** `references`: the request object's reference in each link (the cross-device one, and the same-device one when there is one). */
+  async create(record: VerificationRecord, references: Partial<Record<Device, string>>): Promise<void> {
     const lifetime = record.expiresAt - record.createdAt;
     if (!(await this.store.setIfAbsent(requestKey(record.requestId), record, lifetime))) {
       throw new Error(`verification request ${record.requestId} already exists`);
     }
     // independent of each other once the request is known to be new: one round trip on Redis
     await Promise.all([
-      this.store.set(requestObjectKey(requestObjectReference), record.requestId, lifetime),
+      ...Object.entries(references).map(([device, reference]) => this.store.set(requestObjectKey(reference), { requestId: record.requestId, device }, lifetime)),
       this.store.set(stateKey(record.state), record.requestId, lifetime),
+      ...(record.encryptionKey?.kid ? [this.store.set(kidKey(record.encryptionKey.kid), record.requestId, lifetime)] : []),
       this.setStatus(record.requestId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS),
     ]);
   }
@@ -80,19 +95,56 @@ export class VerificationRequests {
    * request_uri seen by someone else later is worthless. The prompt page shows `scanned`.
    */
   async takeRequestObject(reference: string): Promise<VerificationRecord | undefined> {
-    const requestId = await this.store.consume<string>(requestObjectKey(reference));
-    if (requestId === undefined) return undefined;
+    const taken = await this.store.consume<{ requestId: string; device: Device }>(requestObjectKey(reference));
+    if (taken === undefined) return undefined;
+    const { requestId, device } = taken;
     // one round trip: both keys share the request's hash tag
     const [record, current] = (await this.store.getMany([requestKey(requestId), statusKey(requestId)])) as [VerificationRecord | undefined, RequestStatus | undefined];
     if (!record) return undefined;
+    // the first link used decides how the request ends; the other link's request object is gone with it
+    if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS))) return undefined;
     if (current?.status === 'pending') await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
     return record;
   }
 
-  /** The wallet answers: a request is answered once (D14), whatever the answer; the state is consumed atomically. */
-  async takeByState(state: string): Promise<VerificationRecord | undefined> {
-    const requestId = await this.store.consume<string>(stateKey(state));
+  /** The request whose encryption key has this `kid` (OpenID4VP 1.0 §8.3); nothing is taken. */
+  async findByKid(kid: string): Promise<VerificationRecord | undefined> {
+    const requestId = await this.store.get<string>(kidKey(kid));
     return requestId === undefined ? undefined : this.find(requestId);
+  }
+
+  /** The wallet answers: a request is answered once (D14), whatever the answer; the state is consumed atomically. */
+  async takeByState(state: string): Promise<{ record: VerificationRecord; device?: Device } | undefined> {
+    const requestId = await this.store.consume<string>(stateKey(state));
+    if (requestId === undefined) return undefined;
+    const [record, device] = (await this.store.getMany([requestKey(requestId), deviceKey(requestId)])) as [VerificationRecord | undefined, Device | undefined];
+    return record && { record, device };
+  }
+
+  /**
+   * Same-device (OpenID4VP 1.0 §8.2): the presentation is verified, and its result waits for the browser the
+   * wallet sends back with the response code (only its hash is kept). The request stays until then.
+   */
+  async awaitReturn(record: VerificationRecord, result: VerificationResult, responseCode: string): Promise<void> {
+    await Promise.all([
+      this.store.set(resultKey(record.requestId), result, STATUS_GRACE_SECONDS),
+      this.store.set(responseCodeKey(record.requestId), sha256(responseCode), STATUS_GRACE_SECONDS),
+      this.store.set(requestKey(record.requestId), record, STATUS_GRACE_SECONDS),
+      this.setStatus(record.requestId, { status: 'returning' }, STATUS_GRACE_SECONDS),
+    ]);
+  }
+
+  /**
+   * The browser came back: its response code is taken once (D14) and must be this request's. Returns the
+   * request and its result, or undefined (no such code, wrong code, already used, expired).
+   */
+  async redeem(requestId: string, responseCode: string): Promise<{ record: VerificationRecord; result: VerificationResult } | undefined> {
+    const held = await this.store.consume<string>(responseCodeKey(requestId));
+    if (held === undefined) return undefined;
+    const presented = Buffer.from(sha256(responseCode));
+    if (presented.length !== held.length || !timingSafeEqual(presented, Buffer.from(held))) return undefined;
+    const [record, result] = (await this.store.getMany([requestKey(requestId), resultKey(requestId)])) as [VerificationRecord | undefined, VerificationResult | undefined];
+    return record && result ? { record, result } : undefined;
   }
 
   /**

@@ -1,5 +1,6 @@
-import { missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
+import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
+import { MDOC_FORMAT, verifyMdocPresentation } from './mdoc.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { VerificationResult } from './requests.js';
 
@@ -12,20 +13,25 @@ export const VP_TOKEN_LIMIT = 1024 * 1024;
 export const RESPONSE_BODY_LIMIT = 3 * VP_TOKEN_LIMIT + 64 * 1024;
 
 /**
- * Reads a `vp_token` of a DCQL response (OpenID4VP 1.0 §8.1): a JSON object whose keys are Credential
- * Query ids of this request and whose values are arrays of presentations, one unless the query allows
- * `multiple`; a `dc+sd-jwt` presentation is a string (§B.3). Every Credential Query of the request must be
- * answered (no `credential_sets`: none is optional). Returns query id -> presentation, in query order.
+ * Reads a `vp_token` of a DCQL response (OpenID4VP 1.0 §8.1): a JSON object (a string in a `direct_post` form,
+ * an object in a decrypted `direct_post.jwt` response) whose keys are Credential Query ids of this request
+ * and whose values are arrays of presentations, one unless the query allows `multiple`; a `dc+sd-jwt`
+ * presentation is a string (§B.3), an `mso_mdoc` one a base64url string (§B.2). Every Credential Query must be
+ * answered, or with `credential_sets` one option of every required set (§6.2), and nothing else. Returns
+ * query id -> presentation, in query order.
  */
 export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string> {
   if (raw === undefined) throw new VerificationRefusal('malformed_response', 'vp_token: required');
-  if (typeof raw !== 'string') throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a string');
-  if (Buffer.byteLength(raw, 'utf8') > VP_TOKEN_LIMIT) throw new VerificationRefusal('vp_token_too_large', `vp_token: exceeds ${VP_TOKEN_LIMIT} bytes`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new VerificationRefusal('malformed_response', 'vp_token: not valid JSON; expected a JSON object keyed by credential query id');
+  let parsed: unknown = raw;
+  if (typeof raw === 'string') {
+    if (Buffer.byteLength(raw, 'utf8') > VP_TOKEN_LIMIT) throw new VerificationRefusal('vp_token_too_large', `vp_token: exceeds ${VP_TOKEN_LIMIT} bytes`);
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new VerificationRefusal('malformed_response', 'vp_token: not valid JSON; expected a JSON object keyed by credential query id');
+    }
+  } else if (typeof raw !== 'object' || raw === null) {
+    throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a JSON object');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new VerificationRefusal('malformed_response', 'vp_token: must be a JSON object keyed by credential query id');
@@ -35,13 +41,27 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
   for (const id of Object.keys(entries)) {
     if (!queries.has(id)) throw new VerificationRefusal('unrequested_credential', `vp_token.${id}: this request has no credential query with that id`);
   }
+  const answered = answeredOption(query, new Set(Object.keys(entries)));
+  if ('unanswered' in answered) {
+    const [first] = answered.unanswered;
+    throw new VerificationRefusal(
+      'missing_credential',
+      query.credential_sets
+        ? `vp_token: none of ${answered.unanswered.map((o) => o.join(' and ')).join(' or ')} is answered; every credential of this request must be presented`
+        : `vp_token.${first[0]}: missing; every credential query of this request must be answered`,
+    );
+  }
+  const chosen = new Set(answered.ids);
+  for (const id of Object.keys(entries)) {
+    if (!chosen.has(id)) throw new VerificationRefusal('unrequested_credential', `vp_token.${id}: an alternative to a credential already presented`);
+  }
   const presentations = new Map<string, string>();
   for (const [id, q] of queries) {
-    if (!Object.hasOwn(entries, id)) throw new VerificationRefusal('missing_credential', `vp_token.${id}: missing; every credential query of this request must be answered`);
+    if (!chosen.has(id)) continue;
     const value = entries[id];
     if (!Array.isArray(value) || value.length === 0) throw new VerificationRefusal('malformed_response', `vp_token.${id}: must be a non-empty array of presentations`);
     if (value.length > 1 && !q.multiple) throw new VerificationRefusal('too_many_presentations', `vp_token.${id}: exactly one presentation is expected`);
-    if (typeof value[0] !== 'string' || value[0] === '') throw new VerificationRefusal('malformed_response', `vp_token.${id}[0]: a dc+sd-jwt presentation must be a non-empty string`);
+    if (typeof value[0] !== 'string' || value[0] === '') throw new VerificationRefusal('malformed_response', `vp_token.${id}[0]: a ${q.format} presentation must be a non-empty string`);
     presentations.set(id, value[0]);
   }
   return presentations;
@@ -51,10 +71,19 @@ export interface ResponseExpectations {
   query: DcqlQuery;
   /** per Credential Query id, the claims that go into the result when disclosed */
   claimNames: ReadonlyMap<string, readonly string[]>;
+  /** per mso_mdoc Credential Query id, the namespace of its claims */
+  mdocNamespaces?: ReadonlyMap<string, string>;
+  /** per Credential Query id, the credential type it asks for, when that is not the id */
+  typeNames?: ReadonlyMap<string, string>;
   /** a claim read into the result's `subject` when disclosed (D12: a persistent identifier), not into its claims */
   subjectClaim?: string;
   clientId: string;
   nonce: string;
+  responseUri: string;
+  /** the RFC 7638 thumbprint of the request's encryption key when the response was encrypted (mdoc SessionTranscript, §B.2.6.1) */
+  jwkThumbprint?: Uint8Array;
+  /** DER roots for mdoc issuers */
+  trustAnchors: Uint8Array[];
 }
 
 /**
@@ -67,17 +96,35 @@ export interface ResponseExpectations {
 export async function verifyResponse(presentations: Map<string, string>, expected: ResponseExpectations, ctx: PresentationContext): Promise<VerificationResult> {
   const claims: Record<string, unknown> = {};
   let first: { holderKeyThumbprint: string; issuer: string; subject?: unknown } | undefined;
-  for (const credentialQuery of expected.query.credentials) {
+  const answered = expected.query.credentials.filter((q) => presentations.has(q.id));
+  for (const credentialQuery of answered) {
     const presentation = presentations.get(credentialQuery.id)!;
-    let verified;
+    const namespace = expected.mdocNamespaces?.get(credentialQuery.id);
+    let verified: { claims: Record<string, unknown>; holderKeyThumbprint: string; issuer: string };
     try {
-      verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, ctx);
+      verified =
+        credentialQuery.format === MDOC_FORMAT && namespace !== undefined
+          ? await verifyMdocPresentation(
+              presentation,
+              {
+                doctype: credentialQuery.meta.doctype_value ?? '',
+                namespace,
+                clientId: expected.clientId,
+                nonce: expected.nonce,
+                responseUri: expected.responseUri,
+                jwkThumbprint: expected.jwkThumbprint,
+                trustAnchors: expected.trustAnchors,
+              },
+              { now: ctx.now, clockTolerance: ctx.clockTolerance },
+            )
+          : await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, ctx);
     } catch (err) {
       if (err instanceof VerificationRefusal) throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
       throw err;
     }
     const has = (claim: Parameters<typeof topLevelClaimName>[0]) => {
-      const name = topLevelClaimName(claim);
+      // an mdoc claim's path is [namespace, element] (§B.2.3); the element is the attribute
+      const name = namespace !== undefined ? (claim.path.length === 2 && claim.path[0] === namespace && typeof claim.path[1] === 'string' ? claim.path[1] : undefined) : topLevelClaimName(claim);
       return name !== undefined && Object.hasOwn(verified.claims, name);
     };
     if (!satisfiedOption(credentialQuery, has)) {
@@ -89,5 +136,5 @@ export async function verifyResponse(presentations: Map<string, string>, expecte
     const subject = expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim) ? verified.claims[expected.subjectClaim] : undefined;
     first ??= { holderKeyThumbprint: verified.holderKeyThumbprint, issuer: verified.issuer, ...(subject !== undefined ? { subject } : {}) };
   }
-  return { ...first!, claims, types: expected.query.credentials.map((q) => q.id) };
+  return { ...first!, claims, types: answered.map((q) => expected.typeNames?.get(q.id) ?? q.id) };
 }

@@ -1,17 +1,19 @@
-import type { JWK } from 'jose';
+import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, base64url, calculateJwkThumbprint, type JWK } from 'jose';
 import type { Context, Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import { readForm } from '../http/form.js';
 import { router } from '../http/router.js';
 import { ProtocolError } from '../rules/errors.js';
 import type { Store } from '../store/types.js';
-import { dcqlQueryFor, type DcqlQuery } from './dcql.js';
+import type { ClientIdentity } from './clientIdentity.js';
+import { dcqlQueryFor, mdocQueryId, type DcqlQuery } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
 import { IssuerKeys } from './issuerKeys.js';
-import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, unsignedRequestObject, walletUriFor } from './requestObject.js';
-import { VerificationRequests, type RequestStatus, type VerificationRecord, type VerificationResult } from './requests.js';
+import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, requestObject, RESPONSE_ALG, RESPONSE_ENC_VALUES, walletUriFor } from './requestObject.js';
+import { VerificationRequests, type Device, type RequestStatus, type VerificationRecord, type VerificationResult } from './requests.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from './response.js';
 import { randomBase64url } from '../random.js';
+import { subjectKeyIdentifier } from '../keys/x509.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
 
@@ -24,6 +26,8 @@ export interface VerifierOptions {
   trustedIssuers: TrustedIssuer[];
   /** this service's wallet issuer and its PUBLIC credential keys */
   ownIssuer: { issuer: string; jwks: { keys: JWK[] } };
+  /** how the verifier identifies itself (`verifier` config, src/verification/clientIdentity.ts) */
+  clientIdentity: ClientIdentity;
   /** seconds a request (and its request_uri) lives */
   requestLifetime: number;
   /** seconds of clock skew accepted on credential and key binding times, default 30 */
@@ -31,8 +35,8 @@ export interface VerifierOptions {
   /** for remote key sets (tests may pass their own) */
   fetch?: typeof fetch;
   /**
-   * Called with a verified presentation, before the request shows `done`: the holder's prompt finishes
-   * the authorisation from here, so that the browser can go straight back to the provider.
+   * Called with a verified presentation, before the request shows `done` (same-device: once the browser is
+   * back with its response code): the holder's prompt finishes the authorisation from here.
    */
   onVerified?: (record: VerificationRecord, result: VerificationResult) => Promise<void>;
   /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message and the relying party's description. */
@@ -55,22 +59,47 @@ export type CreateRequestInput = {
   external?: boolean;
   /** whom the claims are for (kept with the request, handed back on it) */
   clientId?: string;
+  /**
+   * The holder's page, where a wallet on the same device sends the browser back with a response code
+   * (OpenID4VP 1.0 §8.2): with it, the request also has a same-device link, and a presentation made through
+   * that link completes only in the browser that comes back.
+   */
+  returnUri?: string;
 } & ({ credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined });
+
+export interface CreatedRequest {
+  /** the cross-device link (QR code) */
+  walletUri: string;
+  /** the same-device link (a button on the holder's page), when a returnUri was given */
+  sameDeviceUri?: string;
+  /** epoch s */
+  expiresAt: number;
+}
+
+/** How the browser's return with a response code ended (same-device). */
+export type ReturnOutcome = 'completed' | 'refused';
 
 export interface Verifier {
   /** the verifier's client identifier, the KB-JWT aud */
   clientId: string;
-  /** serves GET request_uri and POST response_uri; next() otherwise */
+  /** serves GET and POST request_uri and POST response_uri; next() otherwise */
   middleware: Middleware;
-  createRequest(input: CreateRequestInput): Promise<{ walletUri: string; expiresAt: number /* epoch s */ }>;
+  createRequest(input: CreateRequestInput): Promise<CreatedRequest>;
   requestStatus(requestId: string): Promise<RequestStatus>;
   /** available once status is done */
   result(requestId: string): Promise<VerificationResult | undefined>;
+  /** same-device: the browser came back with this response code; a wrong or used one ends the request */
+  completeReturn(requestId: string, responseCode: string): Promise<ReturnOutcome>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,200}$/;
 /** Request object references and states: 256 random bits, base64url. */
 const OPAQUE = /^[A-Za-z0-9_-]{43}$/;
+/** Encryption key ids: 128 random bits, base64url. */
+const KID = /^[A-Za-z0-9_-]{22}$/;
+/** The largest form a wallet POSTs to the request URI (wallet_metadata, wallet_nonce). */
+const REQUEST_URI_BODY_LIMIT = 64 * 1024;
+const WALLET_NONCE_LIMIT = 512;
 
 /** Wallet error codes (OpenID4VP 1.0 §8.5, RFC 6749 §4.1.2.1) as the holder reads them. */
 const WALLET_ERRORS: Record<string, string> = {
@@ -80,12 +109,14 @@ const WALLET_ERRORS: Record<string, string> = {
 };
 
 /**
- * The wallet-facing side of verification (D10): OpenID4VP 1.0, DCQL, `response_mode=direct_post`, request
- * passed by reference. Client Identifier Prefix `redirect_uri` (§5.9.3): the client_id is
- * `redirect_uri:<response_uri>`, the Request Object is unsigned and carries `client_metadata`.
+ * The wallet-facing side of verification (D10), as OpenID4VC HAIP 1.0 wallets expect it: OpenID4VP 1.0, DCQL,
+ * the request passed by reference (GET or POST, §5.10) and signed under an x509 Client Identifier Prefix
+ * (§5.9.3; `redirect_uri`, unsigned, for development), the answer encrypted to a key of the request's own
+ * (`direct_post.jwt`, §8.3), SD-JWT VC and mdoc presentations.
  *
- * Paths, under the base URL: GET `/vp/request/<reference>` serves the Request Object (once), POST
- * `/vp/response` takes the Authorization Response, identified by its `state` (unguessable, not the requestId).
+ * Paths, under the base URL: `/vp/request/<reference>` serves the Request Object (once), POST `/vp/response`
+ * takes the Authorization Response, identified by its `state` (unguessable, not the requestId), or by its
+ * encryption key's `kid` and then its `state`.
  */
 export function createVerifier(opts: VerifierOptions): Verifier {
   const base = new URL(opts.baseUrl);
@@ -94,8 +125,9 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const responsePath = `${basePath}/vp/response`;
   const responseUri = `${opts.baseUrl.replace(/\/$/, '')}/vp/response`;
   const requestUriBase = `${opts.baseUrl.replace(/\/$/, '')}/vp/request/`;
-  // OpenID4VP 1.0 §5.9.3: with the redirect_uri prefix, the identifier is the Response URI for direct_post
-  const clientId = `redirect_uri:${responseUri}`;
+  const { clientId, responseMode, trustAnchors } = opts.clientIdentity;
+  // OpenID4VP 1.0 §6.1.1.1: mdoc queries name the configured roots by their key identifier
+  const aki = trustAnchors.map(subjectKeyIdentifier).filter((v): v is string => v !== undefined);
 
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
   const requests = new VerificationRequests(opts.store);
@@ -104,16 +136,33 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const identityIssuerKeys = opts.identity && new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch });
 
   /** What a request asks for, whose credentials it accepts, and which claims it reads. */
-  function expectationsFor(record: VerificationRecord): { query: DcqlQuery; claimNames: ReadonlyMap<string, readonly string[]>; subjectClaim?: string; issuerKeys: IssuerKeys } {
+  function expectationsFor(record: VerificationRecord) {
     if (record.identity) {
       if (!opts.identity || !identityIssuerKeys) throw new Error('identity requests are not configured');
       return { ...opts.identity, issuerKeys: identityIssuerKeys };
     }
     const requested = record.credentialTypes.map((name) => types.get(name)!);
-    return { query: dcqlQueryFor(requested, opts.baseUrl), claimNames: new Map(requested.map((t) => [t.name, Object.keys(t.attributes)])), issuerKeys };
+    const claimNames = new Map<string, readonly string[]>();
+    const mdocNamespaces = new Map<string, string>();
+    const typeNames = new Map<string, string>();
+    for (const t of requested) {
+      claimNames.set(t.name, Object.keys(t.attributes));
+      if (t.mdoc) {
+        claimNames.set(mdocQueryId(t.name), Object.keys(t.attributes));
+        mdocNamespaces.set(mdocQueryId(t.name), t.mdoc.namespace);
+        typeNames.set(mdocQueryId(t.name), t.name);
+      }
+    }
+    return { query: dcqlQueryFor(requested, opts.baseUrl, aki), claimNames, mdocNamespaces, typeNames, issuerKeys };
   }
 
-  async function createRequest(input: CreateRequestInput) {
+  /** OpenID4VP 1.0 §8.3 and HAIP 1.0: a key of the request's own, ECDH-ES on P-256, found again by its kid. */
+  async function newEncryptionKey(): Promise<JWK> {
+    const { privateKey } = await generateKeyPair(RESPONSE_ALG, { crv: 'P-256', extractable: true });
+    return { ...(await exportJWK(privateKey)), kid: randomBase64url(16), use: 'enc', alg: RESPONSE_ALG };
+  }
+
+  async function createRequest(input: CreateRequestInput): Promise<CreatedRequest> {
     if (!REQUEST_ID.test(input.requestId)) throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
     const credentialTypes = input.credentialTypes ?? [];
     if (input.identity) {
@@ -132,38 +181,126 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
       nonce: randomBase64url(32),
       state: randomBase64url(32),
+      responseMode,
+      ...(responseMode === 'direct_post.jwt' ? { encryptionKey: await newEncryptionKey() } : {}),
+      ...(input.returnUri !== undefined ? { returnUri: input.returnUri } : {}),
       createdAt,
       expiresAt: createdAt + opts.requestLifetime,
       ...(input.external ? { external: true } : {}),
     };
-    const reference = randomBase64url(32);
-    await requests.create(record, reference);
-    return { walletUri: walletUriFor(clientId, `${requestUriBase}${reference}`), expiresAt: record.expiresAt };
+    const references: Partial<Record<Device, string>> = { cross: randomBase64url(32), ...(input.returnUri !== undefined ? { same: randomBase64url(32) } : {}) };
+    await requests.create(record, references);
+    return {
+      walletUri: walletUriFor(clientId, `${requestUriBase}${references.cross}`),
+      ...(references.same ? { sameDeviceUri: walletUriFor(clientId, `${requestUriBase}${references.same}`) } : {}),
+      expiresAt: record.expiresAt,
+    };
   }
 
-  /** RFC 9101 §5.2.3: the Request Object, `application/oauth-authz-req+jwt`. */
-  async function serveRequestObject(ctx: Context, reference: string): Promise<void> {
+  /**
+   * What a wallet says of itself when it POSTs to the request URI (OpenID4VP 1.0 §5.10): its metadata and
+   * nonce. Read before the request object is taken, so a malformed POST uses nothing up.
+   */
+  async function readWalletPost(ctx: Context): Promise<{ metadata?: Record<string, unknown>; nonce?: string }> {
+    if (!ctx.is('application/x-www-form-urlencoded')) throw new ProtocolError('invalid_request', 'the request URI takes a POST as application/x-www-form-urlencoded (OpenID4VP 1.0 §5.10)');
+    const form = await readForm(ctx, REQUEST_URI_BODY_LIMIT);
+    let metadata: Record<string, unknown> | undefined;
+    if (form.wallet_metadata !== undefined) {
+      try {
+        metadata = JSON.parse(form.wallet_metadata) as Record<string, unknown>;
+      } catch {
+        throw new ProtocolError('invalid_request', 'wallet_metadata: not valid JSON');
+      }
+      if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new ProtocolError('invalid_request', 'wallet_metadata: must be a JSON object');
+    }
+    const nonce = form.wallet_nonce;
+    if (nonce !== undefined && (nonce.length === 0 || nonce.length > WALLET_NONCE_LIMIT)) throw new ProtocolError('invalid_request', `wallet_nonce: must be 1 to ${WALLET_NONCE_LIMIT} characters`);
+    return { metadata, nonce };
+  }
+
+  /** RFC 9101 §5.2.3, OpenID4VP 1.0 §5.10.1: the Request Object, `application/oauth-authz-req+jwt`. */
+  async function serveRequestObject(ctx: Context, reference: string, post: boolean): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
+    const wallet = post ? await readWalletPost(ctx) : {};
     const record = OPAQUE.test(reference) ? await requests.takeRequestObject(reference) : undefined;
     if (!record) {
       ctx.status = 404;
       ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved' };
       return;
     }
+    const { metadata } = wallet;
+    // §5.8: a wallet that names itself is the audience
+    const issuer = typeof metadata?.issuer === 'string' && /^https:\/\//.test(metadata.issuer) ? metadata.issuer : undefined;
+    const publicKey = record.encryptionKey && publicEncryptionKey(record.encryptionKey);
     const payload = authorizationRequestPayload({
       clientId,
       responseUri,
+      responseMode: record.responseMode,
+      ...(publicKey ? { encryptionKey: publicKey } : {}),
+      ...(wallet.nonce !== undefined ? { walletNonce: wallet.nonce } : {}),
       nonce: record.nonce,
       state: record.state,
       dcqlQuery: expectationsFor(record).query,
       issuedAt: Math.floor(Date.now() / 1000),
       expiresAt: record.expiresAt,
     });
+    if (issuer) payload.aud = issuer;
+    // §5.10: the enc values the wallet supports, of ours (all of ours when it supports none: it then says so)
+    const encs = metadata?.authorization_encryption_enc_values_supported;
+    if (publicKey && Array.isArray(encs)) {
+      const shared = RESPONSE_ENC_VALUES.filter((enc) => encs.includes(enc));
+      if (shared.length) payload.client_metadata = { ...payload.client_metadata, encrypted_response_enc_values_supported: shared };
+    }
     ctx.type = `application/${REQUEST_OBJECT_TYPE}`;
-    ctx.body = unsignedRequestObject(payload);
+    ctx.body = await requestObject(opts.clientIdentity, payload);
   }
 
-  /** OpenID4VP 1.0 §8.2: the Authorization Response (or Authorization Error Response) by direct_post. */
+  /**
+   * The parameters of an encrypted Authorization Response (OpenID4VP 1.0 §8.3): the JWE names the request's
+   * key by its `kid`; it is decrypted with that key only (jose, ECDH-ES, A128GCM or A256GCM). A JWE that does
+   * not decrypt, or that carries another request's state, ends the request whose key it names.
+   */
+  async function decryptResponse(jwe: string): Promise<{ params: Record<string, unknown> } | { refusal: { status: number; error: string; description: string } }> {
+    let kid: unknown;
+    try {
+      kid = decodeProtectedHeader(jwe).kid;
+    } catch {
+      return { refusal: { status: 400, error: 'invalid_request', description: 'response: not a JWE' } };
+    }
+    const record = typeof kid === 'string' && KID.test(kid) ? await requests.findByKid(kid) : undefined;
+    if (!record?.encryptionKey) return { refusal: { status: 400, error: 'invalid_request', description: 'response: the JWE kid names no pending request of this verifier' } };
+    const endRequest = async (description: string) => {
+      const taken = await requests.takeByState(record.state);
+      if (taken) await failed(taken.record, 'The wallet sent an answer this service could not read.', description);
+      return { refusal: { status: 400, error: 'invalid_request', description } };
+    };
+    let plaintext: Uint8Array;
+    try {
+      ({ plaintext } = await compactDecrypt(jwe, await importJWK(record.encryptionKey, RESPONSE_ALG), {
+        keyManagementAlgorithms: [RESPONSE_ALG],
+        contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
+      }));
+    } catch {
+      return endRequest('response: the JWE does not decrypt with this request\'s key');
+    }
+    let params: unknown;
+    try {
+      params = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(plaintext));
+    } catch {
+      return endRequest('response: the decrypted response is not a JSON object');
+    }
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) return endRequest('response: the decrypted response is not a JSON object');
+    const state = (params as Record<string, unknown>).state;
+    if (state !== record.state) return endRequest('response: the encrypted response carries another request\'s state');
+    return { params: params as Record<string, unknown> };
+  }
+
+  async function failed(record: VerificationRecord, message: string, description: string): Promise<void> {
+    await requests.failed(record.requestId, message, description);
+    await opts.onFailed?.(record, { message, description });
+  }
+
+  /** OpenID4VP 1.0 §8.2, §8.3: the Authorization Response (or Authorization Error Response), by direct_post or direct_post.jwt. */
   async function takeResponse(ctx: Context): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     const answer = (status: number, body: Record<string, unknown>) => {
@@ -171,45 +308,97 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       ctx.body = body;
     };
     if (!ctx.is('application/x-www-form-urlencoded')) {
-      throw new ProtocolError('invalid_request', 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post)');
+      throw new ProtocolError('invalid_request', 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post or direct_post.jwt)');
     }
     const form = await readForm(ctx, RESPONSE_BODY_LIMIT);
-    const state = form.state;
+    let params: Record<string, unknown> = form;
+    const encrypted = form.response !== undefined;
+    if (encrypted) {
+      const decrypted = await decryptResponse(form.response);
+      if ('refusal' in decrypted) return answer(decrypted.refusal.status, { error: decrypted.refusal.error, error_description: decrypted.refusal.description });
+      params = decrypted.params;
+    }
+    const state = params.state;
     if (state === undefined) return answer(400, { error: 'invalid_request', error_description: 'state: required' });
     // one answer per request (D14): the state is consumed before anything else is looked at
-    const record = OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
-    if (!record) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
-
-    const failed = async (message: string, description: string) => {
-      await requests.failed(record.requestId, message, description);
-      await opts.onFailed?.(record, { message, description });
+    const taken = typeof state === 'string' && OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
+    if (!taken) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
+    const { record, device } = taken;
+    // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
+    const back = device === 'same' && record.returnUri !== undefined ? record.returnUri : undefined;
+    const ended = async (status: number, body: Record<string, unknown>, message: string, description: string) => {
+      await failed(record, message, description);
+      return answer(status, back ? { ...body, redirect_uri: back } : body);
     };
     try {
-      if (form.error !== undefined) {
-        // an Authorization Error Response from the wallet ends the request; it was processed: 200 (§8.2)
-        const known = Object.hasOwn(WALLET_ERRORS, form.error);
-        await failed(known ? WALLET_ERRORS[form.error] : 'The wallet could not answer the request.', known ? `the wallet answered ${form.error}` : 'the wallet answered with an error');
-        return answer(200, {});
+      if (params.error !== undefined) {
+        // an Authorization Error Response ends the request; it was processed: 200 (§8.2). A wallet that cannot
+        // encrypt may send it unencrypted (§8.3.1)
+        const code = String(params.error);
+        const known = Object.hasOwn(WALLET_ERRORS, code);
+        return await ended(200, {}, known ? WALLET_ERRORS[code] : 'The wallet could not answer the request.', known ? `the wallet answered ${code}` : 'the wallet answered with an error');
+      }
+      if (record.responseMode === 'direct_post.jwt' && !encrypted) {
+        const description = 'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
+        return await ended(400, { error: 'invalid_request', error_description: description }, 'The wallet sent its answer unencrypted, which this service does not accept.', description);
       }
       const { issuerKeys: keys, ...expected } = expectationsFor(record);
-      const presentations = readVpToken(form.vp_token, expected.query);
-      const result = await verifyResponse(presentations, { ...expected, clientId, nonce: record.nonce }, { issuerKeys: keys, clockTolerance: opts.clockTolerance ?? 30, fetch: opts.fetch });
+      const presentations = readVpToken(params.vp_token, expected.query);
+      const publicKey = encrypted && record.encryptionKey ? publicEncryptionKey(record.encryptionKey) : undefined;
+      const result = await verifyResponse(
+        presentations,
+        {
+          ...expected,
+          clientId,
+          nonce: record.nonce,
+          responseUri,
+          trustAnchors,
+          // §B.2.6.1: an encrypted response's mdoc is bound to the key it was encrypted to
+          ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
+        },
+        // D12: a PID is trusted by the identity block's issuers alone, never by the general trust anchors
+        { issuerKeys: keys, clockTolerance: opts.clockTolerance ?? 30, fetch: opts.fetch, ...(record.identity ? {} : { trustAnchors }) },
+      );
+      if (back) {
+        // §8.2, HAIP 1.0: only the browser that comes back with this code completes the flow
+        const responseCode = randomBase64url(32);
+        await requests.awaitReturn(record, result, responseCode);
+        const url = new URL(back);
+        url.searchParams.set('response_code', responseCode);
+        return answer(200, { redirect_uri: url.href });
+      }
       await opts.onVerified?.(record, result);
       await requests.done(record.requestId, result);
       return answer(200, {});
     } catch (err) {
       if (err instanceof VerificationRefusal) {
-        await failed(personMessage(err.reason), `the presentation was refused: ${err.message}`);
-        return answer(400, { error: err.error, error_description: err.message });
+        return await ended(400, { error: err.error, error_description: err.message }, personMessage(err.reason), `the presentation was refused: ${err.message}`);
       }
-      await failed('Something went wrong while checking the credentials. Please try again.', 'the presentation could not be checked');
+      await failed(record, 'Something went wrong while checking the credentials. Please try again.', 'the presentation could not be checked');
       throw err;
     }
   }
 
+  async function completeReturn(requestId: string, responseCode: string): Promise<ReturnOutcome> {
+    const redeemed = OPAQUE.test(responseCode) ? await requests.redeem(requestId, responseCode) : undefined;
+    if (!redeemed) {
+      const record = await requests.find(requestId);
+      const status = await requests.status(requestId);
+      // a code for a request that is waiting for it, but the wrong one: the code was taken, the request ends
+      if (record && status.status === 'returning') {
+        await failed(record, 'This page was not opened by the wallet that answered. Please start again.', 'response_code: not the code the wallet was given for this request');
+      }
+      return 'refused';
+    }
+    await opts.onVerified?.(redeemed.record, redeemed.result);
+    await requests.done(requestId, redeemed.result);
+    return 'completed';
+  }
+
   const middleware = router([
     // not HEAD: fetching the Request Object uses it up
-    { method: 'GET', head: false, path: new RegExp(`^${requestPath}([^/]*)$`), handle: (ctx, [reference]) => serveRequestObject(ctx, reference) },
+    { method: 'GET', head: false, path: new RegExp(`^${requestPath}([^/]*)$`), handle: (ctx, [reference]) => serveRequestObject(ctx, reference, false) },
+    { method: 'POST', path: new RegExp(`^${requestPath}([^/]*)$`), handle: (ctx, [reference]) => serveRequestObject(ctx, reference, true) },
     { method: 'POST', path: responsePath, handle: takeResponse },
   ]);
 
@@ -219,5 +408,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     createRequest,
     requestStatus: (requestId) => requests.status(requestId),
     result: (requestId) => requests.result(requestId),
+    completeReturn,
   };
+}
+
+/** The public half of a request's encryption key, as `client_metadata.jwks` publishes it. */
+function publicEncryptionKey({ d: _d, ...rest }: JWK): JWK {
+  return rest;
 }

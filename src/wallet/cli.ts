@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 import { pathToFileURL } from 'node:url';
+import { readFile } from 'node:fs/promises';
 import { decodeJwt } from 'jose';
+import { readPemCertificates } from '../keys/x509.js';
 import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
 const USAGE = `usage:
-  tsx src/wallet/cli.ts receive <offer-uri> [--pin 1234] [--wallet FILE]
-  tsx src/wallet/cli.ts list [--wallet FILE]
-  tsx src/wallet/cli.ts present <openid4vp-uri> [--wallet FILE]
-The wallet file defaults to ${DEFAULT_WALLET_FILE}.`;
+  npm run wallet -- receive <offer-uri> [--pin 1234] [--wallet FILE]
+  npm run wallet -- list [--wallet FILE]
+  npm run wallet -- present <openid4vp-uri> [--trust CA.pem] [--wallet FILE]
+The wallet file defaults to ${DEFAULT_WALLET_FILE}. --trust names the CA certificates (PEM) of the verifiers
+to answer; npm start prints the one it made (keys/verifier-ca.pem).`;
 
 export class UsageError extends Error {}
 
@@ -18,6 +21,8 @@ export interface CliCommand {
   /** present: the OpenID4VP request link (`openid4vp://?client_id=...&request_uri=...`) */
   requestUri?: string;
   pin?: string;
+  /** present: a PEM file of the CA certificates whose verifiers to answer */
+  trust?: string;
   wallet: string;
 }
 
@@ -29,7 +34,7 @@ export function parseArgs(argv: string[]): CliCommand {
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const match = /^--(pin|wallet)(?:=(.*))?$/.exec(arg);
+    const match = /^--(pin|wallet|trust)(?:=(.*))?$/.exec(arg);
     if (!match) {
       if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
       positional.push(arg);
@@ -41,14 +46,15 @@ export function parseArgs(argv: string[]): CliCommand {
   }
   const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
   if (command === 'list') {
-    if (positional.length || options.pin !== undefined) throw new UsageError('list takes only --wallet');
+    if (positional.length || options.pin !== undefined || options.trust !== undefined) throw new UsageError('list takes only --wallet');
     return { command, wallet };
   }
   if (command === 'present') {
     if (options.pin !== undefined) throw new UsageError('present takes no --pin');
     if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
-    return { command, requestUri: positional[0], wallet };
+    return { command, requestUri: positional[0], wallet, ...(options.trust !== undefined ? { trust: options.trust } : {}) };
   }
+  if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
   return { command, offerUri: positional[0], pin: options.pin, wallet };
 }
@@ -92,8 +98,27 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (cmd.command === 'present') {
-    const { status, body } = await wallet.present(cmd.requestUri!);
-    if (status === 200) return out('presented: the verifier accepted the presentation');
+    let trust: Uint8Array[] | undefined;
+    if (cmd.trust !== undefined) {
+      let pem: string;
+      try {
+        pem = await readFile(cmd.trust, 'utf8');
+      } catch (err) {
+        throw new WalletError(`--trust ${cmd.trust}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+      }
+      try {
+        trust = readPemCertificates(pem, `--trust ${cmd.trust}`);
+      } catch (err) {
+        throw new WalletError((err as Error).message);
+      }
+    }
+    const { status, body, redirectUri } = await wallet.present(cmd.requestUri!, { trust });
+    if (status === 200) {
+      out('presented: the verifier accepted the presentation');
+      // OpenID4VP 1.0 §8.2: a wallet on the holder's device sends the browser on; the dev wallet says where
+      if (redirectUri) out(`Open this address in the browser to finish: ${redirectUri}`);
+      return;
+    }
     const { error, error_description: description } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; error_description?: unknown };
     throw new WalletError(
       typeof error === 'string' ? `the verifier refused the presentation: ${error}${typeof description === 'string' ? `: ${description}` : ''}` : `the verifier answered HTTP ${status}`,

@@ -27,14 +27,17 @@ const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jt
 export class DevWallet {
   readonly #file: string;
   #contents: WalletContents;
+  /** DER CA certificates whose verifiers this wallet answers (OpenID4VP 1.0 §5.9.3 x509 prefixes) */
+  readonly #trust: Uint8Array[];
 
-  private constructor(file: string, contents: WalletContents) {
+  private constructor(file: string, contents: WalletContents, trust: Uint8Array[]) {
     this.#file = file;
     this.#contents = contents;
+    this.#trust = trust;
   }
 
-  static async open(file: string): Promise<DevWallet> {
-    return new DevWallet(file, await readWalletFile(file));
+  static async open(file: string, opts: { trust?: Uint8Array[] } = {}): Promise<DevWallet> {
+    return new DevWallet(file, await readWalletFile(file), opts.trust ?? []);
   }
 
   list(): StoredCredential[] {
@@ -95,12 +98,13 @@ export class DevWallet {
    * presentation to the verifier with a key binding JWT (aud = client_id, nonce, iat, sd_hash), and POSTs
    * `vp_token` (`{ <query id>: [presentation] }`) and `state` to the response_uri.
    *
-   * Returns the verifier's answer as is: 200 when it accepted the presentations, its error otherwise. When
-   * the wallet holds no matching credential it tells the verifier (`access_denied`) and throws.
+   * Returns the verifier's answer as is: 200 when it accepted the presentations, its error otherwise, and
+   * the `redirect_uri` it names (§8.2: where the browser on this device goes on). When the wallet holds no
+   * matching credential it tells the verifier (`access_denied`) and throws.
    */
-  async present(walletUri: string, opts: { fetch?: typeof fetch; select?: CredentialSelector } = {}): Promise<{ status: number; body: unknown }> {
+  async present(walletUri: string, opts: { fetch?: typeof fetch; select?: CredentialSelector; trust?: Uint8Array[] } = {}): Promise<{ status: number; body: unknown; redirectUri?: string }> {
     const fetchImpl = opts.fetch ?? fetch;
-    const request = await resolveRequest(walletUri, fetchImpl);
+    const request = await resolveRequest(walletUri, fetchImpl, { trust: opts.trust ?? this.#trust });
     this.#contents = await readWalletFile(this.#file); // another process may have added to the file
     const selection = selectCredentials(request, this.#contents.credentials, opts.select);
     if ('missing' in selection) {
@@ -111,7 +115,9 @@ export class DevWallet {
     for (const { query, credential, disclose } of selection) {
       vpToken[query.id] = [await createPresentation(credential, disclose, { clientId: request.clientId, nonce: request.nonce })];
     }
-    return submitResponse(request, { vp_token: JSON.stringify(vpToken) }, fetchImpl);
+    const answer = await submitResponse(request, { vp_token: JSON.stringify(vpToken) }, fetchImpl);
+    const redirectUri = (answer.body as { redirect_uri?: unknown } | undefined)?.redirect_uri;
+    return typeof redirectUri === 'string' ? { ...answer, redirectUri } : answer;
   }
 
   /**

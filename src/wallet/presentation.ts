@@ -1,8 +1,9 @@
-import { createPrivateKey, sign } from 'node:crypto';
+import { createPrivateKey, randomBytes, sign } from 'node:crypto';
 import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zClientMetadata } from '@openid4vc/openid4vp';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import type { JWK } from 'jose';
+import { CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose';
+import { certificatePublicJwk, dnsNames, verifyCertificateChain, X509ChainError, x509Hash } from '../keys/x509.js';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import { signEs256 } from '../keys/es256.js';
@@ -25,15 +26,29 @@ export interface PresentationRequest {
   nonce: string;
   state?: string;
   credentials: CredentialQuery[];
+  /** §6.2: alternatives; each required set is answered by one of its options */
+  credentialSets?: Array<{ options: string[][]; required?: boolean }>;
+  /** direct_post.jwt (§8.3): the key the answer is encrypted to, and the content encryption */
+  encryption?: { jwk: JWK; enc: string };
 }
+
+/** What the dev wallet tells a verifier about itself when it POSTs to the request URI (OpenID4VP 1.0 §5.10). */
+export const WALLET_METADATA = {
+  vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } },
+  client_id_prefixes_supported: ['x509_hash', 'x509_san_dns', 'redirect_uri'],
+  request_object_signing_alg_values_supported: ['ES256'],
+  authorization_encryption_alg_values_supported: ['ECDH-ES'],
+  authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+};
+const ENC_VALUES = WALLET_METADATA.authorization_encryption_enc_values_supported;
 
 /** Picks the credential to present for one Credential Query; `candidates` are those whose vct it asks for. */
 export type CredentialSelector = (query: CredentialQuery, candidates: StoredCredential[], all: StoredCredential[]) => StoredCredential | undefined;
 
 export const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
 
-/** Reads an OpenID4VP link or QR payload (`openid4vp://?client_id=...&request_uri=...`). */
-export function parseRequestReference(link: string): { clientId: string; requestUri: string } {
+/** Reads an OpenID4VP link or QR payload (`openid4vp://?client_id=...&request_uri=...[&request_uri_method=post]`). */
+export function parseRequestReference(link: string): { clientId: string; requestUri: string; method: 'get' | 'post' } {
   let url: URL;
   try {
     url = new URL(link.trim());
@@ -46,20 +61,81 @@ export function parseRequestReference(link: string): { clientId: string; request
   if (!requestUri) throw new WalletError('not an OpenID4VP request by reference: it has no request_uri');
   if (!clientId) throw new WalletError('the OpenID4VP request has no client_id');
   if (!isHttpUrl(requestUri)) throw new WalletError('request_uri must be an http(s) URL');
-  const method = url.searchParams.get('request_uri_method');
-  if (method !== null && method !== 'get') throw new WalletError(`request_uri_method ${method} is not supported by the dev wallet`);
-  return { clientId, requestUri };
+  const method = url.searchParams.get('request_uri_method') ?? 'get';
+  // §5.1: case-sensitive get or post; anything else is invalid_request_uri_method
+  if (method !== 'get' && method !== 'post') throw new WalletError(`invalid_request_uri_method: request_uri_method ${method} is neither get nor post`);
+  return { clientId, requestUri, method };
 }
 
 /**
- * Fetches and checks the Request Object (RFC 9101 §5.2, OpenID4VP 1.0 §5): `typ oauth-authz-req+jwt`, the
- * same `client_id` as the link, Client Identifier Prefix `redirect_uri` (the only one the dev wallet can
- * check: it holds no trust anchors), so the Request Object is unsigned and the identifier equals the
- * `response_uri`; `response_mode direct_post`, a nonce and a DCQL query.
+ * OpenID4VP 1.0 §5.9.3 `x509_hash` and `x509_san_dns`: the Request Object is signed (ES256) with the key of
+ * the leaf of its `x5c`; the chain ends at a CA the wallet trusts; the identifier is the leaf's hash, or a
+ * dNSName of the leaf that is also the response URI's host.
  */
-export async function resolveRequest(link: string, fetchImpl: typeof fetch): Promise<PresentationRequest> {
-  const { clientId, requestUri } = parseRequestReference(link);
-  const response = await reach(() => fetchImpl(requestUri, { headers: { accept: `application/${REQUEST_OBJECT_TYPE}` }, redirect: 'manual' }), requestUri);
+async function checkX509Request(jwt: string, header: Record<string, unknown>, prefix: string, identifier: string, responseUri: unknown, trust: Uint8Array[] | undefined): Promise<void> {
+  if (header.alg !== 'ES256') throw new WalletError(`a ${prefix} request must be signed with ES256, not ${String(header.alg)}`);
+  const x5c = header.x5c;
+  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new WalletError(`a ${prefix} request must carry its certificate chain in x5c`);
+  if (!trust?.length) throw new WalletError('the request is signed under a verifier certificate: pass --trust <CA file> to say which CAs to trust (npm start prints which: keys/verifier-ca.pem)');
+  const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
+  try {
+    await verifyCertificateChain(chain, trust);
+  } catch (err) {
+    if (err instanceof X509ChainError) throw new WalletError(`the verifier certificate is not trusted: ${err.message}`);
+    throw new WalletError('the request x5c does not hold readable certificates');
+  }
+  try {
+    await compactVerify(jwt, await importJWK(await certificatePublicJwk(chain[0]), 'ES256'), { algorithms: ['ES256'] });
+  } catch {
+    throw new WalletError('the request object signature does not verify with its x5c leaf certificate');
+  }
+  if (prefix === 'x509_hash' && identifier !== x509Hash(chain[0])) throw new WalletError('the x509_hash client_id is not the hash of the x5c leaf certificate');
+  if (prefix === 'x509_san_dns') {
+    if (!dnsNames(chain[0]).includes(identifier)) throw new WalletError(`the x5c leaf certificate does not name ${identifier} (subjectAltName dNSName)`);
+    let host: string | undefined;
+    try {
+      host = new URL(String(responseUri)).hostname;
+    } catch {
+      // checked below as a missing response_uri
+    }
+    if (host !== identifier) throw new WalletError(`the response_uri host is not ${identifier}, the x509_san_dns client identifier`);
+  }
+}
+
+/** §8.3: the key to encrypt the answer to (EC P-256, ECDH-ES, for encryption) and an enc both sides support. */
+function encryptionFor(clientMetadata: unknown): { jwk: JWK; enc: string } {
+  const metadata = (clientMetadata ?? {}) as { jwks?: { keys?: unknown }; encrypted_response_enc_values_supported?: unknown };
+  const keys = Array.isArray(metadata.jwks?.keys) ? (metadata.jwks.keys as JWK[]) : [];
+  const jwk = keys.find((k) => k.kty === 'EC' && k.crv === 'P-256' && k.alg === 'ECDH-ES' && (k.use === undefined || k.use === 'enc'));
+  if (!jwk) throw new WalletError('a direct_post.jwt request must carry client_metadata.jwks with an ECDH-ES P-256 key');
+  const offered = Array.isArray(metadata.encrypted_response_enc_values_supported) ? metadata.encrypted_response_enc_values_supported : ['A128GCM'];
+  const enc = ENC_VALUES.find((e) => offered.includes(e));
+  if (!enc) throw new WalletError(`the verifier accepts no content encryption the dev wallet supports (${ENC_VALUES.join(', ')})`);
+  return { jwk, enc };
+}
+
+/**
+ * Fetches and checks the Request Object (RFC 9101 §5.2, OpenID4VP 1.0 §5): by GET, or by POST with the
+ * wallet's metadata and a nonce the signed object must echo (§5.10); `typ oauth-authz-req+jwt`, the same
+ * `client_id` as the link; signed under an X.509 prefix whose chain ends at a CA in `trust` (§5.9.3), or
+ * unsigned under `redirect_uri` with the identifier equal to the `response_uri`; `response_mode`
+ * `direct_post` or `direct_post.jwt` (with a key to encrypt to), a nonce and a DCQL query.
+ */
+export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts: { trust?: Uint8Array[] } = {}): Promise<PresentationRequest> {
+  const { clientId, requestUri, method } = parseRequestReference(link);
+  const walletNonce = method === 'post' ? randomBytes(16).toString('base64url') : undefined;
+  const response = await reach(
+    () =>
+      method === 'post'
+        ? fetchImpl(requestUri, {
+            method: 'POST',
+            headers: { accept: `application/${REQUEST_OBJECT_TYPE}`, 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ wallet_metadata: JSON.stringify(WALLET_METADATA), wallet_nonce: walletNonce! }),
+            redirect: 'manual',
+          })
+        : fetchImpl(requestUri, { headers: { accept: `application/${REQUEST_OBJECT_TYPE}` }, redirect: 'manual' }),
+    requestUri,
+  );
   if (!response.ok) {
     const body = await response.text().catch(() => '');
     let detail = '';
@@ -85,15 +161,25 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch): Pro
   } catch (err) {
     throw new WalletError(`unsupported client_id: ${(err as Error).message}`);
   }
-  if (prefix !== 'redirect_uri') throw new WalletError(`client_id prefix ${prefix} is not supported by the dev wallet; it supports redirect_uri`);
-  // OpenID4VP 1.0 §5.9.3: redirect_uri requests cannot be signed; with direct_post the identifier is the response_uri
-  if (header.alg !== 'none') throw new WalletError('a request with the redirect_uri client_id prefix must not be signed');
+  if (prefix === 'x509_hash' || prefix === 'x509_san_dns') {
+    await checkX509Request(jwt, header, prefix, identifier, payload.response_uri, opts.trust);
+  } else if (prefix === 'redirect_uri') {
+    // OpenID4VP 1.0 §5.9.3: redirect_uri requests cannot be signed; with direct_post the identifier is the response_uri
+    if (header.alg !== 'none') throw new WalletError('a request with the redirect_uri client_id prefix must not be signed');
+    if (payload.response_uri !== identifier) throw new WalletError('the response_uri differs from the redirect_uri client identifier');
+  } else {
+    throw new WalletError(`client_id prefix ${prefix} is not supported by the dev wallet; it supports x509_hash, x509_san_dns and redirect_uri`);
+  }
+  // §5.10.1: the nonce the wallet sent must come back in the signed object
+  if (walletNonce !== undefined && payload.wallet_nonce !== walletNonce) throw new WalletError('the request object does not echo the wallet_nonce the wallet sent');
   if (payload.response_type !== 'vp_token') throw new WalletError('response_type must be vp_token');
-  if (payload.response_mode !== 'direct_post') throw new WalletError(`response_mode ${String(payload.response_mode)} is not supported by the dev wallet; it supports direct_post`);
-  if (typeof payload.response_uri !== 'string' || payload.response_uri !== identifier) throw new WalletError('the response_uri differs from the redirect_uri client identifier');
+  if (payload.response_mode !== 'direct_post' && payload.response_mode !== 'direct_post.jwt') {
+    throw new WalletError(`response_mode ${String(payload.response_mode)} is not supported by the dev wallet; it supports direct_post and direct_post.jwt`);
+  }
+  if (typeof payload.response_uri !== 'string' || !isHttpUrl(payload.response_uri)) throw new WalletError('the request has no http(s) response_uri');
   if (payload.redirect_uri !== undefined) throw new WalletError('a direct_post request must not carry redirect_uri');
   try {
-    validateOpenid4vpAuthorizationRequestPayload({ params: payload as never });
+    validateOpenid4vpAuthorizationRequestPayload({ params: payload as never, ...(walletNonce !== undefined ? { walletVerificationOptions: { expectedNonce: walletNonce } } : {}) });
     if (payload.client_metadata !== undefined) zClientMetadata.parse(payload.client_metadata);
   } catch (err) {
     throw new WalletError(`invalid authorization request: ${(err as Error).message}`);
@@ -103,13 +189,16 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch): Pro
   if (payload.transaction_data !== undefined) throw new WalletError('transaction_data is not supported by the dev wallet'); // §8.4: must refuse
   const dcql = payload.dcql_query as { credentials?: unknown } | undefined;
   if (!dcql || !Array.isArray(dcql.credentials) || dcql.credentials.length === 0) throw new WalletError('the request has no DCQL query');
-  if ((dcql as { credential_sets?: unknown }).credential_sets !== undefined) throw new WalletError('credential_sets are not supported by the dev wallet');
+  const sets = (dcql as { credential_sets?: unknown }).credential_sets;
+  if (sets !== undefined && (!Array.isArray(sets) || !sets.every((set) => Array.isArray((set as { options?: unknown }).options)))) throw new WalletError('credential_sets must be an array of sets with options');
   return {
     clientId,
     responseUri: payload.response_uri,
     nonce: payload.nonce,
     ...(typeof payload.state === 'string' ? { state: payload.state } : {}),
     credentials: dcql.credentials as CredentialQuery[],
+    ...(sets ? { credentialSets: sets as PresentationRequest['credentialSets'] } : {}),
+    ...(payload.response_mode === 'direct_post.jwt' ? { encryption: encryptionFor(payload.client_metadata) } : {}),
   };
 }
 
@@ -142,16 +231,45 @@ export interface Selection {
   disclose: string[];
 }
 
-/** For each Credential Query a stored credential whose vct it asks for and whose claims satisfy it. */
+/**
+ * For each Credential Query to answer a stored credential whose vct it asks for and whose claims satisfy it.
+ * With `credential_sets` (§6.2), per set the first option the wallet can answer (optional sets only when it
+ * can); without them, every query.
+ */
 export function selectCredentials(request: PresentationRequest, credentials: StoredCredential[], select: CredentialSelector = firstCandidate): Selection[] | { missing: string } {
-  const selections: Selection[] = [];
-  for (const query of request.credentials) {
+  const byId = new Map(request.credentials.map((q) => [q.id, q]));
+  const pick = (query: CredentialQuery): Selection | { missing: string } => {
     if (query.format !== 'dc+sd-jwt') return { missing: `${query.id} (format ${query.format} is not supported by the dev wallet)` };
     const vcts = query.meta?.vct_values ?? [];
     const candidates = credentials.filter((c) => vcts.includes(c.vct) && claimsToDisclose(query, c) !== undefined);
     const credential = select(query, candidates, credentials);
     if (!credential) return { missing: `${query.id} (${vcts.join(', ') || 'any type'})` };
-    selections.push({ query, credential, disclose: claimsToDisclose(query, credential) ?? [] });
+    return { query, credential, disclose: claimsToDisclose(query, credential) ?? [] };
+  };
+  if (!request.credentialSets) {
+    const selections: Selection[] = [];
+    for (const query of request.credentials) {
+      const picked = pick(query);
+      if ('missing' in picked) return picked;
+      selections.push(picked);
+    }
+    return selections;
+  }
+  const selections: Selection[] = [];
+  for (const set of request.credentialSets) {
+    let chosen: Selection[] | undefined;
+    let missing = '';
+    for (const option of set.options) {
+      const picked = option.map((id) => (byId.has(id) ? pick(byId.get(id)!) : { missing: `${id} (not a credential query of the request)` }));
+      const lacking = picked.find((p): p is { missing: string } => 'missing' in p);
+      if (!lacking) {
+        chosen = picked as Selection[];
+        break;
+      }
+      missing ||= lacking.missing;
+    }
+    if (chosen) selections.push(...chosen);
+    else if (set.required !== false) return { missing };
   }
   return selections;
 }
@@ -170,14 +288,29 @@ export async function createPresentation(credential: StoredCredential, disclose:
   });
 }
 
-/** OpenID4VP 1.0 §8.2: the response as a form POST to the response_uri; no redirects followed (§14.8). */
+/**
+ * OpenID4VP 1.0 §8.2: the response as a form POST to the response_uri; no redirects followed (§14.8). For
+ * direct_post.jwt (§8.3), the parameters (with `vp_token` as a JSON object) are a JWE to the verifier's key,
+ * sent as `response`.
+ */
 export async function submitResponse(
   request: PresentationRequest,
   params: Record<string, string>,
   fetchImpl: typeof fetch,
 ): Promise<{ status: number; body: unknown }> {
-  const form = new URLSearchParams(params);
-  if (request.state !== undefined) form.set('state', request.state);
+  let form: URLSearchParams;
+  if (request.encryption) {
+    const { jwk, enc } = request.encryption;
+    const payload: Record<string, unknown> = { ...params, ...(params.vp_token !== undefined ? { vp_token: JSON.parse(params.vp_token) as unknown } : {}) };
+    if (request.state !== undefined) payload.state = request.state;
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc, ...(jwk.kid !== undefined ? { kid: jwk.kid } : {}) })
+      .encrypt(await importJWK(jwk, 'ECDH-ES'));
+    form = new URLSearchParams({ response: jwe });
+  } else {
+    form = new URLSearchParams(params);
+    if (request.state !== undefined) form.set('state', request.state);
+  }
   const response = await reach(
     () => fetchImpl(request.responseUri, {
       method: 'POST',

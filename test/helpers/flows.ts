@@ -5,9 +5,11 @@ import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
 import { Browser, makeHint, offerFromPage, resolveOfferLink } from './rp.js';
 import type { CredentialOffer } from '../../src/issuance/offerUri.js';
+import { VERIFIER_TRUST } from './service.js';
 
+/** A dev wallet that trusts the test services' verifier CA (test/helpers/service.ts). */
 export async function newWallet(): Promise<DevWallet> {
-  return DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'));
+  return DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'), { trust: VERIFIER_TRUST });
 }
 
 /**
@@ -30,12 +32,21 @@ export async function holderCompletesIssuance(
   return { callbackUrl: done.final, offer, resolvedOffer, browser };
 }
 
-/** The wallet request link on the prompt page (the same-device button's href). */
+/** The presentation request in the prompt page's QR code (cross-device: the flow finishes without the wallet sending the browser back). */
 export function requestFromPage(html: string): string {
+  const m = /data-wallet-link="(openid4vp:[^"]+)"/.exec(html);
+  if (!m) throw new Error('no openid4vp:// link in the QR code of the page');
+  return unescapeAttribute(m[1]);
+}
+
+/** The presentation request of the prompt page's "Open in wallet on this device" button (same-device, OpenID4VP 1.0 §8.2). */
+export function sameDeviceRequestFromPage(html: string): string {
   const link = offerFromPage(html);
   if (!link.startsWith('openid4vp://')) throw new Error(`expected an openid4vp:// link, got ${link.slice(0, 40)}`);
   return link;
 }
+
+const unescapeAttribute = (v: string) => v.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
 
 /**
  * The holder's part of a verification: the browser lands on the prompt, the wallet presents to the

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createService, type Service } from '../../src/app.js';
@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../../src/log.js';
 import type { Store } from '../../src/store/types.js';
 import { testStore } from './stores.js';
 import { loadKeys } from '../../src/keys/keys.js';
+import { generateVerifierCertificates, readPemCertificates } from '../../src/keys/x509.js';
 
 export const SECRETS = {
   pkceIssuer: 'test-issuer-secret-0123456789',
@@ -26,6 +27,13 @@ export const OTHER_REDIRECT = 'https://rp.example/other';
 const keyDir = mkdtempSync(join(tmpdir(), 'vc-keys-'));
 const keyFiles = { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json'), pairwise: join(keyDir, 'pairwise.json') };
 await loadKeys({ ...keyFiles, generate: true }, keyDir);
+/** The verifier's certificate for the tests' base URLs, and the local CA a wallet must trust (DER). */
+const verifierFiles = { certificateChain: join(keyDir, 'verifier-chain.pem'), key: join(keyDir, 'verifier-key.pem') };
+const verifierCertificates = await generateVerifierCertificates('127.0.0.1');
+writeFileSync(verifierFiles.certificateChain, verifierCertificates.chain);
+writeFileSync(verifierFiles.key, verifierCertificates.key, { mode: 0o600 });
+export const VERIFIER_CA_PEM = verifierCertificates.caCertificate;
+export const VERIFIER_TRUST: Uint8Array[] = readPemCertificates(VERIFIER_CA_PEM, 'the test verifier CA');
 
 export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -34,6 +42,7 @@ export function testConfig(port: number, overrides: Record<string, unknown> = {}
     store: 'memory',
     logLevel: 'silent',
     keys: keyFiles,
+    verifier: verifierFiles,
     credentialTypes: [
       {
         name: 'EmployeeBadge',

@@ -140,6 +140,8 @@ async function startService(opts: { trustedIssuers?: TrustedIssuer[]; requestLif
     credentialTypes,
     trustedIssuers: opts.trustedIssuers ?? [],
     ownIssuer: { issuer: issuer.credentialIssuer, jwks: { keys: [credentialKey.publicJwk] } },
+    // the development configuration: unsigned requests, plain direct_post (the HAIP one: verification-haip.test.ts)
+    clientIdentity: { prefix: 'redirect_uri', clientId: `redirect_uri:${baseUrl}/vp/response`, responseMode: 'direct_post', trustAnchors: [] },
     requestLifetime: opts.requestLifetime ?? 120,
   });
   const app = new Koa();

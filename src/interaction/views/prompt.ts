@@ -30,8 +30,10 @@ export interface PromptView {
   /** Who asks: the relying party's display name. */
   clientName: string;
   credentialTypes: PromptCredentialType[];
-  /** `openid-credential-offer://...` or `openid4vp://...` */
+  /** `openid-credential-offer://...` or `openid4vp://...`: the link for a wallet on this device */
   walletUri: string;
+  /** what the QR code carries, when it is another link than `walletUri` (a presentation request's cross-device link) */
+  qrUri?: string;
   /** An <svg> string the server made (views/qrSvg.ts); inserted as is (trusted). */
   qrSvg: string;
   /**
@@ -219,7 +221,7 @@ ${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting:
 <section class="prompt-scan" aria-label="Wallet on another device">
 <div class="divider divider--narrow" aria-hidden="true">or</div>
 <figure class="qr">
-<div class="qr-code" role="img" aria-label="QR code for your wallet app">${trusted(inlineSvg(v.qrSvg))}</div>
+<div class="qr-code" role="img" aria-label="QR code for your wallet app" data-wallet-link="${safeHref(v.qrUri ?? v.walletUri)}">${trusted(inlineSvg(v.qrSvg))}</div>
 <figcaption><strong class="qr-title">Wallet on another device?</strong><span>Open the wallet app and scan this code.</span></figcaption>
 </figure>
 </section>

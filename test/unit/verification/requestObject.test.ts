@@ -9,6 +9,7 @@ const clientId = `redirect_uri:${responseUri}`;
 const payload = authorizationRequestPayload({
   clientId,
   responseUri,
+  responseMode: 'direct_post',
   nonce: 'nonce-1',
   state: 'state-1',
   dcqlQuery: dcqlQueryFor([{ name: 'EmployeeBadge', validity: 'P365D', attributes: { FirstName: { type: 'string', required: true } } }], 'https://vc.example.com'),
@@ -34,8 +35,14 @@ describe('the request object', () => {
       nonce: 'nonce-1',
       state: 'state-1',
       dcql_query: { credentials: [{ id: 'EmployeeBadge', format: 'dc+sd-jwt' }] },
-      client_metadata: { vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } } },
+      client_metadata: {
+        vp_formats_supported: {
+          'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] },
+          mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+        },
+      },
     });
+    expect(payload.client_metadata).not.toHaveProperty('jwks'); // direct_post: nothing to encrypt to
     expect(payload).not.toHaveProperty('redirect_uri'); // §8.2: not with response_uri
   });
 
@@ -45,10 +52,11 @@ describe('the request object', () => {
     expect(getOpenid4vpClientId({ clientId, responseMode: 'direct_post' })).toMatchObject({ clientIdPrefix: 'redirect_uri', clientIdIdentifier: responseUri });
   });
 
-  it('is referenced by an openid4vp:// link carrying only client_id and request_uri', () => {
+  it('is referenced by an openid4vp:// link carrying only client_id, request_uri and request_uri_method=post (§5.10)', () => {
     const link = new URL(walletUriFor(clientId, 'https://vc.example.com/vp/request/abc'));
     expect(link.protocol).toBe('openid4vp:');
-    expect([...link.searchParams.keys()]).toEqual(['client_id', 'request_uri']);
+    expect([...link.searchParams.keys()]).toEqual(['client_id', 'request_uri', 'request_uri_method']);
+    expect(link.searchParams.get('request_uri_method')).toBe('post');
     expect(link.searchParams.get('client_id')).toBe(clientId);
     expect(link.searchParams.get('request_uri')).toBe('https://vc.example.com/vp/request/abc');
   });

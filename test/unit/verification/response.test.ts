@@ -45,6 +45,8 @@ const expectations = (...types: CredentialType[]): ResponseExpectations => ({
   claimNames: new Map(types.map((t) => [t.name, Object.keys(t.attributes)])),
   clientId: CLIENT_ID,
   nonce: NONCE,
+  responseUri: `${BASE}/vp/response`,
+  trustAnchors: [],
 });
 const kb = (h: KeyPair, disclose?: string[]) => ({ holder: h, aud: CLIENT_ID, nonce: NONCE, ...(disclose ? { disclose } : {}) });
 

@@ -99,6 +99,11 @@
         setState('scanned', 'Wallet connected\u2026');
         if (walletHint) walletHint.hidden = true;
         break;
+      case 'returning':
+        // same-device: the wallet sends its browser back to finish (OpenID4VP 1.0 §8.2)
+        setState('scanned', 'Presented. Finishing in the browser your wallet opened\u2026');
+        if (walletHint) walletHint.hidden = true;
+        break;
       case 'pin_retry':
         var n = s.attemptsLeft;
         setState('pin_retry', typeof n === 'number' && isFinite(n) && n >= 0
