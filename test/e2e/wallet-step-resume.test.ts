@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
-import { newWallet, pushIssuance } from '../helpers/flows.js';
+import { newWallet, pushIssuance, requestFromPage } from '../helpers/flows.js';
 
 /**
  * When the wallet step succeeds, the authorisation is finished from the wallet's own request: the
@@ -79,7 +79,7 @@ describe('the wallet step finishes the authorisation', () => {
     const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce, state: 'v-state' });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(url.href);
-    await wallet.present(offerFromPage(prompt.html!));
+    await wallet.present(requestFromPage(prompt.html!));
     const done = await statusOf(browser, prompt.final);
     expect(done).toEqual({ status: 'done', next: `${t.url}/v2.0/oidc/authorize/${prompt.final.split('/').pop()}` });
     const back = await browser.follow(done.next!);

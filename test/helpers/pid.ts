@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import type { DevWallet } from '../../src/wallet/holder.js';
 import { newWallet } from './flows.js';
 
@@ -48,12 +48,20 @@ export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIss
     async presentDirectly(requestLink, claims, opts = {}) {
       const { credential, holder } = await issue(claims, opts);
       const requestUri = new URL(requestLink).searchParams.get('request_uri')!;
-      const request = decodeJwt(await (await fetch(requestUri)).text()) as { client_id: string; nonce: string; state: string; response_uri: string; dcql_query: { credentials: Array<{ id: string }> } };
+      const request = decodeJwt(await (await fetch(requestUri)).text()) as {
+        client_id: string; nonce: string; state: string; response_uri: string; response_mode: string; dcql_query: { credentials: Array<{ id: string }> };
+        client_metadata: { jwks?: { keys: JWK[] } };
+      };
       const kb = await new SignJWT({ aud: request.client_id, nonce: request.nonce, iat: Math.floor(Date.now() / 1000), sd_hash: createHash('sha256').update(credential).digest('base64url') })
         .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
         .sign(holder.privateKey);
-      const vpToken = JSON.stringify({ [request.dcql_query.credentials[0].id]: [`${credential}${kb}`] });
-      const res = await fetch(request.response_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ state: request.state, vp_token: vpToken }) });
+      const vpToken = { [request.dcql_query.credentials[0].id]: [`${credential}${kb}`] };
+      // direct_post.jwt (OpenID4VP 1.0 §8.3): encrypted to the request's key, with jose
+      const jwk = request.response_mode === 'direct_post.jwt' ? request.client_metadata.jwks!.keys[0] : undefined;
+      const form: Record<string, string> = jwk
+        ? { response: await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state }))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid! }).encrypt(await importJWK(jwk, 'ECDH-ES')) }
+        : { state: request.state, vp_token: JSON.stringify(vpToken) };
+      const res = await fetch(request.response_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
       return { status: res.status, body: await res.json().catch(() => undefined) };
     },
     async walletWith(claims, opts = {}) {

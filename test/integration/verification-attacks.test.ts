@@ -15,7 +15,7 @@ import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, pkcePair, postForm } from '../helpers/rp.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, requestFromPage } from '../helpers/flows.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
@@ -34,6 +34,8 @@ let externalKey: { privateJwk: JWK; publicJwk: JWK };
 const badge = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
 const malloryBadge = { FirstName: 'Mallory', LastName: 'Moriarty', Email: 'mallory@example.com' };
 const card = { MemberName: 'Ada Lovelace', MemberNumber: 1815 };
+
+const PLAIN = { ...(testConfig(0).verifier as object), responseMode: 'direct_post' };
 
 async function keyPair(kid?: string): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
@@ -55,7 +57,9 @@ async function issue(into: DevWallet, type: 'EmployeeBadge' | 'MembershipCard', 
 
 beforeAll(async () => {
   externalKey = await keyPair('ext-1');
-  t = await startTestService({ trustedIssuers: [{ issuer: EXTERNAL_ISSUER, jwks: { keys: [externalKey.publicJwk] } }] });
+  // plain direct_post: these attacks are on the presentation, checked alike after a JWE is decrypted; the
+  // attacks on the encryption itself are in test/e2e/verification-haip.test.ts
+  t = await startTestService({ trustedIssuers: [{ issuer: EXTERNAL_ISSUER, jwks: { keys: [externalKey.publicJwk] } }], verifier: PLAIN });
   url = t.url;
   wallet = await newWallet();
   otherWallet = await newWallet();
@@ -691,7 +695,7 @@ describe('credentials of other issuers', () => {
 describe('an abandoned request (lifetimes.offer = 2 s)', () => {
   let short: TestService;
   beforeAll(async () => {
-    short = await startTestService({ lifetimes: { offer: 2 } });
+    short = await startTestService({ lifetimes: { offer: 2 }, verifier: PLAIN });
   });
   afterAll(async () => {
     await short?.stop();

@@ -251,7 +251,8 @@ describe('verifier with the dev wallet', () => {
     };
     const answer = await wallet.present(walletUri, { fetch: watching });
     expect(answer).toEqual({ status: 200, body: {} });
-    expect(seen).toEqual(['scanned']); // between fetching the request object and answering it
+    // the wallet POSTs to the request URI (request_uri_method=post) while pending, then answers once scanned
+    expect(seen).toEqual(['pending', 'scanned']);
 
     expect(decodeProtectedHeader(requestObject)).toEqual({ alg: 'none', typ: 'oauth-authz-req+jwt' });
     const payload = decodeJwt(requestObject);
@@ -425,9 +426,9 @@ describe('verifier with the dev wallet', () => {
     }
   });
 
-  it('serves only GET at the request_uri and POST at the response_uri', async () => {
+  it('serves only GET and POST (OpenID4VP 1.0 §5.10) at the request_uri and POST at the response_uri', async () => {
     expect((await fetch(`${running.baseUrl}/vp/response`)).status).toBe(405);
-    expect((await fetch(`${running.baseUrl}/vp/request/abc`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${running.baseUrl}/vp/request/abc`, { method: 'PUT' })).status).toBe(405);
     expect((await fetch(`${running.baseUrl}/vp/request/not-a-reference`)).status).toBe(404);
   });
 });
@@ -458,7 +459,7 @@ describe('verifier with short-lived requests', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
     const late: typeof fetch = async (input, init) => {
-      if (init?.method === 'POST') await new Promise((resolve) => setTimeout(resolve, 1_500));
+      if (init?.method === 'POST' && String(input).endsWith('/vp/response')) await new Promise((resolve) => setTimeout(resolve, 1_500));
       return fetch(input, init);
     };
     const answer = await wallet.present(walletUri, { fetch: late });
