@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
 import { createService } from './app.js';
@@ -56,6 +57,7 @@ async function serve(file: string): Promise<number> {
   } as const;
   for (const o of service.keyOrigins) log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
   const verifier = service.verifierOrigin;
+  const caFile = verifier.caFile && relative(process.cwd(), verifier.caFile);
   log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
   for (const warning of verifier.warnings) log.warn(warning);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
@@ -66,9 +68,9 @@ async function serve(file: string): Promise<number> {
   Version 1 discovery:  ${config.baseUrl}/oidc/.well-known/openid-configuration
   Wallet issuer:        ${config.baseUrl}/.well-known/openid-credential-issuer/${config.walletPath}
   Health:               ${config.baseUrl}/healthz  ${config.baseUrl}/readyz
-${verifier.caFile ? `  Verifier:             ${service.verifier.clientId.slice(0, 40)}... signed by a local CA made for development:
-                        a wallet must be told to trust ${verifier.caFile}
-                        (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${verifier.caFile})
+${caFile ? `  Verifier:             signs its requests under a local CA made for development;
+                        a wallet must be told to trust ${caFile}
+                        (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${caFile})
 ` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -137,7 +137,7 @@ ${field('personal_administrative_number', 'Personal administrative number', html
 <pre>${command}</pre>
 <p><img src="${qr}" width="220" height="220" alt="QR code of the credential offer"></p>
 <p><a href="${link}">Open in wallet</a></p>
-<p class="hint">The offer can be redeemed once, until ${new Date(created.expiresAt * 1000).toISOString()}. Then choose <strong>VerifiedIdentity</strong> under “Verify identity” on the demo page, and present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>
+<p class="hint">The offer can be redeemed once, until ${new Date(created.expiresAt * 1000).toISOString()}. Then choose <strong>VerifiedIdentity</strong> under “Verify identity” on the demo page, and present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>
 <p><a href="${demo}">Back to the demo</a> · <a href="${action}">Another PID</a></p></section>`);
   }
 

@@ -142,7 +142,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       : client.scopes.includes(EXTERNAL) &&
         html`<p class="hint">The External Client flow is not offered: the client's webhook goes to <code>${client.webhook?.url ?? '(none)'}</code>, not to this demo's receiver <code>${webhookUrl}</code>.</p>`;
     page(ctx, 'Try the VC OpenID Provider', html`<section class="card demo"><h1>Try it</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>${externalHint}</section>${forms}${verify}${identity}`);
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${identity}`);
   }
 
   /** The Verify identity card: a flow, an interface, and where a demo PID comes from. */
@@ -154,7 +154,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     const pidHint =
       offersPid &&
       (pidTrusted
-        ? html`<p class="hint">VerifiedIdentity needs a PID in your wallet: <a href="${`${config.baseUrl}/demo/pid`}">get a demo PID first</a>, then present it with <code>npm run wallet -- present '&lt;request link&gt;'</code>.</p>`
+        ? html`<p class="hint">VerifiedIdentity needs a PID in your wallet: <a href="${`${config.baseUrl}/demo/pid`}">get a demo PID first</a>, then present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>`
         : html`<p class="hint">VerifiedIdentity accepts PIDs from ${pidBlock!.trustedIssuers.map((t, i) => html`${i > 0 ? ', ' : ''}<code>${t.issuer}</code>`)} only${opts.pidIssuer ? html`, not from this demo's PID issuer <code>${opts.pidIssuer}</code>` : ''}.</p>`);
     return html`<section class="card demo"><h2>Verify identity</h2>
 <form method="post" action="${`${config.baseUrl}/demo/start`}">

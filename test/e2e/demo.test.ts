@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
-import { startTestService, testConfig, type TestService } from '../helpers/service.js';
+import { startTestService, testConfig, VERIFIER_TRUST, type TestService } from '../helpers/service.js';
 import { Webhook } from 'standardwebhooks';
 import { newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
@@ -60,6 +60,17 @@ async function walletLink(page: Page, scheme: string): Promise<string> {
   return (await link.getAttribute('href'))!;
 }
 
+/**
+ * The wallet answers the page's "Open in wallet on this device" link, and, as a wallet on the holder's device
+ * does, sends this browser to the address the verifier names (OpenID4VP 1.0 §8.2).
+ */
+async function presentSameDevice(page: Page, holder: DevWallet): Promise<void> {
+  const answer = await holder.present(await walletLink(page, 'openid4vp://'));
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  expect(answer.redirectUri).toBeTruthy();
+  await page.goto(answer.redirectUri!);
+}
+
 describe('the demo relying party', () => {
   it('issues an employee badge into the dev wallet and shows the ID token it received', async () => {
     const page = await browser.newPage();
@@ -82,7 +93,7 @@ describe('the demo relying party', () => {
     const form = page.locator('form', { has: page.locator('input[name="kind"][value="verify"]') });
     await form.locator('select[name="mode"]').selectOption('v1');
     await form.locator('button').click();
-    expect((await wallet.present(await walletLink(page, 'openid4vp://'))).status).toBe(200);
+    await presentSameDevice(page, wallet);
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const shown = JSON.parse(await page.locator('pre').innerText());
     expect(shown).toMatchObject({ FirstName: 'Katherine', iss: `${t.url}/oidc`, aud: 'issuer-pkce' });
@@ -138,7 +149,7 @@ describe('the demo relying party, External option (D13)', () => {
     await form.locator('select[name="mode"]').selectOption('v2-external');
     await form.locator('button').click();
     const prompt = await openPrompt(page);
-    expect((await wallet.present(await walletLink(prompt, 'openid4vp://'))).status).toBe(200);
+    await presentSameDevice(prompt, wallet);
     const { shown, log } = await externalResult(page);
     expect(shown).toMatchObject({ FirstName: expect.any(String), iss: t.url, aud: 'issuer-pkce' });
     expect(log).not.toContain('request_uri');
@@ -251,7 +262,7 @@ describe('the demo relying party, Verify identity (D12)', () => {
     const said: string[] = [];
     await walletCli(['receive', /^npm run wallet -- receive '(.*)'$/.exec(command)![1], '--wallet', file], (line) => said.push(line));
     expect(said.join('\n')).toContain('urn:eudi:pid:1');
-    return DevWallet.open(file);
+    return DevWallet.open(file, { trust: VERIFIER_TRUST });
   }
 
   /** The demo's Verify identity card, submitted with a flow and an interface. */
@@ -270,7 +281,7 @@ describe('the demo relying party, Verify identity (D12)', () => {
     expect(pid).toMatchObject({ vct: 'urn:eudi:pid:1', issuer: `${t.url}/demo-pid`, claims: { given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'] } });
 
     await startIdentity(page, 'VerifiedIdentity', 'v2-par');
-    expect((await holder.present(await walletLink(page, 'openid4vp://'))).status).toBe(200);
+    await presentSameDevice(page, holder);
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const shown = JSON.parse(await page.locator('pre').innerText());
     expect(shown).toMatchObject({ given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'], iss: t.url, aud: 'issuer-pkce' });
@@ -280,7 +291,7 @@ describe('the demo relying party, Verify identity (D12)', () => {
     // another demo PID of the same person (the form's fixed number), in another wallet, through Version 1 without PAR: the same sub
     const again = await demoPid(page, 'Augusta Ada');
     await startIdentity(page, 'VerifiedIdentity', 'v1');
-    expect((await again.present(await walletLink(page, 'openid4vp://'))).status).toBe(200);
+    await presentSameDevice(page, again);
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const second = JSON.parse(await page.locator('pre').innerText());
     expect(second).toMatchObject({ given_name: 'Augusta Ada', iss: `${t.url}/oidc`, sub: shown.sub });
