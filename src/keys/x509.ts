@@ -1,13 +1,14 @@
 // @peculiar/x509 resolves its parsers through tsyringe, which needs the Reflect metadata API
 import 'reflect-metadata';
 import { createHash, createPrivateKey, createPublicKey, webcrypto, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import { base64url, exportJWK, type JWK } from 'jose';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
 /** ISO/IEC 18013-5 Annex B: the extended key usage of an mdoc reader authentication certificate. */
-export const MDOC_READER_AUTH_EKU = '1.0.18013.5.1.6';
+const MDOC_READER_AUTH_EKU = '1.0.18013.5.1.6';
 
 export class X509ChainError extends Error {
   constructor(message: string) {
@@ -16,38 +17,69 @@ export class X509ChainError extends Error {
   }
 }
 
+/** One certificate, read by both libraries: node:crypto checks signatures, @peculiar/x509 reads extensions. */
+interface Certificate {
+  der: Uint8Array;
+  node: NodeCertificate;
+  cert: x509.X509Certificate;
+}
+
+function readCertificate(der: Uint8Array, what: string): Certificate {
+  let node: NodeCertificate;
+  let cert: x509.X509Certificate;
+  try {
+    node = new NodeCertificate(der);
+    cert = new x509.X509Certificate(Uint8Array.from(der));
+  } catch {
+    throw new Error(`${what} is not a readable X.509 certificate`);
+  }
+  // both parsers ignore bytes after the certificate, which would still change its x509_hash
+  if (!node.raw.equals(Buffer.from(der))) throw new Error(`${what} has bytes after the certificate`);
+  return { der, node, cert };
+}
+
+const parse = (der: Uint8Array) => readCertificate(der, 'the certificate').cert;
+
 /** PEM certificate(s) → DER, in file order. */
 export function readPemCertificates(pem: string, where: string): Uint8Array[] {
-  const blocks = [...pem.matchAll(/-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/g)];
-  if (blocks.length === 0) throw new Error(`${where}: no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  const begins = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
+  const blocks = [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]*)-----END CERTIFICATE-----/g)];
+  if (begins === 0) throw new Error(`${where}: no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (blocks.length !== begins) throw new Error(`${where}: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----`);
   return blocks.map((block, i) => {
-    const der = new Uint8Array(Buffer.from(block[1].replace(/\s+/g, ''), 'base64'));
+    const b64 = block[1].replace(/\s+/g, '');
+    // RFC 7468 §3: the body is base64; Buffer would silently skip anything else
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new Error(`${where}: certificate ${i + 1} is malformed PEM (not base64)`);
+    const der = new Uint8Array(Buffer.from(b64, 'base64'));
     try {
-      new NodeCertificate(der);
-    } catch {
-      throw new Error(`${where}: certificate ${i + 1} is not a readable X.509 certificate`);
+      readCertificate(der, `certificate ${i + 1}`);
+    } catch (err) {
+      throw new Error(`${where}: ${(err as Error).message}`);
     }
     return der;
   });
 }
 
-/** A PKCS#8 or SEC1 PEM private key, EC P-256 (the one curve HAIP 1.0 asks verifiers to sign with). */
+/** A PKCS#8 or SEC1 PEM private key, EC P-256 (HAIP 1.0 asks verifiers to sign with ES256). */
 export function readPemPrivateKey(pem: string, where: string): KeyObject {
   let key: KeyObject;
   try {
     key = createPrivateKey(pem);
   } catch {
-    throw new Error(`${where}: not a PEM private key`);
+    throw new Error(`${where}: not a readable, unencrypted PEM private key`);
   }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw new Error(`${where}: must be an EC P-256 private key (ES256), not ${key.asymmetricKeyType}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''}`);
+    throw new Error(`${where}: must be an EC P-256 private key (ES256), not ${describeKey(key)}`);
   }
   return key;
 }
 
+const describeKey = (key: KeyObject) => [key.asymmetricKeyType, key.asymmetricKeyDetails?.namedCurve].filter(Boolean).join(' ');
+
+const pemBody = (der: Uint8Array) => Buffer.from(der).toString('base64').match(/.{1,64}/g)?.join('\n') ?? '';
+
 export function toPem(der: Uint8Array): string {
-  const b64 = Buffer.from(der).toString('base64');
-  return `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  return `-----BEGIN CERTIFICATE-----\n${pemBody(der)}\n-----END CERTIFICATE-----\n`;
 }
 
 /** OpenID4VP 1.0 §5.9.3 `x509_hash`: base64url of the SHA-256 of the DER certificate. */
@@ -55,32 +87,33 @@ export function x509Hash(der: Uint8Array): string {
   return createHash('sha256').update(der).digest('base64url');
 }
 
-const parse = (der: Uint8Array) => new x509.X509Certificate(Uint8Array.from(der));
-
 /** RFC 5280 §4.2.1.6: the dNSName entries of the subjectAltName. */
 export function dnsNames(der: Uint8Array): string[] {
   const san = parse(der).getExtension(x509.SubjectAlternativeNameExtension);
   return san ? san.names.items.filter((n) => n.type === 'dns').map((n) => n.value) : [];
 }
 
-/** RFC 5280 §4.2.1.2, base64url: what `trusted_authorities` `aki` values name a root by (OpenID4VP 1.0 §6.1.1.1). */
+/** RFC 5280 §4.2.1.2, base64url: how `trusted_authorities` `aki` values name a trust anchor (OpenID4VP 1.0 §6.1.1.1). */
 export function subjectKeyIdentifier(der: Uint8Array): string | undefined {
   const ski = parse(der).getExtension(x509.SubjectKeyIdentifierExtension);
   return ski ? base64url.encode(Buffer.from(ski.keyId, 'hex')) : undefined;
 }
 
-/** RFC 5280 §4.2.1.1, base64url of the keyIdentifier. */
+/** RFC 5280 §4.2.1.1, base64url of the keyIdentifier (OpenID4VP 1.0 §6.1.1.1 `aki`). */
 export function authorityKeyIdentifier(der: Uint8Array): string | undefined {
   const aki = parse(der).getExtension(x509.AuthorityKeyIdentifierExtension);
   return aki?.keyId ? base64url.encode(Buffer.from(aki.keyId, 'hex')) : undefined;
 }
 
 export async function certificatePublicJwk(der: Uint8Array): Promise<JWK> {
-  const { kty, crv, x, y, n, e } = await exportJWK(new NodeCertificate(der).publicKey);
+  const { kty, crv, x, y, n, e } = await exportJWK(readCertificate(der, 'the certificate').node.publicKey);
   return Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, v]) => v !== undefined)) as JWK;
 }
 
-/** RFC 4514 distinguished names, as @peculiar/x509 prints them (e.g. "CN=Example IACA, C=NL"). */
+/**
+ * The distinguished name in RFC 4514 syntax as @peculiar/x509 prints it: attributes in the order the
+ * certificate encodes them (not reversed as RFC 4514 §2.1 would), e.g. "CN=Example IACA, C=NL".
+ */
 export function subjectName(der: Uint8Array): string {
   return parse(der).subject;
 }
@@ -89,49 +122,86 @@ export function issuerName(der: Uint8Array): string {
   return parse(der).issuer;
 }
 
-function basicConstraints(der: Uint8Array): { ca: boolean; pathLength?: number } {
-  const bc = parse(der).getExtension(x509.BasicConstraintsExtension);
+function basicConstraints(c: Certificate): { ca: boolean; pathLength?: number } {
+  const bc = c.cert.getExtension(x509.BasicConstraintsExtension);
   return bc ? { ca: bc.ca, pathLength: bc.pathLength } : { ca: false };
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+/** RFC 5280 §4.2.1.3: when keyUsage is present, an issuer needs keyCertSign. */
+function maySignCertificates(c: Certificate): boolean {
+  const ku = c.cert.getExtension(x509.KeyUsagesExtension);
+  return !ku || (ku.usages & x509.KeyUsageFlags.keyCertSign) !== 0;
+}
+
+/** The issuer name matches (RFC 5280 §6.1.3 (a)(4)) and the signature verifies under the issuer's key. */
+const signedBy = (subject: Certificate, issuer: Certificate) => subject.node.checkIssued(issuer.node) && subject.node.verify(issuer.node.publicKey);
+
+const selfSigned = (c: Certificate) => signedBy(c, c);
+
+const GOOD_HASHES = ['SHA-256', 'SHA-384', 'SHA-512'];
+const GOOD_CURVES = ['prime256v1', 'secp384r1', 'secp521r1'];
+
+/** ECDSA on P-256/384/521, Ed25519, RSA PKCS#1 v1.5 or PSS; SHA-2 only. */
+function acceptedSignatureAlgorithm(subject: Certificate, issuer: Certificate): string | undefined {
+  let alg: x509.HashedAlgorithm;
+  try {
+    alg = subject.cert.signatureAlgorithm;
+  } catch {
+    return 'an unknown algorithm';
+  }
+  const hash = typeof alg.hash === 'string' ? alg.hash : alg.hash?.name;
+  const key = issuer.node.publicKey;
+  const ok =
+    (alg.name === 'Ed25519' && key.asymmetricKeyType === 'ed25519') ||
+    (alg.name === 'ECDSA' && key.asymmetricKeyType === 'ec' && GOOD_CURVES.includes(key.asymmetricKeyDetails?.namedCurve ?? '') && GOOD_HASHES.includes(hash ?? '')) ||
+    (['RSASSA-PKCS1-v1_5', 'RSA-PSS'].includes(alg.name) && ['rsa', 'rsa-pss'].includes(key.asymmetricKeyType ?? '') && GOOD_HASHES.includes(hash ?? ''));
+  return ok ? undefined : [alg.name, hash, describeKey(key)].filter(Boolean).join(' ');
+}
+
+/** RFC 5280 §4.1.2.5 */
+function checkValidity(c: Certificate, now: Date, label: string): void {
+  if (now < c.cert.notBefore) throw new X509ChainError(`${label} is not valid until ${c.cert.notBefore.toISOString()}`);
+  if (now > c.cert.notAfter) throw new X509ChainError(`${label} has expired (on ${c.cert.notAfter.toISOString()})`);
+}
+
+/** One link: `issuer` is a CA (RFC 5280 §4.2.1.9) allowed to sign certificates (§4.2.1.3) that signs `subject`. */
+function checkLink(subject: Certificate, issuer: Certificate, subjectLabel: string, issuerLabel: string, intermediatesBelow: number): void {
+  const bc = basicConstraints(issuer);
+  if (!bc.ca) throw new X509ChainError(`${issuerLabel} is not a CA certificate (basicConstraints cA is not true) but signs ${subjectLabel}`);
+  if (bc.pathLength !== undefined && intermediatesBelow > bc.pathLength) {
+    throw new X509ChainError(`${issuerLabel} allows ${bc.pathLength} intermediate certificate(s) below it (pathLenConstraint); the chain has ${intermediatesBelow}`);
+  }
+  if (!maySignCertificates(issuer)) throw new X509ChainError(`${issuerLabel} may not sign certificates (its keyUsage lacks keyCertSign)`);
+  if (!signedBy(subject, issuer)) throw new X509ChainError(`${subjectLabel} is not signed by ${issuerLabel}`);
+  const badAlgorithm = acceptedSignatureAlgorithm(subject, issuer);
+  if (badAlgorithm) throw new X509ChainError(`${subjectLabel} is signed with an algorithm that is not accepted (${badAlgorithm})`);
+}
 
 /**
  * RFC 5280 §6.1, the parts a wallet or verifier needs: each certificate (leaf first) valid at `now` and
  * signed by the next; the last signed by (or equal to) one of `anchors`; every issuer a CA within its
- * pathLenConstraint (§4.2.1.9); the leaf not a CA.
+ * pathLenConstraint; the leaf not a CA. A certificate that cannot be read throws a plain Error, so that
+ * callers can tell malformed input from an untrusted chain.
  */
 export async function verifyCertificateChain(chain: Uint8Array[], anchors: Uint8Array[], now: Date = new Date()): Promise<void> {
   if (chain.length === 0) throw new X509ChainError('the chain is empty');
-  if (anchors.length === 0) throw new X509ChainError('there is no trusted root');
-  let certs: NodeCertificate[];
-  let roots: NodeCertificate[];
-  try {
-    certs = chain.map((der) => new NodeCertificate(der));
-    roots = anchors.map((der) => new NodeCertificate(der));
-  } catch {
-    throw new X509ChainError('a certificate cannot be read');
-  }
-  const label = (i: number) => (i === 0 ? 'the leaf certificate' : `intermediate certificate ${i}`);
-  certs.forEach((cert, i) => {
-    if (new Date(cert.validFrom) > now) throw new X509ChainError(`${label(i)} is not valid yet`);
-    if (new Date(cert.validTo) < now) throw new X509ChainError(`${label(i)} has expired`);
-  });
-  if (basicConstraints(chain[0]).ca && chain.length > 1) throw new X509ChainError('the leaf certificate is a CA certificate');
-  for (let i = 1; i < certs.length; i++) {
-    const issuer = basicConstraints(chain[i]);
-    if (!issuer.ca) throw new X509ChainError(`${label(i)} is not a CA but signs ${label(i - 1)}`);
-    if (issuer.pathLength !== undefined && issuer.pathLength < i - 1) throw new X509ChainError(`${label(i)} allows ${issuer.pathLength} intermediate certificates below it`);
-    if (!certs[i - 1].checkIssued(certs[i]) || !certs[i - 1].verify(certs[i].publicKey)) throw new X509ChainError(`${label(i - 1)} is not signed by ${label(i)}`);
-  }
+  if (anchors.length === 0) throw new X509ChainError('there is no trusted root to verify the chain against');
+  const certs = chain.map((der, i) => readCertificate(der, `certificate ${i + 1} of the chain`));
+  const roots = anchors.map((der, i) => readCertificate(der, `trusted root ${i + 1}`));
   const last = certs.length - 1;
-  // the chain may end with the anchor itself
-  if (anchors.some((a) => sameBytes(a, chain[last]))) return;
-  const root = roots.findIndex((r, j) => certs[last].checkIssued(r) && certs[last].verify(r.publicKey) && basicConstraints(anchors[j]).ca);
-  if (root < 0) throw new X509ChainError('the chain does not end at a trusted root');
-  const rootConstraints = basicConstraints(anchors[root]);
-  if (rootConstraints.pathLength !== undefined && rootConstraints.pathLength < last) throw new X509ChainError(`the root allows ${rootConstraints.pathLength} intermediate certificates below it`);
-  if (new Date(roots[root].validTo) < now || new Date(roots[root].validFrom) > now) throw new X509ChainError('the trusted root is not valid now');
+  const endsAtRoot = roots.some((r) => r.node.raw.equals(certs[last].node.raw));
+  const label = (i: number) => (i === 0 ? 'the leaf certificate' : i === last && endsAtRoot ? 'the root certificate' : `intermediate certificate ${i}`);
+
+  certs.forEach((c, i) => checkValidity(c, now, label(i)));
+  if (basicConstraints(certs[0]).ca) throw new X509ChainError('the leaf certificate is a CA certificate (basicConstraints cA=true)');
+  // the issuer at index i has i - 1 intermediates below it (RFC 5280 §4.2.1.9 pathLenConstraint)
+  for (let i = 1; i <= last; i++) checkLink(certs[i - 1], certs[i], label(i - 1), label(i), i - 1);
+  if (endsAtRoot) return;
+
+  const root = roots.find((r) => signedBy(certs[last], r));
+  if (!root) throw new X509ChainError('the chain does not end at a trusted root');
+  checkLink(certs[last], root, label(last), 'the root certificate', last);
+  checkValidity(root, now, 'the root certificate');
 }
 
 /**
@@ -141,22 +211,31 @@ export async function verifyCertificateChain(chain: Uint8Array[], anchors: Uint8
  */
 export function checkVerifierChain(chain: Uint8Array[], key: KeyObject, where: string): void {
   if (chain.length === 0) throw new Error(`${where}: no certificate`);
-  const certs = chain.map((der) => new NodeCertificate(der));
+  const certs = chain.map((der, i) => {
+    try {
+      return readCertificate(der, `certificate ${i + 1}`);
+    } catch (err) {
+      throw new Error(`${where}: ${(err as Error).message}`);
+    }
+  });
   const leaf = certs[0];
-  const publicOfKey = createPublicKey(key).export({ format: 'der', type: 'spki' });
-  if (!Buffer.from(leaf.publicKey.export({ format: 'der', type: 'spki' })).equals(publicOfKey)) throw new Error(`${where}: the first certificate is not the certificate of verifier.key`);
+  const spki = (k: KeyObject) => (k.type === 'public' ? k : createPublicKey(k)).export({ format: 'der', type: 'spki' });
+  if (!spki(leaf.node.publicKey).equals(spki(key))) throw new Error(`${where}: the first certificate (the leaf) is not the certificate of the configured private key`);
+  if (leaf.node.publicKey.asymmetricKeyType !== 'ec' || leaf.node.publicKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+    throw new Error(`${where}: the leaf certificate's key must be EC P-256 (ES256), not ${describeKey(leaf.node.publicKey)}`);
+  }
   const now = new Date();
-  if (new Date(leaf.validFrom) > now) throw new Error(`${where}: the leaf certificate is not valid until ${leaf.validFrom}`);
-  if (new Date(leaf.validTo) < now) throw new Error(`${where}: the leaf certificate expired on ${leaf.validTo}`);
-  if (basicConstraints(chain[0]).ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the verifier's own`);
-  certs.forEach((cert, i) => {
-    if (cert.checkIssued(cert) && cert.verify(cert.publicKey)) throw new Error(`${where}: certificate ${i + 1} is self-signed (a trust anchor): leave the root out of the chain`);
-    if (i > 0 && (!certs[i - 1].checkIssued(cert) || !certs[i - 1].verify(cert.publicKey))) throw new Error(`${where}: certificate ${i} is not signed by certificate ${i + 1}: the chain must be in order, leaf first`);
+  if (now < leaf.cert.notBefore) throw new Error(`${where}: the leaf certificate is not valid until ${leaf.cert.notBefore.toISOString()}`);
+  if (now > leaf.cert.notAfter) throw new Error(`${where}: the leaf certificate has expired (on ${leaf.cert.notAfter.toISOString()})`);
+  if (basicConstraints(leaf).ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the verifier's own`);
+  certs.forEach((c, i) => {
+    if (selfSigned(c)) throw new Error(`${where}: certificate ${i + 1} is self-signed (a trust anchor): leave the root out of the chain`);
+    if (i > 0 && !signedBy(certs[i - 1], c)) throw new Error(`${where}: certificate ${i} is not signed by certificate ${i + 1}: the chain must be in order, leaf first`);
   });
 }
 
 export interface VerifierCertificates {
-  /** PEM of the generated local CA: what a wallet must be told to trust */
+  /** PEM of the generated local CA (self-signed): what a wallet must be told to trust */
   caCertificate: string;
   /** PEM, leaf first, without the CA */
   chain: string;
@@ -165,25 +244,31 @@ export interface VerifierCertificates {
 }
 
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+const DAY = 86_400_000;
+// RFC 5280 §4.1.2.2: positive, at most 20 octets; the leading 01 keeps it positive and its length fixed
 const randomSerial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
 const dnEscape = (v: string) => v.replace(/[,+"\\<>;=]/g, (c) => `\\${c}`);
 
 /**
  * A local CA and a verifier leaf for `host` (development: a wallet must be told to trust the CA). The leaf
- * has what a reader certificate needs: the host as subjectAltName (dNSName, or iPAddress for an IP
- * literal, which then cannot serve `x509_san_dns`), digitalSignature, and the mdoc reader authentication
- * extended key usage (ISO/IEC 18013-5 Annex B).
+ * carries what an ISO/IEC 18013-5 Annex B reader certificate needs: the host as subjectAltName,
+ * digitalSignature, and the mdoc reader authentication extended key usage.
+ *
+ * For an IP literal (e.g. "127.0.0.1", "::1" or "[::1]") the subjectAltName is an iPAddress, as
+ * RFC 5280 §4.2.1.6 wants, and there is no dNSName: such a leaf serves `x509_hash` but not `x509_san_dns`.
  */
 export async function generateVerifierCertificates(host: string, opts: { now?: Date } = {}): Promise<VerifierCertificates> {
+  const name = host.replace(/^\[(.*)\]$/, '$1');
   const now = opts.now ?? new Date();
+  // a minute in the past, so a wallet whose clock is a little behind accepts it
   const notBefore = new Date(now.getTime() - 60_000);
   const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const leafKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
-    name: `CN=${dnEscape(host)} local verifier CA (development)`,
+    name: `CN=${dnEscape(name)} local verifier CA (development)`,
     notBefore,
-    notAfter: new Date(now.getTime() + 10 * 365 * 86_400_000),
+    notAfter: new Date(now.getTime() + 10 * 365 * DAY),
     keys: caKeys,
     signingAlgorithm: EC,
     extensions: [
@@ -192,29 +277,30 @@ export async function generateVerifierCertificates(host: string, opts: { now?: D
       await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
-  const isIp = /^[\d.]+$/.test(host) || host.includes(':');
   const leaf = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
-    subject: `CN=${dnEscape(host)}`,
+    subject: `CN=${dnEscape(name)}`,
     issuer: ca.subject,
     notBefore,
-    notAfter: new Date(now.getTime() + 365 * 86_400_000),
+    notAfter: new Date(now.getTime() + 365 * DAY),
     publicKey: leafKeys.publicKey,
     signingKey: caKeys.privateKey,
     signingAlgorithm: EC,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([MDOC_READER_AUTH_EKU]),
-      new x509.SubjectAlternativeNameExtension([{ type: isIp ? 'ip' : 'dns', value: host.replace(/^\[|\]$/g, '') }]),
+      // critical, as ISO/IEC 18013-5 Annex B has it for reader authentication certificates
+      new x509.ExtendedKeyUsageExtension([MDOC_READER_AUTH_EKU], true),
+      new x509.SubjectAlternativeNameExtension([{ type: isIP(name) ? 'ip' : 'dns', value: name }]),
       await x509.SubjectKeyIdentifierExtension.create(leafKeys.publicKey),
+      // the same SHA-1 key identifier as the CA's SKI (RFC 5280 §4.2.1.1)
       await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
     ],
   });
-  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey)).toString('base64');
+  const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', leafKeys.privateKey));
   return {
     caCertificate: toPem(new Uint8Array(ca.rawData)),
     chain: toPem(new Uint8Array(leaf.rawData)),
-    key: `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`,
+    key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n`,
   };
 }
