@@ -36,6 +36,8 @@ export type RefusalReason =
   | 'mdoc_issuer_not_trusted'
   | 'mdoc_issuer_signature_invalid'
   | 'mdoc_not_valid_now'
+  | 'mdoc_expired'
+  | 'mdoc_not_yet_valid'
   | 'mdoc_digest_mismatch'
   | 'mdoc_device_signature_invalid'
   | 'mdoc_device_mac_unsupported';
@@ -73,6 +75,8 @@ const PERSON_MESSAGES: Record<RefusalReason, string> = {
   mdoc_issuer_not_trusted: 'The document was issued by an issuer this service does not trust.',
   mdoc_issuer_signature_invalid: "The document's signature is not valid.",
   mdoc_not_valid_now: 'The presented document has expired or is not valid yet.',
+  mdoc_expired: 'The presented document has expired.',
+  mdoc_not_yet_valid: 'The presented document is not valid yet.',
   mdoc_digest_mismatch: 'The presented document was altered.',
   mdoc_device_signature_invalid: "The wallet's proof for this request is not valid.",
   mdoc_device_mac_unsupported: 'The wallet proved the document in a way this service does not accept.',

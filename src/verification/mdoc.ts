@@ -1,22 +1,31 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { DateOnly, DeviceResponse, SessionTranscript, Verifier, type VerificationAssessment } from '@owf/mdoc';
-import { issuerName, X509ChainError } from '../keys/x509.js';
+import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
+import { issuerName } from '../keys/x509.js';
 import type { DcqlCredentialQuery } from './dcql.js';
 import { VerificationRefusal, type RefusalReason } from './errors.js';
-import { mdocContext } from './mdocContext.js';
+import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
 
 /** OpenID4VP 1.0 §B.2: the Credential Format Identifier of ISO mdocs. */
 export const MDOC_FORMAT = 'mso_mdoc';
-/** COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (HAIP 1.0). */
-export const MDOC_ISSUER_AUTH_ALGS = [-7];
-export const MDOC_DEVICE_AUTH_ALGS = [-7];
-/** The largest DeviceResponse accepted, decoded. */
+/**
+ * COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (-7, what
+ * HAIP 1.0 requires), ES384 (-35), ES512 (-36) and EdDSA (-8), each on the curve ISO/IEC 18013-5 pairs it with.
+ */
+export const MDOC_ISSUER_AUTH_ALGS: number[] = [...COSE_SIGNATURE_ALGORITHMS];
+export const MDOC_DEVICE_AUTH_ALGS: number[] = [...COSE_SIGNATURE_ALGORITHMS];
+/** The largest DeviceResponse accepted, decoded (1 MiB). */
 const MDOC_LIMIT = 1024 * 1024;
+/**
+ * At most this many issuer-signed elements in the document: @owf/mdoc decodes the MSO again for every
+ * element it checks, so the work grows with their square. An mDL or a PID has a few dozen.
+ */
+const MAX_ELEMENTS = 256;
 
 /**
  * One `mso_mdoc` Credential Query (OpenID4VP 1.0 §6.1, §B.2.3): the doctype, one Claims Query per element
- * (`[namespace, element]`, not to be retained), the preference of `claim_sets` as for SD-JWT VC queries
- * (every claim, then the required ones), and the trust anchors by key identifier (§6.1.1.1).
+ * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
+ * preference of `claim_sets` as for SD-JWT VC queries (every claim, then the required ones; each claim alone
+ * when none is required; left out when all are), and the trust anchors by key identifier (§6.1.1.1).
  */
 export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
   const names = claims.map((c) => c.name);
@@ -39,135 +48,205 @@ export interface MdocExpectations {
   clientId: string;
   nonce: string;
   responseUri: string;
-  /** RFC 7638 thumbprint of the verifier's encryption key when the response was encrypted */
+  /** RFC 7638 thumbprint bytes of the verifier's encryption key when the response was encrypted, else undefined (null in the handover) */
   jwkThumbprint?: Uint8Array;
-  /** DER IACA roots */
+  /** DER IACA roots (verifier.trustAnchors) */
   trustAnchors: Uint8Array[];
 }
 
 export interface VerifiedMdoc {
-  /** the issuer DN of the document signer certificate (the IACA's subject) */
+  /** who issued it: the issuer DN of the document signer certificate (the IACA's subject) */
   issuer: string;
   doctype: string;
-  /** the disclosed elements of the namespace, as JSON values */
+  /** the disclosed elements of `namespace`, as JSON values (see mdocValueToJson) */
   claims: Record<string, unknown>;
   disclosed: string[];
+  /** the MSO deviceKey as a public JWK */
   holderJwk: JWK;
+  /** RFC 7638 */
   holderKeyThumbprint: string;
 }
 
 const refuse = (reason: RefusalReason, description: string) => new VerificationRefusal(reason, description);
 
-/** A refusal for the first failed check of the library, by its category (ISO 18013-5 §9.3). */
-function refusalFor(failed: VerificationAssessment, chainError?: X509ChainError): VerificationRefusal {
-  const check = failed.check;
-  switch (failed.category) {
-    case 'ISSUER_AUTH':
-      if (/certificate must be valid/i.test(check)) return refuse('mdoc_issuer_not_trusted', `the mdoc issuer certificate is not trusted${chainError ? `: ${chainError.message}` : ''}`);
-      if (/signature/i.test(check)) return refuse('mdoc_issuer_signature_invalid', 'the mdoc issuer signature (issuerAuth) does not verify');
-      if (/valid at the time/i.test(check)) return refuse('mdoc_not_valid_now', 'the mdoc is not valid now (MSO validityInfo)');
-      return refuse('mdoc_invalid', `the mdoc issuer data is not valid: ${check}`);
-    case 'DEVICE_AUTH':
-      return refuse('mdoc_device_signature_invalid', 'the mdoc device signature does not verify for this request (SessionTranscript: client_id, nonce, response_uri, encryption key)');
-    case 'DATA_INTEGRITY':
-      return refuse('mdoc_digest_mismatch', 'a disclosed mdoc element does not match its digest in the MSO');
-    default:
-      return refuse('mdoc_invalid', 'the mdoc DeviceResponse is not well formed');
+/** A library error message worth appending: a short plain sentence (no values, no multi-line schema dumps). */
+function libraryReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
+}
+
+/** A failed check of @owf/mdoc, thrown from its callback so that the first failure ends verification. */
+class CheckFailed extends Error {
+  constructor(readonly assessment: VerificationAssessment) {
+    super(assessment.check);
   }
 }
 
-/** An element value as JSON: full-date as YYYY-MM-DD, tdate as ISO 8601, byte strings as base64url, maps as objects. */
-function toJson(value: unknown, depth = 0): unknown {
-  if (depth > 32) throw refuse('mdoc_invalid', 'an mdoc element nests deeper than 32 levels');
-  if (value instanceof DateOnly) return value.toISOString();
-  if (value instanceof Date) return value.toISOString().replace(/\.000Z$/, 'Z');
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), toJson(v, depth + 1)]));
-  if (Array.isArray(value)) return value.map((v) => toJson(v, depth + 1));
-  if (typeof value === 'bigint') return Number(value);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v, depth + 1)]));
-  return value;
+interface Failure {
+  chainError?: Error;
+  coseError?: CoseAlgorithmError;
+  now: Date;
+  clockTolerance: number;
+  document: Document;
+}
+
+/** The refusal for a failed check of @owf/mdoc (ISO/IEC 18013-5 §9.3.1), by its category and check. */
+function refusalFor({ category, check }: VerificationAssessment, f: Failure): VerificationRefusal {
+  if (category === 'ISSUER_AUTH') {
+    if (/certificate must be valid/i.test(check)) {
+      return refuse('mdoc_issuer_not_trusted', `the mdoc document signer certificate does not chain to a trusted IACA root (ISO/IEC 18013-5 §9.3.1, Annex B)${f.chainError ? `: ${f.chainError.message}` : ''}`);
+    }
+    if (/country name/i.test(check)) return refuse('mdoc_issuer_not_trusted', "the mdoc document signer certificate's issuer has no countryName (ISO/IEC 18013-5 Annex B.1)");
+    if (/signed date/i.test(check)) return refuse('mdoc_issuer_signature_invalid', "the MSO was signed (validityInfo.signed) outside the document signer certificate's validity (ISO/IEC 18013-5 §9.3.1)");
+    if (/signature/i.test(check)) return refuse('mdoc_issuer_signature_invalid', `the mdoc issuer signature (issuerAuth) does not verify${f.coseError ? `: ${f.coseError.message}` : ''}`);
+    if (/valid at the time/i.test(check)) {
+      const { validUntil } = f.document.issuerSigned.issuerAuth.mobileSecurityObject.validityInfo;
+      return validUntil.getTime() < f.now.getTime() - f.clockTolerance * 1000
+        ? refuse('mdoc_expired', 'the mdoc has expired (MSO validityInfo.validUntil, ISO/IEC 18013-5 §9.3.1)')
+        : refuse('mdoc_not_yet_valid', 'the mdoc is not valid yet (MSO validityInfo.validFrom, ISO/IEC 18013-5 §9.3.1)');
+    }
+    return refuse('mdoc_invalid', 'the mdoc issuer data (issuerAuth) is not valid');
+  }
+  if (category === 'DATA_INTEGRITY') {
+    if (/issuing_country|issuing_jurisdiction/.test(check)) return refuse('mdoc_invalid', 'the issuing_country or issuing_jurisdiction element does not match the document signer certificate (ISO/IEC 18013-5 §9.3.1)');
+    if (/digest/i.test(check) && !/digestAlgorithm/.test(check)) return refuse('mdoc_digest_mismatch', 'a disclosed mdoc element does not match its digest in the MSO (ISO/IEC 18013-5 §9.3.1)');
+    return refuse('mdoc_invalid', 'the MSO has no supported digestAlgorithm (ISO/IEC 18013-5 §9.1.2.4)');
+  }
+  if (category === 'DEVICE_AUTH') {
+    return refuse(
+      'mdoc_device_signature_invalid',
+      f.coseError
+        ? `the mdoc device signature does not verify: ${f.coseError.message}`
+        : 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 §B.2.6.1 SessionTranscript: client_id, nonce, response_uri, encryption key) or for the MSO device key',
+    );
+  }
+  return refuse('mdoc_invalid', 'the mdoc DeviceResponse is not well formed');
 }
 
 /**
- * Verifies one mdoc presentation (OpenID4VP 1.0 §B.2, ISO/IEC 18013-5 §9.3) with @owf/mdoc: the
- * DeviceResponse holds exactly one document of the requested doctype; its issuerAuth signature and x5chain
- * to a trust anchor, the MSO's validity, every disclosed element's digest, and the device signature over
- * the OpenID4VP SessionTranscript of this request (§B.2.6.1) are checked by the library; its first failed
- * check becomes the refusal. The claims are the disclosed elements of the configured namespace.
+ * Verifies one mdoc presentation (OpenID4VP 1.0 §B.2, ISO/IEC 18013-5 §9.3.1) with @owf/mdoc: the
+ * DeviceResponse holds exactly one document, of the requested doctype (in the Document and in the signed
+ * MSO); its issuerAuth signature and x5chain to one of the trust anchors; the MSO signed within the document
+ * signer's validity and valid now; every disclosed element's digest; and the device signature, by the MSO
+ * device key, over DeviceAuthentication with the OpenID4VP SessionTranscript of this request (§B.2.6.1). The
+ * issuer checks run first, so an untrusted or altered document is refused as such whatever its device
+ * signature. The claims are the disclosed issuer-signed elements of `namespace`; device-signed elements
+ * (ISO/IEC 18013-5 §8.3.2.1.2.2 DeviceNameSpaces) are the wallet's own word and are not returned.
  */
 export async function verifyMdocPresentation(deviceResponse: string, expected: MdocExpectations, ctx: { now?: number; clockTolerance?: number } = {}): Promise<VerifiedMdoc> {
-  if (!/^[A-Za-z0-9_-]+$/.test(deviceResponse)) throw refuse('mdoc_invalid', 'the mdoc presentation is not base64url');
-  const bytes = Buffer.from(deviceResponse, 'base64url');
+  if (typeof deviceResponse !== 'string' || deviceResponse.length === 0) throw refuse('mdoc_invalid', 'the mdoc presentation is not a string (OpenID4VP 1.0 §B.2.5)');
+  // before decoding: base64url of 1 MiB is at most 1,398,102 characters
+  if (deviceResponse.length > Math.ceil((MDOC_LIMIT * 4) / 3)) throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
+  if (!/^[A-Za-z0-9_-]+$/.test(deviceResponse) || deviceResponse.length % 4 === 1) {
+    throw refuse('mdoc_invalid', 'the mdoc presentation is not base64url without padding (OpenID4VP 1.0 §B.2.5)');
+  }
+  const bytes = new Uint8Array(Buffer.from(deviceResponse, 'base64url'));
   if (bytes.length > MDOC_LIMIT) throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
+
   let response: DeviceResponse;
   try {
-    response = DeviceResponse.decode(new Uint8Array(bytes));
-  } catch {
-    throw refuse('mdoc_invalid', 'the mdoc presentation is not a CBOR DeviceResponse');
+    response = DeviceResponse.decode(bytes);
+  } catch (err) {
+    throw refuse('mdoc_invalid', `the mdoc presentation is not a CBOR DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2)${libraryReason(err)}`);
   }
+  if (response.status !== 0) throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}, not 0 (OK)`);
   const documents = response.documents ?? [];
-  if (response.status !== 0) throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}`);
   if (documents.length !== 1) throw refuse('mdoc_invalid', `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`);
   const [document] = documents;
-  if (document.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the mdoc is of doctype ${JSON.stringify(document.docType)}, the query asked for ${expected.doctype}`);
+  if (document.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${expected.doctype}`);
+  const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce((n, items) => n + items.length, 0);
+  if (elements > MAX_ELEMENTS) throw refuse('mdoc_invalid', `the mdoc discloses ${elements} elements; at most ${MAX_ELEMENTS} are accepted`);
+  const { deviceAuth } = document.deviceSigned;
+  if (deviceAuth.deviceMac) throw refuse('mdoc_device_mac_unsupported', 'the mdoc is authenticated with a device MAC (deviceMac, ISO/IEC 18013-5 §9.1.3.5), which needs a reader key OpenID4VP does not exchange; this verifier takes device signatures (§9.1.3.6)');
+  // ISO/IEC 18013-5 §9.1.3.6: the DeviceSignature payload is detached (null). @owf/mdoc would verify an
+  // attached payload instead of this request's DeviceAuthentication, letting an old signature be replayed.
+  if (deviceAuth.deviceSignature?.payload !== null) throw refuse('mdoc_device_signature_invalid', 'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)');
   if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchors are configured for mdoc issuers (verifier.trustAnchors)');
 
-  let failed: VerificationAssessment | undefined;
-  let chainError: X509ChainError | undefined;
-  const context = {
+  const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
+  const clockTolerance = ctx.clockTolerance ?? 30;
+  const failure: Failure = { now, clockTolerance, document };
+  // keep the reasons our own modules give (chain, COSE algorithm) for the description
+  const context: MdocContext = {
     ...mdocContext,
+    cose: {
+      ...mdocContext.cose,
+      sign1: {
+        ...mdocContext.cose.sign1,
+        verify: async (input) => {
+          try {
+            return await mdocContext.cose.sign1.verify(input);
+          } catch (err) {
+            if (err instanceof CoseAlgorithmError) failure.coseError = err;
+            throw err;
+          }
+        },
+      },
+    },
     x509: {
       ...mdocContext.x509,
-      // keep the chain's own reason for the description
-      verifyCertificateChain: async (input: Parameters<typeof mdocContext.x509.verifyCertificateChain>[0]) => {
+      verifyCertificateChain: async (input) => {
         try {
           await mdocContext.x509.verifyCertificateChain(input);
         } catch (err) {
-          if (err instanceof X509ChainError) chainError = err;
+          failure.chainError = err as Error;
           throw err;
         }
       },
     },
   };
+  const onCheck = (item: VerificationAssessment) => {
+    if (item.status === 'FAILED') throw new CheckFailed(item);
+  };
+
+  // 1. issuer: the chain, issuerAuth signature, MSO validity, then each element's digest
+  try {
+    await document.issuerSigned.verify({ trustedCertificates: expected.trustAnchors, now, skewSeconds: clockTolerance, verificationCallback: onCheck }, context);
+  } catch (err) {
+    if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
+    if (err instanceof CoseAlgorithmError) throw refuse('mdoc_issuer_signature_invalid', `the mdoc issuer signature (issuerAuth) cannot be verified: ${err.message}`);
+    throw refuse('mdoc_invalid', `the mdoc issuer data (issuerAuth, MSO) cannot be read${libraryReason(err)}`);
+  }
+  const mso = document.issuerSigned.issuerAuth.mobileSecurityObject;
+  // ISO/IEC 18013-5 §9.3.1: the signed MSO is for the document's doctype
+  if (mso.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the issuer-signed MSO is not of the requested doctype ${expected.doctype} (ISO/IEC 18013-5 §9.3.1)`);
+  // a signing time in the future: the library checks only that it lies within the certificate's validity
+  if (mso.validityInfo.signed.getTime() > now.getTime() + clockTolerance * 1000) throw refuse('mdoc_not_yet_valid', 'the MSO is signed in the future (validityInfo.signed, ISO/IEC 18013-5 §9.3.1)');
+
+  // 2. device: the signature over DeviceAuthentication with this request's SessionTranscript (§B.2.6.1)
   try {
     const sessionTranscript = await SessionTranscript.forOid4Vp(
       { clientId: expected.clientId, nonce: expected.nonce, responseUri: expected.responseUri, ...(expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {}) },
       context,
     );
-    await Verifier.verifyDeviceResponse(
-      {
-        deviceResponse: response,
-        sessionTranscript,
-        trustedCertificates: expected.trustAnchors,
-        now: new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000),
-        skewSeconds: ctx.clockTolerance ?? 30,
-        onCheck: (item) => {
-          if (item.status === 'FAILED') {
-            failed ??= item;
-            throw new Error(item.check);
-          }
-        },
-      },
-      context,
-    );
+    await deviceAuth.verify({ document, sessionTranscript, verificationCallback: onCheck }, context);
   } catch (err) {
-    if (err instanceof VerificationRefusal) throw err;
-    if (failed) throw refusalFor(failed, chainError);
-    if (document.deviceSigned?.deviceAuth?.deviceMac) throw refuse('mdoc_device_mac_unsupported', 'the mdoc is authenticated with a device MAC; this verifier takes device signatures');
-    throw refuse('mdoc_invalid', 'the mdoc presentation could not be verified');
+    if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
+    throw refuse('mdoc_device_signature_invalid', `the mdoc device signature cannot be verified${libraryReason(err)}`);
   }
 
-  const issuerSigned = document.issuerSigned;
-  const claims = (toJson(issuerSigned.getPrettyClaims(expected.namespace) ?? {}) ?? {}) as Record<string, unknown>;
-  const holderJwk = issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey.jwk as JWK;
-  const { d: _d, ...publicJwk } = holderJwk;
+  const claims: Record<string, unknown> = {};
+  for (const item of document.issuerSigned.getIssuerNamespace(expected.namespace) ?? []) {
+    // two items for one element would leave it ambiguous which value the issuer meant
+    if (Object.hasOwn(claims, item.elementIdentifier)) throw refuse('mdoc_invalid', `the mdoc discloses an element of ${expected.namespace} twice`);
+    try {
+      claims[item.elementIdentifier] = mdocValueToJson(item.elementValue);
+    } catch (err) {
+      throw refuse('mdoc_invalid', `an mdoc element value cannot be read${libraryReason(err)}`);
+    }
+  }
+  let holderJwk: JWK;
+  try {
+    holderJwk = jwkOfCoseKey(mso.deviceKeyInfo.deviceKey);
+  } catch (err) {
+    throw refuse('mdoc_invalid', `the MSO device key cannot be read${libraryReason(err)}`);
+  }
   return {
-    issuer: issuerName(issuerSigned.issuerAuth.certificate),
+    issuer: issuerName(document.issuerSigned.issuerAuth.certificate),
     doctype: document.docType,
     claims,
     disclosed: Object.keys(claims),
-    holderJwk: publicJwk,
-    holderKeyThumbprint: await calculateJwkThumbprint(publicJwk),
+    holderJwk,
+    holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
   };
 }
