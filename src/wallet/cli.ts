@@ -10,26 +10,30 @@ const USAGE = `usage:
   npm run wallet -- receive <offer-uri> [--pin 1234] [--wallet FILE]
   npm run wallet -- list [--wallet FILE]
   npm run wallet -- present <openid4vp-uri> [--trust CA.pem] [--wallet FILE]
+  npm run wallet -- import-mdoc <mdoc.json> [--wallet FILE]
 The wallet file defaults to ${DEFAULT_WALLET_FILE}. --trust names the CA certificates (PEM) of the verifiers
-to answer; npm start prints the one it made (keys/verifier-ca.pem).`;
+to answer; npm start prints the one it made (keys/verifier-ca.pem). The mdoc file is JSON:
+{ "issuerSigned": "<base64url IssuerSigned>", "doctype": "...", "deviceKey": <private P-256 JWK> }.`;
 
 export class UsageError extends Error {}
 
 export interface CliCommand {
-  command: 'receive' | 'list' | 'present' | 'help';
+  command: 'receive' | 'list' | 'present' | 'import-mdoc' | 'help';
   offerUri?: string;
   /** present: the OpenID4VP request link (`openid4vp://?client_id=...&request_uri=...`) */
   requestUri?: string;
   pin?: string;
   /** present: a PEM file of the CA certificates whose verifiers to answer */
   trust?: string;
+  /** import-mdoc: the JSON file with issuerSigned, doctype and deviceKey */
+  mdocFile?: string;
   wallet: string;
 }
 
 export function parseArgs(argv: string[]): CliCommand {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help', wallet: DEFAULT_WALLET_FILE };
-  if (command !== 'receive' && command !== 'list' && command !== 'present') throw new UsageError(`unknown command ${command}`);
+  if (command !== 'receive' && command !== 'list' && command !== 'present' && command !== 'import-mdoc') throw new UsageError(`unknown command ${command}`);
   const positional: string[] = [];
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
@@ -54,37 +58,48 @@ export function parseArgs(argv: string[]): CliCommand {
     if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
     return { command, requestUri: positional[0], wallet, ...(options.trust !== undefined ? { trust: options.trust } : {}) };
   }
+  if (command === 'import-mdoc') {
+    if (options.pin !== undefined || options.trust !== undefined) throw new UsageError('import-mdoc takes only --wallet');
+    if (positional.length !== 1) throw new UsageError('import-mdoc takes exactly one JSON file');
+    return { command, mdocFile: positional[0], wallet };
+  }
   if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
   return { command, offerUri: positional[0], pin: options.pin, wallet };
 }
 
-/** One credential as a person reads it; long values (images) are shortened. */
+/** One credential as a person reads it (an mdoc's elements under their namespaces); long values (images) are shortened. */
 export function describe(credential: StoredCredential): string {
-  const exp = expiryOf(credential.credential);
+  const mdoc = credential.format === 'mso_mdoc';
+  const expires = mdoc ? credential.validUntil : expiryOf(credential.credential);
   const lines = [
-    `${credential.vct}`,
+    mdoc ? `${credential.doctype} (mdoc)` : credential.vct,
     `  id:       ${credential.id}`,
     `  issuer:   ${credential.issuer}`,
     `  received: ${credential.receivedAt}`,
-    ...(exp ? [`  expires:  ${new Date(exp * 1000).toISOString()}`] : []),
+    ...(expires ? [`  expires:  ${expires}`] : []),
     '  claims:',
-    ...Object.entries(credential.claims).map(([name, value]) => `    ${name}: ${shorten(value)}`),
+    ...(mdoc
+      ? Object.entries(credential.claims).flatMap(([namespace, elements]) => [
+          `    ${namespace}:`,
+          ...Object.entries(elements).map(([name, value]) => `      ${name}: ${shorten(value)}`),
+        ])
+      : Object.entries(credential.claims).map(([name, value]) => `    ${name}: ${shorten(value)}`)),
   ];
   return lines.join('\n');
 }
 
-function expiryOf(credential: string): number | undefined {
+function expiryOf(credential: string): string | undefined {
   try {
     const { exp } = decodeJwt(credential.split('~')[0]);
-    return exp;
+    return exp === undefined ? undefined : new Date(exp * 1000).toISOString();
   } catch {
     return undefined;
   }
 }
 
 function shorten(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const text = typeof value === 'string' ? value : value instanceof Uint8Array ? `<${value.length} bytes>` : String(JSON.stringify(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -112,9 +127,9 @@ export async function run(argv: string[], out: (line: string) => void = console.
         throw new WalletError((err as Error).message);
       }
     }
-    const { status, body, redirectUri } = await wallet.present(cmd.requestUri!, { trust });
+    const { status, body, redirectUri, verifier } = await wallet.present(cmd.requestUri!, { trust });
     if (status === 200) {
-      out('presented: the verifier accepted the presentation');
+      out(`presented${verifier ? ` to ${verifier}` : ''}: the verifier accepted the presentation`);
       // OpenID4VP 1.0 §8.2: a wallet on the holder's device sends the browser on; the dev wallet says where
       if (redirectUri) out(`Open this address in the browser to finish: ${redirectUri}`);
       return;
@@ -124,6 +139,19 @@ export async function run(argv: string[], out: (line: string) => void = console.
       typeof error === 'string' ? `the verifier refused the presentation: ${error}${typeof description === 'string' ? `: ${description}` : ''}` : `the verifier answered HTTP ${status}`,
       { status },
     );
+  }
+  if (cmd.command === 'import-mdoc') {
+    let input: unknown;
+    try {
+      input = JSON.parse(await readFile(cmd.mdocFile!, 'utf8'));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new WalletError(`${cmd.mdocFile}: ${code === 'ENOENT' ? 'no such file' : err instanceof SyntaxError ? 'not JSON' : (err as Error).message}`);
+    }
+    if (typeof input !== 'object' || input === null) throw new WalletError(`${cmd.mdocFile}: expected a JSON object with issuerSigned, doctype and deviceKey`);
+    const imported = await wallet.importMdoc(input as Parameters<DevWallet['importMdoc']>[0]);
+    out(`imported into ${cmd.wallet}:\n${describe(imported)}`);
+    return;
   }
   const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);

@@ -7,11 +7,11 @@ import { WalletError } from './errors.js';
 import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
-import { createPresentation, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
+import { presentationFor, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
 import { verifyReceivedCredential } from './verifyCredential.js';
-import { readWalletFile, writeWalletFile, type StoredCredential, type WalletContents } from './walletFile.js';
+import { readWalletFile, writeWalletFile, type StoredCredential, type StoredMdoc, type StoredSdJwt, type WalletContents } from './walletFile.js';
 
-export type { StoredCredential } from './walletFile.js';
+export type { StoredCredential, StoredMdoc, StoredSdJwt } from './walletFile.js';
 export type { CredentialQuery, CredentialSelector } from './presentation.js';
 export { WalletError } from './errors.js';
 
@@ -20,9 +20,11 @@ const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jt
 
 /**
  * The dev wallet (D11): receives SD-JWT VCs over OpenID4VCI 1.0 (pre-authorized code flow, with PIN),
- * keeps them, with one holder key per credential, in a local file, and presents them over OpenID4VP 1.0
- * (DCQL, direct_post, request by reference). It speaks only the open standards, so it works against any
- * conformant issuer or verifier; the server never depends on it.
+ * imports SD-JWT VCs and ISO mdocs issued elsewhere, keeps them, with one holder key per credential, in a
+ * local file, and presents them over OpenID4VP 1.0 as a HAIP wallet does (DCQL with credential_sets,
+ * request by reference fetched by GET or POST, signed under X.509 certificates it checks, direct_post or
+ * encrypted direct_post.jwt). It speaks only the open standards, so it works against any conformant issuer
+ * or verifier; the server never depends on it.
  */
 export class DevWallet {
   readonly #file: string;
@@ -48,7 +50,7 @@ export class DevWallet {
    * Offer → metadata → token (with the PIN as `tx_code`) → nonce → proof with a fresh holder key →
    * credential → independent verification → stored. Issuer errors surface as "error: description".
    */
-  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredCredential> {
+  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredSdJwt> {
     const fetchImpl = opts.fetch ?? fetch;
     const offer = await resolveOffer(offerUri, fetchImpl);
     checkPin(offer.txCode, opts.pin);
@@ -74,7 +76,7 @@ export class DevWallet {
     );
 
     const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk }, fetchImpl);
-    const stored: StoredCredential = {
+    const stored: StoredSdJwt = {
       id: randomUUID(),
       format: 'dc+sd-jwt',
       credential,
@@ -84,7 +86,12 @@ export class DevWallet {
       holderKey: await exportJWK(privateKey),
       claims: verified.claims,
     };
-    const contents = await readWalletFile(this.#file); // another process may have added to the file
+    return this.#keep(stored);
+  }
+
+  /** Adds to the file as it is now: another process may have added to it. */
+  async #keep<T extends StoredCredential>(stored: T): Promise<T> {
+    const contents = await readWalletFile(this.#file);
     contents.credentials.push(stored);
     await writeWalletFile(this.#file, contents);
     this.#contents = contents;
@@ -92,32 +99,40 @@ export class DevWallet {
   }
 
   /**
-   * Answers an OpenID4VP request: resolves the request object (same client_id as the link), picks for each
-   * DCQL Credential Query a stored credential of a requested vct (`select` may choose another; the default
-   * takes the first), discloses only the claims of the first claim set it satisfies, binds each
-   * presentation to the verifier with a key binding JWT (aud = client_id, nonce, iat, sd_hash), and POSTs
-   * `vp_token` (`{ <query id>: [presentation] }`) and `state` to the response_uri.
+   * Answers an OpenID4VP 1.0 request: resolves the request object (same client_id as the link; signed under
+   * a verifier certificate that chains to `trust`, or unsigned under `redirect_uri`; fetched by POST with
+   * the wallet's metadata when the link says so), picks for each DCQL Credential Query to answer (with
+   * `credential_sets`, per set the first option it can answer) a stored credential of the requested vct or
+   * doctype (`select` may choose another; the default takes the first), discloses only the claims of the
+   * first claim set it satisfies, binds each presentation to the request (SD-JWT VC: a key binding JWT;
+   * mdoc: a device signature over the OpenID4VP handover), and POSTs `vp_token` (`{ <query id>:
+   * [presentation] }`) and `state` to the response_uri, encrypted to the verifier's key for direct_post.jwt.
    *
-   * Returns the verifier's answer as is: 200 when it accepted the presentations, its error otherwise, and
-   * the `redirect_uri` it names (§8.2: where the browser on this device goes on). When the wallet holds no
-   * matching credential it tells the verifier (`access_denied`) and throws.
+   * Returns the verifier's answer as is: 200 when it accepted the presentations, its error otherwise; the
+   * `redirect_uri` it names (§8.2: where the browser on this device goes on); and the subject of the
+   * verifier's certificate. When the wallet holds no matching credential it tells the verifier
+   * (`access_denied`) and throws.
    */
-  async present(walletUri: string, opts: { fetch?: typeof fetch; select?: CredentialSelector; trust?: Uint8Array[] } = {}): Promise<{ status: number; body: unknown; redirectUri?: string }> {
+  async present(
+    walletUri: string,
+    opts: { fetch?: typeof fetch; select?: CredentialSelector; trust?: Uint8Array[] } = {},
+  ): Promise<{ status: number; body: unknown; redirectUri?: string; verifier?: string }> {
     const fetchImpl = opts.fetch ?? fetch;
     const request = await resolveRequest(walletUri, fetchImpl, { trust: opts.trust ?? this.#trust });
     this.#contents = await readWalletFile(this.#file); // another process may have added to the file
     const selection = selectCredentials(request, this.#contents.credentials, opts.select);
+    const verifier = request.verifierSubject !== undefined ? { verifier: request.verifierSubject } : {};
     if ('missing' in selection) {
-      await submitResponse(request, { error: 'access_denied', error_description: 'no matching credential in the wallet' }, fetchImpl);
-      throw new WalletError(`no credential in the wallet matches the request for ${selection.missing}`);
+      const refused = await submitResponse(request, { error: 'access_denied', error_description: 'no matching credential in the wallet' }, fetchImpl);
+      const redirectUri = redirectUriOf(refused.body);
+      // §8.2: the verifier may send the browser on after an error too
+      throw new WalletError(`no credential in the wallet matches the request for ${selection.missing}${redirectUri ? `; open this address in the browser to go back: ${redirectUri}` : ''}`);
     }
     const vpToken: Record<string, string[]> = {};
-    for (const { query, credential, disclose } of selection) {
-      vpToken[query.id] = [await createPresentation(credential, disclose, { clientId: request.clientId, nonce: request.nonce })];
-    }
+    for (const selected of selection) vpToken[selected.query.id] = [await presentationFor(selected, request)];
     const answer = await submitResponse(request, { vp_token: JSON.stringify(vpToken) }, fetchImpl);
-    const redirectUri = (answer.body as { redirect_uri?: unknown } | undefined)?.redirect_uri;
-    return typeof redirectUri === 'string' ? { ...answer, redirectUri } : answer;
+    const redirectUri = redirectUriOf(answer.body);
+    return { ...answer, ...(redirectUri ? { redirectUri } : {}), ...verifier };
   }
 
   /**
@@ -125,7 +140,7 @@ export class DevWallet {
    * an SD-JWT VC (`typ dc+sd-jwt`) whose `cnf.jwk` is the public part of `holderKey`. Its issuer signature
    * is not checked here: the wallet may not know the issuer's keys; verifiers check it.
    */
-  async import(credential: string, holderKey: JWK): Promise<StoredCredential> {
+  async import(credential: string, holderKey: JWK): Promise<StoredSdJwt> {
     // RFC 9901 §4: an issued SD-JWT ends with `~`; a lone issuer-signed JWT (no disclosures) is taken as one
     const sdJwt = credential.includes('~') ? credential.trim() : `${credential.trim()}~`;
     if (!sdJwt.endsWith('~')) throw new WalletError('the credential ends with a key binding JWT: import the issued credential, not a presentation');
@@ -145,7 +160,7 @@ export class DevWallet {
     } catch (err) {
       throw new WalletError(`the credential's disclosures cannot be read: ${(err as Error).message}`);
     }
-    const stored: StoredCredential = {
+    const stored: StoredSdJwt = {
       id: randomUUID(),
       format: 'dc+sd-jwt',
       credential: sdJwt,
@@ -155,10 +170,46 @@ export class DevWallet {
       holderKey,
       claims: Object.fromEntries(Object.entries(disclosed).filter(([name]) => !REGISTERED_CLAIMS.has(name))),
     };
-    const contents = await readWalletFile(this.#file);
-    contents.credentials.push(stored);
-    await writeWalletFile(this.#file, contents);
-    this.#contents = contents;
-    return structuredClone(stored);
+    return this.#keep(stored);
   }
+
+  /**
+   * Keeps an ISO mdoc issued elsewhere (ISO/IEC 18013-5): its IssuerSigned (base64url CBOR), its doctype and
+   * the private P-256 device key its MSO is bound to. The elements are read from IssuerSigned; the issuer
+   * signature is not checked here (verifiers check it against their IACAs).
+   */
+  async importMdoc(input: { issuerSigned: string; doctype: string; deviceKey: JWK }): Promise<StoredMdoc> {
+    const { issuerSigned, doctype, deviceKey } = input as Partial<typeof input>;
+    if (typeof issuerSigned !== 'string' || !issuerSigned) throw new WalletError('issuerSigned must be the base64url IssuerSigned of the mdoc');
+    if (typeof doctype !== 'string' || !doctype) throw new WalletError('doctype must name the mdoc document type, e.g. org.iso.18013.5.1.mDL');
+    if (typeof deviceKey !== 'object' || deviceKey === null || deviceKey.kty !== 'EC' || deviceKey.crv !== 'P-256') throw new WalletError('deviceKey must be an EC P-256 JWK (ES256 device authentication)');
+    if (!deviceKey.d) throw new WalletError('deviceKey must be the private device key the mdoc is bound to');
+    const { readIssuerSigned } = await import('./mdoc.js'); // the mdoc library loads only when an mdoc is involved
+    let read: ReturnType<typeof readIssuerSigned>;
+    try {
+      read = readIssuerSigned(issuerSigned);
+    } catch (err) {
+      throw new WalletError(`the mdoc cannot be read: ${(err as Error).message}`);
+    }
+    // the MSO names its docType: a different one would be refused by every verifier (ISO/IEC 18013-5 §9.1.2.4)
+    if (read.doctype !== doctype) throw new WalletError(`the mdoc is of doctype ${read.doctype}, not ${doctype}`);
+    const stored: StoredMdoc = {
+      id: randomUUID(),
+      format: 'mso_mdoc',
+      credential: issuerSigned,
+      issuer: 'mdoc issuer',
+      doctype,
+      receivedAt: new Date().toISOString(),
+      holderKey: deviceKey,
+      claims: read.namespaces,
+      ...(read.validUntil !== undefined ? { validUntil: read.validUntil } : {}),
+    };
+    return this.#keep(stored);
+  }
+}
+
+/** §8.2: the response URI's JSON answer may name where the user agent goes on. */
+function redirectUriOf(body: unknown): string | undefined {
+  const redirectUri = (body as { redirect_uri?: unknown } | undefined)?.redirect_uri;
+  return typeof redirectUri === 'string' && redirectUri ? redirectUri : undefined;
 }

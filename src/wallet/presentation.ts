@@ -2,20 +2,23 @@ import { createPrivateKey, randomBytes, sign } from 'node:crypto';
 import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zClientMetadata } from '@openid4vc/openid4vp';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose';
-import { certificatePublicJwk, dnsNames, verifyCertificateChain, X509ChainError, x509Hash } from '../keys/x509.js';
+import { base64url, calculateJwkThumbprint, CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose';
+import { certificatePublicJwk, dnsNames, subjectName, verifyCertificateChain, X509ChainError, x509Hash } from '../keys/x509.js';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import { signEs256 } from '../keys/es256.js';
-import type { StoredCredential } from './walletFile.js';
+import type { StoredCredential, StoredMdoc, StoredSdJwt } from './walletFile.js';
 
 /** The parts of a DCQL Credential Query (OpenID4VP 1.0 §6.1) the dev wallet acts on. */
 export interface CredentialQuery {
   id: string;
   format: string;
   multiple?: boolean;
-  meta?: { vct_values?: string[] };
-  claims?: Array<{ id?: string; path: Array<string | number | null>; values?: unknown[] }>;
+  /** `vct_values` for dc+sd-jwt (§B.3.5), `doctype_value` for mso_mdoc (§B.2.3) */
+  meta?: { vct_values?: string[]; doctype_value?: string };
+  /** §6.1.1: a hint to leave out credentials a verifier would not trust; the dev wallet does not filter by it */
+  trusted_authorities?: Array<{ type: string; values: string[] }>;
+  claims?: Array<{ id?: string; path: Array<string | number | null>; values?: unknown[]; intent_to_retain?: boolean }>;
   claim_sets?: string[][];
 }
 
@@ -30,11 +33,17 @@ export interface PresentationRequest {
   credentialSets?: Array<{ options: string[][]; required?: boolean }>;
   /** direct_post.jwt (§8.3): the key the answer is encrypted to, and the content encryption */
   encryption?: { jwk: JWK; enc: string };
+  /** x509_hash / x509_san_dns (§5.9.3): the subject of the verifier's leaf certificate, to show the holder */
+  verifierSubject?: string;
 }
 
 /** What the dev wallet tells a verifier about itself when it POSTs to the request URI (OpenID4VP 1.0 §5.10). */
 export const WALLET_METADATA = {
-  vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] } },
+  vp_formats_supported: {
+    'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] },
+    // §B.2.2: COSE algorithm numbers; -7 is ES256
+    mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+  },
   client_id_prefixes_supported: ['x509_hash', 'x509_san_dns', 'redirect_uri'],
   request_object_signing_alg_values_supported: ['ES256'],
   authorization_encryption_alg_values_supported: ['ECDH-ES'],
@@ -42,7 +51,17 @@ export const WALLET_METADATA = {
 };
 const ENC_VALUES = WALLET_METADATA.authorization_encryption_enc_values_supported;
 
-/** Picks the credential to present for one Credential Query; `candidates` are those whose vct it asks for. */
+/** §5.10: request_object_signing_alg_values_supported MUST NOT be sent when the prefix precludes signed requests (redirect_uri). */
+export function walletMetadataFor(clientId: string): Partial<typeof WALLET_METADATA> {
+  if (!clientId.startsWith('redirect_uri:')) return WALLET_METADATA;
+  const { request_object_signing_alg_values_supported: _unsigned, ...metadata } = WALLET_METADATA;
+  return metadata;
+}
+
+/**
+ * Picks the credential to present for one Credential Query; `candidates` are those of the format and type
+ * (vct or doctype) it asks for whose claims satisfy it.
+ */
 export type CredentialSelector = (query: CredentialQuery, candidates: StoredCredential[], all: StoredCredential[]) => StoredCredential | undefined;
 
 export const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
@@ -72,7 +91,7 @@ export function parseRequestReference(link: string): { clientId: string; request
  * the leaf of its `x5c`; the chain ends at a CA the wallet trusts; the identifier is the leaf's hash, or a
  * dNSName of the leaf that is also the response URI's host.
  */
-async function checkX509Request(jwt: string, header: Record<string, unknown>, prefix: string, identifier: string, responseUri: unknown, trust: Uint8Array[] | undefined): Promise<void> {
+async function checkX509Request(jwt: string, header: Record<string, unknown>, prefix: string, identifier: string, responseUri: unknown, trust: Uint8Array[] | undefined): Promise<string> {
   if (header.alg !== 'ES256') throw new WalletError(`a ${prefix} request must be signed with ES256, not ${String(header.alg)}`);
   const x5c = header.x5c;
   if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new WalletError(`a ${prefix} request must carry its certificate chain in x5c`);
@@ -100,6 +119,7 @@ async function checkX509Request(jwt: string, header: Record<string, unknown>, pr
     }
     if (host !== identifier) throw new WalletError(`the response_uri host is not ${identifier}, the x509_san_dns client identifier`);
   }
+  return subjectName(chain[0]);
 }
 
 /** §8.3: the key to encrypt the answer to (EC P-256, ECDH-ES, for encryption) and an enc both sides support. */
@@ -130,7 +150,7 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
         ? fetchImpl(requestUri, {
             method: 'POST',
             headers: { accept: `application/${REQUEST_OBJECT_TYPE}`, 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ wallet_metadata: JSON.stringify(WALLET_METADATA), wallet_nonce: walletNonce! }),
+            body: new URLSearchParams({ wallet_metadata: JSON.stringify(walletMetadataFor(clientId)), wallet_nonce: walletNonce! }),
             redirect: 'manual',
           })
         : fetchImpl(requestUri, { headers: { accept: `application/${REQUEST_OBJECT_TYPE}` }, redirect: 'manual' }),
@@ -156,13 +176,14 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
 
   let prefix: string;
   let identifier: string;
+  let verifierSubject: string | undefined;
   try {
     ({ clientIdPrefix: prefix, clientIdIdentifier: identifier } = getOpenid4vpClientId({ clientId, responseMode: String(payload.response_mode) }) as { clientIdPrefix: string; clientIdIdentifier: string });
   } catch (err) {
     throw new WalletError(`unsupported client_id: ${(err as Error).message}`);
   }
   if (prefix === 'x509_hash' || prefix === 'x509_san_dns') {
-    await checkX509Request(jwt, header, prefix, identifier, payload.response_uri, opts.trust);
+    verifierSubject = await checkX509Request(jwt, header, prefix, identifier, payload.response_uri, opts.trust);
   } else if (prefix === 'redirect_uri') {
     // OpenID4VP 1.0 §5.9.3: redirect_uri requests cannot be signed; with direct_post the identifier is the response_uri
     if (header.alg !== 'none') throw new WalletError('a request with the redirect_uri client_id prefix must not be signed');
@@ -172,6 +193,8 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
   }
   // §5.10.1: the nonce the wallet sent must come back in the signed object
   if (walletNonce !== undefined && payload.wallet_nonce !== walletNonce) throw new WalletError('the request object does not echo the wallet_nonce the wallet sent');
+  // RFC 7519 §4.1.4: an expired request object is not processed (a minute of clock skew allowed)
+  if (typeof payload.exp === 'number' && payload.exp < Date.now() / 1000 - 60) throw new WalletError('the request object has expired');
   if (payload.response_type !== 'vp_token') throw new WalletError('response_type must be vp_token');
   if (payload.response_mode !== 'direct_post' && payload.response_mode !== 'direct_post.jwt') {
     throw new WalletError(`response_mode ${String(payload.response_mode)} is not supported by the dev wallet; it supports direct_post and direct_post.jwt`);
@@ -199,79 +222,124 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
     credentials: dcql.credentials as CredentialQuery[],
     ...(sets ? { credentialSets: sets as PresentationRequest['credentialSets'] } : {}),
     ...(payload.response_mode === 'direct_post.jwt' ? { encryption: encryptionFor(payload.client_metadata) } : {}),
+    ...(verifierSubject !== undefined ? { verifierSubject } : {}),
   };
 }
 
-/** The first option of the query's claims (§6.4.1) the credential can satisfy, as claim names to disclose. */
-export function claimsToDisclose(query: CredentialQuery, credential: StoredCredential): string[] | undefined {
+type ClaimsQuery = NonNullable<CredentialQuery['claims']>[number];
+
+/**
+ * Where one Claims Query points in a stored credential (claims path pointer, §7): a top-level claim of an
+ * SD-JWT VC, or `[namespace, element]` of an mdoc (§7.2). Nested paths are not supported. With `values`
+ * (§6.3) the claim counts only when its value is one of them (mdoc values as read, compared as JSON, §6.3).
+ */
+function locate(claim: ClaimsQuery, credential: StoredCredential): { namespace?: string; name: string } | undefined {
+  const matches = (value: unknown) => !claim.values || claim.values.some((v) => v === value || JSON.stringify(v) === JSON.stringify(value));
+  if (credential.format === 'mso_mdoc') {
+    const [namespace, name] = claim.path;
+    if (claim.path.length !== 2 || typeof namespace !== 'string' || typeof name !== 'string') return undefined;
+    const elements = credential.claims[namespace];
+    if (!elements || !Object.hasOwn(elements, name) || !matches(elements[name])) return undefined;
+    return { namespace, name };
+  }
+  const [name] = claim.path;
+  if (claim.path.length !== 1 || typeof name !== 'string') return undefined;
+  if (!Object.hasOwn(credential.claims, name) || !matches(credential.claims[name])) return undefined;
+  return { name };
+}
+
+/** The claims of the first option (§6.4.1: `claim_sets` in order, else all `claims`) the credential satisfies. */
+function satisfiedClaims(query: CredentialQuery, credential: StoredCredential): Array<{ namespace?: string; name: string }> | undefined {
   if (!query.claims) return [];
   const byId = new Map(query.claims.map((claim, i) => [claim.id ?? String(i), claim]));
   const options = query.claim_sets ?? [query.claims.map((claim, i) => claim.id ?? String(i))];
   for (const option of options) {
-    const names: string[] = [];
-    const ok = option.every((id) => {
-      const claim = byId.get(id);
-      if (!claim || claim.path.length !== 1 || typeof claim.path[0] !== 'string') return false; // nested paths: not supported
-      const name = claim.path[0];
-      if (!Object.hasOwn(credential.claims, name)) return false;
-      if (claim.values && !claim.values.some((v) => v === credential.claims[name])) return false;
-      names.push(name);
-      return true;
-    });
-    if (ok) return names;
+    const located = option.map((id) => (byId.has(id) ? locate(byId.get(id)!, credential) : undefined));
+    if (located.every((l) => l !== undefined)) return located as Array<{ namespace?: string; name: string }>;
   }
   return undefined;
 }
 
-const firstCandidate: CredentialSelector = (_query, candidates) => candidates[0];
-
-export interface Selection {
-  query: CredentialQuery;
-  credential: StoredCredential;
-  disclose: string[];
+/** The first option of the query's claims (§6.4.1) the credential can satisfy, as claim names to disclose. */
+export function claimsToDisclose(query: CredentialQuery, credential: StoredCredential): string[] | undefined {
+  return satisfiedClaims(query, credential)?.map((c) => c.name);
 }
 
 /**
- * For each Credential Query to answer a stored credential whose vct it asks for and whose claims satisfy it.
- * With `credential_sets` (§6.2), per set the first option the wallet can answer (optional sets only when it
- * can); without them, every query.
+ * The mdoc elements to disclose for a query: those of the first option the mdoc satisfies, all in one
+ * namespace (what the dev wallet's DeviceResponse carries). Without `claims`, no element (§6.4.1: only what
+ * is mandatory to present), in the mdoc's first namespace.
+ */
+export function mdocElementsToDisclose(query: CredentialQuery, credential: StoredMdoc): { namespace: string; elements: string[] } | undefined {
+  const claims = satisfiedClaims(query, credential);
+  if (!claims) return undefined;
+  const namespaces = new Set(claims.map((c) => c.namespace!));
+  if (namespaces.size > 1) return undefined;
+  const namespace = [...namespaces][0] ?? Object.keys(credential.claims)[0] ?? credential.doctype;
+  return { namespace, elements: claims.map((c) => c.name) };
+}
+
+const firstCandidate: CredentialSelector = (_query, candidates) => candidates[0];
+
+/** One Credential Query and what answers it: an SD-JWT VC and the claims to disclose, or an mdoc and its elements. */
+export type Selection =
+  | { query: CredentialQuery; credential: StoredSdJwt; disclose: string[] }
+  | { query: CredentialQuery; credential: StoredMdoc; disclose: string[]; namespace: string };
+
+const SUPPORTED_FORMATS = ['dc+sd-jwt', 'mso_mdoc'];
+
+/** §B.3.5 `vct_values` / §B.2.3 `doctype_value`: the types a query accepts, for messages and matching. */
+function typesOf(query: CredentialQuery): string[] {
+  if (query.format === 'mso_mdoc') return query.meta?.doctype_value !== undefined ? [query.meta.doctype_value] : [];
+  return query.meta?.vct_values ?? [];
+}
+
+function isOfType(query: CredentialQuery, credential: StoredCredential): boolean {
+  if (credential.format !== query.format) return false;
+  return typesOf(query).includes(credential.format === 'mso_mdoc' ? credential.doctype : credential.vct);
+}
+
+/**
+ * For each Credential Query to answer a stored credential of its format and type (vct or doctype) whose
+ * claims satisfy it. With `credential_sets` (§6.2, §6.4.2), per set the first option whose every query
+ * the wallet can answer (optional sets only when it can); without them, every query. A query chosen by
+ * several sets is answered once.
  */
 export function selectCredentials(request: PresentationRequest, credentials: StoredCredential[], select: CredentialSelector = firstCandidate): Selection[] | { missing: string } {
   const byId = new Map(request.credentials.map((q) => [q.id, q]));
-  const pick = (query: CredentialQuery): Selection | { missing: string } => {
-    if (query.format !== 'dc+sd-jwt') return { missing: `${query.id} (format ${query.format} is not supported by the dev wallet)` };
-    const vcts = query.meta?.vct_values ?? [];
-    const candidates = credentials.filter((c) => vcts.includes(c.vct) && claimsToDisclose(query, c) !== undefined);
-    const credential = select(query, candidates, credentials);
-    if (!credential) return { missing: `${query.id} (${vcts.join(', ') || 'any type'})` };
-    return { query, credential, disclose: claimsToDisclose(query, credential) ?? [] };
+  const picked = new Map<string, Selection | { missing: string }>();
+  const pick = (id: string): Selection | { missing: string } => {
+    if (picked.has(id)) return picked.get(id)!;
+    const query = byId.get(id);
+    let result: Selection | { missing: string };
+    if (!query) result = { missing: `${id} (not a credential query of the request)` };
+    else if (!SUPPORTED_FORMATS.includes(query.format)) result = { missing: `${query.id} (format ${query.format} is not supported by the dev wallet)` };
+    else {
+      const candidates = credentials.filter((c) => isOfType(query, c) && satisfiedClaims(query, c) !== undefined);
+      const credential = select(query, candidates, credentials);
+      if (!credential) result = { missing: `${query.id} (${typesOf(query).join(', ') || 'any type'})` };
+      else if (credential.format === 'mso_mdoc') {
+        // a selector may pick any credential (tests present what a verifier must refuse): disclose what fits
+        const { namespace, elements } = mdocElementsToDisclose(query, credential) ?? { namespace: Object.keys(credential.claims)[0] ?? credential.doctype, elements: [] };
+        result = { query, credential, disclose: elements, namespace };
+      } else result = { query, credential, disclose: claimsToDisclose(query, credential) ?? [] };
+    }
+    picked.set(id, result);
+    return result;
   };
-  if (!request.credentialSets) {
-    const selections: Selection[] = [];
-    for (const query of request.credentials) {
-      const picked = pick(query);
-      if ('missing' in picked) return picked;
-      selections.push(picked);
-    }
-    return selections;
+  const sets = request.credentialSets ?? [{ options: [request.credentials.map((q) => q.id)], required: true }];
+  const chosen = new Map<string, Selection>();
+  for (const set of sets) {
+    const lacking: string[] = [];
+    const option = set.options.find((ids) => {
+      const missing = ids.map(pick).find((p): p is { missing: string } => 'missing' in p);
+      if (missing) lacking.push(missing.missing);
+      return !missing;
+    });
+    if (option) for (const id of option) chosen.set(id, pick(id) as Selection);
+    else if (set.required !== false) return { missing: lacking.join(' or ') };
   }
-  const selections: Selection[] = [];
-  for (const set of request.credentialSets) {
-    let chosen: Selection[] | undefined;
-    let missing = '';
-    for (const option of set.options) {
-      const picked = option.map((id) => (byId.has(id) ? pick(byId.get(id)!) : { missing: `${id} (not a credential query of the request)` }));
-      const lacking = picked.find((p): p is { missing: string } => 'missing' in p);
-      if (!lacking) {
-        chosen = picked as Selection[];
-        break;
-      }
-      missing ||= lacking.missing;
-    }
-    if (chosen) selections.push(...chosen);
-    else if (set.required !== false) return { missing };
-  }
-  return selections;
+  return [...chosen.values()];
 }
 
 /**
@@ -280,12 +348,30 @@ export function selectCredentials(request: PresentationRequest, credentials: Sto
  * `iat` now, `sd_hash` over the presented SD-JWT (the library computes it).
  */
 export async function createPresentation(credential: StoredCredential, disclose: string[], kb: { clientId: string; nonce: string; iat?: number }): Promise<string> {
+  if (credential.format !== 'dc+sd-jwt') throw new WalletError(`createPresentation presents SD-JWT VCs, not ${credential.format}; use presentationFor`);
   const { signer, alg } = holderSigner(credential.holderKey);
   const sdJwt = new SDJwtVcInstance({ hasher: digest, kbSigner: signer, kbSignAlg: alg });
   const frame = Object.fromEntries(disclose.map((name) => [name, true]));
   return sdJwt.present(credential.credential, frame, {
     kb: { payload: { aud: kb.clientId, nonce: kb.nonce, iat: kb.iat ?? Math.floor(Date.now() / 1000) } },
   });
+}
+
+/**
+ * The presentation for one selection: an SD-JWT VC with a key binding JWT, or an mdoc DeviceResponse
+ * signed over the OpenID4VP handover (§B.2.6.1: client_id, nonce, the thumbprint of the key the response
+ * is encrypted to or null, response_uri).
+ */
+export async function presentationFor(selection: Selection, request: PresentationRequest): Promise<string> {
+  if (!('namespace' in selection)) return createPresentation(selection.credential, selection.disclose, { clientId: request.clientId, nonce: request.nonce });
+  const { presentMdoc } = await import('./mdoc.js'); // the mdoc library loads only when an mdoc is presented
+  const { credential } = selection;
+  const jwkThumbprint = request.encryption ? base64url.decode(await calculateJwkThumbprint(request.encryption.jwk, 'sha256')) : undefined;
+  return presentMdoc(
+    { issuerSigned: credential.credential, doctype: credential.doctype, deviceKey: credential.holderKey },
+    { namespace: selection.namespace, elements: selection.disclose },
+    { clientId: request.clientId, nonce: request.nonce, responseUri: request.responseUri, ...(jwkThumbprint ? { jwkThumbprint } : {}) },
+  );
 }
 
 /**

@@ -4,17 +4,39 @@ import { dirname } from 'node:path';
 import type { JWK } from 'jose';
 import { WalletError } from './errors.js';
 
-export interface StoredCredential {
+interface StoredBase {
   id: string;
-  format: 'dc+sd-jwt';
-  credential: string;
   issuer: string;
-  vct: string;
   receivedAt: string;
   /** private, per credential */
   holderKey: JWK;
   claims: Record<string, unknown>;
 }
+
+/** An SD-JWT VC (RFC 9901) as issued: the issuer-signed JWT and all its disclosures, ending with `~`. */
+export interface StoredSdJwt extends StoredBase {
+  format: 'dc+sd-jwt';
+  credential: string;
+  vct: string;
+  doctype?: undefined;
+}
+
+/**
+ * An ISO mdoc (ISO/IEC 18013-5, OpenID4VP 1.0 §B.2): `credential` is its IssuerSigned (base64url CBOR),
+ * `holderKey` the device key the MSO is bound to, `claims` the elements by namespace.
+ */
+export interface StoredMdoc extends StoredBase {
+  format: 'mso_mdoc';
+  credential: string;
+  doctype: string;
+  vct?: undefined;
+  claims: Record<string, Record<string, unknown>>;
+  /** the MSO's validityInfo.validUntil, when it could be read */
+  validUntil?: string;
+}
+
+/** Files written before mdocs were held contain only SD-JWT VCs; they read as they are. */
+export type StoredCredential = StoredSdJwt | StoredMdoc;
 
 export interface WalletContents {
   version: 1;

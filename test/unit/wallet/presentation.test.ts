@@ -16,7 +16,7 @@ import {
   type CredentialQuery,
   type PresentationRequest,
 } from '../../../src/wallet/presentation.js';
-import type { StoredCredential } from '../../../src/wallet/walletFile.js';
+import type { StoredMdoc, StoredSdJwt } from '../../../src/wallet/walletFile.js';
 
 const RESPONSE_URI = 'https://vc.example.com/vp/response';
 const CLIENT_ID = `redirect_uri:${RESPONSE_URI}`;
@@ -45,7 +45,7 @@ beforeAll(async () => {
   credential = `${jwt}~${disclosures.join('~')}~`;
 });
 
-const stored = (overrides: Partial<StoredCredential> = {}): StoredCredential => ({
+const stored = (overrides: Partial<StoredSdJwt> = {}): StoredSdJwt => ({
   id: 'c1',
   format: 'dc+sd-jwt',
   credential,
@@ -87,8 +87,14 @@ const unsigned = (payload: Record<string, unknown>, header: Record<string, unkno
 const serving = (body: string, status = 200): typeof fetch => async () => new Response(body, { status, headers: { 'content-type': 'application/oauth-authz-req+jwt' } });
 
 describe('reading an OpenID4VP link', () => {
-  it('reads client_id and request_uri', () => {
-    expect(parseRequestReference(LINK)).toEqual({ clientId: CLIENT_ID, requestUri: REQUEST_URI });
+  it('reads client_id and request_uri, and how to fetch it (get unless said otherwise)', () => {
+    expect(parseRequestReference(LINK)).toEqual({ clientId: CLIENT_ID, requestUri: REQUEST_URI, method: 'get' });
+    expect(parseRequestReference(`${LINK}&request_uri_method=get`).method).toBe('get');
+    expect(parseRequestReference(`${LINK}&request_uri_method=post`).method).toBe('post');
+  });
+
+  it.each(['put', 'POST', ''])('refuses request_uri_method %j as invalid_request_uri_method', (method) => {
+    expect(() => parseRequestReference(`${LINK}&request_uri_method=${method}`)).toThrow(/invalid_request_uri_method/);
   });
 
   it.each([
@@ -97,7 +103,6 @@ describe('reading an OpenID4VP link', () => {
     ['no client_id', `openid4vp://?request_uri=${encodeURIComponent(REQUEST_URI)}`],
     ['a request by value', `openid4vp://?client_id=x&request=eyJ`],
     ['a non-http request_uri', `openid4vp://?client_id=x&request_uri=${encodeURIComponent('file:///etc/passwd')}`],
-    ['request_uri_method post', `${LINK}&request_uri_method=post`],
   ])('refuses %s', (_name, link) => {
     expect(() => parseRequestReference(link)).toThrow(WalletError);
   });
@@ -114,7 +119,9 @@ describe('resolving the request object', () => {
     ['another client_id than the link', unsigned(requestPayload({ client_id: 'redirect_uri:https://evil.example/vp/response', response_uri: 'https://evil.example/vp/response' })), /client_id/],
     ['a response_uri that is not the client identifier', unsigned(requestPayload({ response_uri: 'https://evil.example/vp/response' })), /response_uri/],
     ['a signed redirect_uri request', unsigned(requestPayload(), { alg: 'ES256', typ: 'oauth-authz-req+jwt' }), /must not be signed/],
-    ['another response_mode', unsigned(requestPayload({ response_mode: 'direct_post.jwt' })), /response_mode/],
+    ['another response_mode', unsigned(requestPayload({ response_mode: 'fragment' })), /response_mode/],
+    ['direct_post.jwt without a key to encrypt to', unsigned(requestPayload({ response_mode: 'direct_post.jwt' })), /jwks/],
+    ['an expired request object', unsigned(requestPayload({ exp: Math.floor(Date.now() / 1000) - 3600 })), /expired/],
     ['no nonce', unsigned(requestPayload({ nonce: undefined })), /nonce/],
     ['no DCQL query', unsigned(requestPayload({ dcql_query: undefined })), /DCQL/],
     ['transaction_data', unsigned(requestPayload({ transaction_data: ['e30'] })), /transaction_data/],
@@ -146,6 +153,99 @@ describe('choosing what to present', () => {
     expect(selectCredentials(request, [other])).toEqual({ missing: `EmployeeBadge (${VCT})` });
     // a selector may choose any credential, even one of another type
     expect(selectCredentials(request, [other, stored()], (_q, _candidates, all) => all[0])).toMatchObject([{ credential: { id: 'c2' } }]);
+  });
+});
+
+const DOCTYPE = 'com.example.employee.1';
+const NAMESPACE = 'com.example.employee.1';
+
+const mdocQuery: CredentialQuery = {
+  id: 'EmployeeBadge-mdoc',
+  format: 'mso_mdoc',
+  meta: { doctype_value: DOCTYPE },
+  trusted_authorities: [{ type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] }],
+  claims: [
+    { id: 'FirstName', path: [NAMESPACE, 'FirstName'], intent_to_retain: false },
+    { id: 'LastName', path: [NAMESPACE, 'LastName'], intent_to_retain: false },
+    { id: 'Email', path: [NAMESPACE, 'Email'], intent_to_retain: false },
+  ],
+  claim_sets: [['FirstName', 'LastName', 'Email'], ['FirstName', 'LastName']],
+};
+
+const storedMdoc = (overrides: Partial<StoredMdoc> = {}): StoredMdoc => ({
+  id: 'm1',
+  format: 'mso_mdoc',
+  credential: 'omdpc3N1ZXJBdXRo',
+  issuer: 'mdoc issuer',
+  doctype: DOCTYPE,
+  receivedAt: '2026-01-01T00:00:00.000Z',
+  holderKey: holderPrivate,
+  claims: { [NAMESPACE]: { FirstName: 'Ada', LastName: 'Lovelace' } },
+  ...overrides,
+});
+
+describe('choosing between credential formats (credential_sets, mdocs)', () => {
+  // what the server asks for a type it accepts in both formats: one required set, the SD-JWT VC first (§6.2)
+  const eitherFormat = (extra: Partial<PresentationRequest> = {}): PresentationRequest => ({
+    clientId: CLIENT_ID,
+    responseUri: RESPONSE_URI,
+    nonce: 'n',
+    credentials: [badgeQuery, mdocQuery],
+    credentialSets: [{ options: [['EmployeeBadge'], ['EmployeeBadge-mdoc']], required: true }],
+    ...extra,
+  });
+
+  it('answers a set with its first option the wallet can satisfy, and only that one', () => {
+    expect(selectCredentials(eitherFormat(), [storedMdoc(), stored()])).toEqual([{ query: badgeQuery, credential: stored(), disclose: ['FirstName', 'LastName', 'Email'] }]);
+    expect(selectCredentials(eitherFormat(), [storedMdoc()])).toEqual([{ query: mdocQuery, credential: storedMdoc(), disclose: ['FirstName', 'LastName'], namespace: NAMESPACE }]);
+  });
+
+  it('says what is missing when no option of a required set can be answered', () => {
+    expect(selectCredentials(eitherFormat(), [storedMdoc({ doctype: 'org.iso.18013.5.1.mDL' })])).toEqual({ missing: `EmployeeBadge (${VCT}) or EmployeeBadge-mdoc (${DOCTYPE})` });
+  });
+
+  it('answers an optional set only when it can, and a query chosen by two sets once', () => {
+    const other: CredentialQuery = { id: 'Other', format: 'dc+sd-jwt', meta: { vct_values: ['https://vc.example.com/types/Other'] } };
+    const request = eitherFormat({
+      credentials: [badgeQuery, mdocQuery, other],
+      credentialSets: [
+        { options: [['EmployeeBadge'], ['EmployeeBadge-mdoc']] },
+        { options: [['Other', 'EmployeeBadge']], required: false },
+        { options: [['EmployeeBadge-mdoc', 'EmployeeBadge']], required: false },
+      ],
+    });
+    const ids = (s: ReturnType<typeof selectCredentials>) => ('missing' in s ? s : s.map((x) => x.query.id));
+    expect(ids(selectCredentials(request, [stored()]))).toEqual(['EmployeeBadge']);
+    expect(ids(selectCredentials(request, [stored(), stored({ id: 'c2', vct: 'https://vc.example.com/types/Other' }), storedMdoc()]))).toEqual(['EmployeeBadge', 'Other', 'EmployeeBadge-mdoc']);
+  });
+
+  it('without credential_sets answers every query, in either format', () => {
+    const request = eitherFormat({ credentialSets: undefined });
+    expect(selectCredentials(request, [stored()])).toEqual({ missing: `EmployeeBadge-mdoc (${DOCTYPE})` });
+    expect(selectCredentials(request, [stored(), storedMdoc()])).toMatchObject([{ credential: { id: 'c1' } }, { credential: { id: 'm1' }, namespace: NAMESPACE }]);
+  });
+
+  it('matches an mdoc by doctype and [namespace, element] paths, values included', () => {
+    const request = eitherFormat({ credentials: [mdocQuery], credentialSets: undefined });
+    expect(selectCredentials(request, [storedMdoc({ claims: { 'other.namespace': { FirstName: 'Ada', LastName: 'Lovelace' } } })])).toHaveProperty('missing');
+    expect(selectCredentials(request, [storedMdoc({ claims: { [NAMESPACE]: { FirstName: 'Ada' } } })])).toHaveProperty('missing');
+    const onlyAda: CredentialQuery = { ...mdocQuery, claims: [{ id: 'FirstName', path: [NAMESPACE, 'FirstName'], values: ['Ada'] }], claim_sets: undefined };
+    expect(selectCredentials({ ...request, credentials: [onlyAda] }, [storedMdoc()])).toMatchObject([{ disclose: ['FirstName'] }]);
+    expect(selectCredentials({ ...request, credentials: [{ ...onlyAda, claims: [{ id: 'FirstName', path: [NAMESPACE, 'FirstName'], values: ['Eve'] }] }] }, [storedMdoc()])).toHaveProperty('missing');
+    // an SD-JWT VC never answers an mdoc query, nor an mdoc an SD-JWT VC query
+    expect(selectCredentials(request, [stored()])).toHaveProperty('missing');
+    expect(selectCredentials({ ...request, credentials: [badgeQuery] }, [storedMdoc()])).toHaveProperty('missing');
+  });
+
+  it('refuses formats it does not hold', () => {
+    const ldp: CredentialQuery = { id: 'x', format: 'ldp_vc', meta: {} };
+    expect(selectCredentials(eitherFormat({ credentials: [ldp], credentialSets: undefined }), [stored()])).toEqual({ missing: 'x (format ldp_vc is not supported by the dev wallet)' });
+  });
+});
+
+describe('presenting an mdoc through the SD-JWT path', () => {
+  it('is refused: mdocs are presented with presentationFor', async () => {
+    await expect(createPresentation(storedMdoc(), [], { clientId: CLIENT_ID, nonce: 'n' })).rejects.toThrow(/presentationFor/);
   });
 });
 
