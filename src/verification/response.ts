@@ -30,8 +30,8 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
     } catch {
       throw new VerificationRefusal('malformed_response', 'vp_token: not valid JSON; expected a JSON object keyed by credential query id');
     }
-  } else if (typeof raw !== 'object' || raw === null) {
-    throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a JSON object');
+  } else if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a string or (encrypted) a JSON object');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new VerificationRefusal('malformed_response', 'vp_token: must be a JSON object keyed by credential query id');

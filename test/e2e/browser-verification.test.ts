@@ -53,13 +53,32 @@ describe('verification in a browser', () => {
     expect(body).toMatch(/First name/);
     await page.screenshot({ path: '/tmp/prompt-verification.png', fullPage: true });
 
+    // same-device (OpenID4VP 1.0 §8.2): the page waits for the browser the wallet sends back
     const answer = await wallet.present((await link.getAttribute('href'))!);
     expect(answer.status).toBe(200);
+    await expect.poll(() => page.locator('body').innerText(), { timeout: 10_000 }).toMatch(/Finishing in the browser your wallet opened/);
+    await page.screenshot({ path: '/tmp/prompt-verification-returning.png', fullPage: true });
+    expect(page.url()).not.toContain(rp.redirectUri);
+    await page.goto(answer.redirectUri!);
     await page.waitForURL((u) => u.href.startsWith(rp.redirectUri), { timeout: 15_000 });
     const url = new URL(page.url());
     expect(url.searchParams.get('code')).toBeTruthy();
     expect(url.searchParams.get('state')).toBe('verify-state');
     expect(consoleErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('cross-device: the QR code\'s request finishes on its own once the wallet has presented', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const { challenge } = pkcePair();
+    await page.goto(await par({ scope: 'openid EmployeeBadge', state: 'qr-state', code_challenge: challenge, code_challenge_method: 'S256' }));
+    const qr = page.locator('[data-wallet-link^="openid4vp://"]');
+    await expect.poll(() => qr.count()).toBe(1);
+    const answer = await wallet.present((await qr.getAttribute('data-wallet-link'))!);
+    expect(answer).toMatchObject({ status: 200 });
+    expect(answer.redirectUri).toBeUndefined();
+    await page.waitForURL((u) => u.href.startsWith(rp.redirectUri), { timeout: 15_000 });
+    expect(new URL(page.url()).searchParams.get('state')).toBe('qr-state');
     await page.close();
   });
 });

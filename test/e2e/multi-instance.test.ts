@@ -139,7 +139,7 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
 
     const steps = {
       par: proxy.instancesFor(/\/par$/, 'POST'),
-      requestObject: proxy.instancesFor(/^\/vp\/request\//, 'GET'),
+      requestObject: proxy.instancesFor(/^\/vp\/request\//, 'POST'), // the wallet POSTs to the request URI (OpenID4VP 1.0 §5.10)
       response: proxy.instancesFor(/^\/vp\/response$/, 'POST'),
       tokenExchange: proxy.instancesFor(/^\/v2\.0\/oidc\/token$/, 'POST'),
     };

@@ -8,7 +8,7 @@
  * precedence over the store, and with the memory store the keys are still generated into files.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import { Redis } from 'ioredis';
 import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/roundRobin.js';
+import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import { startChildInstance, type ChildInstance } from '../helpers/childInstance.js';
 import { REDIS_URL } from '../helpers/stores.js';
 import { loadKeys, publicJwks } from '../../src/keys/keys.js';
@@ -171,6 +172,11 @@ run('D20: one key set across instances on one Redis', () => {
     // an instance on a fresh prefix with all three key files
     const allFiles = newDir();
     await loadKeys({ idToken: 'id-token.jwks.json', credential: 'credential.jwks.json', cookies: 'cookies.json', pairwise: 'pairwise.json', generate: true }, allFiles);
+    // and its verifier certificate (the config's default paths), so that nothing is generated into the store
+    const certificates = await generateVerifierCertificates('127.0.0.1');
+    mkdirSync(join(allFiles, 'keys'), { recursive: true });
+    writeFileSync(join(allFiles, 'keys', 'verifier-chain.pem'), certificates.chain);
+    writeFileSync(join(allFiles, 'keys', 'verifier-key.pem'), certificates.key);
     const freshPrefix = newPrefix();
 
     const [a, b] = await Promise.all([

@@ -64,7 +64,7 @@ describe.each(cases)('verification end to end: $name', (c) => {
     expect(claims).toMatchObject({ ...badge, iss: c.issuer(t.url), aud: c.clientId, nonce });
     expect(claims.MemberName).toBeUndefined(); // only what was asked for
     // D2: sub is the JWK thumbprint of the holder key bound to the presented credential
-    const held = wallet.list().find((s) => s.vct.endsWith('EmployeeBadge'))!;
+    const held = wallet.list().find((s) => s.vct?.endsWith('EmployeeBadge'))!;
     const { d: _d, ...holderPublic } = held.holderKey;
     expect(claims.sub).toBe(await calculateJwkThumbprint(holderPublic));
     expect(decodeProtectedHeader(tokens.id_token!)).toMatchObject({ alg: 'RS256', typ: 'JWT' });

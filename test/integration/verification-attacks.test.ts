@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 const held = (w: DevWallet, type: string): StoredCredential => {
-  const found = w.list().find((s) => s.vct.endsWith(`/${type}`));
+  const found = w.list().find((s) => s.vct?.endsWith(`/${type}`));
   if (!found) throw new Error(`no ${type} in the wallet`);
   return found;
 };

@@ -528,7 +528,7 @@ async function redeem(flow: Completed, opts: { clientId?: ClientId; verifier?: s
 }
 
 async function thumbprintOf(vctSuffix: string): Promise<string> {
-  const held = wallet.list().find((s) => s.vct.endsWith(vctSuffix))!;
+  const held = wallet.list().find((s) => s.vct?.endsWith(vctSuffix))!;
   const { d: _d, ...holderPublic } = held.holderKey as JWK;
   return calculateJwkThumbprint(holderPublic);
 }

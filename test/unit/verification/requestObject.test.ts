@@ -38,7 +38,7 @@ describe('the request object', () => {
       client_metadata: {
         vp_formats_supported: {
           'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'], 'kb-jwt_alg_values': ['ES256', 'EdDSA'] },
-          mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+          mso_mdoc: { issuerauth_alg_values: [-7, -35, -36, -8], deviceauth_alg_values: [-7, -35, -36, -8] },
         },
       },
     });

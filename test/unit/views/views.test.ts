@@ -205,10 +205,11 @@ describe('renderPrompt', () => {
         expect(t.filter((x) => x.name === 'b')).toHaveLength(0);
       });
 
-      it('puts the walletUri only inside an escaped href', () => {
+      it('puts the walletUri only inside an escaped href (and the QR code\'s data-wallet-link)', () => {
         const escaped = escapeHtml(v.walletUri);
         expect(html).not.toContain(v.walletUri);
-        expect(html.split(escaped).length - 1).toBe(1);
+        expect(html.split(escaped).length - 1).toBe(2);
+        expect(markup).toContain(`data-wallet-link="${escaped}"`);
         expect(markup).toContain(`href="${escaped}"`);
         const link = tags(html).find((x) => x.attrs.some((a) => a.name === 'id' && a.value === 'wallet-link'));
         expect(link?.name).toBe('a');

@@ -100,7 +100,7 @@
         if (walletHint) walletHint.hidden = true;
         break;
       case 'returning':
-        // same-device: the wallet sends its browser back to finish (OpenID4VP 1.0 §8.2)
+        // same-device: the wallet sends its browser back to finish (OpenID4VP 1.0 section 8.2)
         setState('scanned', 'Presented. Finishing in the browser your wallet opened\u2026');
         if (walletHint) walletHint.hidden = true;
         break;
