@@ -60,6 +60,9 @@ export const keyFiles = (keyDir: string) => ({
   pairwise: join(keyDir, 'pairwise.json'),
 });
 
+/** The verifier's certificate and key (HAIP 1.0: requests signed under x509_hash), made once per run by setup.ts. */
+export const verifierFiles = (keyDir: string) => ({ certificateChain: join(keyDir, 'verifier-chain.pem'), key: join(keyDir, 'verifier-key.pem') });
+
 /** The bench PID issuer's private ES256 JWK (with its kid), generated with the run's keys (setup.ts makeKeys): our config trusts its public part, the load process signs PIDs with it. */
 export const pidIssuerKeyFile = (keyDir: string) => join(keyDir, 'pid-issuer.jwk.json');
 
@@ -78,6 +81,7 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
     store: spec.store === 'memory' ? 'memory' : { url: spec.redisUrl, keyPrefix: spec.redisPrefix },
     logLevel: 'silent',
     keys: { ...keyFiles(spec.keyDir), generate: false },
+    verifier: verifierFiles(spec.keyDir),
     lifetimes: spec.lifetimes,
     credentialTypes: [
       {

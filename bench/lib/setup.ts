@@ -6,17 +6,21 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair } from 'jose';
 import { loadKeys } from '../../src/keys/keys.js';
-import { keyFiles, LIFETIMES, pidIssuerKeyFile, type ServerSpec } from './config.js';
+import { generateVerifierCertificates } from '../../src/keys/x509.js';
+import { keyFiles, LIFETIMES, pidIssuerKeyFile, verifierFiles, type ServerSpec } from './config.js';
 import { freePort } from './children.js';
 import type { BenchOptions } from './options.js';
 
 /**
- * The run's key files (ID token, credential, cookies, pairwise), generated once in a temporary folder both
+ * The run's key files (ID token, credential, cookies, pairwise, the verifier's certificate), generated once in a temporary folder both
  * servers read; and the bench PID issuer's key (identity_flow: our server trusts it, the load process signs PIDs).
  */
 export async function makeKeys(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'vc-bench-keys-'));
   await loadKeys({ ...keyFiles(dir), generate: true }, dir);
+  const verifier = await generateVerifierCertificates('127.0.0.1');
+  writeFileSync(verifierFiles(dir).certificateChain, verifier.chain);
+  writeFileSync(verifierFiles(dir).key, verifier.key, { mode: 0o600 });
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   writeFileSync(pidIssuerKeyFile(dir), JSON.stringify({ ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' }), { mode: 0o600 });
   return dir;
