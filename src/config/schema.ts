@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
+import { isLoopbackHost } from '../rules/loopback.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -74,9 +75,8 @@ const webhookSecret = z.string().refine((v) => {
   return bytes >= 24 && bytes <= 64;
 }, 'must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes');
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** https, or http on a loopback host (development) */
-const httpsOrLoopbackUrl = (u: URL) => u.protocol === 'https:' || (u.protocol === 'http:' && (LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost')));
+const httpsOrLoopbackUrl = (u: URL) => u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
 
 /** https, or http on a loopback host (development). */
 const webhookUrl = z.string().refine((v) => {

@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
 import type { UpstreamIdvConfig } from '../config/schema.js';
+import { isLoopbackHost } from '../rules/loopback.js';
 
 /**
  * D12, VerifiedIdentity_Other: the client of the hosted identity-verification provider, an OpenID Connect
@@ -39,8 +40,6 @@ export interface UpstreamIdentity {
 
 type Step = 'discovery' | 'token' | 'userinfo';
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-const isLoopback = (u: URL) => LOOPBACK.has(u.hostname) || u.hostname.endsWith('.localhost');
 
 /** Errors of the authorization response that mean the provider cannot serve now rather than a refusal. */
 const PROVIDER_DOWN_ERRORS = new Set(['server_error', 'temporarily_unavailable']);
@@ -155,7 +154,7 @@ export class UpstreamIdv {
     // openid-client does only with its non-repudiation checks (over TLS it relies on TLS by default)
     const execute: Array<(c: client.Configuration) => void> = [client.enableNonRepudiationChecks];
     // http only on loopback (development and tests): the config allows nothing else, and anything else stays https-only here
-    if (issuer.protocol === 'http:' && isLoopback(issuer)) execute.push(client.allowInsecureRequests);
+    if (issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname)) execute.push(client.allowInsecureRequests);
     try {
       return await client.discovery(issuer, this.#config.clientId, { client_secret: secret }, auth, { execute, timeout: this.#timeout });
     } catch (err) {

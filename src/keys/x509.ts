@@ -89,8 +89,17 @@ export function x509Hash(der: Uint8Array): string {
 
 /** RFC 5280 §4.2.1.6: the dNSName entries of the subjectAltName. */
 export function dnsNames(der: Uint8Array): string[] {
+  return altNames(der, 'dns');
+}
+
+/** RFC 5280 §4.2.1.6: the uniformResourceIdentifier entries of the subjectAltName. */
+export function uriNames(der: Uint8Array): string[] {
+  return altNames(der, 'url');
+}
+
+function altNames(der: Uint8Array, type: 'dns' | 'url'): string[] {
   const san = parse(der).getExtension(x509.SubjectAlternativeNameExtension);
-  return san ? san.names.items.filter((n) => n.type === 'dns').map((n) => n.value) : [];
+  return san ? san.names.items.filter((n) => n.type === type).map((n) => n.value) : [];
 }
 
 /** RFC 5280 §4.2.1.2, base64url: how `trusted_authorities` `aki` values name a trust anchor (OpenID4VP 1.0 §6.1.1.1). */

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { VerifierConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
+import { isLoopbackHost } from '../rules/loopback.js';
 import { checkVerifierChain, dnsNames, generateVerifierCertificates, readPemCertificates, readPemPrivateKey, x509Hash, type VerifierCertificates } from '../keys/x509.js';
 
 /** How the verifier identifies itself to wallets (OpenID4VP 1.0 §5.9.3) and what it trusts. */
@@ -29,8 +30,6 @@ export interface ClientIdentityOrigin {
 /** The store key of a generated verifier certificate (D20: one for every instance, as the key sets). */
 export const VERIFIER_STORE_KEY = 'keys:verifier';
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-const isLoopback = (host: string) => LOOPBACK.has(host) || host.endsWith('.localhost');
 
 async function readText(file: string): Promise<string | undefined> {
   try {
@@ -114,7 +113,7 @@ export async function loadClientIdentity(
     trustAnchors = readPemCertificates(pem, `verifier.trustAnchors (${file})`);
   }
   if (cfg.clientIdPrefix === 'redirect_uri') {
-    if (!isLoopback(host)) warnings.push('verifier.clientIdPrefix redirect_uri is for development only: production wallets answer x509_hash and x509_san_dns verifiers');
+    if (!isLoopbackHost(host)) warnings.push('verifier.clientIdPrefix redirect_uri is for development only: production wallets answer x509_hash and x509_san_dns verifiers');
     return {
       identity: { prefix: 'redirect_uri', clientId: `redirect_uri:${opts.responseUri}`, responseMode: cfg.responseMode, trustAnchors },
       origin: { origin: 'none', warnings },

@@ -1,8 +1,8 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
-import { certificatePublicJwk, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
+import { certificatePublicJwk, dnsNames, uriNames, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
 import { VerificationRefusal } from './errors.js';
 import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
 
@@ -238,7 +238,7 @@ async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: 
   }
   let names: { dns: string[]; uris: string[] };
   try {
-    names = subjectAltNames(chain[0]);
+    names = { dns: dnsNames(chain[0]), uris: uriNames(chain[0]) };
   } catch {
     throw refuse('malformed_presentation', 'the credential x5c leaf certificate cannot be read');
   }
@@ -259,16 +259,6 @@ async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: 
     throw refuse('issuer_signature_invalid', `the credential is signed with ${alg}, which the x5c leaf certificate's key does not use`);
   }
   return async () => key;
-}
-
-/** The dNSName and uniformResourceIdentifier entries of a certificate's subjectAltName. */
-function subjectAltNames(der: Uint8Array): { dns: string[]; uris: string[] } {
-  const san = new X509Certificate(der).subjectAltName ?? '';
-  const entries = san.split(', ').map((e) => e.trim());
-  return {
-    dns: entries.filter((e) => e.startsWith('DNS:')).map((e) => e.slice(4)),
-    uris: entries.filter((e) => e.startsWith('URI:')).map((e) => e.slice(4)),
-  };
 }
 
 /**
