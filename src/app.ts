@@ -244,6 +244,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
+    statusList: config.statusList,
     onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external),
     onFailed: (offer, message) => stepFailed(offer.stepId, message, offer.external),
   });
@@ -293,7 +294,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   inner.use(interaction);
   if (config.demo) {
     // the demo's PID issuer (demo only): a PID for trying VerifiedIdentity with the dev wallet
-    const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer });
+    const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer, statusList: config.statusList });
     inner.use(createDemoRoutes(config, store, keys.idToken, { pidIssuer: pid.credentialIssuer }));
     inner.use(pid.middleware);
     // the built-in identity provider for VerifiedIdentity_Other (at /demo/idv), only when the config points the flow at it

@@ -55,6 +55,8 @@ export const credentialTypeSchema = z
     pinCodeLength: z.number().int().min(1).max(12).optional(),
     /** verification: also ask for this type as an ISO mdoc (OpenID4VP 1.0 §B.2), its attributes being elements of `namespace` */
     mdoc: z.object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) }).strict().optional(),
+    /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
+    keyAttestation: z.enum(['required', 'optional']).optional(),
     attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
       .superRefine((a, ctx) => {
@@ -280,6 +282,39 @@ export const configSchema = z
       })
       .strict()
       .default({ clientIdPrefix: 'x509_hash', certificateChain: './keys/verifier-chain.pem', key: './keys/verifier-key.pem', responseMode: 'direct_post.jwt' }),
+    /** D18: the Token Status Lists of issued credentials, and the status checks of presented ones */
+    statusList: z
+      .object({
+        /** seconds a Status List Token may be cached (its `ttl`, and Cache-Control) */
+        ttl: z.number().int().min(1).max(86400).default(300),
+        /** entries per list; a full list starts a new one */
+        size: z.number().int().min(1024).max(1 << 24).default(1 << 17),
+        /** verification: a credential whose status list cannot be fetched is refused (default) or accepted */
+        onUnavailable: z.enum(['refuse', 'accept']).default('refuse'),
+      })
+      .strict()
+      .default({ ttl: 300, size: 1 << 17, onUnavailable: 'refuse' }),
+    /** the operator API (`/admin/...`): off unless a token is set */
+    admin: z
+      .object({ token: z.string().min(32, 'must be at least 32 characters').optional() })
+      .strict()
+      .default({}),
+    /** issuance: OAuth 2.0 Attestation-Based Client Authentication of wallets at the token endpoint */
+    walletAttestation: z
+      .object({
+        required: z.boolean().default(false),
+        /** wallet providers whose attestations (wallet and key attestations) are trusted */
+        trustedProviders: z
+          .array(
+            z
+              .object({ name: z.string().min(1).max(100), jwks: jwksSchema.optional(), certificates: z.string().optional() })
+              .strict()
+              .refine((p) => (p.jwks === undefined) !== (p.certificates === undefined), 'needs exactly one of jwks or certificates (a PEM file of roots)'),
+          )
+          .default([]),
+      })
+      .strict()
+      .default({ required: false, trustedProviders: [] }),
     /** D13: delivering External Client flow events */
     webhooks: z
       .object({
@@ -298,6 +333,9 @@ export const configSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    if (cfg.walletAttestation.required && cfg.walletAttestation.trustedProviders.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['walletAttestation', 'trustedProviders'], message: 'must name at least one wallet provider when walletAttestation.required is true' });
+    }
     const types = new Set<string>();
     cfg.credentialTypes.forEach((t, i) => {
       if (types.has(t.name)) ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'name'], message: `duplicate credential type ${t.name}` });

@@ -52,6 +52,7 @@ export interface DemoPidOptions {
   cookieKeys: string[];
   /** seconds an offer lives */
   offerLifetime: number;
+  statusList: { ttl: number; size: number };
 }
 
 export interface DemoPidIssuer {
@@ -78,6 +79,7 @@ export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
     offerLifetime: o.offerLifetime,
     pinAttempts: 3, // its offers carry no PIN
     cookieKeys: o.cookieKeys,
+    statusList: o.statusList,
     // no holder's prompt waits for these offers: nothing to finish when one is issued or fails
   });
   const action = `${o.baseUrl}/demo/pid`;

@@ -9,6 +9,8 @@ export interface IssueCredentialDeps {
   offers: OfferBook;
   signer: SdJwtVcSigner;
   vctOf(credentialType: string): string;
+  /** the credential's status list entry, allocated under its SerialNumber (D18) */
+  statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
   /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
   onIssued?: (offer: OfferRecord) => Promise<void>;
 }
@@ -40,12 +42,14 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     }
 
     try {
+      const status = await deps.statusEntry(offer.serialNumber, offer.credentialExpiresAt);
       const credential = await deps.signer.sign({
         issuer: deps.credentialIssuer,
         vct: deps.vctOf(offer.credentialType),
         attributes: offer.attributes,
         holderJwk,
         expiresAt: offer.credentialExpiresAt,
+        status,
       });
       // in this order: the holder's page must never see the offer done before the claims it finishes with
       await deps.onIssued?.(offer);

@@ -14,6 +14,8 @@ export interface SdJwtVcInput {
   expiresAt: number;
   /** epoch seconds, defaults to now */
   issuedAt?: number;
+  /** the credential's Token Status List entry (D18) */
+  status?: { idx: number; uri: string };
 }
 
 /**
@@ -60,6 +62,7 @@ export class SdJwtVcSigner {
       iat: input.issuedAt ?? Math.floor(Date.now() / 1000),
       exp: input.expiresAt,
       cnf: { jwk: publicJwk(input.holderJwk) },
+      ...(input.status ? { status: { status_list: input.status } } : {}),
     };
     const disclosureFrame = { _sd: Object.keys(input.attributes) };
     // the frame names only attributes; the library's types cannot express a frame over an open record

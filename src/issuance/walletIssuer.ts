@@ -14,6 +14,9 @@ import { PinAttempts } from './pinAttempts.js';
 import { PinHasher, type StoredPin } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
+import { StatusRegistry } from '../status/registry.js';
+import { StatusListService } from '../status/listToken.js';
+import { statusListRoute } from '../status/routes.js';
 import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 
@@ -39,6 +42,8 @@ export interface WalletIssuerOptions {
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  /** D18: the credentials' Token Status Lists (default: cacheable 300 s, 2^17 entries) */
+  statusList?: { ttl: number; size: number };
   /** Called when an offer fails for good (its PIN attempts used up), with the holder's message. */
   onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
 }
@@ -58,6 +63,8 @@ export interface CreateOfferInput {
 
 export interface WalletIssuer {
   credentialIssuer: string;
+  /** the status of every credential issued, by SerialNumber (D18) */
+  statuses: StatusRegistry;
   /** serves everything wallet-facing, calls next() for other paths */
   middleware: Middleware;
   /** Mints an offer: its pre-authorized code, the grant behind it, and the offer record. */
@@ -91,6 +98,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
   const offers = new OfferBook(opts.store);
   const pins = new PinAttempts(opts.store, opts.pinAttempts);
+  const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
+  const statusLists = new StatusListService({ registry: statuses, credentialIssuer, signingKey, ttl: opts.statusList?.ttl ?? 300 });
 
   const provider = createWalletProvider({
     credentialIssuer,
@@ -106,6 +115,10 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offers,
       signer: new SdJwtVcSigner(signingKey),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
+      statusEntry: async (serialNumber, exp) => {
+        const { listId, idx } = await statuses.allocate(serialNumber, exp);
+        return { idx, uri: statusLists.uriOf(listId) };
+      },
       onIssued: opts.onIssued,
     }),
   });
@@ -126,8 +139,10 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
 
   return {
     credentialIssuer,
+    statuses,
     middleware: compose([
       offerByReference(opts.path, credentialIssuer, offers),
+      statusListRoute(opts.path, statusLists),
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
