@@ -14,6 +14,7 @@ import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
 import { PinHasher } from './rules/pinHash.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
+import { adminRoutes } from './admin/routes.js';
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
 import { router } from './http/router.js';
@@ -258,6 +259,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
+    onStatusUnavailable: config.statusList.onUnavailable,
     onVerified: (record, result) =>
       stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external),
     onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external),
@@ -292,6 +294,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   inner.use(walletIssuer.middleware);
   inner.use(verifier.middleware);
   inner.use(interaction);
+  if (config.admin.token) inner.use(adminRoutes(config.admin.token, walletIssuer.statuses, logger));
   if (config.demo) {
     // the demo's PID issuer (demo only): a PID for trying VerifiedIdentity with the dev wallet
     const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer, statusList: config.statusList });

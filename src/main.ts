@@ -6,6 +6,7 @@ import { createService } from './app.js';
 import { listen } from './server.js';
 import { writeJsonSchema } from './config/jsonSchema.js';
 import { webhooksCommand } from './webhooks/cli.js';
+import { adminCommand } from './admin/cli.js';
 
 const USAGE = `Usage:
   npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
@@ -13,12 +14,15 @@ const USAGE = `Usage:
   npm run config-schema                write config/config.schema.json
   npm run webhooks -- list [--failed] | resend ID [--config FILE]
                                        show or resend webhook deliveries (Redis store; --help for more)
+  npm run admin -- revoke|suspend|reinstate|status SERIAL-NUMBER [--config FILE]
+                                       change or show an issued credential's status (Redis store)
 Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
 
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
   // its own options (--failed) and subcommands, which the strict parse below would refuse
   if (command === 'webhooks') return webhooksCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
+  if (command === 'admin') return adminCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   const { values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
   if (values.help) {
     console.log(USAGE);

@@ -29,6 +29,9 @@ export type RefusalReason =
   | 'stale_key_binding'
   | 'wrong_sd_hash'
   | 'credential_status_invalid'
+  | 'credential_revoked'
+  | 'credential_suspended'
+  | 'credential_status_unavailable'
   | 'presentation_invalid'
   // one mdoc presentation (ISO/IEC 18013-5 DeviceResponse)
   | 'mdoc_invalid'
@@ -68,7 +71,10 @@ const PERSON_MESSAGES: Record<RefusalReason, string> = {
   wrong_nonce: "The wallet's proof was made for another request.",
   stale_key_binding: "The wallet's proof is too old. Please try again.",
   wrong_sd_hash: "The wallet's proof does not match the presented credential.",
-  credential_status_invalid: 'The presented credential has been revoked or suspended, or its status could not be checked.',
+  credential_status_invalid: "The presented credential's status could not be checked.",
+  credential_revoked: 'The presented credential has been revoked by its issuer.',
+  credential_suspended: 'The presented credential is suspended by its issuer.',
+  credential_status_unavailable: "The presented credential's status could not be checked right now. Please try again later.",
   presentation_invalid: 'The presented credential could not be verified.',
   mdoc_invalid: 'The wallet sent a document this service could not read.',
   mdoc_wrong_doctype: 'The presented document is not of the type that was asked for.',

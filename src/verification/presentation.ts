@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { SDJwtInstance } from '@sd-jwt/core';
 import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { certificatePublicJwk, dnsNames, uriNames, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
 import { VerificationRefusal } from './errors.js';
 import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
+import { StatusChecks, StatusListInvalid, StatusListUnavailable } from './statusCheck.js';
 
 /** Issuer and key binding signature algorithms: what `client_metadata.vp_formats_supported` announces. */
 export const ISSUER_ALGS = ['ES256', 'EdDSA'];
@@ -16,7 +17,6 @@ export const KB_MAX_AGE = 300;
 const SD_JWT_VC_TYPES = new Set(['dc+sd-jwt', 'vc+sd-jwt']);
 /** RFC 9901 (SD-JWT) §4.1.1: the hash algorithms of the IANA registry we support for `_sd_alg`. */
 const HASHES: Record<string, string> = { 'sha-256': 'sha256', 'sha-384': 'sha384', 'sha-512': 'sha512' };
-const STATUS_LIST_MAX_BYTES = 1024 * 1024;
 /** Claims nested deeper than this are refused (RFC 9901 sets no limit; real credentials stay far below). */
 const MAX_DEPTH = 32;
 
@@ -35,8 +35,12 @@ export interface PresentationContext {
   clockTolerance?: number;
   /** epoch seconds; defaults to now */
   now?: number;
-  /** for status lists referenced by a trusted issuer's credential */
+  /** for status lists, when no `statusChecks` is given */
   fetch?: typeof fetch;
+  /** D18: the status lists of presented credentials (cached across presentations) */
+  statusChecks?: StatusChecks;
+  /** D18 `statusList.onUnavailable`: a credential whose status list cannot be fetched is refused (default) or accepted */
+  onStatusUnavailable?: 'refuse' | 'accept';
   /** DER roots: a credential of an issuer not otherwise trusted is accepted when its `x5c` chains to one (SD-JWT VC §3.5) */
   trustAnchors?: Uint8Array[];
 }
@@ -168,13 +172,12 @@ export async function verifyPresentation(presentation: string, expected: Present
   // RFC 9901 §4.3.1: sd_hash over the presentation up to and including the last `~` (the library checks it again)
   if (kbPayload.sd_hash !== hashB64(sdJwtWithoutKb, sdAlg)) throw refuse('wrong_sd_hash', 'the key binding JWT sd_hash does not match the presentation');
 
-  // The library: time claims, KB-JWT signature by cnf.jwk, nonce, sd_hash, status list when the credential
-  // references one. The issuer signature was verified above: its callback only checks that the library looks
-  // at that same JWT. Its errors do not tell which signature failed, so the callbacks record it.
+  // The library (@sd-jwt/core): time claims, KB-JWT signature by cnf.jwk, nonce, sd_hash. The issuer signature
+  // was verified above: its callback only checks that the library looks at that same JWT. Its errors do not
+  // tell which signature failed, so the callbacks record it.
   let issuerSignatureFailed = false;
   let kbSignatureFailed = false;
-  let statusChecked = false;
-  const sdJwtVc = new SDJwtVcInstance({
+  const sdJwt = new SDJwtInstance({
     hasher: (data, algorithm) => hashBytes(typeof data === 'string' ? data : Buffer.from(data), algorithm),
     verifier: async (data, signature) => {
       const ok = `${data}.${signature}` === issuerJwt;
@@ -186,28 +189,20 @@ export async function verifyPresentation(presentation: string, expected: Present
       if (!ok) kbSignatureFailed = true;
       return ok;
     },
-    // a status list of a trusted issuer (draft-ietf-oauth-status-list) is fetched with our fetch and limits,
-    // and must be signed by one of that issuer's keys
-    statusListFetcher: async (uri) => {
-      statusChecked = true;
-      return fetchStatusList(uri, ctx.fetch ?? fetch);
-    },
-    statusVerifier: async (data, signature) =>
-      verifyWithKeys(`${data}.${signature}`, issuerKey, ISSUER_ALGS).then(
-        () => true,
-        () => false,
-      ),
   });
-  let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>;
+  let verified: Awaited<ReturnType<SDJwtInstance<Record<string, unknown>>['verify']>>;
   try {
-    verified = await sdJwtVc.verify(presentation, { keyBindingNonce: expected.nonce, currentDate: now, skewSeconds: tolerance });
+    verified = await sdJwt.verify(presentation, { keyBindingNonce: expected.nonce, currentDate: now, skewSeconds: tolerance });
   } catch (err) {
     if (issuerSignatureFailed) throw refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
     if (kbSignatureFailed) throw refuse('key_binding_signature_invalid', 'the key binding JWT is not signed by the credential\'s cnf.jwk');
-    if (statusChecked) throw refuse('credential_status_invalid', `the credential status is not valid${libraryReason(err)}`);
     throw refuse('presentation_invalid', `the presentation does not verify${libraryReason(err)}`);
   }
   if (!verified.kb) throw refuse('key_binding_missing', 'the key binding JWT was not verified'); // defence in depth for gap 1
+  // D18, draft-ietf-oauth-status-list §8: last, once everything local holds, the credential's status when it
+  // references a status list. Checked here rather than by @sd-jwt/sd-jwt-vc, which has no cache, no size or
+  // redirect limits and does not check the list's `sub`.
+  await checkStatus(payload.status, issuerKey, ctx);
 
   const claims = Object.fromEntries(Object.entries(verified.payload as Record<string, unknown>).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)));
   return {
@@ -412,10 +407,32 @@ function hashB64(data: string, algorithm: string): string {
   return base64url.encode(hashBytes(data, algorithm));
 }
 
-async function fetchStatusList(uri: string, fetchImpl: typeof fetch): Promise<string> {
-  const response = await fetchImpl(uri, { headers: { accept: 'application/statuslist+jwt' }, signal: AbortSignal.timeout(5000) });
-  if (!response.ok) throw new Error(`status list answered HTTP ${response.status}`);
-  const text = await response.text();
-  if (Buffer.byteLength(text) > STATUS_LIST_MAX_BYTES) throw new Error('status list too large');
-  return text.trim();
+/**
+ * D18: a `status.status_list` reference (draft-ietf-oauth-status-list §6.2) is looked up; other status
+ * mechanisms are not known here and are left alone. Revoked (1) and suspended (2) are refused by name, any
+ * other value but valid (0) as an invalid status. A list that cannot be fetched is refused or accepted as
+ * `onStatusUnavailable` says; a list that is not to be trusted is always refused.
+ */
+async function checkStatus(status: unknown, issuerKey: JWTVerifyGetKey, ctx: PresentationContext): Promise<void> {
+  if (status === undefined) return;
+  if (!isObject(status)) throw refuse('malformed_presentation', 'the credential status is not an object');
+  const reference = status.status_list;
+  if (reference === undefined) return;
+  if (!isObject(reference) || typeof reference.uri !== 'string' || typeof reference.idx !== 'number' || !Number.isSafeInteger(reference.idx) || reference.idx < 0) {
+    throw refuse('malformed_presentation', 'the credential status.status_list needs a uri and a non-negative integer idx');
+  }
+  let value: number;
+  try {
+    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(reference.uri, reference.idx, issuerKey);
+  } catch (err) {
+    if (err instanceof StatusListUnavailable || err instanceof IssuerKeysUnavailable) {
+      if (ctx.onStatusUnavailable === 'accept') return;
+      throw refuse('credential_status_unavailable', `credential status unavailable: ${err.message}`);
+    }
+    if (err instanceof StatusListInvalid) throw refuse('credential_status_invalid', `credential status invalid: ${err.message}`);
+    throw err;
+  }
+  if (value === 1) throw refuse('credential_revoked', 'credential revoked');
+  if (value === 2) throw refuse('credential_suspended', 'credential suspended');
+  if (value !== 0) throw refuse('credential_status_invalid', `credential status invalid: the status list gives it the value ${value}`);
 }

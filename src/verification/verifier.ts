@@ -10,6 +10,7 @@ import type { ClientIdentity } from './clientIdentity.js';
 import { dcqlQueryFor, mdocQueryId, type DcqlQuery } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
 import { IssuerKeys } from './issuerKeys.js';
+import { StatusChecks } from './statusCheck.js';
 import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, requestObject, RESPONSE_ALG, RESPONSE_ENC_VALUES, walletUriFor } from './requestObject.js';
 import { VerificationRequests, type Device, type RequestStatus, type VerificationRecord, type VerificationResult } from './requests.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from './response.js';
@@ -44,6 +45,8 @@ export interface VerifierOptions {
   onFailed?: (record: VerificationRecord, failure: { message: string; description: string }) => Promise<void>;
   /** D12: what a request for a person-identification credential asks for, and whose credentials it accepts */
   identity?: IdentityRequestKind;
+  /** D18 `statusList.onUnavailable` (default refuse) */
+  onStatusUnavailable?: 'refuse' | 'accept';
 }
 
 /** A request for a person-identification credential (D12): its own query, and its own trusted issuers only. */
@@ -135,6 +138,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const issuerKeys = new IssuerKeys({ ownIssuer: opts.ownIssuer, trustedIssuers: opts.trustedIssuers, fetch: opts.fetch });
   // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
   const identityIssuerKeys = opts.identity && new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch });
+  // D18: status lists of presented credentials, cached for their ttl across requests
+  const statusChecks = new StatusChecks(opts.fetch);
 
   /** What a request asks for, whose credentials it accepts, and which claims it reads. */
   function expectationsFor(record: VerificationRecord) {
@@ -359,7 +364,13 @@ export function createVerifier(opts: VerifierOptions): Verifier {
           ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
         },
         // D12: a PID is trusted by the identity block's issuers alone, never by the general trust anchors
-        { issuerKeys: keys, clockTolerance: opts.clockTolerance ?? 30, fetch: opts.fetch, ...(record.identity ? {} : { trustAnchors }) },
+        {
+          issuerKeys: keys,
+          clockTolerance: opts.clockTolerance ?? 30,
+          statusChecks,
+          onStatusUnavailable: opts.onStatusUnavailable ?? 'refuse',
+          ...(record.identity ? {} : { trustAnchors }),
+        },
       );
       if (back) {
         // §8.2, HAIP 1.0: only the browser that comes back with this code completes the flow

@@ -1,0 +1,61 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import { router } from '../http/router.js';
+import type { Logger } from '../log.js';
+import type { StatusRegistry } from '../status/registry.js';
+import { ACTIONS, changeStatus, type Action } from './credentials.js';
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * The operator API (D18), only when `admin.token` is configured:
+ * `POST /admin/credentials/{SerialNumber}/revoke|suspend|reinstate` and `GET /admin/credentials/{SerialNumber}`,
+ * each with `Authorization: Bearer <admin.token>`. Answers JSON: `{serialNumber, status}`; 404 for an unknown
+ * (or expired) SerialNumber; 409 for a change to a revoked credential (revocation is final).
+ */
+export function adminRoutes(token: string, registry: StatusRegistry, logger: Logger): Middleware {
+  const expected = sha256(token);
+  // hashes of equal length: the comparison takes the same time whatever was sent (RFC 6750 bearer, constant time)
+  const authorised = (ctx: Context) => {
+    const header = ctx.get('authorization');
+    const match = /^Bearer ([\x21-\x7E]+)$/i.exec(header);
+    return match !== null && timingSafeEqual(sha256(match[1]), expected);
+  };
+  const refuse = (ctx: Context, status: number, error: string, description: string) => {
+    ctx.status = status;
+    ctx.body = { error, error_description: description };
+  };
+  const guarded = (handle: (ctx: Context, serialNumber: string, action?: string) => Promise<void>) => async (ctx: Context, [serial, action]: string[]) => {
+    ctx.set('Cache-Control', 'no-store');
+    if (!authorised(ctx)) {
+      ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
+      return refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
+    }
+    let serialNumber: string;
+    try {
+      serialNumber = decodeURIComponent(serial);
+    } catch {
+      return refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
+    }
+    await handle(ctx, serialNumber, action);
+  };
+
+  async function change(ctx: Context, serialNumber: string, action?: string): Promise<void> {
+    const outcome = await changeStatus(registry, logger, serialNumber, action as Action, 'api');
+    if (outcome.kind === 'unknown') return refuse(ctx, 404, 'not_found', `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`);
+    if (outcome.kind === 'final') return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
+    ctx.body = { serialNumber, status: outcome.status, changed: outcome.changed };
+  }
+
+  async function show(ctx: Context, serialNumber: string): Promise<void> {
+    const found = await registry.status(serialNumber);
+    if (!found) return refuse(ctx, 404, 'not_found', `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`);
+    ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
+  }
+
+  const actions = Object.keys(ACTIONS).join('|');
+  return router([
+    { method: 'POST', path: new RegExp(`^/admin/credentials/([^/]+)/(${actions})$`), handle: guarded(change) },
+    { method: 'GET', path: /^\/admin\/credentials\/([^/]+)$/, handle: guarded(show) },
+  ]);
+}

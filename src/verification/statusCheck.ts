@@ -1,0 +1,176 @@
+import { getListFromStatusListJWT, type StatusList } from '@sd-jwt/jwt-status-list';
+import { compactVerify, decodeJwt, decodeProtectedHeader, errors, type JWTVerifyGetKey } from 'jose';
+import { isLoopbackHost } from '../rules/loopback.js';
+import { IssuerKeysUnavailable } from './issuerKeys.js';
+
+/** draft-ietf-oauth-status-list: at most this long per fetch, this large, and this many same-origin redirects. */
+const FETCH_TIMEOUT_MS = 5000;
+const MAX_BYTES = 1024 * 1024;
+const MAX_REDIRECTS = 3;
+/** A token without `ttl` is used this long (seconds); none is used longer than a day. */
+const DEFAULT_CACHE = 300;
+const MAX_CACHE = 86_400;
+const ALGS = ['ES256', 'ES384', 'EdDSA'];
+
+/** The list cannot be had: network, HTTP status, size, a redirect to another host, not https. */
+export class StatusListUnavailable extends Error {}
+/** The list was had, but is not one to trust: signature, `typ`, `sub`, expiry, encoding. */
+export class StatusListInvalid extends Error {}
+
+interface Cached {
+  list: StatusList;
+  /** epoch ms */
+  until: number;
+}
+
+/**
+ * Status checks of presented credentials (D18, draft-ietf-oauth-status-list §8): the Status List Token a
+ * credential's `status.status_list.uri` names is fetched (https only, loopback http in development, no
+ * redirects to another origin, 5 s, 1 MiB), verified with the keys of the credential's issuer, its `sub`
+ * must be the URI, and it is cached for its `ttl` (within its `exp`). Failures are never cached.
+ */
+export class StatusChecks {
+  readonly #fetch: typeof fetch;
+  readonly #cache = new Map<string, Cached>();
+  readonly #loading = new Map<string, Promise<Cached>>();
+
+  constructor(fetchImpl: typeof fetch = fetch) {
+    this.#fetch = fetchImpl;
+  }
+
+  /** The status value of entry `idx` of the list at `uri`, a list signed by one of `keys`. */
+  async status(uri: string, idx: number, keys: JWTVerifyGetKey, now = Date.now()): Promise<number> {
+    let cached = this.#cache.get(uri);
+    if (!cached || cached.until <= now) {
+      this.#cache.delete(uri);
+      // concurrent checks of one list share one fetch
+      let loading = this.#loading.get(uri);
+      if (!loading) {
+        loading = this.#load(uri, keys, now).finally(() => this.#loading.delete(uri));
+        this.#loading.set(uri, loading);
+      }
+      cached = await loading;
+    }
+    try {
+      return cached.list.getStatus(idx);
+    } catch {
+      throw new StatusListInvalid(`status_list.idx ${idx} is outside the status list`);
+    }
+  }
+
+  async #load(uri: string, keys: JWTVerifyGetKey, now: number): Promise<Cached> {
+    const jwt = await this.#get(uri);
+    let header: Record<string, unknown>;
+    let payload: Record<string, unknown>;
+    try {
+      header = decodeProtectedHeader(jwt) as Record<string, unknown>;
+      payload = decodeJwt(jwt) as Record<string, unknown>;
+    } catch {
+      throw new StatusListInvalid('the status list is not a JWT');
+    }
+    if (header.typ !== 'statuslist+jwt') throw new StatusListInvalid('the status list typ is not statuslist+jwt');
+    try {
+      await verifyWithKeys(jwt, keys);
+    } catch (err) {
+      if (err instanceof IssuerKeysUnavailable) throw new StatusListUnavailable(`the issuer's keys are unavailable: ${err.message}`);
+      throw new StatusListInvalid("the status list is not signed by the credential issuer's keys");
+    }
+    // §5.1: sub is the URI the list was fetched from
+    if (payload.sub !== uri) throw new StatusListInvalid('the status list sub is not its URI');
+    const seconds = Math.floor(now / 1000);
+    if (typeof payload.exp === 'number' && payload.exp <= seconds) throw new StatusListInvalid('the status list has expired');
+    if (typeof payload.iat !== 'number') throw new StatusListInvalid('the status list has no iat');
+    let list: StatusList;
+    try {
+      list = getListFromStatusListJWT(jwt);
+    } catch {
+      throw new StatusListInvalid('the status list cannot be decoded');
+    }
+    const ttl = typeof payload.ttl === 'number' && payload.ttl > 0 ? Math.min(payload.ttl, MAX_CACHE) : DEFAULT_CACHE;
+    const until = Math.min(now + ttl * 1000, typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity);
+    const cached = { list, until };
+    this.#cache.set(uri, cached);
+    return cached;
+  }
+
+  async #get(uri: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      throw new StatusListInvalid('status_list.uri is not a URL');
+    }
+    const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+    for (let redirects = 0; ; redirects++) {
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+        throw new StatusListUnavailable('the status list URI is not https');
+      }
+      let response: Response;
+      try {
+        response = await this.#fetch(url, { headers: { accept: 'application/statuslist+jwt' }, redirect: 'manual', signal });
+      } catch (err) {
+        throw new StatusListUnavailable((err as Error).name === 'TimeoutError' ? 'fetching the status list timed out' : 'the status list cannot be fetched');
+      }
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location) {
+        await response.body?.cancel().catch(() => undefined);
+        const next = new URL(location, url);
+        if (next.origin !== url.origin) throw new StatusListUnavailable('the status list redirects to another host');
+        if (redirects >= MAX_REDIRECTS) throw new StatusListUnavailable('the status list redirects too often');
+        url = next;
+        continue;
+      }
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new StatusListUnavailable(`the status list answered HTTP ${response.status}`);
+      }
+      return (await readLimited(response)).trim();
+    }
+  }
+}
+
+async function readLimited(response: Response): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > MAX_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new StatusListUnavailable('the status list is larger than 1 MiB');
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw new StatusListUnavailable('the status list is larger than 1 MiB');
+      }
+      chunks.push(value);
+    }
+  } catch (err) {
+    if (err instanceof StatusListUnavailable) throw err;
+    throw new StatusListUnavailable('reading the status list failed');
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** As the credential's own signature (presentation.ts): when several keys fit (no kid), each is tried. */
+async function verifyWithKeys(jws: string, keys: JWTVerifyGetKey): Promise<void> {
+  try {
+    await compactVerify(jws, keys, { algorithms: ALGS });
+  } catch (err) {
+    if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+    for await (const key of err) {
+      try {
+        await compactVerify(jws, key, { algorithms: ALGS });
+        return;
+      } catch {
+        // the next one
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
