@@ -15,6 +15,7 @@ import { createVersionEdge } from './oidc/edge.js';
 import { PinHasher } from './rules/pinHash.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
 import { adminRoutes } from './admin/routes.js';
+import { AttestationKeys } from './issuance/attestationKeys.js';
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
 import { router } from './http/router.js';
@@ -246,6 +247,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     pinAttempts: config.pinAttempts,
     cookieKeys: keys.cookies,
     statusList: config.statusList,
+    attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external),
     onFailed: (offer, message) => stepFailed(offer.stepId, message, offer.external),
   });

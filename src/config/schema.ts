@@ -338,6 +338,9 @@ export const configSchema = z
     }
     const types = new Set<string>();
     cfg.credentialTypes.forEach((t, i) => {
+      if (t.keyAttestation === 'required' && cfg.walletAttestation.trustedProviders.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'keyAttestation'], message: 'required needs walletAttestation.trustedProviders: the wallet providers whose key attestations are trusted' });
+      }
       if (types.has(t.name)) ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'name'], message: `duplicate credential type ${t.name}` });
       types.add(t.name);
       for (const [name, attr] of Object.entries(t.attributes)) {

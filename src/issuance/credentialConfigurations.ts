@@ -27,7 +27,11 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
     vct: vctFor(type, baseUrl),
     cryptographic_binding_methods_supported: ['jwk' as const],
     credential_signing_alg_values_supported: ['ES256'],
-    proof_types_supported: { jwt: { proof_signing_alg_values_supported: PROOF_SIGNING_ALGS } },
+    // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` (here without key_storage or
+    // user_authentication levels) says that a proof without a key attestation is refused
+    proof_types_supported: {
+      jwt: { proof_signing_alg_values_supported: PROOF_SIGNING_ALGS, ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}) },
+    },
     credential_metadata: {
       display: [{ name: type.displayName ?? type.name, locale: 'en' }],
       claims: Object.entries(type.attributes).map(([name, spec]) => ({

@@ -14,6 +14,7 @@ import { PinAttempts } from './pinAttempts.js';
 import { PinHasher, type StoredPin } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { tokenEdge } from './tokenEdge.js';
+import { AttestationKeys } from './attestationKeys.js';
 import { StatusRegistry } from '../status/registry.js';
 import { StatusListService } from '../status/listToken.js';
 import { statusListRoute } from '../status/routes.js';
@@ -42,6 +43,8 @@ export interface WalletIssuerOptions {
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  /** the wallet providers whose wallet and key attestations are trusted (none: attestations are refused) */
+  attestationKeys?: AttestationKeys;
   /** D18: the credentials' Token Status Lists (default: cacheable 300 s, 2^17 entries) */
   statusList?: { ttl: number; size: number };
   /** Called when an offer fails for good (its PIN attempts used up), with the holder's message. */
@@ -110,6 +113,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     cookieKeys: opts.cookieKeys,
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
+    attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers,

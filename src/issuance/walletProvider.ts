@@ -9,6 +9,7 @@ import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
 import { offerIdOf } from './offers.js';
 import { CookieKeys } from '../http/cookieKeys.js';
+import type { AttestationKeys } from './attestationKeys.js';
 
 /**
  * The one public client every wallet uses: pre-authorized code grant only, no redirects. Wallets usually
@@ -26,6 +27,8 @@ export interface WalletProviderOptions {
   offerLifetime: number;
   accessTokenLifetime: number;
   issueCredential: OpenID4VCIIssueCredential;
+  /** wallet providers' keys, for wallet and key attestations */
+  attestationKeys: AttestationKeys;
 }
 
 /** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
@@ -85,8 +88,13 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       RefreshToken: 60,
       Session: 60,
     },
+    // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
+    enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'], attestSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
       devInteractions: { enabled: false },
+      // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
+      // from the shared cookie keys, so any instance accepts any instance's nonce)
+      dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.cookieKeys, 'DPoP nonce secret'), requireNonce: () => true },
       userinfo: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -108,9 +116,8 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
         preAuthorizedCodeGrant: true,
         credentialConfigurationsSupported: credentialConfigurationsFor(o.credentialTypes, o.baseUrl),
         credentialEndpointExpectedAudience: () => issuer,
-        getKeyAttestationSignaturePublicKey: () => {
-          throw new errors.InvalidProof('key attestations are not supported by this credential issuer');
-        },
+        // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
+        getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
       },
     },

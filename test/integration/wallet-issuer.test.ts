@@ -1,133 +1,19 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
 import { createHash, randomBytes } from 'node:crypto';
 import { clientAuthenticationAnonymous, type JwtSigner } from '@openid4vc/oauth2';
 import { Openid4vciClient, setGlobalConfig } from '@openid4vc/openid4vci';
-import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CredentialType } from '../../src/config/schema.js';
-import { createWalletIssuer, type WalletIssuer, type WalletIssuerOptions } from '../../src/issuance/walletIssuer.js';
-import type { Store } from '../../src/store/types.js';
 import { StoreUnavailableError } from '../../src/store/redis.js';
-import { testStore } from '../helpers/stores.js';
-import { resolveOfferLink } from '../helpers/rp.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
-import { PinHasher } from '../../src/rules/pinHash.js';
 
-const COOKIE_KEY = 'test-cookie-key-0123456789abcdef';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
-
-const employeeBadge = {
-  name: 'EmployeeBadge',
-  displayName: 'Employee badge',
-  validity: 'P365D',
-  pinCodeLength: 4,
-  attributes: {
-    FirstName: { type: 'string', required: true, label: 'First name' },
-    LastName: { type: 'string', required: true },
-    Email: { type: 'email', required: false },
-  },
-} satisfies CredentialType;
-
-const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
-
-interface Running {
-  baseUrl: string;
-  issuer: WalletIssuer;
-  store: Store;
-  publicJwks: { keys: JWK[] };
-  close(): Promise<void>;
-}
-
-/** A real Koa app with only the wallet issuer on 127.0.0.1, an ephemeral port, the test run's store. */
-async function startIssuer(overrides: Partial<WalletIssuerOptions> = {}): Promise<Running> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const kid = 'credential-key-1';
-  const store = await testStore();
-  const issuer = createWalletIssuer({
-    baseUrl,
-    path: 'wallet',
-    store,
-    credentialKeys: { keys: [{ ...(await exportJWK(privateKey)), kid, alg: 'ES256' }] },
-    credentialTypes: [employeeBadge],
-    offerLifetime: 120,
-    pinAttempts: 3,
-    cookieKeys: [COOKIE_KEY],
-    ...overrides,
-  });
-  const app = new Koa();
-  app.use(issuer.middleware);
-  app.use((ctx) => {
-    ctx.status = 404;
-    ctx.body = { error: 'not_found' };
-  });
-  server.on('request', app.callback());
-  return {
-    baseUrl,
-    issuer,
-    store,
-    publicJwks: { keys: [{ ...(await exportJWK(publicKey)), kid }] },
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await store.close();
-    },
-  };
-}
+import { attributes, credentialRequest, nonce, offer, PRE_AUTH, proof, startIssuer, tokenRequest, type Running } from '../helpers/walletIssuer.js';
 
 let counter = 0;
-async function offer(running: Running, opts: { pin?: string; attributes?: Record<string, unknown>; credentialExpiresAt?: Date } = {}) {
-  const stepId = `step-${++counter}`;
-  const credentialExpiresAt = opts.credentialExpiresAt ?? new Date(Date.UTC(2030, 0, 1));
-  const { offerId, offerUri, expiresAt } = await running.issuer.createOffer({
-    stepId,
-    credentialType: 'EmployeeBadge',
-    attributes: opts.attributes ?? attributes,
-    serialNumber: `SN-${counter}`,
-    credentialExpiresAt,
-    ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin, stepId) } : {}),
-  });
-  const parsed = await resolveOfferLink(offerUri);
-  return { stepId, offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
-}
-
-async function tokenRequest(baseUrl: string, params: Record<string, string>) {
-  const response = await fetch(`${baseUrl}/wallet/token`, { method: 'POST', body: new URLSearchParams({ grant_type: PRE_AUTH, ...params }) });
-  return { status: response.status, body: (await response.json()) as Record<string, string> };
-}
-
-async function nonce(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/wallet/challenge`, { method: 'POST' });
-  return ((await response.json()) as { c_nonce: string }).c_nonce;
-}
-
-async function proof(claims: { aud: string; nonce: string }) {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  return new SignJWT({ nonce: claims.nonce })
-    .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: await exportJWK(publicKey) })
-    .setAudience(claims.aud)
-    .setIssuedAt()
-    .sign(privateKey);
-}
-
-async function credentialRequest(baseUrl: string, accessToken: string, proofJwt: string, configurationId = 'EmployeeBadge') {
-  const response = await fetch(`${baseUrl}/wallet/credential`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ credential_configuration_id: configurationId, proofs: { jwt: [proofJwt] } }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
 let walletDir: string;
 beforeAll(async () => {
