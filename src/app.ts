@@ -248,6 +248,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     cookieKeys: keys.cookies,
     statusList: config.statusList,
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
+    attestationRequired: config.walletAttestation.required,
     onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external),
     onFailed: (offer, message) => stepFailed(offer.stepId, message, offer.external),
   });

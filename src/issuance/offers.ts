@@ -23,7 +23,6 @@ export interface OfferRecord {
   serialNumber: string;
   /** epoch seconds */
   credentialExpiresAt: number;
-  grantId: string;
   /** epoch seconds: the pre-authorized code's expiry, after which the offer is no longer served or redeemable */
   redeemBy: number;
   /** epoch seconds until which the record is kept: `redeemBy` plus an access token's lifetime */

@@ -1,4 +1,5 @@
 import type { Context, Middleware } from 'koa';
+import { decodeJwt } from 'jose';
 import { readForm } from '../http/form.js';
 import { sendError } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
@@ -18,6 +19,23 @@ export interface TokenEdgeDeps {
   revoke(offer: OfferRecord): Promise<void>;
   /** told when an offer fails for good (its PIN attempts used up) */
   onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
+  /**
+   * The provider's pre-authorized code for the offer, minted for the client that redeems it (the anonymous
+   * wallet client, or the client an attestation names) the first time, the same one after; undefined when
+   * the offer was redeemed by another client.
+   */
+  codeFor(offer: OfferRecord, clientId: string): Promise<string | undefined>;
+  /** walletAttestation.required: a token request without a wallet attestation is refused */
+  attestationRequired: boolean;
+}
+
+/** Where the edge leaves the id of the offer being redeemed, for the access token (`redeemedOffer`). */
+const OFFER_STATE = 'walletOffer';
+
+/** The offer the token request being answered redeems (the provider's `extraTokenClaims` runs within it). */
+export function redeemedOffer(ctx: { state?: Record<string, unknown> } | undefined): string | undefined {
+  const offerId = ctx?.state?.[OFFER_STATE];
+  return typeof offerId === 'string' ? offerId : undefined;
 }
 
 /** Token requests carry a code and a PIN: a few hundred bytes. */
@@ -31,6 +49,10 @@ const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
  * provider and adds:
  * - the wallet client's id when a pre-authorized code request carries no client authentication (§6.1:
  *   `client_id` is optional there; oidc-provider needs one);
+ * - the provider's pre-authorized code, minted when the offer is first redeemed, for the client that redeems
+ *   it: offers go out before anyone knows which wallet will take them, and a code belongs to one client;
+ *   the offer's own code (the one in the Credential Offer) only finds the offer;
+ * - walletAttestation.required: no token without a wallet attestation;
  * - D10's PIN: the offer keeps only a salted hash of it and the provider's code none, so `tx_code` is
  *   checked here and not passed on. Each attempt is decided atomically in the store: a wrong one before
  *   the last is answered with the attempts left and never consumes the code; the last revokes the offer,
@@ -44,6 +66,11 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
   async function preAuthorizedCode(ctx: Context, next: () => Promise<void>): Promise<void> {
     const params = await readForm(ctx, TOKEN_FORM_LIMIT);
     if (params.grant_type !== PRE_AUTHORIZED_CODE_GRANT) return next();
+    const attestation = ctx.get('oauth-client-attestation');
+    if (deps.attestationRequired && !attestation) {
+      // as the provider answers a failed client authentication: 401 invalid_client
+      return sendError(ctx, new ProtocolError('invalid_client', 'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider', 401));
+    }
     if (!hasClientAuthentication(ctx, params)) params.client_id = deps.walletClientId;
 
     const code = params['pre-authorized_code'];
@@ -51,7 +78,8 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     const offerId = offerIdOf(code);
     const { offer, redeemed, failed } = await deps.offers.forRedemption(offerId);
     if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
-    if (!offer) return next(); // the provider answers: not found, expired, already used (and revokes on replay)
+    if (!offer) return next(); // the provider answers: not found
+    if (Math.floor(Date.now() / 1000) >= offer.redeemBy) return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
 
     if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
 
@@ -59,6 +87,17 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
       return answer(ctx, 'invalid_grant', 'pre-authorized_code is being redeemed by another request');
     }
     try {
+      // the client the provider will authenticate: the one named, else the attestation's subject
+      const clientId = params.client_id ?? subjectOf(attestation);
+      if (clientId !== undefined) {
+        const minted = await deps.codeFor(offer, clientId);
+        if (!minted) {
+          await deps.store.delete(redeemingKey(offerId));
+          return answer(ctx, 'invalid_grant', 'pre-authorized_code was redeemed by another client');
+        }
+        params['pre-authorized_code'] = minted;
+      }
+      ctx.state[OFFER_STATE] = offerId;
       await next();
     } catch (err) {
       await deps.store.delete(redeemingKey(offerId));
@@ -88,8 +127,8 @@ async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, 
     return false;
   }
   delete params.tx_code; // the provider's code has no tx_code to compare it with
-  // an expired or already redeemed code: the provider answers invalid_grant (and revokes on replay)
-  if (redeemed || Math.floor(Date.now() / 1000) >= offer.redeemBy) return true;
+  // an already redeemed code: the provider answers invalid_grant (and revokes on replay)
+  if (redeemed) return true;
   const outcome = await deps.pins.attempt(offer.offerId, deps.pinHasher.matches(offer.pin!, txCode), ttlOf(offer));
   switch (outcome.kind) {
     case 'pass':
@@ -108,6 +147,17 @@ async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, 
     case 'exhausted':
       answer(ctx, 'invalid_grant', revokedDescription);
       return false;
+  }
+}
+
+/** The `sub` of a wallet attestation, unverified: the provider verifies the attestation and that `sub` is the client. */
+function subjectOf(attestation: string): string | undefined {
+  if (!attestation) return undefined;
+  try {
+    const { sub } = decodeJwt(attestation);
+    return typeof sub === 'string' && sub.length > 0 ? sub : undefined;
+  } catch {
+    return undefined; // the provider answers: invalid OAuth-Client-Attestation format
   }
 }
 

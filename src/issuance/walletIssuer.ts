@@ -5,6 +5,8 @@ import type { Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
+import { randomBase64url } from '../random.js';
+import { ttlOf } from './offers.js';
 import { scopeFor, vctFor } from './credentialConfigurations.js';
 import { issueCredentialFor } from './issueCredential.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
@@ -45,6 +47,8 @@ export interface WalletIssuerOptions {
   onIssued?: (offer: OfferRecord) => Promise<void>;
   /** the wallet providers whose wallet and key attestations are trusted (none: attestations are refused) */
   attestationKeys?: AttestationKeys;
+  /** walletAttestation.required: only attested wallets get a token */
+  attestationRequired?: boolean;
   /** D18: the credentials' Token Status Lists (default: cacheable 300 s, 2^17 entries) */
   statusList?: { ttl: number; size: number };
   /** Called when an offer fails for good (its PIN attempts used up), with the holder's message. */
@@ -134,8 +138,10 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       pinHasher: new PinHasher(opts.cookieKeys[0]),
       store: opts.store,
       walletClientId: WALLET_CLIENT_ID,
-      revoke: (offer) => revokeOffer(provider, offer),
+      revoke: (offer) => revokeOffer(provider, opts.store, offer),
       onFailed: opts.onFailed,
+      codeFor: (offer, clientId) => codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
+      attestationRequired: opts.attestationRequired ?? false,
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
@@ -151,7 +157,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
       mounted,
     ]),
-    createOffer: (input) => createOffer(provider, offers, credentialIssuer, types, opts.offerLifetime, input),
+    createOffer: (input) => createOffer(offers, credentialIssuer, types, opts.offerLifetime, input),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
     issuableUntil: async (offerId) => {
       const { offer, redeemed } = await offers.forRedemption(offerId);
@@ -161,14 +167,11 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
 }
 
 /**
- * Mints the offer as oidc-provider documents it (features.openid4vci.preAuthorizedCodeGrant): a Grant
- * for the wallet client with the type's scope on the issuer resource, then a PreAuthorizedCode with the
- * same resource and scope, both living as long as the offer; then the offer record, found by the code's
- * hash. The account is the holder's prompt step. The code carries no `txCode`: the provider would keep
- * the PIN as it is, so the token edge checks the wallet's `tx_code` against the offer's hash instead.
+ * Makes the offer: its pre-authorized code (the offer's own bearer value, 256 bits from the CSPRNG) and the
+ * offer record, found by the code's hash. The provider's code and grant are minted when a wallet redeems
+ * it (`codeFor`), for that wallet's client.
  */
 async function createOffer(
-  provider: Provider,
   offers: OfferBook,
   credentialIssuer: string,
   types: Map<string, CredentialType>,
@@ -178,20 +181,7 @@ async function createOffer(
   const type = types.get(input.credentialType);
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
   if (Number.isNaN(input.credentialExpiresAt.getTime())) throw new TypeError('credentialExpiresAt must be a valid date');
-  const scope = scopeFor(type);
-
-  const grant = new provider.Grant({ accountId: input.stepId, clientId: WALLET_CLIENT_ID });
-  grant.addResourceScope(credentialIssuer, scope);
-  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
-  const code = new provider.PreAuthorizedCode({
-    accountId: input.stepId,
-    clientId: WALLET_CLIENT_ID,
-    grantId,
-    scope,
-    resource: credentialIssuer,
-  });
-  const preAuthorizedCode = await code.save();
-  // the offer lives as long as its code, which starts to when it is saved
+  const preAuthorizedCode = randomBase64url(32);
   const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
   const offerId = offerIdOf(preAuthorizedCode);
   await offers.create({
@@ -203,7 +193,6 @@ async function createOffer(
     attributes: input.attributes,
     serialNumber: input.serialNumber,
     credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-    grantId,
     redeemBy: expiresAt,
     keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
     ...(input.external ? { external: true } : {}),
@@ -211,8 +200,38 @@ async function createOffer(
   return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }
 
-/** The PIN attempts are used up: the offer's code and grant can no longer be redeemed. */
-async function revokeOffer(provider: Provider, offer: OfferRecord): Promise<void> {
-  const [code, grant] = await Promise.all([provider.PreAuthorizedCode.find(offer.preAuthorizedCode), provider.Grant.find(offer.grantId)]);
+/** The provider's code and grant minted for an offer, and for which client. */
+interface MintedCode {
+  clientId: string;
+  code: string;
+  grantId: string;
+}
+const mintedKey = (offerId: string) => `wallet:{${offerId}}:code`;
+
+/**
+ * The provider's pre-authorized code for the offer, for `clientId`, as oidc-provider documents minting one
+ * (features.openid4vci.preAuthorizedCodeGrant): a Grant for the client with the type's scope on the issuer
+ * resource, then a PreAuthorizedCode with the same resource and scope. Minted once: later redemptions by the
+ * same client get the same code (the provider refuses a used one, and revokes what it issued), by another
+ * client none. The code carries no `txCode`: the provider would keep the PIN as it is, so the token edge
+ * checks the wallet's `tx_code` against the offer's hash instead. The token edge lets one redemption of an
+ * offer run at a time.
+ */
+async function codeFor(provider: Provider, store: Store, credentialIssuer: string, scope: string, offer: OfferRecord, clientId: string): Promise<string | undefined> {
+  const minted = await store.get<MintedCode>(mintedKey(offer.offerId));
+  if (minted) return minted.clientId === clientId ? minted.code : undefined;
+  const grant = new provider.Grant({ accountId: offer.stepId, clientId });
+  grant.addResourceScope(credentialIssuer, scope);
+  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
+  const code = await new provider.PreAuthorizedCode({ accountId: offer.stepId, clientId, grantId, scope, resource: credentialIssuer }).save();
+  await store.set(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer));
+  return code;
+}
+
+/** The PIN attempts are used up: a code and grant minted for the offer can no longer be redeemed. */
+async function revokeOffer(provider: Provider, store: Store, offer: OfferRecord): Promise<void> {
+  const minted = await store.consume<MintedCode>(mintedKey(offer.offerId));
+  if (!minted) return;
+  const [code, grant] = await Promise.all([provider.PreAuthorizedCode.find(minted.code), provider.Grant.find(minted.grantId)]);
   await Promise.all([code?.destroy(), grant?.destroy()]);
 }

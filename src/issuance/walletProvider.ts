@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import Provider, { errors, type Configuration, type OpenID4VCIIssueCredential } from 'oidc-provider';
+import Provider, { errors, type Adapter, type AdapterPayload, type Configuration, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import type { Store } from '../store/types.js';
@@ -7,7 +7,7 @@ import { credentialConfigurationsFor, scopeFor } from './credentialConfiguration
 import { nonceSecretFrom } from './nonceSecret.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
-import { offerIdOf } from './offers.js';
+import { redeemedOffer } from './tokenEdge.js';
 import { CookieKeys } from '../http/cookieKeys.js';
 import type { AttestationKeys } from './attestationKeys.js';
 
@@ -31,6 +31,39 @@ export interface WalletProviderOptions {
   attestationKeys: AttestationKeys;
 }
 
+/** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
+const ATTESTED_CLIENT_ID = /^[\x21-\x7E]{1,200}$/;
+
+/**
+ * The clients attested wallets authenticate as (attestation-based client authentication: the attestation's
+ * `sub` is the client_id). Any identifier is a client, whose only way to authenticate is an attestation
+ * signed by a trusted wallet provider, and whose only grant is the pre-authorized code: the wallet
+ * provider, not this issuer, decides which identifiers exist. Read-only: there is no registration.
+ */
+const attestedWallets: Adapter = {
+  async find(clientId: string): Promise<AdapterPayload | undefined> {
+    if (!ATTESTED_CLIENT_ID.test(clientId) || clientId === WALLET_CLIENT_ID) return undefined;
+    return {
+      client_id: clientId,
+      token_endpoint_auth_method: 'attest_jwt_client_auth',
+      grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+      redirect_uris: [],
+      response_types: [],
+      id_token_signed_response_alg: 'ES256',
+    };
+  },
+  async upsert() {},
+  async findByUid() {
+    return undefined;
+  },
+  async findByUserCode() {
+    return undefined;
+  },
+  async consume() {},
+  async destroy() {},
+  async revokeByGrantId() {},
+};
+
 /** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
 const WALLET_NAMESPACE = 'wallet';
 
@@ -44,8 +77,11 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
   const issuer = o.credentialIssuer;
   const scope = o.credentialTypes.map(scopeFor).join(' ');
 
+  const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
+  const attested = o.attestationKeys.configured;
   const configuration: Configuration = {
-    adapter: createOidcAdapterFactory(o.store, WALLET_NAMESPACE),
+    // with wallet providers configured, an attested wallet is the client its attestation names (below)
+    adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
     clients: [
       {
         client_id: WALLET_CLIENT_ID,
@@ -60,14 +96,15 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: new CookieKeys(o.cookieKeys) },
     responseTypes: ['code'],
-    clientAuthMethods: ['none'],
+    clientAuthMethods: attested ? ['none', 'attest_jwt_client_auth'] : ['none'],
     scopes: ['openid'],
     // the account behind a wallet grant is the holder's prompt step
     findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
-    // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts)
+    // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts);
+    // the token edge found the offer (src/issuance/tokenEdge.ts)
     extraTokenClaims: async (ctx) => {
-      const code = ctx.oidc.params?.['pre-authorized_code'];
-      return typeof code === 'string' ? { [OFFER_CLAIM]: offerIdOf(code) } : undefined;
+      const offerId = redeemedOffer(ctx);
+      return offerId ? { [OFFER_CLAIM]: offerId } : undefined;
     },
     clientBasedCORS: () => true,
     // wallets and scripts get JSON errors, never an HTML page (D4)
@@ -95,6 +132,16 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
       // from the shared cookie keys, so any instance accepts any instance's nonce)
       dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.cookieKeys, 'DPoP nonce secret'), requireNonce: () => true },
+      // OAuth 2.0 Attestation-Based Client Authentication: a wallet attestation signed by a trusted wallet
+      // provider (walletAttestation.trustedProviders) and its PoP with a server challenge
+      attestClientAuth: attested
+        ? {
+            enabled: true,
+            ack: 'draft-12',
+            challengeSecret: nonceSecretFrom(o.cookieKeys, 'attestation challenge secret'),
+            getAttestationSignaturePublicKey: (_ctx, header) => o.attestationKeys.keyFor(header),
+          }
+        : { enabled: false },
       userinfo: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       rpInitiatedLogout: { enabled: false },

@@ -261,3 +261,108 @@ describe('key attestations (OpenID4VCI 1.0 Appendix D)', () => {
     expect(finally_.status, JSON.stringify(finally_.body)).toBe(200);
   });
 });
+
+/** A wallet attestation (OAuth 2.0 Attestation-Based Client Authentication §5.1) of `instance`, and its PoP. */
+async function walletAttestation(o: { sub: string; instance: KeyPair; signer?: { key: CryptoKey | KeyObject; header: Record<string, unknown> }; ttl?: string }): Promise<string> {
+  const signer = o.signer ?? { key: walletProvider.privateKey, header: { kid: walletProvider.kid } };
+  return new SignJWT({ cnf: { jwk: o.instance.publicJwk } })
+    .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', ...signer.header })
+    .setIssuer('https://wallet-provider.example')
+    .setSubject(o.sub)
+    .setIssuedAt()
+    .setExpirationTime(o.ttl ?? '1h')
+    .sign(signer.key);
+}
+
+async function attestationPop(instance: KeyPair, base: Running, challenge?: string): Promise<string> {
+  return new SignJWT({ jti: randomUUID(), ...(challenge ? { challenge } : {}) })
+    .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation-pop+jwt' })
+    .setAudience(`${base.baseUrl}/wallet`)
+    .setIssuedAt()
+    .sign(instance.privateKey);
+}
+
+async function challenge(base: Running): Promise<string> {
+  const response = await fetch(`${base.baseUrl}/wallet/challenge`, { method: 'POST' });
+  return ((await response.json()) as { attestation_challenge: string }).attestation_challenge;
+}
+
+async function attestedToken(base: Running, code: string, headers: Record<string, string>, extra: Record<string, string> = {}) {
+  const response = await fetch(`${base.baseUrl}/wallet/token`, { method: 'POST', headers, body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code, ...extra }) });
+  return { status: response.status, body: (await response.json()) as Record<string, string>, challenge: response.headers.get('oauth-client-attestation-challenge') };
+}
+
+describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication) at the token endpoint', () => {
+  const attested = async (base: Running, code: string, o: Parameters<typeof walletAttestation>[0]) =>
+    attestedToken(base, code, { 'oauth-client-attestation': await walletAttestation(o), 'oauth-client-attestation-pop': await attestationPop(o.instance, base, await challenge(base)) });
+
+  it('a wallet attested by a trusted provider redeems the offer as the client its attestation names, and gets its credential', async () => {
+    const o = await offer(running);
+    const instance = await keyPair();
+    const token = await attested(running, o.code, { sub: 'eudi-wallet', instance });
+    expect(token.status, JSON.stringify(token.body)).toBe(200);
+    expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toMatchObject({ clientId: 'eudi-wallet' });
+    const holder = await keyPair();
+    const issued = await credentialRequest({ accessToken: token.body.access_token, scheme: 'Bearer', proof: await jwtProof(holder) });
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+  });
+
+  it('a PoP without the server challenge is answered with one (use_attestation_challenge), and accepted with it', async () => {
+    const o = await offer(running);
+    const instance = await keyPair();
+    const attestation = await walletAttestation({ sub: 'eudi-wallet', instance });
+    const first = await attestedToken(running, o.code, { 'oauth-client-attestation': attestation, 'oauth-client-attestation-pop': await attestationPop(instance, running) });
+    expect(first).toMatchObject({ status: 400, body: { error: 'use_attestation_challenge' } });
+    expect(first.challenge).toBeTruthy();
+    const second = await attestedToken(running, o.code, { 'oauth-client-attestation': attestation, 'oauth-client-attestation-pop': await attestationPop(instance, running, first.challenge!) });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+  });
+
+  it('refuses an expired attestation, one from an untrusted provider, and a PoP by another key (invalid_client)', async () => {
+    const o = await offer(running);
+    const instance = await keyPair();
+    const expired = await attested(running, o.code, { sub: 'eudi-wallet', instance, ttl: '-1m' });
+    expect(expired).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    const stranger = await keyPair();
+    const untrusted = await attested(running, o.code, { sub: 'eudi-wallet', instance, signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } } });
+    expect(untrusted).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    const thief = await keyPair();
+    const stolen = await attestedToken(running, o.code, {
+      'oauth-client-attestation': await walletAttestation({ sub: 'eudi-wallet', instance }),
+      'oauth-client-attestation-pop': await attestationPop(thief, running, await challenge(running)),
+    });
+    expect(stolen).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    // none of them used the offer up
+    expect((await attested(running, o.code, { sub: 'eudi-wallet', instance })).status).toBe(200);
+  });
+
+  it('an offer redeemed by one client cannot be redeemed by another', async () => {
+    const o = await offer(running);
+    expect((await attested(running, o.code, { sub: 'eudi-wallet', instance: await keyPair() })).status).toBe(200);
+    const anonymous = await attestedToken(running, o.code, {});
+    expect(anonymous).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(anonymous.body.error_description).toMatch(/another client/);
+  });
+
+  it('without one, a wallet gets no token where walletAttestation.required is set; with one it does', async () => {
+    const strict = await startIssuer({
+      credentialTypes: [employeeBadge],
+      attestationRequired: true,
+      attestationKeys: AttestationKeys.fromConfig([{ name: 'jwks provider', jwks: { keys: [{ ...walletProvider.publicJwk, kid: walletProvider.kid, alg: 'ES256' }] } }], dir),
+    });
+    try {
+      const o = await offer(strict);
+      const missing = await attestedToken(strict, o.code, {});
+      expect(missing).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(missing.body.error_description).toMatch(/OAuth-Client-Attestation is required/);
+      const asWallet = await attestedToken(strict, o.code, {}, { client_id: 'wallet' });
+      expect(asWallet.status).toBe(401);
+      expect((await attested(strict, o.code, { sub: 'eudi-wallet', instance: await keyPair() })).status).toBe(200);
+      const metadata = (await (await fetch(`${strict.baseUrl}/.well-known/oauth-authorization-server/wallet`)).json()) as Record<string, unknown>;
+      expect(metadata.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['attest_jwt_client_auth']));
+      expect(metadata.challenge_endpoint).toBe(`${strict.baseUrl}/wallet/challenge`);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -132,8 +132,8 @@ describe('wallet-facing issuer with the dev wallet', () => {
       message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
     });
 
-    // the last wrong attempt revoked the code and its grant
-    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toBeUndefined();
+    // no provider code was ever minted for the offer (that happens once the PIN passes), and none can be now
+    expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toBeUndefined();
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(wallet.list()).toEqual([]);
@@ -147,7 +147,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(guesses.every((g) => g.status === 400 && g.body.error === 'invalid_grant')).toBe(true);
     const attemptsLeft = guesses.map((g) => /(\d+) attempt\(s\) left/.exec(g.body.error_description)?.[1]).filter(Boolean).sort();
     expect(attemptsLeft).toEqual(['1', '2']);
-    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).toBeUndefined();
+    expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toBeUndefined();
 
     const right = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: '1234' });
     expect(right).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
@@ -161,11 +161,15 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(missing.body.error_description).toContain('tx_code');
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'pending' });
 
-    // the PIN is kept nowhere as it is: not in the provider's code, not in the offer
-    expect(await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', o.code))).not.toHaveProperty('txCode');
     expect(JSON.stringify(await running.store.get(`wallet:{${o.offerId}}:offer`))).not.toContain('1234');
     const stored = await (await openWallet()).receive(o.offerUri, { pin: '1234' });
     expect(stored.claims).toEqual(attributes);
+    // the PIN is kept nowhere as it is: not in the offer (above), not in the provider's code minted for the redemption
+    const minted = (await running.store.get(`wallet:{${o.offerId}}:code`)) as { code: string; clientId: string };
+    expect(minted.clientId).toBe('wallet');
+    const code = await running.store.get(oidcRecordKey('wallet', 'PreAuthorizedCode', minted.code));
+    expect(code).toMatchObject({ clientId: 'wallet', accountId: o.stepId });
+    expect(code).not.toHaveProperty('txCode');
   });
 
   it('refuses a replayed pre-authorized code and revokes what the first use issued', async () => {

@@ -14,7 +14,6 @@ const record = (offerId: string, lifetime = 60): OfferRecord => {
     attributes: { FirstName: 'Ada' },
     serialNumber: 'SN-1',
     credentialExpiresAt: 1_900_000_000,
-    grantId: 'grant-1',
     redeemBy,
     keptUntil: redeemBy + ACCESS_TOKEN,
   };
