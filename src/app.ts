@@ -15,6 +15,7 @@ import { createVersionEdge } from './oidc/edge.js';
 import { PinHasher } from './rules/pinHash.js';
 import { createWalletIssuer, type WalletIssuer } from './issuance/walletIssuer.js';
 import { adminRoutes } from './admin/routes.js';
+import { changeStatus } from './admin/credentials.js';
 import { AttestationKeys } from './issuance/attestationKeys.js';
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
@@ -301,7 +302,13 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   if (config.demo) {
     // the demo's PID issuer (demo only): a PID for trying VerifiedIdentity with the dev wallet
     const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer, statusList: config.statusList });
-    inner.use(createDemoRoutes(config, store, keys.idToken, { pidIssuer: pid.credentialIssuer }));
+    inner.use(
+      createDemoRoutes(config, store, keys.idToken, {
+        pidIssuer: pid.credentialIssuer,
+        changeStatus: (serialNumber, action) => changeStatus(walletIssuer.statuses, logger, serialNumber, action, 'demo'),
+        formKey: keys.cookies[0],
+      }),
+    );
     inner.use(pid.middleware);
     // the built-in identity provider for VerifiedIdentity_Other (at /demo/idv), only when the config points the flow at it
     const idv = config.identity.VerifiedIdentity_Other;

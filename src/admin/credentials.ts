@@ -12,9 +12,9 @@ export type ActionOutcome =
 
 /**
  * One status change, and its audit line: SerialNumber, the new status, when, and through what (`api` or
- * `cli`); never anything the credential says (D17).
+ * `cli`, or the demo's operator forms); never anything the credential says (D17).
  */
-export async function changeStatus(registry: StatusRegistry, logger: Logger, serialNumber: string, action: Action, via: 'api' | 'cli'): Promise<ActionOutcome> {
+export async function changeStatus(registry: StatusRegistry, logger: Logger, serialNumber: string, action: Action, via: 'api' | 'cli' | 'demo'): Promise<ActionOutcome> {
   const status = ACTIONS[action];
   try {
     const { changed } = await registry.change(serialNumber, status);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { EXTERNAL, type IdentityScope } from '../rules/scopes.js';
@@ -13,6 +13,7 @@ import { ProtocolError } from '../rules/errors.js';
 import { discoveryDocument } from '../oidc/discovery.js';
 import { versionProfiles } from '../oidc/versions.js';
 import { verifyWebhook, WEBHOOK_BODY_LIMIT, type FlowEvent } from './webhook.js';
+import { ACTIONS, type Action, type ActionOutcome } from '../admin/credentials.js';
 
 /**
  * A relying party built in, for trying the service in a browser (config `demo: true`, never in
@@ -83,6 +84,10 @@ const DEMO_CSS = readAsset('demo.css');
 export interface DemoRoutesOptions {
   /** the demo PID issuer's identifier (src/demo/pid.ts), when it is mounted: the Verify identity card links to its page */
   pidIssuer?: string;
+  /** D18: the operator's status change, offered on an issuance's result (what `npm run admin` and the admin API do) */
+  changeStatus?: (serialNumber: string, action: Action) => Promise<ActionOutcome>;
+  /** a secret for the status forms' MACs: only a result page this demo rendered can change a status */
+  formKey?: string;
 }
 
 export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }, opts: DemoRoutesOptions = {}): Middleware {
@@ -249,8 +254,40 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     ctx.redirect(`${config.baseUrl}/demo/external?${new URLSearchParams({ state })}`);
   }
 
-  function result(ctx: Context, title: string, data: unknown): void {
-    page(ctx, title, html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre><p><a href="${`${config.baseUrl}/demo`}">Start again</a></p></section>`);
+  function result(ctx: Context, title: string, data: unknown, extra: SafeHtml = html``): void {
+    page(ctx, title, html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre>${extra}<p><a href="${`${config.baseUrl}/demo`}">Start again</a></p></section>`);
+  }
+
+  /** The MAC a status form carries for its SerialNumber. */
+  const formMac = (serialNumber: string) => createHmac('sha256', opts.formKey ?? '').update(`demo-status:${serialNumber}`).digest('base64url');
+
+  /** After an issuance: what an operator can do to the credential (D18), as forms. */
+  function statusForms(serialNumber: unknown): SafeHtml {
+    if (!opts.changeStatus || !opts.formKey || typeof serialNumber !== 'string') return html``;
+    const form = (action: Action, label: string) =>
+      html`<form method="post" action="${`${config.baseUrl}/demo/credential-status`}"><input type="hidden" name="serialNumber" value="${serialNumber}"><input type="hidden" name="mac" value="${formMac(serialNumber)}"><input type="hidden" name="action" value="${action}"><button class="button" type="submit">${label}</button></form>`;
+    return html`<h2>As the operator</h2><p class="hint">Revoke or suspend this credential by its SerialNumber, as <code>npm run admin</code> and the admin API do. A verification then refuses it ("credential revoked"), once verifiers' cached status list expires (<code>statusList.ttl</code>, ${String(config.statusList.ttl)} s).</p><div class="actions">${form('revoke', 'Revoke')}${form('suspend', 'Suspend')}${form('reinstate', 'Reinstate')}</div>`;
+  }
+
+  async function changeCredentialStatus(ctx: Context): Promise<void> {
+    let fields: Record<string, string>;
+    try {
+      fields = await readForm(ctx, 4096);
+    } catch (err) {
+      if (err instanceof ProtocolError) return result(ctx, 'The form could not be read', err.toJSON());
+      throw err;
+    }
+    const { serialNumber = '', mac = '', action = '' } = fields;
+    const expected = Buffer.from(formMac(serialNumber));
+    const given = Buffer.from(mac);
+    if (!opts.changeStatus || !Object.hasOwn(ACTIONS, action) || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      ctx.status = 400;
+      return result(ctx, 'This form was not made by this demo', {});
+    }
+    const outcome = await opts.changeStatus(serialNumber, action as Action);
+    if (outcome.kind === 'unknown') return result(ctx, 'No such credential', { serialNumber, note: 'never issued here, or expired' });
+    if (outcome.kind === 'final') return result(ctx, 'The credential is revoked, which is final', { serialNumber });
+    result(ctx, `The credential is ${outcome.status}`, { serialNumber, status: outcome.status }, statusForms(serialNumber));
   }
 
   /** The code exchange at the token endpoint, and the ID token's signature, issuer, audience and nonce. */
@@ -278,7 +315,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     if (q.error) return result(ctx, 'The service answered with an error', { error: q.error, error_description: q.error_description });
     const redeemed = await redeem(saved, String(q.code ?? ''));
     if ('title' in redeemed) return result(ctx, redeemed.title, redeemed.details);
-    result(ctx, 'The relying party received this ID token (signature verified)', redeemed.claims);
+    result(ctx, 'The relying party received this ID token (signature verified)', redeemed.claims, statusForms(redeemed.claims.SerialNumber));
   }
 
   /**
@@ -374,6 +411,7 @@ ${status}
     if (ctx.path === '/demo/callback' && ctx.method === 'GET') return done(ctx);
     if (ctx.path === '/demo/external' && ctx.method === 'GET' && webhookSecrets) return waiting(ctx);
     if (ctx.path === '/demo/webhook' && ctx.method === 'POST' && webhookSecrets) return webhook(ctx);
+    if (ctx.path === '/demo/credential-status' && ctx.method === 'POST' && opts.changeStatus) return changeCredentialStatus(ctx);
     if (ctx.path === '/' && ctx.method === 'GET') return ctx.redirect(`${config.baseUrl}/demo`);
     return next();
   };

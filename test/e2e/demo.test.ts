@@ -40,6 +40,8 @@ beforeAll(async () => {
   const identityFor = await demoIdentity();
   t = await startTestService((baseUrl) => ({
     demo: true,
+    // verifiers use a status list for a second: the revocation test does not wait five minutes
+    statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
     clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
       c.clientId === 'issuer-pkce'
@@ -97,6 +99,37 @@ describe('the demo relying party', () => {
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const shown = JSON.parse(await page.locator('pre').innerText());
     expect(shown).toMatchObject({ FirstName: 'Katherine', iss: `${t.url}/oidc`, aud: 'issuer-pkce' });
+    await page.close();
+  });
+
+  it('lets the operator revoke an issued credential from its result; a verification then refuses it (D18)', async () => {
+    const page = await browser.newPage();
+    const holder = await newWallet();
+    await page.goto(`${t.url}/demo`);
+    const form = page.locator('form', { has: page.locator('input[name="type"][value="EmployeeBadge"]') });
+    await form.locator('input[name="attr.FirstName"]').fill('Dorothy');
+    await form.locator('input[name="pin"]').fill('4321');
+    await form.locator('button').click();
+    await holder.receive(await walletLink(page, 'openid-credential-offer://'), { pin: '4321' });
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    const { SerialNumber } = JSON.parse(await page.locator('pre').innerText());
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await expect.poll(() => page.locator('h1').innerText()).toBe('The credential is revoked');
+    expect(JSON.parse(await page.locator('pre').innerText())).toEqual({ serialNumber: SerialNumber, status: 'revoked' });
+
+    // a form not made by the demo changes nothing
+    const forged = await page.request.post(`${t.url}/demo/credential-status`, { form: { serialNumber: SerialNumber, action: 'reinstate', mac: 'x' } });
+    expect(forged.status()).toBe(400);
+
+    await new Promise((r) => setTimeout(r, 1100)); // the verifier's cached status list (statusList.ttl) runs out
+    await page.goto(`${t.url}/demo`);
+    const verify = page.locator('form', { has: page.locator('input[name="kind"][value="verify"]') });
+    await verify.locator('button').click();
+    const answer = await holder.present(await walletLink(page, 'openid4vp://'));
+    expect(answer.status).toBe(400);
+    await page.goto(answer.redirectUri!);
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    expect(JSON.parse(await page.locator('pre').innerText())).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/credential revoked/) });
     await page.close();
   });
 });
