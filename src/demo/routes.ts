@@ -287,7 +287,11 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     const outcome = await opts.changeStatus(serialNumber, action as Action);
     if (outcome.kind === 'unknown') return result(ctx, 'No such credential', { serialNumber, note: 'never issued here, or expired' });
     if (outcome.kind === 'final') return result(ctx, 'The credential is revoked, which is final', { serialNumber });
-    result(ctx, `The credential is ${outcome.status}`, { serialNumber, status: outcome.status }, statusForms(serialNumber));
+    const next =
+      outcome.status === 'revoked'
+        ? html`<p class="hint">Revocation is final. Verify now (after ${String(config.statusList.ttl)} s at most): the wallet's presentation of this credential is refused with "credential revoked".</p>`
+        : statusForms(serialNumber);
+    result(ctx, `The credential is ${outcome.status}`, { serialNumber, status: outcome.status }, next);
   }
 
   /** The code exchange at the token endpoint, and the ID token's signature, issuer, audience and nonce. */
