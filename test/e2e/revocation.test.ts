@@ -3,18 +3,23 @@
  * revoked, suspended and reinstated by its SerialNumber through the operator API; the Status List Token is
  * fetched and decoded with @sd-jwt/jwt-status-list, independently of the service; a presentation of the
  * credential is refused with "credential revoked" / "credential suspended", and accepted again once
- * reinstated. A trusted external issuer's status list is served by a real HTTP server of the test.
+ * reinstated. A credential received by the independent @openid4vc/openid4vci wallet is refused alike. A
+ * trusted external issuer's status list is served by a real HTTP server of the test.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { getListFromStatusListJWT, StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { createHash, randomBytes } from 'node:crypto';
+import { clientAuthenticationAnonymous } from '@openid4vc/oauth2';
+import { Openid4vciClient, setGlobalConfig } from '@openid4vc/openid4vci';
+import { CompactSign, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import { REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
+import { Browser, offerFromPage } from '../helpers/rp.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 const ADMIN_TOKEN = 'admin-token-for-the-tests-0123456789abcdef';
@@ -108,6 +113,48 @@ describe('revocation by SerialNumber (D18)', () => {
     const accepted = await verify(t.url, wallet);
     expect(accepted.presented.status).toBe(200);
     expect(accepted.callback.searchParams.get('code')).toBeTruthy();
+  });
+});
+
+describe('revocation of a credential the independent wallet received (@openid4vc/openid4vci)', () => {
+  beforeAll(() => setGlobalConfig({ allowInsecureUrls: true })); // the service runs on http://127.0.0.1
+  afterAll(() => setGlobalConfig({ allowInsecureUrls: false }));
+
+  it('is refused once revoked, presented from the dev wallet it was imported into', async () => {
+    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Mary', LastName: 'Somerville' }, pin: '1234', redirectUri: REDIRECT });
+    const browser = new Browser(REDIRECT);
+    const prompt = await browser.follow(rp.authorizeUrl.href);
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    const client = new Openid4vciClient({
+      callbacks: {
+        fetch,
+        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
+        generateRandom: (length) => new Uint8Array(randomBytes(length)),
+        clientAuthentication: clientAuthenticationAnonymous(),
+        signJwt: (async (_signer: unknown, { header, payload }: { header: object; payload: object }) => ({
+          jwt: await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader(header as never).sign(privateKey),
+          signerJwk: publicJwk,
+        })) as never,
+      },
+    });
+    const credentialOffer = await client.resolveCredentialOffer(offerFromPage(prompt.html!));
+    const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '1234' });
+    const { c_nonce } = await client.requestNonce({ issuerMetadata });
+    const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: 'EmployeeBadge', nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never } });
+    const { credentialResponse } = await client.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: 'EmployeeBadge', proofs: { jwt: [jwt] } });
+    const credential = (credentialResponse.credentials?.[0] as { credential: string }).credential;
+    const done = await browser.follow(`${prompt.final}/continue`);
+    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce });
+    const serialNumber = tokens.claims()!.SerialNumber as string;
+
+    const wallet = await newWallet();
+    await wallet.import(credential, await exportJWK(privateKey));
+    expect(await admin(t.url, `${serialNumber}/revoke`)).toMatchObject({ status: 200, body: { status: 'revoked' } });
+    await new Promise((r) => setTimeout(r, 1100)); // a list the verifier may hold from an earlier test
+    const refused = await verify(t.url, wallet);
+    expect(refused.callback.searchParams.get('error_description')).toMatch(/credential revoked/);
   });
 });
 
