@@ -15,16 +15,16 @@ export interface TokenEdgeDeps {
   pinHasher: PinHasher;
   store: Store;
   walletClientId: string;
-  /** makes the offer's pre-authorized code and its grant unusable (the PIN attempts are used up) */
+  /** discards the provider's code and grant minted for the offer, if any (the PIN attempts are used up, or the redemption failed) */
   revoke(offer: OfferRecord): Promise<void>;
   /** told when an offer fails for good (its PIN attempts used up) */
   onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
   /**
    * The provider's pre-authorized code for the offer, minted for the client that redeems it (the anonymous
-   * wallet client, or the client an attestation names) the first time, the same one after; undefined when
-   * the offer was redeemed by another client.
+   * wallet client, or the client an attestation names) the first time (`fresh`), the same one after;
+   * undefined when the offer was redeemed by another client.
    */
-  codeFor(offer: OfferRecord, clientId: string): Promise<string | undefined>;
+  codeFor(offer: OfferRecord, clientId: string): Promise<{ code: string; fresh: boolean } | undefined>;
   /** walletAttestation.required: a token request without a wallet attestation is refused */
   attestationRequired: boolean;
 }
@@ -86,6 +86,9 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (!(await deps.store.setIfAbsent(redeemingKey(offerId), 1, ttlOf(offer)))) {
       return answer(ctx, 'invalid_grant', 'pre-authorized_code is being redeemed by another request');
     }
+    // a code minted for this request that bought no token is discarded: a request whose client does not
+    // authenticate (a forged attestation, say) must not tie the offer to its client
+    let fresh = false;
     try {
       // the client the provider will authenticate: the one named, else the attestation's subject
       const clientId = params.client_id ?? subjectOf(attestation);
@@ -95,16 +98,19 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
           await deps.store.delete(redeemingKey(offerId));
           return answer(ctx, 'invalid_grant', 'pre-authorized_code was redeemed by another client');
         }
-        params['pre-authorized_code'] = minted;
+        fresh = minted.fresh;
+        params['pre-authorized_code'] = minted.code;
       }
       ctx.state[OFFER_STATE] = offerId;
       await next();
     } catch (err) {
-      await deps.store.delete(redeemingKey(offerId));
+      await Promise.all([deps.store.delete(redeemingKey(offerId)), fresh ? deps.revoke(offer) : undefined]);
       throw err;
     }
+    const issued = ctx.status === 200;
+    if (fresh && !issued) await deps.revoke(offer);
     // independent writes, together: the claim released, and the offer shown scanned once the wallet holds a token
-    await Promise.all([deps.store.delete(redeemingKey(offerId)), ctx.status === 200 ? deps.offers.scanned(offer) : undefined]);
+    await Promise.all([deps.store.delete(redeemingKey(offerId)), issued ? deps.offers.scanned(offer) : undefined]);
   }
 
   return async function walletTokenEdge(ctx, next) {

@@ -211,24 +211,31 @@ const mintedKey = (offerId: string) => `wallet:{${offerId}}:code`;
 /**
  * The provider's pre-authorized code for the offer, for `clientId`, as oidc-provider documents minting one
  * (features.openid4vci.preAuthorizedCodeGrant): a Grant for the client with the type's scope on the issuer
- * resource, then a PreAuthorizedCode with the same resource and scope. Minted once: later redemptions by the
- * same client get the same code (the provider refuses a used one, and revokes what it issued), by another
- * client none. The code carries no `txCode`: the provider would keep the PIN as it is, so the token edge
+ * resource, then a PreAuthorizedCode with the same resource and scope. Kept once it bought a token (the
+ * token edge discards a fresh one that did not): later redemptions by the same client get the same code
+ * (the provider refuses a used one, and revokes what it issued), by another client none. The code carries no `txCode`: the provider would keep the PIN as it is, so the token edge
  * checks the wallet's `tx_code` against the offer's hash instead. The token edge lets one redemption of an
  * offer run at a time.
  */
-async function codeFor(provider: Provider, store: Store, credentialIssuer: string, scope: string, offer: OfferRecord, clientId: string): Promise<string | undefined> {
+async function codeFor(
+  provider: Provider,
+  store: Store,
+  credentialIssuer: string,
+  scope: string,
+  offer: OfferRecord,
+  clientId: string,
+): Promise<{ code: string; fresh: boolean } | undefined> {
   const minted = await store.get<MintedCode>(mintedKey(offer.offerId));
-  if (minted) return minted.clientId === clientId ? minted.code : undefined;
+  if (minted) return minted.clientId === clientId ? { code: minted.code, fresh: false } : undefined;
   const grant = new provider.Grant({ accountId: offer.stepId, clientId });
   grant.addResourceScope(credentialIssuer, scope);
   const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
   const code = await new provider.PreAuthorizedCode({ accountId: offer.stepId, clientId, grantId, scope, resource: credentialIssuer }).save();
   await store.set(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer));
-  return code;
+  return { code, fresh: true };
 }
 
-/** The PIN attempts are used up: a code and grant minted for the offer can no longer be redeemed. */
+/** A code and grant minted for the offer can no longer be redeemed (the PIN attempts are used up, or the redemption failed). */
 async function revokeOffer(provider: Provider, store: Store, offer: OfferRecord): Promise<void> {
   const minted = await store.consume<MintedCode>(mintedKey(offer.offerId));
   if (!minted) return;

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { TrustedIssuer } from '../config/schema.js';
+import { readLimited } from './readLimited.js';
 
 export interface IssuerKeysOptions {
   /** this service's own credential issuer and its public credential keys (not trusted when left out) */
@@ -193,7 +194,7 @@ export class IssuerKeys {
       throw new IssuerKeysUnavailable(`fetching ${what} failed with HTTP ${response.status}`);
     }
     try {
-      return await readLimited(response, MAX_DOCUMENT_BYTES, what);
+      return await readLimited(response, MAX_DOCUMENT_BYTES, () => new IssuerKeysUnavailable(`${what} exceeds ${MAX_DOCUMENT_BYTES} bytes`));
     } catch (err) {
       if (err instanceof IssuerKeysUnavailable || isTimeout(err)) throw err;
       throw new IssuerKeysUnavailable(`reading ${what} failed: ${(err as Error).message}`);
@@ -232,27 +233,4 @@ function unavailable(err: unknown, what: string): unknown {
 
 function isTimeout(err: unknown): boolean {
   return (err as { name?: string } | undefined)?.name === 'TimeoutError';
-}
-
-async function readLimited(response: Response, limit: number, what: string): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new IssuerKeysUnavailable(`${what} exceeds ${limit} bytes`);
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw new IssuerKeysUnavailable(`${what} exceeds ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { SDJwtInstance } from '@sd-jwt/core';
-import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, errors, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
+import { base64url, calculateJwkThumbprint, compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK, type JWTVerifyGetKey } from 'jose';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { certificatePublicJwk, dnsNames, uriNames, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
 import { VerificationRefusal } from './errors.js';
 import { IssuerKeysUnavailable, type IssuerKeys } from './issuerKeys.js';
 import { StatusChecks, StatusListInvalid, StatusListUnavailable } from './statusCheck.js';
+import { verifyWithKeys } from './jws.js';
 
 /** Issuer and key binding signature algorithms: what `client_metadata.vp_formats_supported` announces. */
 export const ISSUER_ALGS = ['ES256', 'EdDSA'];
@@ -336,27 +337,6 @@ export function checkDisclosures(payload: Record<string, unknown>, encoded: stri
 function libraryReason(err: unknown): string {
   const message = err instanceof Error ? err.message : '';
   return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
-}
-
-/**
- * A compact JWS verified with a jose key resolver, `alg` limited to `algorithms` (RFC 8725 §3.1). When several
- * keys fit the header (no `kid`), each is tried, as jose documents for ERR_JWKS_MULTIPLE_MATCHING_KEYS.
- */
-async function verifyWithKeys(jws: string, keys: JWTVerifyGetKey, algorithms: string[]): Promise<void> {
-  try {
-    await compactVerify(jws, keys, { algorithms });
-  } catch (err) {
-    if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
-    for await (const key of err) {
-      try {
-        await compactVerify(jws, key, { algorithms });
-        return;
-      } catch (inner) {
-        if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
-      }
-    }
-    throw new errors.JWSSignatureVerificationFailed();
-  }
 }
 
 /**

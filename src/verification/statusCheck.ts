@@ -1,7 +1,9 @@
 import { getListFromStatusListJWT, type StatusList } from '@sd-jwt/jwt-status-list';
-import { compactVerify, decodeJwt, decodeProtectedHeader, errors, type JWTVerifyGetKey } from 'jose';
+import { decodeJwt, decodeProtectedHeader, type JWTVerifyGetKey } from 'jose';
 import { isLoopbackHost } from '../rules/loopback.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
+import { verifyWithKeys } from './jws.js';
+import { readLimited } from './readLimited.js';
 
 /** draft-ietf-oauth-status-list: at most this long per fetch, this large, and this many same-origin redirects. */
 const FETCH_TIMEOUT_MS = 5000;
@@ -70,7 +72,7 @@ export class StatusChecks {
     }
     if (header.typ !== 'statuslist+jwt') throw new StatusListInvalid('the status list typ is not statuslist+jwt');
     try {
-      await verifyWithKeys(jwt, keys);
+      await verifyWithKeys(jwt, keys, ALGS);
     } catch (err) {
       if (err instanceof IssuerKeysUnavailable) throw new StatusListUnavailable(`the issuer's keys are unavailable: ${err.message}`);
       throw new StatusListInvalid("the status list is not signed by the credential issuer's keys");
@@ -124,53 +126,12 @@ export class StatusChecks {
         await response.body?.cancel().catch(() => undefined);
         throw new StatusListUnavailable(`the status list answered HTTP ${response.status}`);
       }
-      return (await readLimited(response)).trim();
-    }
-  }
-}
-
-async function readLimited(response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > MAX_BYTES) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new StatusListUnavailable('the status list is larger than 1 MiB');
-  }
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BYTES) {
-        await reader.cancel().catch(() => undefined);
-        throw new StatusListUnavailable('the status list is larger than 1 MiB');
-      }
-      chunks.push(value);
-    }
-  } catch (err) {
-    if (err instanceof StatusListUnavailable) throw err;
-    throw new StatusListUnavailable('reading the status list failed');
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** As the credential's own signature (presentation.ts): when several keys fit (no kid), each is tried. */
-async function verifyWithKeys(jws: string, keys: JWTVerifyGetKey): Promise<void> {
-  try {
-    await compactVerify(jws, keys, { algorithms: ALGS });
-  } catch (err) {
-    if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
-    for await (const key of err) {
       try {
-        await compactVerify(jws, key, { algorithms: ALGS });
-        return;
-      } catch {
-        // the next one
+        return (await readLimited(response, MAX_BYTES, () => new StatusListUnavailable('the status list is larger than 1 MiB'))).trim();
+      } catch (err) {
+        if (err instanceof StatusListUnavailable) throw err;
+        throw new StatusListUnavailable('reading the status list failed');
       }
     }
-    throw new errors.JWSSignatureVerificationFailed();
   }
 }

@@ -1,6 +1,6 @@
 import { decodeJws } from './jws.js';
 import { digest } from '@sd-jwt/crypto-nodejs';
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { SDJwtInstance } from '@sd-jwt/core';
 import { calculateJwkThumbprint, compactVerify, importJWK, type JWK } from 'jose';
 import { jsonOrOAuthError, WalletError } from './errors.js';
 import { wellKnownUrl } from './metadata.js';
@@ -44,7 +44,8 @@ export async function verifyReceivedCredential(
 
   const keys = (await fetchIssuerKeys(expected.credentialIssuer, fetchImpl)).filter((k) => header.kid === undefined || k.kid === header.kid);
   if (!keys.length) throw new WalletError('none of the issuer\'s published keys matches the credential\'s kid');
-  const sdJwt = new SDJwtVcInstance({ hasher: digest, verifier: verifierFor(keys, String(header.alg)) });
+  // @sd-jwt/core, not sd-jwt-vc: a credential just issued is valid, and its status list is the verifier's to check
+  const sdJwt = new SDJwtInstance({ hasher: digest, verifier: verifierFor(keys, String(header.alg)) });
   try {
     await sdJwt.verify(credential);
   } catch (err) {

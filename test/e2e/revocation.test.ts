@@ -11,15 +11,14 @@ import type { AddressInfo } from 'node:net';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { getListFromStatusListJWT, StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { createHash, randomBytes } from 'node:crypto';
-import { clientAuthenticationAnonymous } from '@openid4vc/oauth2';
-import { Openid4vciClient, setGlobalConfig } from '@openid4vc/openid4vci';
-import { CompactSign, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { setGlobalConfig } from '@openid4vc/openid4vci';
+import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import { REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
+import { independentWallet } from '../helpers/openid4vci.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 const ADMIN_TOKEN = 'admin-token-for-the-tests-0123456789abcdef';
@@ -126,18 +125,7 @@ describe('revocation of a credential the independent wallet received (@openid4vc
     const prompt = await browser.follow(rp.authorizeUrl.href);
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = await exportJWK(publicKey);
-    const client = new Openid4vciClient({
-      callbacks: {
-        fetch,
-        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
-        generateRandom: (length) => new Uint8Array(randomBytes(length)),
-        clientAuthentication: clientAuthenticationAnonymous(),
-        signJwt: (async (_signer: unknown, { header, payload }: { header: object; payload: object }) => ({
-          jwt: await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader(header as never).sign(privateKey),
-          signerJwk: publicJwk,
-        })) as never,
-      },
-    });
+    const client = independentWallet([{ privateKey, publicJwk }]);
     const credentialOffer = await client.resolveCredentialOffer(offerFromPage(prompt.html!));
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
     const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '1234' });

@@ -4,19 +4,19 @@
  * independent wallet library (@openid4vc/openid4vci) reads. DPoP proofs and attestations of the negative
  * cases are made with jose here, not with our code.
  */
-import { createHash, createPrivateKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientAuthenticationAnonymous, type JwtSigner } from '@openid4vc/oauth2';
-import { Openid4vciClient, setGlobalConfig } from '@openid4vc/openid4vci';
-import { calculateJwkThumbprint, CompactSign, decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { setGlobalConfig } from '@openid4vc/openid4vci';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../src/config/schema.js';
 import { AttestationKeys } from '../../src/issuance/attestationKeys.js';
 import { generateVerifierCertificates, readPemCertificates } from '../../src/keys/x509.js';
 import { attributes, employeeBadge, nonce, offer, PRE_AUTH, startIssuer, type Running } from '../helpers/walletIssuer.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
+import { independentWallet } from '../helpers/openid4vci.js';
 
 type KeyPair = { privateKey: CryptoKey; publicJwk: JWK };
 const keyPair = async (): Promise<KeyPair> => {
@@ -127,7 +127,7 @@ async function keyAttestation(attested: JWK[], signer: { key: CryptoKey | KeyObj
 
 describe('metadata, as @openid4vc/openid4vci reads it', () => {
   it('advertises DPoP algorithms and which types require key attestations, and parses', async () => {
-    const client = new Openid4vciClient({ callbacks: { fetch, hash: () => new Uint8Array(), generateRandom: (n) => new Uint8Array(randomBytes(n)), clientAuthentication: clientAuthenticationAnonymous(), signJwt: async () => { throw new Error('unused'); } } });
+    const client = independentWallet([await keyPair()]);
     const metadata = await client.resolveIssuerMetadata(`${running.baseUrl}/wallet`);
     const configurations = metadata.credentialIssuer.credential_configurations_supported as unknown as Record<string, { proof_types_supported: { jwt: Record<string, unknown> } }>;
     expect(configurations.SecureBadge.proof_types_supported.jwt.key_attestations_required).toEqual({});
@@ -141,19 +141,7 @@ describe('DPoP (RFC 9449) at the token and credential endpoints', () => {
     const o = await offer(running, { pin: '2468' });
     const holder = await keyPair();
     const dpopKey = await keyPair();
-    const signJwt = async (signer: JwtSigner, { header, payload }: { header: Record<string, unknown>; payload: Record<string, unknown> }) => {
-      const key = signer.method === 'jwk' && (await calculateJwkThumbprint(signer.publicJwk as JWK)) === (await calculateJwkThumbprint(dpopKey.publicJwk)) ? dpopKey : holder;
-      return { jwt: await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader(header as never).sign(key.privateKey), signerJwk: key.publicJwk as never };
-    };
-    const client = new Openid4vciClient({
-      callbacks: {
-        fetch,
-        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
-        generateRandom: (length) => new Uint8Array(randomBytes(length)),
-        clientAuthentication: clientAuthenticationAnonymous(),
-        signJwt: signJwt as never,
-      },
-    });
+    const client = independentWallet([holder, dpopKey]);
     const credentialOffer = await client.resolveCredentialOffer(o.offerUri);
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
     const dpopSigner = { method: 'jwk' as const, alg: 'ES256', publicJwk: dpopKey.publicJwk as never };
@@ -364,5 +352,20 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     } finally {
       await strict.close();
     }
+  });
+});
+
+describe('an offer is tied to a client only by a redemption that succeeds', () => {
+  it('a forged attestation naming another client gets no token and leaves the offer to the wallet that holds it', async () => {
+    const o = await offer(running);
+    const stranger = await keyPair();
+    const forged = await attestedToken(running, o.code, {
+      'oauth-client-attestation': await walletAttestation({ sub: 'intruder', instance: stranger, signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } } }),
+      'oauth-client-attestation-pop': await attestationPop(stranger, running, await challenge(running)),
+    });
+    expect(forged).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+    expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toBeUndefined();
+    const anonymous = await attestedToken(running, o.code, {});
+    expect(anonymous.status, JSON.stringify(anonymous.body)).toBe(200);
   });
 });

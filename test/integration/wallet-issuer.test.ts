@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { clientAuthenticationAnonymous, type JwtSigner } from '@openid4vc/oauth2';
-import { Openid4vciClient, setGlobalConfig } from '@openid4vc/openid4vci';
-import { calculateJwkThumbprint, CompactSign, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { setGlobalConfig } from '@openid4vc/openid4vci';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { independentWallet } from '../helpers/openid4vci.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/store/redis.js';
 import { DevWallet } from '../../src/wallet/holder.js';
@@ -300,18 +299,7 @@ describe('wallet-facing issuer with a third-party wallet library', () => {
       if (String(input).endsWith('/wallet/token')) tokenRequests.push(new URLSearchParams(String(init?.body)));
       return fetch(input, init);
     };
-    const client = new Openid4vciClient({
-      callbacks: {
-        fetch: recordingFetch,
-        hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
-        generateRandom: (length) => new Uint8Array(randomBytes(length)),
-        clientAuthentication: clientAuthenticationAnonymous(),
-        signJwt: async (_signer: JwtSigner, { header, payload }) => ({
-          jwt: await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader(header as never).sign(privateKey),
-          signerJwk: publicJwk as never,
-        }),
-      },
-    });
+    const client = independentWallet([{ privateKey, publicJwk }], recordingFetch);
     const credentialOffer = await client.resolveCredentialOffer(o.offerUri);
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
     const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '2468' });
