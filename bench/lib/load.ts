@@ -289,6 +289,7 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
       const t0 = performance.now();
       const offers: CredentialOffer[] = [];
       let mintCpuUs = 0;
+      let statusCpuUs = 0;
       const batches = Math.ceil(spec.maxOps / MINT_BATCH);
       for (let b = 0; b < batches; b++) {
         const n = Math.min(MINT_BATCH, spec.maxOps - offers.length);
@@ -297,13 +298,19 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         if (minted.length !== n) throw new Error(`minting offers: asked for ${n}, got ${minted.length}`);
         offers.push(...minted);
         mintCpuUs += Number(answer.cpuUs);
+        statusCpuUs += Number(answer.statusCpuUs);
       }
       // one holder key per virtual user, as issuance_flow
       const holders: HolderKey[] = await Promise.all(Array.from({ length: spec.concurrency }, () => newHolderKey()));
       return {
         maxOps: offers.length,
         // the server's CPU per offer minted (measured in the server around the minting itself)
-        info: { offersMinted: offers.length, mintMs: Math.round(performance.now() - t0), mintCpuMsPerOffer: mintCpuUs / 1000 / offers.length },
+        info: {
+          offersMinted: offers.length,
+          mintMs: Math.round(performance.now() - t0),
+          mintCpuMsPerOffer: mintCpuUs / 1000 / offers.length,
+          statusEntryCpuMsPerOffer: statusCpuUs / 1000 / offers.length,
+        },
         op: async (vu, i) => {
           // bare oidc-provider serves the metadata under its mount path and needs the wallet client's id at the token endpoint
           await walletRedeem(client, offers[i], holders[vu], { metadata: 'appended', clientId: 'wallet' });
