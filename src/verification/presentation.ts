@@ -203,7 +203,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   // D18, draft-ietf-oauth-status-list §8: last, once everything local holds, the credential's status when it
   // references a status list. Checked here rather than by @sd-jwt/sd-jwt-vc, which has no cache, no size or
   // redirect limits and does not check the list's `sub`.
-  await checkStatus(payload.status, issuerKey, ctx);
+  await checkStatus(payload.status, issuer, issuerKey, ctx);
 
   const claims = Object.fromEntries(Object.entries(verified.payload as Record<string, unknown>).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)));
   return {
@@ -393,7 +393,7 @@ function hashB64(data: string, algorithm: string): string {
  * other value but valid (0) as an invalid status. A list that cannot be fetched is refused or accepted as
  * `onStatusUnavailable` says; a list that is not to be trusted is always refused.
  */
-async function checkStatus(status: unknown, issuerKey: JWTVerifyGetKey, ctx: PresentationContext): Promise<void> {
+async function checkStatus(status: unknown, issuer: string, issuerKey: JWTVerifyGetKey, ctx: PresentationContext): Promise<void> {
   if (status === undefined) return;
   if (!isObject(status)) throw refuse('malformed_presentation', 'the credential status is not an object');
   const reference = status.status_list;
@@ -403,7 +403,7 @@ async function checkStatus(status: unknown, issuerKey: JWTVerifyGetKey, ctx: Pre
   }
   let value: number;
   try {
-    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(reference.uri, reference.idx, issuerKey);
+    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(issuer, reference.uri, reference.idx, issuerKey);
   } catch (err) {
     if (err instanceof StatusListUnavailable || err instanceof IssuerKeysUnavailable) {
       if (ctx.onStatusUnavailable === 'accept') return;

@@ -40,18 +40,23 @@ export class StatusChecks {
     this.#fetch = fetchImpl;
   }
 
-  /** The status value of entry `idx` of the list at `uri`, a list signed by one of `keys`. */
-  async status(uri: string, idx: number, keys: JWTVerifyGetKey, now = Date.now()): Promise<number> {
-    let cached = this.#cache.get(uri);
+  /**
+   * The status value of entry `idx` of the list at `uri`, a list signed by one of `keys`, the keys of
+   * `issuer`. Cached per issuer and URI: a list verified with one issuer's keys says nothing for another's.
+   */
+  async status(issuer: string, uri: string, idx: number, keys: JWTVerifyGetKey, now = Date.now()): Promise<number> {
+    const key = JSON.stringify([issuer, uri]);
+    let cached = this.#cache.get(key);
     if (!cached || cached.until <= now) {
-      this.#cache.delete(uri);
+      this.#cache.delete(key);
       // concurrent checks of one list share one fetch
-      let loading = this.#loading.get(uri);
+      let loading = this.#loading.get(key);
       if (!loading) {
-        loading = this.#load(uri, keys, now).finally(() => this.#loading.delete(uri));
-        this.#loading.set(uri, loading);
+        loading = this.#load(uri, keys, now).finally(() => this.#loading.delete(key));
+        this.#loading.set(key, loading);
       }
       cached = await loading;
+      this.#cache.set(key, cached);
     }
     try {
       return cached.list.getStatus(idx);
@@ -90,9 +95,7 @@ export class StatusChecks {
     }
     const ttl = typeof payload.ttl === 'number' && payload.ttl > 0 ? Math.min(payload.ttl, MAX_CACHE) : DEFAULT_CACHE;
     const until = Math.min(now + ttl * 1000, typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity);
-    const cached = { list, until };
-    this.#cache.set(uri, cached);
-    return cached;
+    return { list, until };
   }
 
   async #get(uri: string): Promise<string> {
