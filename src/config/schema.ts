@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { credentialExpiry } from '../issuance/validity.js';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
@@ -8,6 +9,12 @@ import { isLoopbackHost } from '../rules/loopback.js';
 const isoDuration = z
   .string()
   .regex(/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'must be an ISO 8601 duration such as P365D');
+
+/** a budget in rate-limiter-flexible's terms: `points` requests per `duration` seconds */
+const budget = z.object({ points: z.number().int().positive(), duration: z.number().int().positive().max(86400) }).strict();
+const rateLimitSchema = z.object({ perClient: budget.optional(), perAddress: budget.optional() }).strict();
+const flood = (points: number) => ({ perClient: { points, duration: 1 }, perAddress: { points, duration: 1 } });
+const DEFAULT_RATE_LIMITS = { par: flood(10000), token: flood(10000), walletToken: flood(2000), credential: flood(2000), vpResponse: flood(2000) };
 
 const absoluteUrl = z.string().refine((v) => {
   try {
@@ -233,9 +240,26 @@ export const configSchema = z
         /** D12: the secret behind pairwise subjects; never rotated (a new one changes every pairwise sub) */
         pairwise: z.string().default('./keys/pairwise.json'),
         generate: z.boolean().default(true),
+        /** D20: `npm run keys -- rotate`: a new key is published at once and signs only after activateAfter */
+        rotation: z
+          .object({
+            /** longer than any client's JWKS cache (ISO 8601 duration) */
+            activateAfter: isoDuration.default('PT1H'),
+            /** seconds between two looks of an instance at its key files or store keys for a rotated set */
+            reloadInterval: z.number().positive().max(3600).default(10),
+          })
+          .strict()
+          .default({ activateAfter: 'PT1H', reloadInterval: 10 }),
       })
       .strict()
-      .default({ idToken: './keys/id-token.jwks.json', credential: './keys/credential.jwks.json', cookies: './keys/cookies.json', pairwise: './keys/pairwise.json', generate: true }),
+      .default({
+        idToken: './keys/id-token.jwks.json',
+        credential: './keys/credential.jwks.json',
+        cookies: './keys/cookies.json',
+        pairwise: './keys/pairwise.json',
+        generate: true,
+        rotation: { activateAfter: 'PT1H', reloadInterval: 10 },
+      }),
     lifetimes: z
       .object({
         par: z.number().int().positive().default(60),
@@ -327,12 +351,43 @@ export const configSchema = z
       })
       .strict()
       .default({ timeout: 10, firstRetry: 5, retryWindow: 'P1D' }),
+    /** Prometheus metrics on a listener of their own (off unless a port is set) */
+    metrics: z
+      .object({
+        port: z.number().int().min(0).max(65535).optional(),
+        /** never the public interface by default: metrics are for the operator's scraper */
+        host: z.string().default('127.0.0.1'),
+        /** client_id as a label of the flow counters (one series per client) */
+        perClient: z.boolean().default(false),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', perClient: false }),
+    /**
+     * Per client and per source address, on the configured store (rate-limiter-flexible's points per
+     * duration in seconds). The defaults are flood guards sized above what one instance serves; lower
+     * them to a deployment's traffic (docs/operations.md).
+     */
+    rateLimits: z
+      .object({
+        par: rateLimitSchema.default(DEFAULT_RATE_LIMITS.par),
+        token: rateLimitSchema.default(DEFAULT_RATE_LIMITS.token),
+        walletToken: rateLimitSchema.default(DEFAULT_RATE_LIMITS.walletToken),
+        credential: rateLimitSchema.default(DEFAULT_RATE_LIMITS.credential),
+        vpResponse: rateLimitSchema.default(DEFAULT_RATE_LIMITS.vpResponse),
+      })
+      .strict()
+      .default(DEFAULT_RATE_LIMITS),
     /** serves /demo: a relying party for trying the flows in a browser (never in production) */
     demo: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    const { activateAfter, reloadInterval } = cfg.keys.rotation;
+    const now = new Date();
+    if (credentialExpiry(activateAfter, now).getTime() - now.getTime() < 2 * reloadInterval * 1000) {
+      ctx.addIssue({ code: 'custom', path: ['keys', 'rotation', 'activateAfter'], message: `must be at least twice keys.rotation.reloadInterval (${reloadInterval} s): every instance must publish a new key before it signs` });
+    }
     if (cfg.walletAttestation.required && cfg.walletAttestation.trustedProviders.length === 0) {
       ctx.addIssue({ code: 'custom', path: ['walletAttestation', 'trustedProviders'], message: 'must name at least one wallet provider when walletAttestation.required is true' });
     }
@@ -371,6 +426,9 @@ export const configSchema = z
   });
 
 export type Config = z.output<typeof configSchema>;
+export type RateLimitsConfig = Config['rateLimits'];
+export type RateLimitEndpoint = keyof RateLimitsConfig;
+export type MetricsConfig = Config['metrics'];
 export type CredentialType = Config['credentialTypes'][number];
 export type AttributeSpec = CredentialType['attributes'][string];
 export type ClientConfig = Config['clients'][number];
