@@ -5,10 +5,11 @@ import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import type { LoadedConfig } from './config/load.js';
-import { loadKeys, publicJwks, type KeyOrigin, type KeySet } from './keys/keys.js';
+import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
+import { KeyRing, keepPeriods } from './keys/keyRing.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
-import { StoreUnavailableError } from './store/redis.js';
+import { RedisStore, StoreUnavailableError } from './store/redis.js';
 import { versionProfiles, type VersionProfile } from './oidc/versions.js';
 import { createRpProvider } from './oidc/provider.js';
 import { createVersionEdge } from './oidc/edge.js';
@@ -30,11 +31,13 @@ import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
 import { renderMessage } from './interaction/views/message.js';
 import { createDemoRoutes } from './demo/routes.js';
-import { createDemoPidIssuer } from './demo/pid.js';
+import { createDemoPidIssuer, DEMO_PID_PATH, DEMO_PID_TYPE } from './demo/pid.js';
 import { createDemoIdvProvider } from './demo/idvProvider.js';
 import { createLogger, loggablePath, type Logger } from './log.js';
-import { CookieKeys } from './http/cookieKeys.js';
+import { Metrics } from './metrics/metrics.js';
+import { FlowEvents } from './metrics/flowEvents.js';
 import { ClientAborted } from './http/form.js';
+import { RateLimited, RateLimits, storeKeyPrefix } from './http/rateLimits.js';
 import { sendPage } from './http/page.js';
 import { sendError } from './http/respond.js';
 import { ProtocolError } from './rules/errors.js';
@@ -50,11 +53,15 @@ export interface Service {
   logger: Logger;
   /** where each key set came from at start-up (D20), for the start-up log */
   keyOrigins: KeyOrigin[];
+  /** the keys in use, kept current after a rotation (D20) */
+  keyRing: KeyRing;
   /** where the verifier's certificate came from, and what an operator must read about it */
   verifierOrigin: ClientIdentityOrigin;
   /** D13: the webhook deliveries (every instance sends what is due) and the External Client flows */
   webhooks: WebhookQueue;
   external: ExternalFlows;
+  /** issue 21: Prometheus metrics; `listen()` (src/server.ts) serves them when metrics.port is set */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -155,6 +162,11 @@ function errorBoundary(logger: Logger) {
         ctx.set('Retry-After', '2');
         return;
       }
+      if (err instanceof RateLimited) {
+        // issue 21 (docs/decisions.md, "Rate limits"): a registered code that clients retry, and when
+        sendError(ctx, new ProtocolError('temporarily_unavailable', err.message, 429), { 'Retry-After': String(err.retryAfter) });
+        return;
+      }
       if (err instanceof ProtocolError) {
         sendError(ctx, err);
         return;
@@ -219,14 +231,34 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
-  // one signer for every signed cookie (Keygrip-compatible: src/http/cookieKeys.ts)
-  const cookieKeys = new CookieKeys(keys.cookies);
-  const deps = { config, store, idTokenKeys: keys.idToken, cookieKeys };
+  // D20: the keys that sign and are published now, reloaded from where they came from (a rotation
+  // reaches every instance within keys.rotation.reloadInterval); one signer for every signed cookie
+  const keyRing = new KeyRing(keys, origins, {
+    keep: keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []),
+    store: store.kind === 'redis' ? store : undefined,
+    logger,
+  });
+  if (opts.background !== false) keyRing.start(config.keys.rotation.reloadInterval * 1000);
+  const cookieKeys = keyRing.cookieKeys;
+  // the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms)
+  const derivedRoot = keyRing.pairwise;
+  const deps = { config, store, idTokenKeys: keyRing.idToken, cookieKeys };
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
-  const publicKeys = publicJwks(keys.idToken);
+  const publicKeys = () => keyRing.idToken.published();
+
+  // issue 21: the metrics, and the flows' ends, each counted and audited once where it is decided (src/metrics/flowEvents.ts)
+  const metrics = new Metrics(config.metrics, {
+    clients: config.clients.map((c) => c.clientId),
+    issuerPaths: config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath],
+    basePath: new URL(config.baseUrl).pathname.replace(/\/$/, ''),
+  });
+  const flowEnds = new FlowEvents(metrics, logger);
+  // issue 21: per client and per source address, on the store (shared by every instance on Redis)
+  const rateLimits = new RateLimits(config.rateLimits, store, { keyPrefix: storeKeyPrefix(config.store), onLimited: (endpoint) => metrics.rateLimited(endpoint) });
+  const stopCountingStoreErrors = store instanceof RedisStore ? store.onUnavailable(() => metrics.storeError()) : undefined;
 
   // D13: External Client flow events, delivered from the store by every instance
-  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, { poll: opts.background !== false });
+  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, { poll: opts.background !== false, onAttempt: (outcome) => metrics.webhookDelivery(outcome) });
 
   // the wallet's request that completes a step keeps the ID token's claims for the holder's browser;
   // an External Client flow's client is told by webhook instead
@@ -237,21 +269,31 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     await steps.succeeded(stepId, claims, config.lifetimes.interaction);
     if (isExternal) await external.completed(stepId, claims);
   };
-  const stepFailed = (stepId: string, message: string, isExternal: boolean | undefined) => (isExternal ? external.failed(stepId, message) : Promise.resolve());
+  const stepFailed = (stepId: string, message: string, isExternal: boolean | undefined, reported: 'failed' | 'denied' = 'failed') =>
+    isExternal ? external.failed(stepId, message, reported) : Promise.resolve();
   const walletIssuer = createWalletIssuer({
     baseUrl: config.baseUrl,
     path: config.walletPath,
     store,
-    credentialKeys: keys.credential,
+    credentialKeys: keyRing.credential,
     credentialTypes: config.credentialTypes,
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
-    cookieKeys: keys.cookies,
+    cookieKeys,
+    secret: derivedRoot,
     statusList: config.statusList,
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
-    onIssued: (offer) => stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external),
-    onFailed: (offer, message) => stepFailed(offer.stepId, message, offer.external),
+    onIssued: async (offer) => {
+      await stepSucceeded(offer.stepId, issuanceFlowClaims(offer), offer.external);
+      flowEnds.issued(offer); // after: a credential whose step could not be told is not issued (the offer is put back)
+    },
+    onFailed: (offer, message) => {
+      flowEnds.issuanceFailed(offer);
+      return stepFailed(offer.stepId, message, offer.external);
+    },
+    onPinFailure: () => metrics.pinFailure(),
+    rateLimits,
   });
 
   const verifier = createVerifier({
@@ -259,14 +301,17 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     store,
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
-    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: publicJwks(keys.credential) },
+    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => keyRing.credential.published() },
     clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,
-    onVerified: (record, result) =>
-      stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external),
-    onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external),
+    rateLimits,
+    onVerified: async (record, result) => {
+      await stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external);
+      flowEnds.verified(record);
+    },
+    onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external, flowEnds.verificationFailed(record, failure.description)),
   });
   const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
     poll: opts.background !== false,
@@ -275,24 +320,26 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       const step = await steps.find(stepId);
       return step?.offerId ? walletIssuer.issuableUntil(step.offerId) : undefined;
     },
+    onEnded: (stepId, request, outcome) => flowEnds.externalEnded(stepId, request, outcome),
   });
   const grantClaims = new GrantClaims(store);
   // D12: the second identity-verification flow, through another OpenID Connect provider
   const upstreamIdv = config.identity.VerifiedIdentity_Other;
   const otherProvider =
-    upstreamIdv && new OtherProvider({ config: upstreamIdv, baseUrl: config.baseUrl, store, lifetimes: config.lifetimes, subjects, steps, grantClaims, providers, logger });
+    upstreamIdv &&
+    new OtherProvider({ config: upstreamIdv, baseUrl: config.baseUrl, store, lifetimes: config.lifetimes, subjects, steps, grantClaims, providers, logger, onEnded: (journey, outcome) => flowEnds.journeyEnded(journey, outcome) });
   // a version's non-PAR authorise endpoint (Version 1: /oidc/authorizev1), where a journey continues with context_id
   const nonParAuthorize = (p: VersionProfile) => `${config.baseUrl}${p.paths.authorizeNonPar ?? p.paths.authorize}`;
   const authorizeUrls = { v1: nonParAuthorize(profiles.v1), v2: nonParAuthorize(profiles.v2) };
   const identity = { pid: config.identity.VerifiedIdentity, other: otherProvider };
-  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls });
+  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls, flowEnds });
 
   const inner = new Koa();
   inner.keys = cookieKeys;
   inner.proxy = true; // host and scheme are baseUrl's: trustedForwarding sets the headers proxy mode reads
   // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
-  const pinHasher = new PinHasher(keys.cookies[0]);
-  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims, otherProvider };
+  const pinHasher = new PinHasher(derivedRoot);
+  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims, otherProvider, rateLimits };
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v2, provider: providers.v2 }));
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v1, provider: providers.v1 }));
   inner.use(walletIssuer.middleware);
@@ -301,12 +348,20 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   if (config.admin.token) inner.use(adminRoutes(config.admin.token, walletIssuer.statuses, logger));
   if (config.demo) {
     // the demo's PID issuer (demo only): a PID for trying VerifiedIdentity with the dev wallet
-    const pid = createDemoPidIssuer({ baseUrl: config.baseUrl, store, credentialKeys: keys.credential, cookieKeys: keys.cookies, offerLifetime: config.lifetimes.offer, statusList: config.statusList });
+    const pid = createDemoPidIssuer({
+      baseUrl: config.baseUrl,
+      store,
+      credentialKeys: keyRing.credential,
+      cookieKeys,
+      secret: derivedRoot,
+      offerLifetime: config.lifetimes.offer,
+      statusList: config.statusList,
+    });
     inner.use(
-      createDemoRoutes(config, store, keys.idToken, {
+      createDemoRoutes(config, store, publicKeys, {
         pidIssuer: pid.credentialIssuer,
         changeStatus: (serialNumber, action) => changeStatus(walletIssuer.statuses, logger, serialNumber, action, 'demo'),
-        formKey: keys.cookies[0],
+        formKey: derivedRoot,
       }),
     );
     inner.use(pid.middleware);
@@ -353,6 +408,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   app.use(trustedForwarding(config.baseUrl, config.trustedProxies));
   app.use(securityHeaders);
   app.use(requestLog(logger));
+  // inside the request log, outside the error boundary: it sees the status every answer goes out with
+  if (metrics.enabled) app.use(metrics.middleware);
   app.use(errorBoundary(logger));
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
   app.use(basePath ? mount(basePath, inner) : mount(inner));
@@ -367,10 +424,15 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     verifier,
     logger,
     keyOrigins: origins,
+    keyRing,
     verifierOrigin,
     webhooks,
     external,
+    metrics,
     close: async () => {
+      stopCountingStoreErrors?.();
+      await metrics.close();
+      keyRing.close();
       await Promise.all([webhooks.close(), external.close()]);
       await store.close();
     },

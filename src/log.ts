@@ -1,4 +1,18 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+/**
+ * Tests only (test/logCapture.ts): a file that every logger of the process also appends each line to, at
+ * debug whatever its own level (`silent` too), so that a test run's whole log can be checked for secrets.
+ * When the variable is not set (production), loggers are exactly as configured.
+ */
+export const LOG_CAPTURE_ENV = 'VC_LOG_CAPTURE';
+let captureFile: { path: string; stream: DestinationStream } | undefined;
+
+function captured(path: string): DestinationStream {
+  // one file descriptor per process, however many loggers; synchronous, so no line is lost at exit
+  if (captureFile?.path !== path) captureFile = { path, stream: pino.destination({ dest: path, append: true, sync: true }) };
+  return captureFile.stream;
+}
 
 /**
  * D17: secrets, PINs, hints, attribute values and tokens never reach logs. Request logs carry the
@@ -6,22 +20,29 @@ import pino, { type Logger } from 'pino';
  * The redaction list is a second line of defence for anything logged by mistake.
  */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
-  return pino(
-    {
-      level,
-      base: undefined,
-      redact: {
-        paths: [
-          '*.client_secret', '*.id_token_hint', '*.PinCode', '*.tx_code', '*.code', '*.code_verifier',
-          '*.id_token', '*.access_token', '*.vp_token', '*.credential', '*.password', 'req.headers.authorization',
-          'req.headers.cookie', '*.ContinuationContext', '*.context_id',
-        ],
-        censor: '[redacted]',
-      },
-    },
-    destination as never,
-  );
+  const capture = process.env[LOG_CAPTURE_ENV];
+  if (capture) {
+    const streams: pino.StreamEntry[] = [{ level: 'debug', stream: captured(capture) }];
+    if (level !== 'silent') streams.push({ level: level as pino.Level, stream: (destination as DestinationStream | undefined) ?? pino.destination(1) });
+    return pino({ ...options(), level: 'debug' }, pino.multistream(streams));
+  }
+  return pino({ ...options(), level }, destination as never);
 }
+
+function options(): pino.LoggerOptions {
+  return {
+    base: undefined,
+    redact: {
+      paths: [
+        '*.client_secret', '*.id_token_hint', '*.PinCode', '*.tx_code', '*.code', '*.code_verifier',
+        '*.id_token', '*.access_token', '*.vp_token', '*.credential', '*.password', 'req.headers.authorization',
+        'req.headers.cookie', '*.ContinuationContext', '*.context_id',
+      ],
+      censor: '[redacted]',
+    },
+  };
+}
+
 /**
  * A request path as it may be logged: path segments that are bearer references (the credential offer
  * behind `credential_offer_uri`, whose pre-authorized code a reader of the log could redeem; the

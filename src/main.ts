@@ -7,6 +7,7 @@ import { listen } from './server.js';
 import { writeJsonSchema } from './config/jsonSchema.js';
 import { webhooksCommand } from './webhooks/cli.js';
 import { adminCommand } from './admin/cli.js';
+import { keysCommand } from './keys/cli.js';
 
 const USAGE = `Usage:
   npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
@@ -16,6 +17,8 @@ const USAGE = `Usage:
                                        show or resend webhook deliveries (Redis store; --help for more)
   npm run admin -- revoke|suspend|reinstate|status SERIAL-NUMBER [--config FILE]
                                        change or show an issued credential's status (Redis store)
+  npm run keys -- rotate idToken|credential|cookies | list [--config FILE]
+                                       rotate a key set without a gap, or list the keys (--help for more)
 Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
 
 async function main(argv: string[]): Promise<number> {
@@ -23,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
   // its own options (--failed) and subcommands, which the strict parse below would refuse
   if (command === 'webhooks') return webhooksCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   if (command === 'admin') return adminCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
+  if (command === 'keys') return keysCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   const { values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
   if (values.help) {
     console.log(USAGE);
@@ -72,7 +76,7 @@ async function serve(file: string): Promise<number> {
   Version 1 discovery:  ${config.baseUrl}/oidc/.well-known/openid-configuration
   Wallet issuer:        ${config.baseUrl}/.well-known/openid-credential-issuer/${config.walletPath}
   Health:               ${config.baseUrl}/healthz  ${config.baseUrl}/readyz
-${caFile ? `  Verifier:             signs its requests under a local CA made for development;
+${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Prometheus; its own listener, not the public port)\n` : ''}${caFile ? `  Verifier:             signs its requests under a local CA made for development;
                         a wallet must be told to trust ${caFile}
                         (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${caFile})
 ` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);

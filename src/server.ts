@@ -50,6 +50,14 @@ export async function listen(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  // issue 21: GET /metrics on a listener of its own (metrics.host:metrics.port), never on the public port;
+  // stopped with the service (service.close)
+  try {
+    await service.metrics.listen();
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
   const { port: actual } = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return {

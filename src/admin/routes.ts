@@ -25,19 +25,35 @@ export function adminRoutes(token: string, registry: StatusRegistry, logger: Log
     ctx.status = status;
     ctx.body = { error, error_description: description };
   };
+  /**
+   * The audit line of every request of the API (D17): the action, the SerialNumber (once the caller is
+   * authorised), the outcome and when; never the token. A status change also writes its own line (changeStatus).
+   */
+  const audit = (ctx: Context, action: string, serialNumber: string | undefined, outcome: string) =>
+    logger.info({ audit: 'admin_action', action, ...(serialNumber !== undefined ? { serialNumber } : {}), outcome, ...(outcome !== 'error' ? { status: ctx.status } : {}), at: new Date().toISOString() }, 'admin action');
+  const OUTCOMES: Record<number, string> = { 200: 'done', 404: 'unknown', 409: 'final' };
   const guarded = (handle: (ctx: Context, serialNumber: string, action?: string) => Promise<void>) => async (ctx: Context, [serial, action]: string[]) => {
     ctx.set('Cache-Control', 'no-store');
+    const named = action ?? 'status';
     if (!authorised(ctx)) {
       ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
-      return refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
+      refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
+      return audit(ctx, named, undefined, 'unauthorized');
     }
     let serialNumber: string;
     try {
       serialNumber = decodeURIComponent(serial);
     } catch {
-      return refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
+      refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
+      return audit(ctx, named, undefined, 'invalid');
     }
-    await handle(ctx, serialNumber, action);
+    try {
+      await handle(ctx, serialNumber, action);
+    } catch (err) {
+      audit(ctx, named, serialNumber, 'error');
+      throw err;
+    }
+    audit(ctx, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
   };
 
   async function change(ctx: Context, serialNumber: string, action?: string): Promise<void> {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import compose from 'koa-compose';
 import type { Context, Middleware } from 'koa';
 import type { JWK } from 'jose';
+import type { SigningKeys } from '../keys/keyRing.js';
+import type { CookieKeys } from '../http/cookieKeys.js';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createWalletIssuer } from '../issuance/walletIssuer.js';
@@ -48,8 +50,10 @@ export interface DemoPidOptions {
   baseUrl: string;
   store: Store;
   /** the service's credential keys (ES256, the first signs): shared by instances, so any instance issues */
-  credentialKeys: { keys: JWK[] };
-  cookieKeys: string[];
+  credentialKeys: SigningKeys | { keys: JWK[] };
+  cookieKeys: CookieKeys | string[];
+  /** the root of derived secrets (createWalletIssuer's `secret`) */
+  secret?: string;
   /** seconds an offer lives */
   offerLifetime: number;
   statusList: { ttl: number; size: number };
@@ -79,6 +83,7 @@ export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
     offerLifetime: o.offerLifetime,
     pinAttempts: 3, // its offers carry no PIN
     cookieKeys: o.cookieKeys,
+    secret: o.secret,
     statusList: o.statusList,
     // no holder's prompt waits for these offers: nothing to finish when one is issued or fails
   });

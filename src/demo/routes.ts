@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { EXTERNAL, type IdentityScope } from '../rules/scopes.js';
 import { webhookTargets } from '../webhooks/queue.js';
 import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
@@ -90,14 +90,20 @@ export interface DemoRoutesOptions {
   formKey?: string;
 }
 
-export function createDemoRoutes(config: Config, store: Store, idTokenJwks: { keys: JWK[] }, opts: DemoRoutesOptions = {}): Middleware {
+/** `idTokenJwks`: the ID-token keys published now (they change with a rotation, D20), as the JWKS endpoint serves them */
+export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () => { keys: JWK[] }, opts: DemoRoutesOptions = {}): Middleware {
   const callback = `${config.baseUrl}/demo/callback`;
   const webhookUrl = `${config.baseUrl}/demo/webhook`;
   const client: ClientConfig | undefined = config.clients.find((c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')));
   // External is offered only when the client's events come to this demo's receiver: otherwise they never arrive here
   const webhookSecrets = client?.scopes.includes(EXTERNAL) && client.webhook?.url === webhookUrl ? webhookTargets(config.clients).get(client.clientId)?.secrets : undefined;
   const profiles = versionProfiles(config.baseUrl);
-  const jwks = createLocalJWKSet({ keys: idTokenJwks.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
+  let made: { set: { keys: JWK[] }; jwks: ReturnType<typeof createLocalJWKSet> } | undefined;
+  const jwks: JWTVerifyGetKey = (header, token) => {
+    const set = idTokenJwks();
+    if (made?.set !== set) made = { set, jwks: createLocalJWKSet({ keys: set.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) }) };
+    return made.jwks(header, token);
+  };
   const endpoints = (mode: Mode) => discoveryDocument(mode.startsWith('v1') ? profiles.v1 : profiles.v2, config.baseUrl, mode === 'v1' ? 'root' : 'par') as Record<string, string>;
 
   function typesFor(c: ClientConfig): CredentialType[] {

@@ -23,6 +23,9 @@ export interface Continuation {
   claims: FlowClaims;
 }
 
+/** How a flow's end is counted: its outcome, or `denied` for a failure the holder chose. */
+type FlowEnd = 'completed' | 'failed' | 'expired' | 'denied';
+
 /** Seconds after the wallet step's own expiry before the flow is declared expired: a wallet's last request may still be under way. */
 const EXPIRY_GRACE_SECONDS = 5;
 const POLL_MS = 1_000;
@@ -48,6 +51,7 @@ const UNKNOWN_CONTEXT = 'context_id is unknown, expired or already used, or was 
 export class ExternalFlows {
   readonly #poller: Poller;
   readonly #openUntil: ((stepId: string) => Promise<number | undefined>) | undefined;
+  readonly #onEnded: ((stepId: string, request: ExternalRequest, outcome: FlowEnd) => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -61,9 +65,12 @@ export class ExternalFlows {
        * redeemed in time can still be issued while the wallet's access token lasts. Undefined: it cannot.
        */
       openUntil?: (stepId: string) => Promise<number | undefined>;
+      /** told of each flow's one outcome once it is announced (metrics, audit) */
+      onEnded?: (stepId: string, request: ExternalRequest, outcome: FlowEnd) => void;
     } = {},
   ) {
     this.#openUntil = opts.openUntil;
+    this.#onEnded = opts.onEnded;
     this.#poller = new Poller(() => this.#expireDue(), POLL_MS, opts.poll !== false);
   }
 
@@ -90,16 +97,19 @@ export class ExternalFlows {
     });
   }
 
-  /** The wallet step failed (wallet declined, PIN attempts used up, presentation refused): flow.failed. */
-  async failed(stepId: string, description: string): Promise<void> {
-    await this.#end(stepId, 'failed', (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }));
+  /**
+   * The wallet step failed (wallet declined, PIN attempts used up, presentation refused): flow.failed.
+   * `reported`: how the flow's end is counted (`denied`: the holder declined in the wallet).
+   */
+  async failed(stepId: string, description: string, reported: 'failed' | 'denied' = 'failed'): Promise<void> {
+    await this.#end(stepId, 'failed', (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }), reported);
   }
 
   /**
    * Decides the flow's outcome, then announces it. Should announcing fail (the store), the outcome is
    * taken back, so that the wallet's retry (an offer stays redeemable when issuing fails) announces it.
    */
-  async #end(stepId: string, outcome: 'completed' | 'failed' | 'expired', announce: (request: ExternalRequest) => Promise<void>): Promise<void> {
+  async #end(stepId: string, outcome: 'completed' | 'failed' | 'expired', announce: (request: ExternalRequest) => Promise<void>, reported: FlowEnd = outcome): Promise<void> {
     const request = await this.#decide(stepId, outcome);
     if (!request) return;
     try {
@@ -110,6 +120,7 @@ export class ExternalFlows {
       await this.store.delete(outcomeKey(stepId)).catch(() => undefined);
       throw err;
     }
+    this.#onEnded?.(stepId, request, reported);
   }
 
   /** The expiry watch: flows whose step timed out without an outcome get flow.expired. */

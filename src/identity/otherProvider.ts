@@ -25,6 +25,8 @@ export interface OtherProviderDeps {
   logger: Logger;
   /** for tests: the upstream client */
   upstream?: UpstreamIdv;
+  /** told of each journey's one outcome (metrics, audit); `denied`: the provider answered an error such as access_denied */
+  onEnded?: (journey: Journey, outcome: 'completed' | 'failed' | 'denied') => void;
 }
 
 /**
@@ -125,7 +127,9 @@ export class OtherProvider {
   async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<void> {
     // the reason and the step, never a claim value (UpstreamError's messages carry none)
     this.d.logger.info({ flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message }, 'identity journey failed');
-    await this.journeys.end(journey, { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message }, resumed);
+    if (await this.journeys.end(journey, { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message }, resumed)) {
+      this.d.onEnded?.(journey, err.reason === 'refused' ? 'denied' : 'failed');
+    }
   }
 
   /**
@@ -201,6 +205,7 @@ export class OtherProvider {
     // the first browser's prompt finishes with the claims kept beside its step
     const keepClaims = resumed ? undefined : () => this.d.steps.succeeded(journey.stepId, claims, this.d.lifetimes.interaction);
     if (!(await this.journeys.end(journey, { status: 'done' }, resumed, keepClaims))) return { kind: 'page', ...PAGES.ended };
+    this.d.onEnded?.(journey, 'completed');
     if (!resumed) return { kind: 'prompt', version: journey.version, uid };
     // a continuing browser has no interaction: it goes to the client, as the first browser would have
     return { kind: 'client', url: await mintContinuationCode(provider, this.d.grantClaims, { request: journey, claims: { ...claims, tokenExtras: journey.tokenExtras } }, this.d.lifetimes.interaction) };

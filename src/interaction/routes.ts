@@ -39,6 +39,14 @@ export interface InteractionDeps {
   identity: { pid?: PidFlowConfig; other?: OtherProvider };
   /** where each version's non-PAR requests are authorised: a journey continues there with context_id (D12) */
   authorizeUrls: Record<Version, string>;
+  /** told of the flows that end at the prompt (metrics, src/metrics/flowEvents.ts) */
+  flowEnds?: PromptFlowEnds;
+}
+
+/** The ends of a flow the prompt decides: a request refused before its wallet step started, and a step ended as expired. */
+export interface PromptFlowEnds {
+  refused(stepId: string, kind: 'issuance' | 'verification' | 'identity' | 'external', clientId: string): void;
+  expired(stepId: string, step: WalletStep): void;
 }
 
 type Version = 'v1' | 'v2';
@@ -163,6 +171,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
     const offer = await d.walletIssuer.createOffer({
       stepId,
+      clientId: String(params.client_id),
       credentialType: type.name,
       attributes,
       pin,
@@ -183,7 +192,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   }
 
   async function startVerification(stepId: string, params: Record<string, unknown>, types: string[], external: boolean, returnUri: string): Promise<WalletStep> {
-    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external, returnUri });
+    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external, returnUri, clientId: String(params.client_id) });
     return {
       kind: 'verification',
       clientId: String(params.client_id),
@@ -271,7 +280,11 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       try {
         step = await startStep(found, version, stepId);
       } catch (err) {
-        if (err instanceof ProtocolError) return finishWithError(ctx, version, { error: err.error, error_description: err.description });
+        if (err instanceof ProtocolError) {
+          const { kind, external } = requestedFlow(String(found.params.scope ?? ''));
+          d.flowEnds?.refused(stepId, external ? 'external' : kind, String(found.params.client_id));
+          return finishWithError(ctx, version, { error: err.error, error_description: err.description });
+        }
         throw err;
       }
     }
@@ -370,6 +383,8 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
           ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
           return;
         }
+        // a failure was counted where it happened (the wallet's request); an expiry is seen here
+        if (state.status === 'expired') d.flowEnds?.expired(stepId, step);
         const what = step.kind === 'issuance' ? 'the credential offer' : step.kind === 'identity_other' ? 'the identity check' : 'the presentation request';
         return finishWithError(ctx, version, {
           error: 'access_denied',

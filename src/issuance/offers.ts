@@ -15,6 +15,8 @@ export interface OfferRecord {
   offerId: string;
   /** what the offer is a step of (the holder's prompt), handed back when the credential is issued */
   stepId: string;
+  /** the relying party whose flow the offer is (for metrics and the audit line, D17) */
+  clientId?: string;
   preAuthorizedCode: string;
   /** the PIN (the wallet's `tx_code`), as a salted hash only, when the offer has one */
   pin?: StoredPin;

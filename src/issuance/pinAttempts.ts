@@ -21,10 +21,13 @@ export class PinAttempts {
   constructor(
     private readonly store: Store,
     readonly limit: number,
+    /** told of every wrong PIN (metrics: vc_pin_failures_total) */
+    private readonly onFailure?: () => void,
   ) {}
 
   async attempt(offerId: string, right: boolean, ttlSeconds: number): Promise<PinOutcome> {
     const { allowed, count } = await this.store.attempt(pinAttemptsKey(offerId), !right, this.limit, ttlSeconds);
+    if (!right) this.onFailure?.();
     if (!allowed) return { kind: 'exhausted' };
     if (right) return { kind: 'pass' };
     return count < this.limit ? { kind: 'retry', attemptsLeft: this.limit - count } : { kind: 'revoke' };

@@ -4,6 +4,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import type { JWK } from 'jose';
 import { randomBase64url } from '../random.js';
 import { signEs256 } from '../keys/es256.js';
+import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 
 export interface SdJwtVcInput {
   issuer: string;
@@ -40,18 +41,27 @@ export function publicJwk(jwk: JWK): JWK {
  * `cnf.jwk`, `exp` = the credential's ExpiresAt.
  */
 export class SdJwtVcSigner {
-  readonly #kid: string;
-  readonly #sdJwt: SDJwtVcInstance;
+  readonly #keys: SigningKeys;
+  /** the signing key's kid and its instance: a rotation (D20) makes a new one */
+  #current?: { jwk: JWK; sdJwt: SDJwtVcInstance };
 
-  constructor(privateJwk: JWK) {
-    if (!privateJwk.kid) throw new TypeError('the credential signing key needs a kid');
-    if (privateJwk.kty !== 'EC' || privateJwk.crv !== 'P-256' || !privateJwk.d) {
+  /** a private ES256 JWK, or rotating keys (src/keys/keyRing.ts) of which the active one signs */
+  constructor(keys: JWK | SigningKeys) {
+    this.#keys = 'signing' in keys ? keys : signingKeysOf({ keys: [keys] });
+    this.#instance();
+  }
+
+  #instance(): { jwk: JWK; sdJwt: SDJwtVcInstance } {
+    const jwk = this.#keys.signing();
+    if (this.#current?.jwk === jwk) return this.#current;
+    if (!jwk.kid) throw new TypeError('the credential signing key needs a kid');
+    if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !jwk.d) {
       throw new TypeError('the credential signing key must be a private ES256 (EC P-256) JWK');
     }
-    this.#kid = privateJwk.kid;
-    const key = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+    const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
     const signer = (data: string) => signEs256(key, data);
-    this.#sdJwt = new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: disclosureSalt });
+    this.#current = { jwk, sdJwt: new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: disclosureSalt }) };
+    return this.#current;
   }
 
   async sign(input: SdJwtVcInput): Promise<string> {
@@ -66,6 +76,7 @@ export class SdJwtVcSigner {
     };
     const disclosureFrame = { _sd: Object.keys(input.attributes) };
     // the frame names only attributes; the library's types cannot express a frame over an open record
-    return this.#sdJwt.issue(payload, disclosureFrame as never, { header: { kid: this.#kid } });
+    const { jwk, sdJwt } = this.#instance();
+    return sdJwt.issue(payload, disclosureFrame as never, { header: { kid: jwk.kid } });
   }
 }

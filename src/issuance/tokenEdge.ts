@@ -8,6 +8,7 @@ import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js'
 import { failedMessage, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import type { PinHasher } from '../rules/pinHash.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
+import type { RateLimits } from '../http/rateLimits.js';
 
 export interface TokenEdgeDeps {
   offers: OfferBook;
@@ -27,6 +28,12 @@ export interface TokenEdgeDeps {
   codeFor(offer: OfferRecord, clientId: string): Promise<{ code: string; fresh: boolean } | undefined>;
   /** walletAttestation.required: a token request without a wallet attestation is refused */
   attestationRequired: boolean;
+  /**
+   * `walletToken`: every token request consumes its address's budget and, once the offer it names is found,
+   * the budget of the offer's relying party (`clientId`), before a PIN is looked at. The wallet itself is
+   * anonymous: the client is the relying party whose flow it is.
+   */
+  rateLimits?: RateLimits;
 }
 
 /** Where the edge leaves the id of the offer being redeemed, for the access token (`redeemedOffer`). */
@@ -64,19 +71,31 @@ const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
  */
 export function tokenEdge(deps: TokenEdgeDeps): Middleware {
   async function preAuthorizedCode(ctx: Context, next: () => Promise<void>): Promise<void> {
-    const params = await readForm(ctx, TOKEN_FORM_LIMIT);
-    if (params.grant_type !== PRE_AUTHORIZED_CODE_GRANT) return next();
+    let params: Record<string, string>;
+    try {
+      params = await readForm(ctx, TOKEN_FORM_LIMIT);
+    } catch (err) {
+      await deps.rateLimits?.consume('walletToken', { address: ctx.ip }); // over the budget, the 429 is the answer
+      throw err;
+    }
+    const preAuthorized = params.grant_type === PRE_AUTHORIZED_CODE_GRANT;
     const attestation = ctx.get('oauth-client-attestation');
-    if (deps.attestationRequired && !attestation) {
+    const unattested = preAuthorized && deps.attestationRequired && !attestation;
+    const code = preAuthorized ? params['pre-authorized_code'] : undefined;
+    const offerId = code && !unattested ? offerIdOf(code) : undefined;
+    // the offer is read first, so that the budgets of its relying party and of the address are consumed
+    // together (one round trip) before anything is decided, a PIN attempt least of all
+    const found = offerId ? await deps.offers.forRedemption(offerId) : undefined;
+    await deps.rateLimits?.consume('walletToken', { client: found?.offer?.clientId, address: ctx.ip });
+    if (!preAuthorized) return next();
+    if (unattested) {
       // as the provider answers a failed client authentication: 401 invalid_client
       return sendError(ctx, new ProtocolError('invalid_client', 'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider', 401));
     }
     if (!hasClientAuthentication(ctx, params)) params.client_id = deps.walletClientId;
 
-    const code = params['pre-authorized_code'];
-    if (!code) return next(); // the provider answers: missing parameter
-    const offerId = offerIdOf(code);
-    const { offer, redeemed, failed } = await deps.offers.forRedemption(offerId);
+    if (!offerId || !found) return next(); // the provider answers: missing parameter
+    const { offer, redeemed, failed } = found;
     if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
     if (!offer) return next(); // the provider answers: not found
     if (Math.floor(Date.now() / 1000) >= offer.redeemBy) return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
@@ -114,7 +133,11 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
   }
 
   return async function walletTokenEdge(ctx, next) {
-    if (ctx.method !== 'POST' || ctx.path !== '/token' || !ctx.is('application/x-www-form-urlencoded')) return next();
+    if (ctx.method !== 'POST' || ctx.path !== '/token') return next();
+    if (!ctx.is('application/x-www-form-urlencoded')) {
+      await deps.rateLimits?.consume('walletToken', { address: ctx.ip });
+      return next();
+    }
     try {
       await preAuthorizedCode(ctx, next);
     } catch (err) {

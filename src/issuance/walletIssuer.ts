@@ -15,7 +15,10 @@ import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offe
 import { PinAttempts } from './pinAttempts.js';
 import { PinHasher, type StoredPin } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
+import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
+import { CookieKeys } from '../http/cookieKeys.js';
 import { tokenEdge } from './tokenEdge.js';
+import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
 import { StatusRegistry } from '../status/registry.js';
 import { StatusListService } from '../status/listToken.js';
@@ -31,14 +34,20 @@ export interface WalletIssuerOptions {
   /** e.g. 'wallet' -> credential issuer identifier `${baseUrl}/wallet` */
   path: string;
   store: Store;
-  /** ES256 private JWKs with kid; the first one signs */
-  credentialKeys: { keys: JWK[] };
+  /** ES256 private JWKs with kid: rotating keys (src/keys/keyRing.ts), or a fixed set whose first one signs */
+  credentialKeys: SigningKeys | { keys: JWK[] };
   credentialTypes: CredentialType[];
   /** seconds an offer (and its pre-authorized code) lives */
   offerLifetime: number;
   /** D10, default 3 */
   pinAttempts: number;
-  cookieKeys: string[];
+  /** the signer of the provider's cookies (or its secrets, the first signing) */
+  cookieKeys: CookieKeys | string[];
+  /**
+   * the root of the secrets derived for PIN hashes and nonces, alike on every instance and never rotated
+   * (the service passes its pairwise secret); default: the first cookie secret given as a string
+   */
+  secret?: string;
   /**
    * Called once the credential is signed, with the offer it was issued for: the holder's prompt finishes
    * the authorisation from here, so that the browser can go straight back to the provider. When it
@@ -53,11 +62,17 @@ export interface WalletIssuerOptions {
   statusList?: { ttl: number; size: number };
   /** Called when an offer fails for good (its PIN attempts used up), with the holder's message. */
   onFailed?: (offer: OfferRecord, message: string) => Promise<void>;
+  /** the token endpoint's (`walletToken`) and the credential endpoint's (`credential`, per address) rate limits */
+  rateLimits?: RateLimits;
+  /** told of every wrong PIN a wallet sends (metrics) */
+  onPinFailure?: () => void;
 }
 
 export interface CreateOfferInput {
   /** what the offer is a step of; `onIssued` hands it back as the offer's `stepId` */
   stepId: string;
+  /** the relying party whose flow it is, handed back on the offer (metrics, audit) */
+  clientId?: string;
   credentialType: string;
   attributes: Record<string, unknown>;
   /** the PIN as a salted hash (src/rules/pinHash.ts): the offer never holds the PIN itself */
@@ -100,28 +115,31 @@ export const ACCESS_TOKEN_LIFETIME = 300;
  */
 export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   const credentialIssuer = `${opts.baseUrl}/${opts.path}`;
-  const signingKey = opts.credentialKeys.keys[0];
-  if (!signingKey) throw new TypeError('credentialKeys must hold at least one ES256 key');
+  const credentialKeys = signingKeysOf(opts.credentialKeys);
+  const cookieKeys = Array.isArray(opts.cookieKeys) ? new CookieKeys(opts.cookieKeys) : opts.cookieKeys;
+  const secret = opts.secret ?? (Array.isArray(opts.cookieKeys) ? opts.cookieKeys[0] : undefined);
+  if (!secret) throw new TypeError('createWalletIssuer: secret is required with a CookieKeys signer');
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
   const offers = new OfferBook(opts.store);
-  const pins = new PinAttempts(opts.store, opts.pinAttempts);
+  const pins = new PinAttempts(opts.store, opts.pinAttempts, opts.onPinFailure);
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
-  const statusLists = new StatusListService({ registry: statuses, credentialIssuer, signingKey, ttl: opts.statusList?.ttl ?? 300 });
+  const statusLists = new StatusListService({ registry: statuses, credentialIssuer, keys: credentialKeys, ttl: opts.statusList?.ttl ?? 300 });
 
   const provider = createWalletProvider({
     credentialIssuer,
     baseUrl: opts.baseUrl,
     store: opts.store,
-    credentialKeys: opts.credentialKeys,
+    credentialKeys: { keys: [credentialKeys.signing()] },
     credentialTypes: opts.credentialTypes,
-    cookieKeys: opts.cookieKeys,
+    cookieKeys,
+    secret,
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers,
-      signer: new SdJwtVcSigner(signingKey),
+      signer: new SdJwtVcSigner(credentialKeys),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       statusEntry: async (serialNumber, exp) => {
         const { listId, idx } = await statuses.allocate(serialNumber, exp);
@@ -135,13 +153,14 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     tokenEdge({
       offers,
       pins,
-      pinHasher: new PinHasher(opts.cookieKeys[0]),
+      pinHasher: new PinHasher(secret),
       store: opts.store,
       walletClientId: WALLET_CLIENT_ID,
       revoke: (offer) => revokeOffer(provider, opts.store, offer),
       onFailed: opts.onFailed,
       codeFor: (offer, clientId) => codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
       attestationRequired: opts.attestationRequired ?? false,
+      rateLimits: opts.rateLimits,
     }),
   );
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
@@ -154,7 +173,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offerByReference(opts.path, credentialIssuer, offers),
       statusListRoute(opts.path, statusLists),
       metadataAliases(opts.path, mounted),
-      jwtVcIssuerMetadata(opts.path, credentialIssuer, opts.credentialKeys.keys),
+      jwtVcIssuerMetadata(opts.path, credentialIssuer, credentialKeys),
+      limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),
       mounted,
     ]),
     createOffer: (input) => createOffer(offers, credentialIssuer, types, opts.offerLifetime, input),
@@ -187,6 +207,7 @@ async function createOffer(
   await offers.create({
     offerId,
     stepId: input.stepId,
+    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
     preAuthorizedCode,
     pin: input.pin,
     credentialType: type.name,

@@ -8,7 +8,7 @@ import { nonceSecretFrom } from './nonceSecret.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
 import { redeemedOffer } from './tokenEdge.js';
-import { CookieKeys } from '../http/cookieKeys.js';
+import type { CookieKeys } from '../http/cookieKeys.js';
 import type { AttestationKeys } from './attestationKeys.js';
 
 /**
@@ -21,9 +21,12 @@ export interface WalletProviderOptions {
   credentialIssuer: string;
   baseUrl: string;
   store: Store;
+  /** oidc-provider needs a keystore of private keys, though it signs nothing here (src/issuance signs the credential and its lists; wellKnown.ts publishes the keys) */
   credentialKeys: { keys: JWK[] };
   credentialTypes: CredentialType[];
-  cookieKeys: string[];
+  cookieKeys: CookieKeys;
+  /** the root of the nonce secrets (every instance derives the same ones) */
+  secret: string;
   offerLifetime: number;
   accessTokenLifetime: number;
   issueCredential: OpenID4VCIIssueCredential;
@@ -94,7 +97,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       },
     ],
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
-    cookies: { keys: new CookieKeys(o.cookieKeys) },
+    cookies: { keys: o.cookieKeys },
     responseTypes: ['code'],
     clientAuthMethods: attested ? ['none', 'attest_jwt_client_auth'] : ['none'],
     scopes: ['openid'],
@@ -131,14 +134,14 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       devInteractions: { enabled: false },
       // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
       // from the shared cookie keys, so any instance accepts any instance's nonce)
-      dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.cookieKeys, 'DPoP nonce secret'), requireNonce: () => true },
+      dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.secret, 'DPoP nonce secret'), requireNonce: () => true },
       // OAuth 2.0 Attestation-Based Client Authentication: a wallet attestation signed by a trusted wallet
       // provider (walletAttestation.trustedProviders) and its PoP with a server challenge
       attestClientAuth: attested
         ? {
             enabled: true,
             ack: 'draft-12',
-            challengeSecret: nonceSecretFrom(o.cookieKeys, 'attestation challenge secret'),
+            challengeSecret: nonceSecretFrom(o.secret, 'attestation challenge secret'),
             getAttestationSignaturePublicKey: (_ctx, header) => o.attestationKeys.keyFor(header),
           }
         : { enabled: false },
@@ -159,7 +162,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       openid4vci: {
         enabled: true,
         ack: 'experimental-01',
-        nonceSecret: nonceSecretFrom(o.cookieKeys),
+        nonceSecret: nonceSecretFrom(o.secret),
         preAuthorizedCodeGrant: true,
         credentialConfigurationsSupported: credentialConfigurationsFor(o.credentialTypes, o.baseUrl),
         credentialEndpointExpectedAudience: () => issuer,

@@ -1,6 +1,7 @@
 import type { JWK } from 'jose';
 import type { Context, Middleware, Next } from 'koa';
 import { publicJwk } from './sdJwtVc.js';
+import type { SigningKeys } from '../keys/keyRing.js';
 
 /**
  * Metadata at the locations wallets and verifiers look first for an issuer identifier with a path: the
@@ -54,17 +55,24 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
  * SD-JWT VC issuer metadata (draft-ietf-oauth-sd-jwt-vc §5): where verifiers find the keys that sign our
  * credentials, at `/.well-known/jwt-vc-issuer/<path>`. Public members only.
  */
-export function jwtVcIssuerMetadata(path: string, credentialIssuer: string, keys: JWK[]): Middleware {
+export function jwtVcIssuerMetadata(path: string, credentialIssuer: string, keys: SigningKeys): Middleware {
   const route = `/.well-known/jwt-vc-issuer/${path}`;
-  const body = {
-    issuer: credentialIssuer,
-    jwks: { keys: keys.map((k) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })) },
+  // the issuer's own JWKS route (oidc-provider's jwks_uri) publishes the same keys
+  const jwksRoute = `/${path}/jwks`;
+  let made: { published: { keys: JWK[] }; jwks: { keys: JWK[] } } | undefined;
+  // a rotation (D20) changes the published set; its public form is made once per set
+  const jwks = (): { keys: JWK[] } => {
+    const published = keys.published();
+    if (made?.published === published) return made.jwks;
+    const set = { keys: published.keys.map((k: JWK) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })) };
+    made = { published, jwks: set };
+    return set;
   };
   return function jwtVcIssuer(ctx, next) {
-    if (ctx.path !== route || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if ((ctx.path !== route && ctx.path !== jwksRoute) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = body;
+    ctx.body = ctx.path === route ? { issuer: credentialIssuer, jwks: jwks() } : jwks();
     return Promise.resolve();
   };
 }

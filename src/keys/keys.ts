@@ -3,14 +3,20 @@ import { dirname, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, calculateJwkThumbprint, type JWK } from 'jose';
 import type { Store } from '../store/types.js';
+import type { Rotation } from './rotation.js';
+
+/** A key as it is kept: a private JWK, and its rotation dates when it was added by a rotation (src/keys/rotation.ts). */
+export type KeptJwk = JWK & { rotation?: Rotation };
+/** A cookie secret as it is kept: the secret, or the secret with its rotation dates. */
+export type SecretEntry = string | { secret: string; rotation?: Rotation };
 
 export interface KeySet {
-  /** RS256 private keys for ID tokens; the first signs (spec: Authentication 6). */
-  idToken: { keys: JWK[] };
+  /** RS256 private keys for ID tokens (spec: Authentication 6); which one signs: src/keys/rotation.ts */
+  idToken: { keys: KeptJwk[] };
   /** ES256 private keys for SD-JWT VC credentials (D10). */
-  credential: { keys: JWK[] };
-  /** secrets for oidc-provider's signed cookies */
-  cookies: string[];
+  credential: { keys: KeptJwk[] };
+  /** secrets for the signed cookies */
+  cookies: SecretEntry[];
   /** D12: the secret behind pairwise subjects (the first one; never rotated) */
   pairwise: string[];
 }
@@ -52,7 +58,7 @@ export const KEY_STORE_KEYS: Record<KeySetName, string> = {
   pairwise: 'keys:pairwise',
 };
 
-async function newSigningKey(alg: 'RS256' | 'ES256'): Promise<JWK> {
+export async function newSigningKey(alg: 'RS256' | 'ES256'): Promise<JWK> {
   const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
   const jwk = await exportJWK(privateKey);
   return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
@@ -83,19 +89,27 @@ function checkJwks(where: string, set: { keys: JWK[] } | undefined, kty: string)
   return set;
 }
 
-function checkSecrets(where: string, secrets: string[] | undefined, what: string): string[] {
+/** The secret of an entry (a string, or a rotated secret with its dates). */
+export function secretOf(entry: SecretEntry): string {
+  return typeof entry === 'string' ? entry : entry.secret;
+}
+
+function checkSecrets(where: string, secrets: SecretEntry[] | undefined, what: string): SecretEntry[] {
   if (!Array.isArray(secrets) || secrets.length === 0) throw new Error(`${where}: expected a JSON array of secrets`);
-  const bad = secrets.findIndex((s) => typeof s !== 'string' || s.length === 0);
-  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string (${what})`);
+  const bad = secrets.findIndex((s) => {
+    const secret = typeof s === 'object' && s !== null ? (s as { secret?: unknown }).secret : s;
+    return typeof secret !== 'string' || secret.length === 0;
+  });
+  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string, or {"secret": ..., "rotation": ...} (${what})`);
   return secrets;
 }
 
 /** How each set is generated and checked (whether read from a file or from the store). */
-const KINDS = {
+export const KINDS = {
   idToken: { make: async () => ({ keys: [await newSigningKey('RS256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'RSA') },
   credential: { make: async () => ({ keys: [await newSigningKey('ES256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'EC') },
-  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as string[], 'a secret that signs cookies') },
-  pairwise: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as string[], 'the secret behind pairwise subjects') },
+  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'a secret that signs cookies') },
+  pairwise: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'the secret behind pairwise subjects').map(secretOf) },
 } as const;
 
 /**
@@ -157,9 +171,14 @@ export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?
   return { keys: { idToken, credential, cookies, pairwise }, origins };
 }
 
-/** The public half of a JWKS, for publication at jwks_uri. */
-export function publicJwks(set: { keys: JWK[] }): { keys: JWK[] } {
+/** The public half of a JWKS, for publication at jwks_uri (without the rotation dates we keep beside a key). */
+export function publicJwks(set: { keys: KeptJwk[] }): { keys: JWK[] } {
   return {
-    keys: set.keys.map(({ d, p, q, dp, dq, qi, oth, k, ...pub }) => pub as JWK),
+    keys: set.keys.map(({ d, p, q, dp, dq, qi, oth, k, rotation, ...pub }) => pub as JWK),
   };
+}
+
+/** A private key as libraries take it (the rotation dates are ours). */
+export function privateJwk({ rotation, ...jwk }: KeptJwk): JWK {
+  return jwk;
 }

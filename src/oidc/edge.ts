@@ -22,6 +22,7 @@ import type { ExternalFlows } from '../external/flows.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
 import type { GrantClaims } from '../interaction/flowClaims.js';
 import type { OtherProvider } from '../identity/otherProvider.js';
+import type { RateLimits } from '../http/rateLimits.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -30,13 +31,16 @@ export interface EdgeDeps {
   store: Store;
   clients: ReadonlyMap<string, ClientConfig>;
   credentialTypes: ReadonlyMap<string, CredentialType>;
-  publicKeys: { keys: JWK[] };
+  /** the ID-token keys published now (D20: they change with a rotation) */
+  publicKeys: () => { keys: JWK[] };
   pinHasher: PinHasher;
   /** D13: External Client flows, continued here with context_id */
   external: ExternalFlows;
   grantClaims: GrantClaims;
   /** D12: a VerifiedIdentity_Other journey continues here with context_id */
   otherProvider?: OtherProvider;
+  /** PAR and token: per address, and per client once it authenticated (src/http/rateLimits.ts) */
+  rateLimits?: RateLimits;
 }
 
 /** Room for an id_token_hint of the configured size (images make hints large) plus the other fields. */
@@ -101,6 +105,26 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     if (!claimed && (await d.store.get(pushed)) !== undefined) throw invalidRequest('request_uri has already been used: push a new request');
   }
 
+  /**
+   * The form of a PAR or token request and its authenticated client, within the rate limits: every request
+   * consumes its address's budget, and the client's budget only once the client authenticated (both in one
+   * round trip), so nobody can use up a client's budget with its client_id alone. A request refused before
+   * that (its form, its authentication) consumes the address's budget only; over it, the 429 is the answer.
+   */
+  async function authenticated(ctx: Context, endpoint: 'par' | 'token', formLimit: number): Promise<{ params: Record<string, string>; client: ClientConfig }> {
+    let params: Record<string, string>;
+    let client: ClientConfig;
+    try {
+      params = await readForm(ctx, formLimit);
+      client = authenticateClient(params, d.clients);
+    } catch (err) {
+      await d.rateLimits?.consume(endpoint, { address: ctx.ip });
+      throw err;
+    }
+    await d.rateLimits?.consume(endpoint, { client: client.clientId, address: ctx.ip });
+    return { params, client };
+  }
+
   /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
   async function providerAuthorizes(ctx: Context): Promise<void> {
     await toProvider(ctx, notFound);
@@ -114,8 +138,9 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
    * refuses what the edge does not know.
    */
   async function par(ctx: Context): Promise<void> {
-    const params = stripInternal(await readForm(ctx, formLimit(config)));
-    const client = authenticateClient(params, d.clients);
+    const authed = await authenticated(ctx, 'par', formLimit(config));
+    const params = stripInternal(authed.params);
+    const client = authed.client;
     const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
     if (edgeCanStore(providerParams, ctx.headers)) {
       // the hint's replay marker first: a replayed hint's data is never written; the pushed request
@@ -190,7 +215,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   }
 
   async function token(ctx: Context): Promise<void> {
-    const client = authenticateClient(await readForm(ctx, TOKEN_FORM_LIMIT), d.clients);
+    const { client } = await authenticated(ctx, 'token', TOKEN_FORM_LIMIT);
     await toProvider(ctx, notFound);
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });
@@ -217,7 +242,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   const { paths } = profile;
   const routes: Route[] = [
     { method: 'GET', path: paths.discovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')) },
-    { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys) },
+    { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys()) },
     { method: 'POST', path: paths.par, handle: withClientErrors(par) },
     { method: 'OPTIONS', path: paths.par, handle: (ctx) => toProvider(ctx, notFound) }, // CORS preflight: the provider refuses it
     { method: 'GET', path: paths.authorize, handle: (ctx) => authorize(ctx, 'authorize') },
@@ -229,7 +254,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   if (paths.rootDiscovery && paths.rootJwks && paths.authorizeNonPar) {
     routes.push(
       { method: 'GET', path: paths.rootDiscovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')) },
-      { method: 'GET', path: paths.rootJwks, handle: (ctx) => json(ctx, d.publicKeys) },
+      { method: 'GET', path: paths.rootJwks, handle: (ctx) => json(ctx, d.publicKeys()) },
       { method: 'GET', path: paths.authorizeNonPar, handle: (ctx) => authorize(ctx, 'authorizeNonPar') },
     );
   }

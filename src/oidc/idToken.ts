@@ -1,15 +1,27 @@
 import { CompactSign, importJWK, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
+import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 
 type Signer = (payload: Record<string, unknown>) => Promise<string>;
 
-/** One RS256 signature over the claims, with the header the spec shows: `alg`, `typ: JWT`, `kid`. */
-export async function createIdTokenSigner(keys: { keys: JWK[] }): Promise<Signer> {
-  const [jwk] = keys.keys;
-  const key = await importJWK({ ...jwk, alg: 'RS256' }, 'RS256');
-  const header = { alg: 'RS256', typ: 'JWT', kid: jwk.kid };
+/**
+ * One RS256 signature over the claims, with the header the spec shows: `alg`, `typ: JWT`, `kid`; by the
+ * key that signs now (D20: a rotation changes it without a restart; each key is imported once).
+ */
+export async function createIdTokenSigner(keys: SigningKeys | { keys: JWK[] }): Promise<Signer> {
+  const ring = signingKeysOf(keys);
+  let current: { jwk: JWK; key: Awaited<ReturnType<typeof importJWK>>; header: { alg: string; typ: string; kid?: string } } | undefined;
+  const signerKey = async () => {
+    const jwk = ring.signing();
+    if (current?.jwk !== jwk) current = { jwk, key: await importJWK({ ...jwk, alg: 'RS256' }, 'RS256'), header: { alg: 'RS256', typ: 'JWT', kid: jwk.kid } };
+    return current;
+  };
+  await signerKey();
   const encoder = new TextEncoder();
-  return (payload) => new CompactSign(encoder.encode(JSON.stringify(payload))).setProtectedHeader(header).sign(key);
+  return async (payload) => {
+    const { key, header } = await signerKey();
+    return new CompactSign(encoder.encode(JSON.stringify(payload))).setProtectedHeader(header).sign(key);
+  };
 }
 
 /** Claims oidc-provider adds that have no meaning here: a hash of an access token that is the ID token itself, session ids. */

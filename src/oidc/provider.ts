@@ -9,6 +9,7 @@ import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
 import { EXTERNAL, IDENTITY_SCOPES } from '../rules/scopes.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
+import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 
 /** oidc-provider keeps a pushed request at most 60 s; the store drops it at our configured lifetime if shorter. */
 export const parLifetime = (config: Config): number => Math.min(config.lifetimes.par, 60);
@@ -16,7 +17,8 @@ export const parLifetime = (config: Config): number => Math.min(config.lifetimes
 export interface RpProviderDeps {
   config: Config;
   store: Store;
-  idTokenKeys: { keys: JWK[] };
+  /** rotating (src/keys/keyRing.ts) or fixed (the first signs) */
+  idTokenKeys: SigningKeys | { keys: JWK[] };
   /** signs and verifies oidc-provider's cookies (Keygrip's signatures) */
   cookieKeys: CookieKeys;
 }
@@ -78,7 +80,9 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
     clientAuthMethods: ['client_secret_post'],
     // every client authenticates with a secret, which a browser must not hold: no cross-origin PAR or token calls
     clientBasedCORS: () => false,
-    jwks: deps.idTokenKeys as Configuration['jwks'],
+    // oidc-provider needs a keystore of private keys; it signs nothing with it (the ID token signer is
+    // ours, below) and the edge publishes the JWKS (D20: from the rotating keys)
+    jwks: { keys: [signingKeysOf(deps.idTokenKeys).signing()] } as Configuration['jwks'],
     cookies: {
       keys: deps.cookieKeys,
       names: { session: `_session_${profile.id}`, interaction: `_interaction_${profile.id}`, resume: `_resume_${profile.id}` },

@@ -9,7 +9,8 @@ export interface StoredPin {
 }
 
 /**
- * PINs are kept only as a salted HMAC under a key derived from the service's shared cookie secret, so
+ * PINs are kept only as a salted HMAC under a key derived from a secret every instance shares and that is
+ * never rotated (the service passes its pairwise secret; a rotated one would fail PINs in flight), so
  * every instance checks them alike and a copy of the store alone does not give a short PIN away (a
  * plain salted hash of four digits would be found by trying 10,000 values).
  */

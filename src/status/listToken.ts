@@ -2,6 +2,7 @@ import { StatusList } from '@sd-jwt/jwt-status-list';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import type { Context } from 'koa';
 import type { StatusRegistry } from './registry.js';
+import type { SigningKeys } from '../keys/keyRing.js';
 
 /** draft-ietf-oauth-status-list §5.1: the media type of a Status List Token in JWT form. */
 export const STATUS_LIST_MEDIA_TYPE = 'application/statuslist+jwt';
@@ -11,8 +12,8 @@ export interface StatusListServiceOptions {
   registry: StatusRegistry;
   /** e.g. https://vc.example.com/wallet: lists are at `${credentialIssuer}/status/<id>` */
   credentialIssuer: string;
-  /** the credential issuer's signing key (private ES256 JWK with kid) */
-  signingKey: JWK;
+  /** the credential issuer's keys (private ES256 JWKs with kid; the active one signs) */
+  keys: SigningKeys;
   /** seconds a token may be cached */
   ttl: number;
 }
@@ -33,11 +34,10 @@ interface Signed {
 export class StatusListService {
   readonly #o: StatusListServiceOptions;
   readonly #signed = new Map<string, Signed>();
-  readonly #key: ReturnType<typeof importJWK>;
+  #key?: { jwk: JWK; key: ReturnType<typeof importJWK> };
 
   constructor(o: StatusListServiceOptions) {
     this.#o = o;
-    this.#key = importJWK(o.signingKey, 'ES256');
   }
 
   uriOf(listId: string): string {
@@ -62,16 +62,18 @@ export class StatusListService {
   }
 
   async #sign(listId: string, iat: number): Promise<string> {
+    const jwk = this.#o.keys.signing();
+    if (this.#key?.jwk !== jwk) this.#key = { jwk, key: importJWK(jwk, 'ES256') };
     const values = new Array<number>(this.#o.registry.size).fill(0);
     for (const [idx, value] of await this.#o.registry.changedEntries(listId)) values[idx] = value;
     const list = new StatusList(values, BITS);
     return new SignJWT({ ttl: this.#o.ttl, status_list: { bits: BITS, lst: list.compressStatusList() } })
-      .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: this.#o.signingKey.kid })
+      .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: jwk.kid })
       .setIssuer(this.#o.credentialIssuer)
       .setSubject(this.uriOf(listId))
       .setIssuedAt(iat)
       // valid for two periods: a verifier that fetched it at the end of one may use it for a whole `ttl`
       .setExpirationTime(iat + 2 * this.#o.ttl)
-      .sign(await this.#key);
+      .sign(await this.#key.key);
   }
 }

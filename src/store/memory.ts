@@ -94,6 +94,13 @@ export class MemoryStore implements Store {
     return this.setIfAbsent(key, value, Number.POSITIVE_INFINITY);
   }
 
+  async replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
+    const entry = this.#live(key);
+    if (entry?.kind !== 'value' || entry.text !== JSON.stringify(expected)) return false;
+    this.#entries.set(key, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt: Number.POSITIVE_INFINITY });
+    return true;
+  }
+
   async consume<T>(key: string): Promise<T | undefined> {
     const entry = this.#live(key);
     if (!entry) return undefined;

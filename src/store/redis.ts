@@ -56,6 +56,11 @@ if ttl < tonumber(ARGV[3]) then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 return 1`;
 
 /** Store.claimDue: the due members, each moved to now + lease, in one step. */
+// compare and set of a record without TTL (key rotation): SET without EX keeps it permanent
+const REPLACE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`;
+
 const CLAIM_DUE = `local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
 return due`;
@@ -91,6 +96,8 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly client: Redis | Cluster;
   readonly #prefix: string;
+  /** told of every operation that failed because Redis could not be reached (metrics: vc_store_errors_total) */
+  readonly #unavailable = new Set<() => void>();
 
   constructor(client: Redis | Cluster, prefix: string) {
     this.client = client;
@@ -101,10 +108,20 @@ export class RedisStore implements Store {
     client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
     client.defineCommand('vcSchedule', { numberOfKeys: 1, lua: SCHEDULE });
     client.defineCommand('vcClaimDue', { numberOfKeys: 1, lua: CLAIM_DUE });
+    client.defineCommand('vcReplace', { numberOfKeys: 1, lua: REPLACE });
   }
 
   #key(key: string): string {
     return `${this.#prefix}${key}`;
+  }
+
+  /**
+   * Calls `listener` for every operation that fails because Redis cannot be reached (the store knows
+   * nothing of metrics: the service counts them). Returns how to stop.
+   */
+  onUnavailable(listener: () => void): () => void {
+    this.#unavailable.add(listener);
+    return () => void this.#unavailable.delete(listener);
   }
 
   /** One command: its reply through `read`, a failure to reach Redis as StoreUnavailableError. */
@@ -113,9 +130,17 @@ export class RedisStore implements Store {
     try {
       reply = op();
     } catch (err) {
+      this.#tell();
       return Promise.reject(new StoreUnavailableError(err));
     }
-    return reply.then(read, unavailable);
+    return reply.then(read, (err) => {
+      this.#tell();
+      return unavailable(err);
+    });
+  }
+
+  #tell(): void {
+    for (const listener of this.#unavailable) listener();
   }
 
   get<T>(key: string): Promise<T | undefined> {
@@ -140,6 +165,11 @@ export class RedisStore implements Store {
 
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
     return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'NX'), (ok) => ok === 'OK');
+  }
+
+  replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
+    const run = (this.client as unknown as { vcReplace(k: string, e: string, v: string): Promise<number> }).vcReplace.bind(this.client);
+    return this.#command(() => run(this.#key(key), JSON.stringify(expected), JSON.stringify(value)), (written) => written === 1);
   }
 
   setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean> {

@@ -26,6 +26,11 @@ export interface Store {
    * with no TTL is also never evicted by Redis' volatile-* eviction policies.
    */
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean>;
+  /**
+   * Compare and set of a permanent record (key rotation, D20): writes `value` only while the record still
+   * holds `expected` (as written, JSON), so of two concurrent rotations one wins and the other retries.
+   */
+  replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean>;
   /** Atomically reads and deletes: of concurrent callers, exactly one gets the value. */
   consume<T = unknown>(key: string): Promise<T | undefined>;
   /**

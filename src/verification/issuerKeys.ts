@@ -4,7 +4,8 @@ import { readLimited } from './readLimited.js';
 
 export interface IssuerKeysOptions {
   /** this service's own credential issuer and its public credential keys (not trusted when left out) */
-  ownIssuer?: { issuer: string; jwks: { keys: JWK[] } };
+  /** our own credential issuer: its keys now (D20: a rotation changes them), or a fixed set */
+  ownIssuer?: { issuer: string; jwks: { keys: JWK[] } | (() => { keys: JWK[] }) };
   /** the operator's trusted issuers (config `trustedIssuers`) */
   trustedIssuers: TrustedIssuer[];
   fetch?: typeof fetch;
@@ -69,7 +70,10 @@ export class IssuerKeys {
       this.#resolvers.set(trusted.issuer, resolver);
     }
     // our own issuer's keys are known: never fetched, and not overridable by a trustedIssuers entry
-    if (opts.ownIssuer) this.#resolvers.set(opts.ownIssuer.issuer, localSet(opts.ownIssuer.jwks, 'our credential keys'));
+    if (opts.ownIssuer) {
+      const { jwks } = opts.ownIssuer;
+      this.#resolvers.set(opts.ownIssuer.issuer, typeof jwks === 'function' ? currentSet(jwks) : localSet(jwks, 'our credential keys'));
+    }
   }
 
   isTrusted(issuer: string): boolean {
@@ -209,6 +213,16 @@ function localSet(jwks: { keys: unknown[] }, what: string): JWTVerifyGetKey {
   } catch {
     return failing(new IssuerKeysUnavailable(`${what} is not a JWK set`));
   }
+}
+
+/** A local set that changes (our own rotating keys): a resolver is made once per published set. */
+function currentSet(jwks: () => { keys: JWK[] }): JWTVerifyGetKey {
+  let made: { set: { keys: JWK[] }; resolve: JWTVerifyGetKey } | undefined;
+  return (header, token) => {
+    const set = jwks();
+    if (made?.set !== set) made = { set, resolve: localSet(set, 'our credential keys') };
+    return made.resolve(header, token);
+  };
 }
 
 function failing(err: Error): JWTVerifyGetKey {

@@ -3,6 +3,7 @@ import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, base
 import type { Context, Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import { readForm } from '../http/form.js';
+import type { RateLimits } from '../http/rateLimits.js';
 import { router } from '../http/router.js';
 import { ProtocolError } from '../rules/errors.js';
 import type { Store } from '../store/types.js';
@@ -27,7 +28,7 @@ export interface VerifierOptions {
   /** from config */
   trustedIssuers: TrustedIssuer[];
   /** this service's wallet issuer and its PUBLIC credential keys */
-  ownIssuer: { issuer: string; jwks: { keys: JWK[] } };
+  ownIssuer: { issuer: string; jwks: { keys: JWK[] } | (() => { keys: JWK[] }) };
   /** how the verifier identifies itself (`verifier` config, src/verification/clientIdentity.ts) */
   clientIdentity: ClientIdentity;
   /** seconds a request (and its request_uri) lives */
@@ -47,6 +48,13 @@ export interface VerifierOptions {
   identity?: IdentityRequestKind;
   /** D18 `statusList.onUnavailable` (default refuse) */
   onStatusUnavailable?: 'refuse' | 'accept';
+  /**
+   * `vpResponse`: every response read consumes its address's budget, and the budget of the request's relying
+   * party when the record names one and is read before the state is taken (an encrypted response, found by
+   * its key's `kid`); an unencrypted response names its request only by the state it consumes, so it counts
+   * per address only. Both before anything is decrypted, taken or verified.
+   */
+  rateLimits?: RateLimits;
 }
 
 /** A request for a person-identification credential (D12): its own query, and its own trusted issuers only. */
@@ -266,14 +274,16 @@ export function createVerifier(opts: VerifierOptions): Verifier {
    * key by its `kid`; it is decrypted with that key only (jose, ECDH-ES, A128GCM or A256GCM). A JWE that does
    * not decrypt, or that carries another request's state, ends the request whose key it names.
    */
-  async function decryptResponse(jwe: string): Promise<{ params: Record<string, unknown> } | { refusal: { status: number; error: string; description: string } }> {
+  async function decryptResponse(jwe: string, address: string): Promise<{ params: Record<string, unknown> } | { refusal: { status: number; error: string; description: string } }> {
     let kid: unknown;
     try {
       kid = decodeProtectedHeader(jwe).kid;
     } catch {
+      await withinRateLimits(address);
       return { refusal: { status: 400, error: 'invalid_request', description: 'response: not a JWE' } };
     }
     const record = typeof kid === 'string' && KID.test(kid) ? await requests.findByKid(kid) : undefined;
+    await withinRateLimits(address, record?.clientId);
     if (!record?.encryptionKey) return { refusal: { status: 400, error: 'invalid_request', description: 'response: the JWE kid names no pending request of this verifier' } };
     const endRequest = async (description: string) => {
       const taken = await requests.takeByState(record.state);
@@ -302,6 +312,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     return { params: params as Record<string, unknown> };
   }
 
+  /** Throws RateLimited over a budget (opts.rateLimits); the error boundary answers 429. */
+  async function withinRateLimits(address: string, client?: string): Promise<void> {
+    await opts.rateLimits?.consume('vpResponse', { client, address });
+  }
+
   async function failed(record: VerificationRecord, message: string, description: string): Promise<void> {
     await requests.failed(record.requestId, message, description);
     await opts.onFailed?.(record, { message, description });
@@ -321,9 +336,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     let params: Record<string, unknown> = form;
     const encrypted = form.response !== undefined;
     if (encrypted) {
-      const decrypted = await decryptResponse(form.response);
+      const decrypted = await decryptResponse(form.response, ctx.ip);
       if ('refusal' in decrypted) return answer(decrypted.refusal.status, { error: decrypted.refusal.error, error_description: decrypted.refusal.description });
       params = decrypted.params;
+    } else {
+      await withinRateLimits(ctx.ip);
     }
     const state = params.state;
     if (state === undefined) return answer(400, { error: 'invalid_request', error_description: 'state: required' });

@@ -99,15 +99,20 @@ async function post(url: string, headers: Record<string, string>, body: string, 
 export class WebhookQueue {
   readonly #poller: Poller;
   readonly #leaseMs: number;
+  readonly #onAttempt: ((outcome: 'delivered' | 'retry' | 'failed') => void) | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly targets: ReadonlyMap<string, WebhookTarget>,
     private readonly settings: WebhookSettings,
     private readonly logger: Logger,
-    /** poll: false, no periodic polling and no attempt unless `poll()` is called (a command's queue) */
-    opts: { poll?: boolean } = {},
+    /**
+     * poll: false, no periodic polling and no attempt unless `poll()` is called (a command's queue);
+     * onAttempt: told how each attempt ended (metrics): delivered, retry (tried again later), failed (gave up)
+     */
+    opts: { poll?: boolean; onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void } = {},
   ) {
+    this.#onAttempt = opts.onAttempt;
     // an attempt ends within its timeout; the lease leaves room for the store writes after it
     this.#leaseMs = settings.timeout * 1000 * 2 + 5_000;
     this.#poller = new Poller(() => this.#pollOnce(), POLL_MS, opts.poll !== false);
@@ -189,6 +194,7 @@ export class WebhookQueue {
       { client: delivery.clientId, webhookId: id, type: delivery.type, attempt: delivery.attempts, status: result.status, error: result.error, ms, outcome: delivery.state },
       'webhook attempt',
     );
+    this.#onAttempt?.(delivery.state === 'pending' ? 'retry' : delivery.state);
     switch (delivery.state) {
       case 'pending':
         await this.store.set(recordKey(id), delivery, this.#pendingSeconds(delivery.createdAt));

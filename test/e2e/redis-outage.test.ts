@@ -123,6 +123,9 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
       ['token exchange', () => postForm(`${base}/v2.0/oidc/token`, { grant_type: 'authorization_code', client_id: CLIENT.id, client_secret: CLIENT.secret, code: 'some-code', redirect_uri: REDIRECT, code_verifier: codeVerifier })],
       ['wallet token', () => postForm(`${base}/wallet/token`, { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'some-code', tx_code: PIN })],
       ['prompt status', () => getJson(`${flow.interactionUrl}/status`)],
+      // behind the rate limits (on by default), which hold per instance while Redis is away and answer nothing of their own
+      ['credential', () => fetch(`${base}/wallet/credential`, { method: 'POST', headers: { authorization: `Bearer ${'t'.repeat(43)}`, 'content-type': 'application/json' }, body: '{}' }).then(async (r) => ({ status: r.status, body: await r.json(), headers: r.headers }))],
+      ['OpenID4VP response', () => postForm(`${base}/vp/response`, { state: 's'.repeat(43), vp_token: '{}' })],
     ];
     for (const [what, call] of jsonCalls) {
       const { value, ms } = await timed(call);

@@ -35,11 +35,14 @@ export async function startChildInstance(o: {
   store: 'memory' | { url: string; keyPrefix: string };
   client: { id: string; secret: string };
   redirectUri: string;
+  /** changes to the written config (e.g. key rotation settings) */
+  configure?: (config: Record<string, any>) => Record<string, any>;
 }): Promise<ChildInstance> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const file = writeServiceConfig(o.dir, { base: o.base ?? url, port, client: o.client, redirectUri: o.redirectUri });
-  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), store: o.store, logLevel: 'info' }));
+  const written = { ...JSON.parse(readFileSync(file, 'utf8')), store: o.store, logLevel: 'info' };
+  writeFileSync(file, JSON.stringify(o.configure ? o.configure(written) : written));
   const child = spawn(process.execPath, ['--import', 'tsx', join('src', 'main.ts'), 'serve', '--config', file], {
     cwd: process.cwd(),
     env: serviceEnv(),

@@ -11,11 +11,9 @@ import { testStore } from './stores.js';
 import { loadKeys } from '../../src/keys/keys.js';
 import { generateVerifierCertificates, readPemCertificates } from '../../src/keys/x509.js';
 
-export const SECRETS = {
-  pkceIssuer: 'test-issuer-secret-0123456789',
-  plainIssuer: 'test-plain-secret-0123456789',
-  other: 'test-other-secret-0123456789',
-};
+// the test clients' secrets, in a module of their own so that the run's log check (test/logCapture.ts) reads them without this one's key generation
+import { SECRETS } from './secrets.js';
+export { SECRETS };
 
 export const REDIRECT = 'https://rp.example/cb';
 export const OTHER_REDIRECT = 'https://rp.example/other';

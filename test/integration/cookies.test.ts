@@ -4,6 +4,7 @@ import * as oidc from 'openid-client';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { newWallet, pushIssuance } from '../helpers/flows.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
+import { secretOf } from '../../src/keys/keys.js';
 
 /**
  * The provider's signed cookies (interaction, resume, session) through src/http/cookieKeys.ts: signed as
@@ -42,7 +43,7 @@ describe('Signed cookies: Keygrip-compatible, tampering refused', () => {
     const value = browser.cookies.get('_interaction_v2');
     const sig = browser.cookies.get('_interaction_v2.sig');
     expect(value).toBeTruthy();
-    expect(sig).toBe(new Keygrip(t.service.keys.cookies).sign(`_interaction_v2=${value}`));
+    expect(sig).toBe(new Keygrip(t.service.keys.cookies.map(secretOf)).sign(`_interaction_v2=${value}`));
   });
 
   it('a tampered, missing or foreign signature on the interaction cookie -> the "expired" page (400), never the prompt', async () => {
@@ -70,7 +71,7 @@ describe('Signed cookies: Keygrip-compatible, tampering refused', () => {
     const done = await browser.follow(`${prompt.final}/continue`);
     expect(done.final.startsWith(REDIRECT)).toBe(true);
     const session = browser.cookies.get('_session_v2');
-    expect(browser.cookies.get('_session_v2.sig')).toBe(new Keygrip(t.service.keys.cookies).sign(`_session_v2=${session}`));
+    expect(browser.cookies.get('_session_v2.sig')).toBe(new Keygrip(t.service.keys.cookies.map(secretOf)).sign(`_session_v2=${session}`));
     const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce, idTokenExpected: true });
     expect(tokens.claims()?.FirstName).toBe('Ada');
   });

@@ -76,7 +76,7 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     expect(ec.kid).toBe(await calculateJwkThumbprint(ec));
 
     expect(keys.cookies).toHaveLength(1);
-    expect(Buffer.from(keys.cookies[0], 'base64url').length).toBe(32);
+    expect(Buffer.from(keys.cookies[0] as string, 'base64url').length).toBe(32);
   });
 
   it('writes every generated file readable by its owner only (mode 0600)', async () => {

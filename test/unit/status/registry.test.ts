@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { statusListRoute } from '../../../src/status/routes.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StatusListService } from '../../../src/status/listToken.js';
+import { staticKeys } from '../../../src/keys/keyRing.js';
 import { RevocationIsFinal, StatusRegistry, UnknownCredential } from '../../../src/status/registry.js';
 import type { Store } from '../../../src/store/types.js';
 import { STORE_KINDS } from '../../helpers/stores.js';
@@ -85,7 +86,7 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('status 
   it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {
     const registry = new StatusRegistry(await store(), 1 << 17, 'wallet');
     const { privateJwk, publicKey } = await signingKey();
-    const service = new StatusListService({ registry, credentialIssuer: ISSUER, signingKey: privateJwk, ttl: 300 });
+    const service = new StatusListService({ registry, credentialIssuer: ISSUER, keys: staticKeys({ keys: [privateJwk] }), ttl: 300 });
     const a = await registry.allocate('a', inAnHour());
     const b = await registry.allocate('b', inAnHour());
 
@@ -111,7 +112,7 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('status 
     expect(decodeProtectedHeader(after.body).typ).toBe('statuslist+jwt');
 
     // another instance (its own service, same store) serves the change too
-    const other = new StatusListService({ registry: new StatusRegistry(stores.at(-1)!, 1 << 17, 'wallet'), credentialIssuer: ISSUER, signingKey: privateJwk, ttl: 300 });
+    const other = new StatusListService({ registry: new StatusRegistry(stores.at(-1)!, 1 << 17, 'wallet'), credentialIssuer: ISSUER, keys: staticKeys({ keys: [privateJwk] }), ttl: 300 });
     expect(getListFromStatusListJWT((await fetchToken(other, a.listId)).body).getStatus(a.idx)).toBe(1);
 
     expect((await fetchToken(service, 'no-such-list')).found).toBe(false);

@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.js';
+import { DEMO_PID_TYPE } from '../demo/pid.js';
+import { credentialExpiry } from '../issuance/validity.js';
+import { createStore } from '../store/create.js';
+import type { Store } from '../store/types.js';
+import { keepPeriods } from './keyRing.js';
+import { loadKeys } from './keys.js';
+import { listKeys, rotateKeySet, ROTATABLE, RotationRefused, type RotatableSet } from './rotate.js';
+
+export const KEYS_USAGE = `Usage:
+  npm run keys -- rotate idToken|credential|cookies [--config FILE] [--activate-after DURATION]
+      add a new key: every instance publishes it (and verifies with it) within keys.rotation.reloadInterval,
+      and signs with it from keys.rotation.activateAfter on (default PT1H; longer than any JWKS cache)
+  npm run keys -- list [--config FILE]
+      each key, its state (pending, active, retired, expired) and dates
+The config file is the servers' (default config/demo.yaml, or $CONFIG). Key files are rewritten in place;
+keys the servers generated into Redis are changed there.`;
+
+/** `npm run keys`. Exit codes: 0 done, 1 cannot (a key pending already, store unreachable), 2 usage. */
+export async function keysCommand(args: string[], defaultConfig: string): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: { config: { type: 'string', short: 'c' }, 'activate-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${KEYS_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(KEYS_USAGE);
+    return 0;
+  }
+  const [sub, set, ...extra] = positionals;
+  const usage = (message: string) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
+  if (sub !== 'rotate' && sub !== 'list') return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
+  if (sub === 'list' && (set || extra.length)) return usage('list takes no arguments');
+  if (sub === 'rotate' && (!ROTATABLE.includes(set as RotatableSet) || extra.length)) {
+    return usage(set === 'pairwise' ? 'the pairwise secret is never rotated: a new one would change every pairwise subject' : `rotate needs one of ${ROTATABLE.join(', ')}`);
+  }
+
+  const loaded = await loadConfig(values.config ?? defaultConfig);
+  const { config } = loaded;
+  let activateAfterMs: number;
+  try {
+    const duration = values['activate-after'] ?? config.keys.rotation.activateAfter;
+    const now = new Date();
+    activateAfterMs = credentialExpiry(duration, now).getTime() - now.getTime();
+  } catch {
+    return usage(`--activate-after must be an ISO 8601 duration such as PT1H`);
+  }
+  const store: Store | undefined = config.store === 'memory' ? undefined : await createStore(config.store);
+  try {
+    if (store) {
+      try {
+        await store.ping();
+      } catch {
+        console.error(`${loaded.file}: cannot reach the store (Redis); nothing was changed`);
+        return 1;
+      }
+    }
+    // where the servers found each set (a key file, else the store), and with keys.generate the set a
+    // first start would generate
+    const { origins } = await loadKeys(config.keys, loaded.baseDir, { shared: store });
+    const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
+    if (sub === 'list') {
+      for (const { where, rows } of await listKeys(origins, { store, keep })) {
+        console.log(`${rows[0].set} (${where})`);
+        for (const { name, view } of rows) {
+          const dates = [
+            view.activates && `signs from ${view.activates.toISOString()}`,
+            view.retired && `retired ${view.retired.toISOString()}`,
+            view.removed && `${view.state === 'expired' ? 'unpublished since' : 'published until'} ${view.removed.toISOString()}`,
+            view.state === 'retired' && !view.removed && 'kept until removed from the set by hand',
+          ].filter(Boolean);
+          console.log(`  ${view.state.padEnd(8)} ${name}${dates.length ? `  ${dates.join(', ')}` : ''}`);
+        }
+      }
+      return 0;
+    }
+    const origin = origins.find((o) => o.set === set)!;
+    const result = await rotateKeySet(set as RotatableSet, origin, { store, keep, activateAfterMs });
+    console.log(`${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`);
+    if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
+    return 0;
+  } catch (err) {
+    if (err instanceof RotationRefused) {
+      console.error(err.message);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await store?.close();
+  }
+}
