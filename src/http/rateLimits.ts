@@ -99,18 +99,6 @@ interface Budget {
 }
 type Budgets = Partial<Record<RateLimitKind, Budget>>;
 
-/** The memory store's budget: rate-limiter-flexible's memory limiter, request by request. */
-class MemoryBudget implements Budget {
-  constructor(private readonly limiter: RateLimiterMemory) {}
-
-  take(key: string): Promise<Refusal> {
-    return this.limiter.consume(key).then(
-      () => undefined,
-      (res: unknown) => (res instanceof RateLimiterRes ? { ms: res.msBeforeNext } : undefined),
-    );
-  }
-}
-
 /** What an instance holds of a key's budget in the current window. */
 interface Lease {
   /** reserved points not yet used by this instance */
@@ -124,16 +112,17 @@ interface Lease {
 }
 
 /**
- * A budget in Redis, shared by every instance, served from reservations: a request that finds no reserved
+ * A budget served from reservations. In Redis (shared by every instance): a request that finds no reserved
  * point left asks Redis for a lease of `leaseSize` points (one `consume(key, n)` of RateLimiterRedis, one
- * atomic script), takes one and leaves the rest to the requests after it in this instance. So a budget is
+ * atomic script), takes one and leaves the rest to the requests after it in this instance. On the memory
+ * store the same leases over RateLimiterMemory keep most requests off the library's promise path. So a budget is
  * never exceeded across instances (points are counted in Redis before they are used), the flood-guard
  * defaults cost one Redis command per 64 requests instead of one per request, and near its end a budget
  * is counted request by request. What an instance reserved and did not use by the window's end (at most
  * 63 points, a sixteenth of the budget) is lost to the others for that window. One reservation per key is
  * in flight at a time; concurrent requests wait for it.
  */
-class RedisBudget implements Budget {
+class LeasedBudget implements Budget {
   readonly #leases = new Map<string, Lease>();
   readonly #reserving = new Map<string, Promise<void>>();
   #sweptAt = 0;
@@ -190,8 +179,8 @@ class RedisBudget implements Budget {
  *
  * On the Redis store the counters live in that Redis (`RateLimiterRedis` on the store's own client, keys
  * `<prefix>rl:<endpoint>:client:<client_id>` and `...:addr:<address>`), so every instance draws on the same
- * budget, through reservations (RedisBudget); on the memory store they are the process's own
- * (`RateLimiterMemory`).
+ * budget, through reservations (LeasedBudget); on the memory store they are the process's own
+ * (`RateLimiterMemory`, also through reservations).
  *
  * Redis failing inside the limiter (unreachable, erring, or not answering within REDIS_WAIT_MS) refuses
  * nothing by itself and never turns into an error: the request is decided by an in-memory limiter of the
@@ -222,14 +211,14 @@ export class RateLimits {
       const keyPrefix = `rl:${endpoint}:${kind === 'client' ? 'client' : 'addr'}`; // the library adds ':' and the key
       const { points, duration } = configured;
       const inMemory = new RateLimiterMemory({ keyPrefix, points, duration });
-      if (!redis) return new MemoryBudget(inMemory);
+      if (!redis) return new LeasedBudget(inMemory, points);
       const shared = new RLWrapperTimeouts({
         limiter: new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix ?? 'vc:'}${keyPrefix}`, points, duration, rejectIfRedisNotReady: true }),
         // on the wrapper only: a call that times out and then fails is counted once
         insuranceLimiter: inMemory,
         timeoutMs: REDIS_WAIT_MS,
       });
-      return new RedisBudget(shared, points);
+      return new LeasedBudget(shared, points);
     };
     this.#budgets = Object.fromEntries(ENDPOINTS.map((e) => [e, { client: budget(e, 'client'), address: budget(e, 'address') }])) as Record<RateLimitEndpoint, Budgets>;
   }
