@@ -82,6 +82,8 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
     logLevel: 'silent',
     keys: { ...keyFiles(spec.keyDir), generate: false },
     verifier: verifierFiles(spec.keyDir),
+    // as production runs it (issue 21): metrics on, on a listener of their own; rate limits at their defaults
+    metrics: { port: 0 },
     lifetimes: spec.lifetimes,
     credentialTypes: [
       {
