@@ -53,7 +53,23 @@ async function main(argv: string[]): Promise<number> {
 async function serve(file: string): Promise<number> {
   const loaded = await loadConfig(file);
   const service = await createService(loaded);
-  const running = await listen(service);
+  let running: Awaited<ReturnType<typeof listen>>;
+  try {
+    running = await listen(service);
+  } catch (err) {
+    await service.close();
+    const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
+    if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') throw err;
+    const metrics = e.port !== undefined && e.port === service.config.metrics.port && e.port !== service.config.port;
+    const what = metrics ? `metrics.port ${e.port}` : `port ${e.port ?? service.config.port}`;
+    const change = metrics ? 'set another metrics.port in the config' : `start on another one: PORT=${(e.port ?? service.config.port) + 1} npm start (or port: in the config)`;
+    console.error(
+      e.code === 'EADDRINUSE'
+        ? `error: ${what} on ${e.address ?? service.config.host} is already in use (another copy of this service, or another program). Stop that one, or ${change}.`
+        : `error: not allowed to listen on ${what} (ports below 1024 need privileges). ${change[0].toUpperCase()}${change.slice(1)}.`,
+    );
+    return 1;
+  }
   const { config } = service;
   const log = service.logger;
   // once per key set, where it came from (D20); never a key's value
