@@ -186,6 +186,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       walletUri: offer.offerUri,
       expiresAt: offer.expiresAt * 1000,
       pinLength: pin?.length,
+      attributes: Object.keys(type.attributes).filter((name) => attributes[name] !== undefined),
       offerId: offer.offerId,
       ...(external ? { external } : {}),
     };
@@ -320,7 +321,9 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
             ? [{ name: 'VerifiedIdentity', displayName: pid.displayName, attributes: [...pid.claims, ...pid.optionalClaims] }]
             : view.credentialTypes.map((name) => {
                 const type = d.credentialTypes.get(name)!;
-                return { name, displayName: type.displayName, attributes: Object.keys(type.attributes) };
+                // issuance: what the hint carried; verification: what is asked for. Labels from the config
+                const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, spec.label]] : [])));
+                return { name, displayName: type.displayName, attributes: view.attributes ?? Object.keys(type.attributes), labels };
               }),
         walletUri: view.sameDeviceUri ?? view.walletUri!,
         qrUri: view.walletUri!,

@@ -19,6 +19,8 @@ export interface WalletStep {
   /** epoch ms */
   expiresAt: number;
   pinLength?: number;
+  /** issuance: the names (never the values) of the attributes the hint carried, for the prompt's "Contains" */
+  attributes?: string[];
   /** issuance: the offer's id (its status is kept under it) */
   offerId?: string;
   /** Version 1 non-PAR: the token response also carries the request's state (D3) */

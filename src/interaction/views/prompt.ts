@@ -19,6 +19,8 @@ export interface PromptCredentialType {
   displayName?: string;
   /** Attribute names: contained in the credential (issuance) or requested (verification). */
   attributes: string[];
+  /** The config's labels of attributes (`label`), shown instead of the humanised name. */
+  labels?: Record<string, string>;
 }
 
 export interface PromptView {
@@ -123,18 +125,19 @@ const PROMPT_SCRIPT = readAsset('prompt.js');
 function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): SafeHtml {
   const name = c.displayName && c.displayName.trim() ? c.displayName : humanizeAttribute(c.name);
   const attributes = Array.isArray(c.attributes) ? c.attributes : [];
+  const labelOf = (a: string) => (c.labels && Object.hasOwn(c.labels, a) && c.labels[a].trim() ? c.labels[a] : humanizeAttribute(a));
   let attrs: SafeHtml | '';
   if (kind !== 'issuance') {
     attrs =
       attributes.length > 0
         ? html`<p class="cred-sub">You will share:</p>
-<ul class="attrs">${attributes.map((a) => html`<li data-attribute="${a}">${ICONS.dot}<span>${humanizeAttribute(a)}</span></li>`)}</ul>`
+<ul class="attrs">${attributes.map((a) => html`<li data-attribute="${a}">${ICONS.dot}<span>${labelOf(a)}</span></li>`)}</ul>`
         : html`<p class="cred-sub">You will share all information in this credential.</p>`;
   } else {
     attrs =
       attributes.length > 0
         ? html`<p class="cred-sub">Contains</p>
-<ul class="chips">${attributes.map((a) => html`<li class="chip" data-attribute="${a}">${humanizeAttribute(a)}</li>`)}</ul>`
+<ul class="chips">${attributes.map((a) => html`<li class="chip" data-attribute="${a}">${labelOf(a)}</li>`)}</ul>`
         : '';
   }
   return html`<li class="cred" data-credential-type="${c.name}">
