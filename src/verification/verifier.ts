@@ -239,7 +239,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const record = OPAQUE.test(reference) ? await requests.takeRequestObject(reference) : undefined;
     if (!record) {
       ctx.status = 404;
-      ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved' };
+      ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved: start again from the app' };
       return;
     }
     const { metadata } = wallet;
@@ -346,7 +346,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     if (state === undefined) return answer(400, { error: 'invalid_request', error_description: 'state: required' });
     // one answer per request (D14): the state is consumed before anything else is looked at
     const taken = typeof state === 'string' && OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
-    if (!taken) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' });
+    if (!taken) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' });
     const { record, device } = taken;
     // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
     const back = device === 'same' && record.returnUri !== undefined ? record.returnUri : undefined;

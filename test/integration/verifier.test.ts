@@ -311,7 +311,7 @@ describe('verifier with the dev wallet', () => {
     expect((await wallet.present(walletUri, { fetch: fetchImpl })).status).toBe(200);
 
     const replay = await postResponse(running, posted[0]);
-    expect(replay).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' } });
+    expect(replay).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' } });
     expect(await running.verifier.requestStatus(id)).toMatchObject({ status: 'done' });
 
     // the request object was single use as well
@@ -406,7 +406,7 @@ describe('verifier with the dev wallet', () => {
 
     expect(await postResponse(running, '{"vp_token":{}}', 'application/json')).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     expect(await postResponse(running, 'vp_token=%7B%7D')).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: required' } });
-    expect(await postResponse(running, 'vp_token=%7B%7D&state=guess')).toMatchObject({ status: 400, body: { error_description: 'state: unknown, expired or already answered' } });
+    expect(await postResponse(running, 'vp_token=%7B%7D&state=guess')).toMatchObject({ status: 400, body: { error_description: 'state: unknown, expired or already answered: start again from the app' } });
     const oversizedBody = await postResponse(running, `state=x&vp_token=${'a'.repeat(4 * 1024 * 1024)}`);
     expect(oversizedBody).toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: expect.stringContaining('exceeds') } });
 
@@ -463,7 +463,7 @@ describe('verifier with short-lived requests', () => {
       return fetch(input, init);
     };
     const answer = await wallet.present(walletUri, { fetch: late });
-    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered' } });
+    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' } });
     expect(await running.verifier.requestStatus(id)).toMatchObject({ status: 'expired' });
     expect(await running.verifier.result(id)).toBeUndefined();
   });

@@ -131,8 +131,8 @@ describe('resolving the request object', () => {
   });
 
   it('reports the verifier\'s error when the request object is gone', async () => {
-    const gone = serving(JSON.stringify({ error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved' }), 404);
-    await expect(resolveRequest(LINK, gone)).rejects.toThrow('fetching the request object failed with HTTP 404: invalid_request_uri: request_uri: unknown, expired or already retrieved');
+    const gone = serving(JSON.stringify({ error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved: start again from the app' }), 404);
+    await expect(resolveRequest(LINK, gone)).rejects.toThrow('fetching the request object failed with HTTP 404: invalid_request_uri: request_uri: unknown, expired or already retrieved: start again from the app');
   });
 });
 
