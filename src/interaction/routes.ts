@@ -69,9 +69,10 @@ const HANDED_OVER = {
 
 const MOVED = { title: 'Continued on another device', message: 'This identity check was continued on another device. You can close this page.' };
 
+// the prompt cannot tell an expired request from one never made or opened elsewhere: it claims none of them
 const EXPIRED = {
-  title: 'This link has expired',
-  message: 'This request has expired or was opened in another browser. Go back to the app and start again.',
+  title: 'This link can no longer be used',
+  message: 'The request has expired, was already completed, was opened in another browser, or does not exist. Go back to the app and start again.',
 };
 
 /** The prompt's pages: the one page answer (src/http/page.ts), with its CSP. */

@@ -153,7 +153,7 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
   });
 
   // KNOWN BUG (src/interaction/routes.ts, details()): its `catch {}` swallows StoreUnavailableError
-  // from interactionDetails, so while Redis is down the prompt page says "This link has expired" (400)
+  // from interactionDetails, so while Redis is down the prompt page says "This link can no longer be used" (400)
   // and the holder abandons a flow that would go on once Redis is back. Fix: rethrow
   // StoreUnavailableError in that catch. Turn this `it.fails` into `it` when that lands.
   it('while Redis is down: the prompt page shows a readable 503 page (not "expired")', async () => {

@@ -58,7 +58,7 @@ describe('Signed cookies: Keygrip-compatible, tampering refused', () => {
     for (const [name, change] of Object.entries(variants)) {
       const res = await copyOf(browser, change).get(prompt.final);
       expect(res.status, name).toBe(400);
-      expect(await res.text(), name).toContain('This link has expired');
+      expect(await res.text(), name).toContain('This link can no longer be used');
     }
     // the holder's own browser still has its prompt
     expect((await browser.get(prompt.final)).status).toBe(200);

@@ -56,6 +56,9 @@ function classify(status: number | undefined): { icon: SafeHtml; hint: string; e
   };
 }
 
+/** A message that already says what to do is not followed by the generic advice (it would say it twice). */
+const SAYS_WHAT_TO_DO = /\b(start again|try again)\b/i;
+
 /** Renders an error or information page. */
 export function renderMessage(v: MessageView): string {
   const status = typeof v.status === 'number' ? v.status : undefined;
@@ -65,7 +68,7 @@ export function renderMessage(v: MessageView): string {
 <div class="message-icon" aria-hidden="true">${c.icon}</div>
 <h1>${v.title}</h1>
 <p class="message-text">${v.message}</p>
-${c.hint && html`<p class="message-hint">${c.hint}</p>`}
+${c.hint && !SAYS_WHAT_TO_DO.test(v.message) && html`<p class="message-hint">${c.hint}</p>`}
 ${v.next && html`<p><a class="button button--primary" id="next" href="${safeHref(v.next.href)}">${v.next.label}</a></p>`}
 ${code}
 </main>`;

@@ -395,4 +395,12 @@ describe('renderMessage', () => {
     const info = renderMessage({ nonce: 'n', title: 'All set', message: 'You can close this page.' });
     expect(info).not.toContain('Error code');
   });
+
+  it('says what to do once: a message that already advises is not followed by the generic advice (issue 22)', () => {
+    const page = renderMessage({ nonce: 'n', title: 'Gone', message: 'It has expired. Go back to the app and start again.', status: 400 });
+    expect(page.match(/start again/g)).toHaveLength(1);
+    expect(page).not.toContain('<p class="message-hint">');
+    const plain = renderMessage({ nonce: 'n', title: 'Gone', message: 'It has expired.', status: 400 });
+    expect(plain).toContain('<p class="message-hint">');
+  });
 });
