@@ -76,7 +76,7 @@ export function page(ctx: Context, title: string, body: SafeHtml): void {
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Content-Security-Policy', CSP(nonce));
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = renderLayout({ nonce, title, body, css: DEMO_CSS });
+  ctx.body = renderLayout({ nonce, title, body: html`<main class="page-main">${body}</main>`, css: DEMO_CSS });
 }
 
 const DEMO_CSS = readAsset('demo.css');
@@ -128,7 +128,12 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () =
     const forms = typesFor(client).map((t) => {
       const fields = Object.entries(t.attributes)
         .filter(([, a]) => a.type !== 'image')
-        .map(([name, a]) => html`<label>${a.label ?? name}<input name="attr.${name}" value="${SAMPLE[name] ?? ''}"${a.required && html` required`}></label>`);
+        .map(([name, a]) =>
+          a.type === 'boolean'
+            ? // a choice, never free text that could silently turn into false
+              html`<label>${a.label ?? name}<select name="attr.${name}"${a.required && html` required`}>${!a.required && html`<option value="">(leave out)</option>`}<option value="true"${SAMPLE[name] === true && html` selected`}>Yes</option><option value="false"${SAMPLE[name] === false && html` selected`}>No</option></select></label>`
+            : html`<label>${a.label ?? name}<input name="attr.${name}" value="${SAMPLE[name] ?? ''}"${a.required && html` required`}></label>`,
+        );
       const pin = t.pinCodeLength
         ? html`<label>PIN for the wallet (${t.pinCodeLength} digits, optional)<input name="pin" inputmode="numeric" pattern="[0-9]{${t.pinCodeLength}}" value="${'1234567890'.slice(0, t.pinCodeLength)}"></label>`
         : '';
@@ -221,6 +226,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       for (const [name, a] of Object.entries(type.attributes)) {
         const v = form[`attr.${name}`];
         if (v === undefined || v === '') continue;
+        if (a.type === 'boolean' && v !== 'true' && v !== 'false') return result(ctx, 'Invalid value', { why: `${a.label ?? name}: choose yes or no` });
         claims[name] = a.type === 'number' ? Number(v) : a.type === 'boolean' ? v === 'true' : v;
       }
       if (form.pin) claims.PinCode = form.pin;

@@ -43,6 +43,10 @@ beforeAll(async () => {
     // verifiers use a status list for a second: the revocation test does not wait five minutes
     statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
+    // a boolean attribute, as config/demo.yaml's MembershipCard has (Premium)
+    credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map((type) =>
+      type.name === 'MembershipCard' ? { ...type, attributes: { ...type.attributes, Premium: { type: 'boolean', required: false, label: 'Premium member' } } } : type,
+    ),
     clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
       c.clientId === 'issuer-pkce'
         ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
@@ -87,6 +91,19 @@ describe('the demo relying party', () => {
     expect(shown).toMatchObject({ FirstName: 'Katherine', iss: t.url, aud: 'issuer-pkce' });
     expect(shown.sub).toBe(shown.SerialNumber);
     await page.close();
+  });
+
+  it('asks yes or no for a boolean attribute, and refuses anything else rather than turning it into false (issue 22)', async () => {
+    const form = await (await fetch(`${t.url}/demo`)).text();
+    expect(form).toMatch(/<select name="attr\.Premium"><option value="">\(leave out\)<\/option><option value="true" selected>Yes<\/option><option value="false">No<\/option><\/select>/);
+    const refused = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ type: 'MembershipCard', 'attr.MemberName': 'Ada', 'attr.MemberNumber': '7', 'attr.Premium': 'yes', mode: 'v2-par' }),
+      redirect: 'manual',
+    });
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await refused.text()).toContain('Premium member: choose yes or no');
   });
 
   it('verifies it through Version 1 without PAR and shows the verified attributes', async () => {

@@ -42,7 +42,7 @@ const FAVICON =
 const BASE_CSS = readAsset('layout.css');
 
 const FOOTER = html`
-<p class="foot"><svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>Uses the open OpenID standards for verifiable credentials, so any compatible wallet works.</p>`;
+<footer class="foot"><svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>Uses the open OpenID standards for verifiable credentials, so any compatible wallet works.</footer>`;
 
 /**
  * A piece of every page that is the same on every request: kept as text and as its UTF-8 bytes, so that a
