@@ -13,6 +13,7 @@ import { router, type Route } from '../http/router.js';
 import { checkAuthorizationRequest, claimHint, registerHint, stripInternal, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from './errorMapping.js';
+import { sendErrorPage, wantsPage } from '../http/errorPage.js';
 import { shapeTokenResponse } from './tokenResponse.js';
 import type { VersionProfile } from './versions.js';
 import { parLifetime } from './provider.js';
@@ -125,11 +126,26 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     return { params, client };
   }
 
+  /** Authorise is a browser's endpoint: an error answered directly is a page for a browser, JSON for an API client. */
+  const forBrowsers =
+    (handle: (ctx: Context) => Promise<void>) =>
+    async (ctx: Context): Promise<void> => {
+      try {
+        await handle(ctx);
+      } catch (err) {
+        if (err instanceof ProtocolError && wantsPage(ctx)) return sendErrorPage(ctx, err.status, err.error, err.message);
+        throw err;
+      }
+    };
+
   /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
   async function providerAuthorizes(ctx: Context): Promise<void> {
     await toProvider(ctx, notFound);
-    if (ctx.status >= 400) mapJsonError(ctx, 'authorize');
-    else mapRedirectedError(ctx);
+    if (ctx.status >= 400) {
+      mapJsonError(ctx, 'authorize');
+      const body = ctx.body as { error?: string; error_description?: string } | undefined;
+      if (body?.error && wantsPage(ctx)) sendErrorPage(ctx, ctx.status, body.error, body.error_description);
+    } else mapRedirectedError(ctx);
   }
 
   /**
@@ -245,7 +261,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys()) },
     { method: 'POST', path: paths.par, handle: withClientErrors(par) },
     { method: 'OPTIONS', path: paths.par, handle: (ctx) => toProvider(ctx, notFound) }, // CORS preflight: the provider refuses it
-    { method: 'GET', path: paths.authorize, handle: (ctx) => authorize(ctx, 'authorize') },
+    { method: 'GET', path: paths.authorize, handle: forBrowsers((ctx) => authorize(ctx, 'authorize')) },
     { method: 'POST', path: paths.token, handle: withClientErrors(token) },
     { method: 'OPTIONS', path: paths.token, handle: (ctx) => toProvider(ctx, notFound) },
     // the provider's resume step after the holder's prompt: /.../authorize/<uid>
@@ -255,7 +271,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     routes.push(
       { method: 'GET', path: paths.rootDiscovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')) },
       { method: 'GET', path: paths.rootJwks, handle: (ctx) => json(ctx, d.publicKeys()) },
-      { method: 'GET', path: paths.authorizeNonPar, handle: (ctx) => authorize(ctx, 'authorizeNonPar') },
+      { method: 'GET', path: paths.authorizeNonPar, handle: forBrowsers((ctx) => authorize(ctx, 'authorizeNonPar')) },
     );
   }
   return router(routes);

@@ -132,6 +132,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
       return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
     },
+    // JSON, which the edge maps onto the spec's codes (and shows a browser as the error page)
     renderError: async (ctx: KoaContextWithOIDC, out: object) => {
       ctx.type = 'application/json';
       ctx.body = out;

@@ -60,10 +60,11 @@ export class Browser {
     }
   }
 
-  async get(url: string): Promise<Response> {
+  /** `accept`: what the request prefers (a browser's HTML by default; JSON to read direct errors as an API client does) */
+  async get(url: string, accept = 'text/html'): Promise<Response> {
     const res = await fetch(url, {
       redirect: 'manual',
-      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), accept: 'text/html' },
+      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), accept },
     });
     this.remember(res);
     return res;

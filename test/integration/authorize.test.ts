@@ -88,9 +88,12 @@ async function expectDirectError(res: Response | undefined, error: string, names
   expect(r.headers.get('cache-control')).toContain('no-store');
 }
 
-/** One GET without following redirects; never a 500. */
+/**
+ * One GET without following redirects; never a 500. Direct errors are read as JSON, as an API client asks
+ * for them (a browser gets the same status and code as a page: authorize-error-page.test.ts).
+ */
 async function get(u: string, browser = new Browser(REDIRECT)): Promise<Response> {
-  const res = await browser.get(u);
+  const res = await browser.get(u, 'application/json, text/html;q=0.5');
   expect(res.status, 'never a 500').toBeLessThan(500);
   return res;
 }
@@ -285,7 +288,7 @@ describe.each(VERSIONS)('PAR authorise / request_uri expired ($v)', (vc) => {
     const { requestUri, expiresIn } = await pushMembership(vc, membership(), {}, short.url);
     expect(expiresIn).toBe(1); // Limits: expires_in reports the configured lifetime
     await new Promise((r) => setTimeout(r, 2000));
-    const res = await new Browser(REDIRECT).get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }, short.url));
+    const res = await get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }, short.url));
     expect(res.status).toBeLessThan(500);
     await expectDirectError(res, 'invalid_request', 'request_uri');
   });

@@ -241,9 +241,9 @@ async function discover(path: string): Promise<Discovery> {
   return (await res.json()) as Discovery;
 }
 
-/** One GET without following redirects; never a 500. */
+/** One GET without following redirects; never a 500; direct errors as JSON (as an API client asks for them). */
 async function get(u: string): Promise<Response> {
-  const res = await new Browser(REDIRECT).get(u);
+  const res = await new Browser(REDIRECT).get(u, 'application/json, text/html;q=0.5');
   expect(res.status, 'never a 500').toBeLessThan(500);
   return res;
 }

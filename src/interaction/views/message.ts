@@ -16,6 +16,8 @@ export interface MessageView {
   /** HTTP status the page is sent with; picks the icon and the advice line. */
   status?: number;
   lang?: string;
+  /** a technical detail for whoever the holder asks for help (e.g. the error code and its description) */
+  detail?: string;
   /** a link onwards (the page is also sent with a Refresh header to it) */
   next?: { href: string; label: string };
 }
@@ -63,7 +65,7 @@ const SAYS_WHAT_TO_DO = /\b(start again|try again)\b/i;
 export function renderMessage(v: MessageView): string {
   const status = typeof v.status === 'number' ? v.status : undefined;
   const c = classify(status);
-  const code = status !== undefined && Number.isInteger(status) && status >= 400 && html`<p class="message-code">Error code ${status}</p>`;
+  const code = status !== undefined && Number.isInteger(status) && status >= 400 && html`<p class="message-code">Error code ${status}${v.detail ? ` (${v.detail})` : ''}</p>`;
   const body = html`<main class="card message${c.error ? ' message--error' : ''}" id="message">
 <div class="message-icon" aria-hidden="true">${c.icon}</div>
 <h1>${v.title}</h1>
