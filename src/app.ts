@@ -311,7 +311,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       await stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external);
       flowEnds.verified(record);
     },
-    onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external, flowEnds.verificationFailed(record, failure.description)),
+    onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external, flowEnds.verificationFailed(record, failure.declined === true)),
   });
   const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
     poll: opts.background !== false,

@@ -4,9 +4,9 @@ import { DEMO_PID_TYPE } from '../demo/pid.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { createStore } from '../store/create.js';
 import type { Store } from '../store/types.js';
-import { keepPeriods } from './keyRing.js';
+import { keepPeriods, ROTATING, type RotatingSet } from './keyRing.js';
 import { loadKeys } from './keys.js';
-import { listKeys, rotateKeySet, ROTATABLE, RotationRefused, type RotatableSet } from './rotate.js';
+import { listKeys, rotateKeySet, RotationRefused } from './rotate.js';
 
 export const KEYS_USAGE = `Usage:
   npm run keys -- rotate idToken|credential|cookies [--config FILE] [--activate-after DURATION]
@@ -39,8 +39,8 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   const usage = (message: string) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
   if (sub !== 'rotate' && sub !== 'list') return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
   if (sub === 'list' && (set || extra.length)) return usage('list takes no arguments');
-  if (sub === 'rotate' && (!ROTATABLE.includes(set as RotatableSet) || extra.length)) {
-    return usage(set === 'pairwise' ? 'the pairwise secret is never rotated: a new one would change every pairwise subject' : `rotate needs one of ${ROTATABLE.join(', ')}`);
+  if (sub === 'rotate' && (!ROTATING.includes(set as RotatingSet) || extra.length)) {
+    return usage(set === 'pairwise' ? 'the pairwise secret is never rotated: a new one would change every pairwise subject' : `rotate needs one of ${ROTATING.join(', ')}`);
   }
 
   const loaded = await loadConfig(values.config ?? defaultConfig);
@@ -83,7 +83,7 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
       return 0;
     }
     const origin = origins.find((o) => o.set === set)!;
-    const result = await rotateKeySet(set as RotatableSet, origin, { store, keep, activateAfterMs });
+    const result = await rotateKeySet(set as RotatingSet, origin, { store, keep, activateAfterMs });
     console.log(`${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`);
     if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
     return 0;

@@ -93,8 +93,9 @@ export function keepPeriods(config: Pick<Config, 'lifetimes' | 'credentialTypes'
   return { idToken: config.lifetimes.token * 1000, credential: longest, cookies: config.lifetimes.interaction * 1000 };
 }
 
-type RotatingSet = 'idToken' | 'credential' | 'cookies';
-const ROTATING: RotatingSet[] = ['idToken', 'credential', 'cookies'];
+/** The sets a rotation changes (the pairwise secret never rotates, D12). */
+export type RotatingSet = 'idToken' | 'credential' | 'cookies';
+export const ROTATING: readonly RotatingSet[] = ['idToken', 'credential', 'cookies'];
 
 /**
  * The keys an instance signs and verifies with, kept current (D20): every `reloadMs` it looks at where

@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, rename, writeFile } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Store } from '../store/types.js';
 import { KEY_STORE_KEYS, KINDS, newSigningKey, secretOf, type KeptJwk, type KeyOrigin, type SecretEntry } from './keys.js';
-import type { KeepPeriods } from './keyRing.js';
+import { ROTATING, type KeepPeriods, type RotatingSet } from './keyRing.js';
 import { viewSet, type KeyView } from './rotation.js';
-import { createHash } from 'node:crypto';
 
-export type RotatableSet = 'idToken' | 'credential' | 'cookies';
-export const ROTATABLE: readonly RotatableSet[] = ['idToken', 'credential', 'cookies'];
 
 type Entries = KeptJwk[] | SecretEntry[];
 
@@ -35,24 +31,23 @@ function placeOf(origin: KeyOrigin, store: Store | undefined): Place {
       if (JSON.stringify(JSON.parse(await readFile(file, 'utf8'))) !== JSON.stringify(before)) return false;
       const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
       await writeFile(temp, `${JSON.stringify(after, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-      await chmod(temp, 0o600);
       await rename(temp, file);
       return true;
     },
   };
 }
 
-const entriesOf = (set: RotatableSet, value: unknown): Entries => (set === 'cookies' ? (value as SecretEntry[]) : (value as { keys: KeptJwk[] }).keys);
-const valueOf = (set: RotatableSet, entries: Entries): unknown => (set === 'cookies' ? entries : { keys: entries });
+const entriesOf = (set: RotatingSet, value: unknown): Entries => (set === 'cookies' ? (value as SecretEntry[]) : (value as { keys: KeptJwk[] }).keys);
+const valueOf = (set: RotatingSet, entries: Entries): unknown => (set === 'cookies' ? entries : { keys: entries });
 
 /** A key's name in listings: its kid, or for a secret a short fingerprint (never the secret). */
-function nameOf(set: RotatableSet, entry: KeptJwk | SecretEntry): string {
+function nameOf(set: RotatingSet, entry: KeptJwk | SecretEntry): string {
   if (set !== 'cookies') return (entry as KeptJwk).kid ?? '(no kid)';
   return `sha256:${createHash('sha256').update(secretOf(entry as SecretEntry)).digest('hex').slice(0, 12)}`;
 }
 
 export interface KeyRow {
-  set: RotatableSet;
+  set: RotatingSet;
   name: string;
   view: KeyView;
 }
@@ -70,7 +65,7 @@ export interface RotationResult {
  * rotation would only queue another key behind it).
  */
 export async function rotateKeySet(
-  set: RotatableSet,
+  set: RotatingSet,
   origin: KeyOrigin,
   o: { store?: Store; keep: KeepPeriods; activateAfterMs: number; now?: number },
 ): Promise<RotationResult> {
@@ -102,7 +97,7 @@ export class RotationRefused extends Error {}
 /** `npm run keys -- list`: every key of the rotatable sets, its state and dates. */
 export async function listKeys(origins: KeyOrigin[], o: { store?: Store; keep: KeepPeriods; now?: number }): Promise<{ where: string; rows: KeyRow[] }[]> {
   const out: { where: string; rows: KeyRow[] }[] = [];
-  for (const set of ROTATABLE) {
+  for (const set of ROTATING) {
     const origin = origins.find((x) => x.set === set);
     if (!origin) continue;
     const place = placeOf(origin, o.store);

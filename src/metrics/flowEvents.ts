@@ -10,12 +10,6 @@ import type { FlowKind, FlowOutcome, FlowVersion, Metrics } from './metrics.js';
 export const versionOfStep = (stepId: string): FlowVersion => (stepId.startsWith('v1.') ? 'v1' : 'v2');
 
 /**
- * The wallet's Authorization Error Response `access_denied` (the holder declined in the wallet), as the
- * verifier describes it to the relying party (src/verification/verifier.ts, WALLET_ERRORS).
- */
-const WALLET_DECLINED = 'the wallet answered access_denied';
-
-/**
  * Where flows end (issue 21): each flow is counted once in `vc_flows_total`, and its end written as one
  * audit line (D17: client, flow, SerialNumber or request id, outcome; never an attribute value, PIN, token
  * or secret). The callers are the places that decide a flow's end once (src/app.ts):
@@ -63,8 +57,8 @@ export class FlowEvents {
   }
 
   /** A presentation request ended without one: refused, or declined in the wallet (`denied`). */
-  verificationFailed(record: VerificationRecord, description: string): 'failed' | 'denied' {
-    const outcome = description === WALLET_DECLINED ? 'denied' : 'failed';
+  verificationFailed(record: VerificationRecord, declined: boolean): 'failed' | 'denied' {
+    const outcome = declined ? 'denied' : 'failed';
     this.#presentation(record, outcome);
     return outcome;
   }

@@ -43,7 +43,7 @@ export interface VerifierOptions {
    */
   onVerified?: (record: VerificationRecord, result: VerificationResult) => Promise<void>;
   /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message and the relying party's description. */
-  onFailed?: (record: VerificationRecord, failure: { message: string; description: string }) => Promise<void>;
+  onFailed?: (record: VerificationRecord, failure: { message: string; description: string; declined?: boolean }) => Promise<void>;
   /** D12: what a request for a person-identification credential asks for, and whose credentials it accepts */
   identity?: IdentityRequestKind;
   /** D18 `statusList.onUnavailable` (default refuse) */
@@ -317,9 +317,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     await opts.rateLimits?.consume('vpResponse', { client, address });
   }
 
-  async function failed(record: VerificationRecord, message: string, description: string): Promise<void> {
+  /** `declined`: the wallet answered access_denied (the holder declined), not a refused presentation */
+  async function failed(record: VerificationRecord, message: string, description: string, declined = false): Promise<void> {
     await requests.failed(record.requestId, message, description);
-    await opts.onFailed?.(record, { message, description });
+    await opts.onFailed?.(record, { message, description, ...(declined ? { declined } : {}) });
   }
 
   /** OpenID4VP 1.0 §8.2, §8.3: the Authorization Response (or Authorization Error Response), by direct_post or direct_post.jwt. */
@@ -350,8 +351,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const { record, device } = taken;
     // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
     const back = device === 'same' && record.returnUri !== undefined ? record.returnUri : undefined;
-    const ended = async (status: number, body: Record<string, unknown>, message: string, description: string) => {
-      await failed(record, message, description);
+    const ended = async (status: number, body: Record<string, unknown>, message: string, description: string, declined = false) => {
+      await failed(record, message, description, declined);
       return answer(status, back ? { ...body, redirect_uri: back } : body);
     };
     try {
@@ -360,7 +361,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         // encrypt may send it unencrypted (§8.3.1)
         const code = String(params.error);
         const known = Object.hasOwn(WALLET_ERRORS, code);
-        return await ended(200, {}, known ? WALLET_ERRORS[code] : 'The wallet could not answer the request.', known ? `the wallet answered ${code}` : 'the wallet answered with an error');
+        return await ended(200, {}, known ? WALLET_ERRORS[code] : 'The wallet could not answer the request.', known ? `the wallet answered ${code}` : 'the wallet answered with an error', code === 'access_denied');
       }
       if (record.responseMode === 'direct_post.jwt' && !encrypted) {
         const description = 'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
