@@ -4,7 +4,7 @@ import Koa, { type Context } from 'koa';
 import mount from 'koa-mount';
 import type Provider from 'oidc-provider';
 import type { Config, ClientConfig, CredentialType } from './config/schema.js';
-import type { LoadedConfig } from './config/load.js';
+import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
 import { KeyRing, keepPeriods } from './keys/keyRing.js';
 import type { Store } from './store/types.js';
@@ -30,6 +30,9 @@ import { PairwiseSubjects } from './identity/subject.js';
 import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
 import { renderMessage } from './interaction/views/message.js';
+import { HolderUi, pageTexts } from './ui/ui.js';
+import { ImageError } from './ui/images.js';
+import { CatalogueError } from './i18n/catalogues.js';
 import { createDemoRoutes } from './demo/routes.js';
 import { createDemoPidIssuer, DEMO_PID_PATH, DEMO_PID_TYPE } from './demo/pid.js';
 import { createDemoIdvProvider } from './demo/idvProvider.js';
@@ -153,7 +156,8 @@ function errorBoundary(logger: Logger) {
       }
       if (err instanceof StoreUnavailableError) {
         if (ctx.accepts('json', 'html') === 'html') {
-          sendPage(ctx, 503, (nonce) => renderMessage({ nonce, title: 'Temporarily unavailable', message: 'The service cannot complete this step right now. Please try again in a moment.', status: 503 }));
+          const { texts, brand } = pageTexts(ctx);
+          sendPage(ctx, 503, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('message.unavailableTitle'), message: texts.t('message.unavailable'), status: 503, saysWhatToDo: true }));
         } else {
           ctx.status = 503;
           ctx.set('Cache-Control', 'no-store');
@@ -181,7 +185,8 @@ function errorBoundary(logger: Logger) {
       ctx.status = 500;
       ctx.set('Cache-Control', 'no-store');
       if (ctx.accepts('json', 'html') === 'html') {
-        sendPage(ctx, 500, (nonce) => renderMessage({ nonce, title: 'Something went wrong', message: `Please try again. Reference: ${ref}`, status: 500 }));
+        const { texts, brand } = pageTexts(ctx);
+        sendPage(ctx, 500, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('message.errorTitle'), message: texts.t('message.error', { ref }), status: 500, saysWhatToDo: true }));
       } else {
         ctx.body = { error: 'server_error', error_description: `unexpected error, reference ${ref}` };
       }
@@ -210,6 +215,10 @@ function requestLog(logger: Logger) {
 export async function createService(loaded: LoadedConfig, opts: ServiceOptions = {}): Promise<Service> {
   const { config } = loaded;
   const logger = opts.logger ?? createLogger(config.logLevel);
+  // issue 22: catalogues and logos first, so that a broken one stops the start-up before anything opens
+  const ui = await HolderUi.load(config, loaded.baseDir, logger).catch((err) => {
+    throw err instanceof CatalogueError || err instanceof ImageError ? new ConfigError(loaded.file, [err.message]) : err;
+  });
   const store = opts.store ?? (await createStore(config.store));
   // D20: with Redis (shared by every instance) generated keys live in the store, so all instances sign
   // with one key set; the memory store is one process's and lost on restart, so keys go to files there
@@ -332,7 +341,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const nonParAuthorize = (p: VersionProfile) => `${config.baseUrl}${p.paths.authorizeNonPar ?? p.paths.authorize}`;
   const authorizeUrls = { v1: nonParAuthorize(profiles.v1), v2: nonParAuthorize(profiles.v2) };
   const identity = { pid: config.identity.VerifiedIdentity, other: otherProvider };
-  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls, flowEnds });
+  const interaction = createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls, flowEnds, ui });
 
   const inner = new Koa();
   inner.keys = cookieKeys;
@@ -340,6 +349,12 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
   const pinHasher = new PinHasher(derivedRoot);
   const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims, otherProvider, rateLimits };
+  // every holder page reads its language and the brand from here (src/ui/ui.ts pageTexts)
+  inner.use((ctx, next) => {
+    ctx.state.ui = ui;
+    return next();
+  });
+  inner.use(ui.routes());
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v2, provider: providers.v2 }));
   inner.use(createVersionEdge({ ...edgeDeps, profile: profiles.v1, provider: providers.v1 }));
   inner.use(walletIssuer.middleware);
@@ -362,6 +377,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
         pidIssuer: pid.credentialIssuer,
         changeStatus: (serialNumber, action) => changeStatus(walletIssuer.statuses, logger, serialNumber, action, 'demo'),
         formKey: derivedRoot,
+        languages: ui.catalogues.locales,
       }),
     );
     inner.use(pid.middleware);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
 import { isLoopbackHost } from '../rules/loopback.js';
+import { AA_TEXT, contrastRatio, HEX_COLOUR } from '../rules/contrast.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -25,6 +26,21 @@ const absoluteUrl = z.string().refine((v) => {
   }
 }, 'must be an absolute http(s) URL');
 
+const languageTag = z.string().refine((v) => {
+  try {
+    return v.length <= 35 && Intl.getCanonicalLocales(v).length === 1;
+  } catch {
+    return false;
+  }
+}, 'must be a BCP 47 language tag such as en or de-CH');
+
+/** A text holders read: one string, or one per language (`{en: ..., de: ...}`), shown in the page's language. */
+export const localizedText = (max = 200) =>
+  z.union([
+    z.string().min(1).max(max),
+    z.record(languageTag, z.string().min(1).max(max)).refine((t) => Object.keys(t).length > 0, 'must give the text in at least one language'),
+  ]);
+
 export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
 
 export const attributeSchema = z
@@ -42,8 +58,8 @@ export const attributeSchema = z
     maxWidth: z.number().int().positive().max(0x7fffffff).optional(),
     maxHeight: z.number().int().positive().max(0x7fffffff).optional(),
     maxPixels: z.number().int().positive().optional(),
-    /** display name shown to holders */
-    label: z.string().optional(),
+    /** display name shown to holders, one string or per language */
+    label: localizedText().optional(),
   })
   .strict()
   .superRefine((a, ctx) => {
@@ -57,7 +73,7 @@ export const credentialTypeSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
     vct: absoluteUrl.optional(),
-    displayName: z.string().optional(),
+    displayName: localizedText().optional(),
     validity: isoDuration.default('P365D'),
     pinCodeLength: z.number().int().min(1).max(12).optional(),
     /** verification: also ask for this type as an ISO mdoc (OpenID4VP 1.0 §B.2), its attributes being elements of `namespace` */
@@ -114,6 +130,8 @@ export const clientSchema = z
     clientId: z.string().min(1).max(200),
     clientSecret: z.string().min(16, 'must be at least 16 characters'),
     clientName: z.string().optional(),
+    /** the relying party's logo, shown beside "Request from ...": fetched once at start-up and served by us */
+    logoUri: z.string().refine((v) => URL.canParse(v) && httpsOrLoopbackUrl(new URL(v)), 'must be an https URL (http only on a loopback host)').optional(),
     redirectUris: z.array(absoluteUrl).min(1),
     pkce: z.enum(['required', 'optional']).default('optional'),
     pkceMethods: z.array(z.enum(['S256', 'plain'])).min(1).default(['S256', 'plain']),
@@ -163,7 +181,7 @@ export const identitySchema = z
     VerifiedIdentity: z
       .object({
         vct: z.array(z.string().min(1)).min(1).default(['urn:eudi:pid:1']),
-        displayName: z.string().default('Identity document'),
+        displayName: localizedText().default('Identity document'),
         claims: z.array(claimName).min(1).default(['given_name', 'family_name', 'birthdate']),
         optionalClaims: z.array(claimName).default([]),
         /** a persistent identifier in the PID: `sub` stays the same for the same person */
@@ -182,7 +200,7 @@ export const identitySchema = z
     /** a hosted identity-verification provider, an OpenID Connect provider */
     VerifiedIdentity_Other: z
       .object({
-        displayName: z.string().min(1).max(100),
+        displayName: localizedText(100),
         issuer: httpsOrLoopback('issuer'),
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
@@ -377,6 +395,36 @@ export const configSchema = z
       })
       .strict()
       .default(DEFAULT_RATE_LIMITS),
+    /** issue 22: the holder pages' languages and the operator's brand */
+    ui: z
+      .object({
+        /** the language of a holder whose request and browser name none that a catalogue serves */
+        defaultLocale: languageTag.default('en'),
+        /** a directory of more catalogues (`<tag>.json`), relative to the config file; they override the shipped ones */
+        locales: z.string().min(1).optional(),
+        /** the operator's name, shown at the top of every holder page */
+        name: localizedText(100).optional(),
+        /** a PNG, JPEG, WebP or SVG file (relative to the config file) or an https URL, fetched once at start-up */
+        logo: z.string().min(1).optional(),
+        /** buttons, links and focus rings (white text on it, and it on the white page: AA) */
+        primaryColor: z.string().regex(HEX_COLOUR, 'must be a colour written #rgb or #rrggbb').optional(),
+        /** the "Request from" badge and the credential icon (white text on it: AA) */
+        accentColor: z.string().regex(HEX_COLOUR, 'must be a colour written #rgb or #rrggbb').optional(),
+        supportUrl: httpsOrLoopback('supportUrl').optional(),
+        privacyUrl: httpsOrLoopback('privacyUrl').optional(),
+      })
+      .strict()
+      .superRefine((ui, ctx) => {
+        for (const key of ['primaryColor', 'accentColor'] as const) {
+          const colour = ui[key];
+          if (colour === undefined || !HEX_COLOUR.test(colour)) continue;
+          const ratio = contrastRatio(colour, '#ffffff');
+          if (ratio < AA_TEXT) {
+            ctx.addIssue({ code: 'custom', path: [key], message: `${colour} against white (#ffffff) has a contrast ratio of ${ratio.toFixed(2)}:1; WCAG AA needs at least ${AA_TEXT}:1 for text (choose a darker colour)` });
+          }
+        }
+      })
+      .default({ defaultLocale: 'en' }),
     /** serves /demo: a relying party for trying the flows in a browser (never in production) */
     demo: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),

@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { pickText } from '../i18n/catalogues.js';
 import type { Context, Middleware } from 'koa';
 import { SignJWT, createLocalJWKSet, jwtVerify, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { EXTERNAL, type IdentityScope } from '../rules/scopes.js';
@@ -88,6 +89,8 @@ export interface DemoRoutesOptions {
   changeStatus?: (serialNumber: string, action: Action) => Promise<ActionOutcome>;
   /** a secret for the status forms' MACs: only a result page this demo rendered can change a status */
   formKey?: string;
+  /** issue 22: the languages the holder pages speak; the forms can ask for one with ui_locales */
+  languages?: readonly string[];
 }
 
 /** `idTokenJwks`: the ID-token keys published now (they change with a rotation, D20), as the JWKS endpoint serves them */
@@ -115,7 +118,7 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () =
   const otherBlock = config.identity.VerifiedIdentity_Other;
   const identityFlows: Array<{ scope: IdentityScope; label: string }> = [
     ...(pidBlock && client?.scopes.includes('VerifiedIdentity') ? [{ scope: 'VerifiedIdentity' as const, label: 'VerifiedIdentity (PID from your wallet)' }] : []),
-    ...(otherBlock && client?.scopes.includes('VerifiedIdentity_Other') ? [{ scope: 'VerifiedIdentity_Other' as const, label: `VerifiedIdentity_Other (${otherBlock.displayName})` }] : []),
+    ...(otherBlock && client?.scopes.includes('VerifiedIdentity_Other') ? [{ scope: 'VerifiedIdentity_Other' as const, label: `VerifiedIdentity_Other (${pickText(otherBlock.displayName, 'en')})` }] : []),
   ];
 
   function index(ctx: Context): void {
@@ -125,22 +128,23 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () =
     }
     const external = webhookSecrets && html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External</option>`;
     const modes = html`<option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option>`;
+    const language = languageField();
     const forms = typesFor(client).map((t) => {
       const fields = Object.entries(t.attributes)
         .filter(([, a]) => a.type !== 'image')
         .map(([name, a]) =>
           a.type === 'boolean'
             ? // a choice, never free text that could silently turn into false
-              html`<label>${a.label ?? name}<select name="attr.${name}"${a.required && html` required`}>${!a.required && html`<option value="">(leave out)</option>`}<option value="true"${SAMPLE[name] === true && html` selected`}>Yes</option><option value="false"${SAMPLE[name] === false && html` selected`}>No</option></select></label>`
-            : html`<label>${a.label ?? name}<input name="attr.${name}" value="${SAMPLE[name] ?? ''}"${a.required && html` required`}></label>`,
+              html`<label>${pickText(a.label, 'en') ?? name}<select name="attr.${name}"${a.required && html` required`}>${!a.required && html`<option value="">(leave out)</option>`}<option value="true"${SAMPLE[name] === true && html` selected`}>Yes</option><option value="false"${SAMPLE[name] === false && html` selected`}>No</option></select></label>`
+            : html`<label>${pickText(a.label, 'en') ?? name}<input name="attr.${name}" value="${SAMPLE[name] ?? ''}"${a.required && html` required`}></label>`,
         );
       const pin = t.pinCodeLength
         ? html`<label>PIN for the wallet (${t.pinCodeLength} digits, optional)<input name="pin" inputmode="numeric" pattern="[0-9]{${t.pinCodeLength}}" value="${'1234567890'.slice(0, t.pinCodeLength)}"></label>`
         : '';
-      return html`<section class="card demo"><h2>Issue: ${t.displayName ?? t.name}</h2>
+      return html`<section class="card demo"><h2>Issue: ${pickText(t.displayName, 'en') ?? t.name}</h2>
 <form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="type" value="${t.name}">${fields}${pin}
-<label>Interface<select name="mode">${modes}${external}</select></label>
+<label>Interface<select name="mode">${modes}${external}</select></label>${language}
 <button type="submit">Issue with ${client.clientName ?? client.clientId}</button></form></section>`;
     });
     const verifiable = config.credentialTypes.filter((t) => client.scopes.includes(t.name));
@@ -149,10 +153,10 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () =
       html`<section class="card demo"><h2>Verify</h2>
 <form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="kind" value="verify">
-${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.${t.name}" value="1"${i === 0 && html` checked`}> ${t.displayName ?? t.name}</span></label>`)}
-<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>
+${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.${t.name}" value="1"${i === 0 && html` checked`}> ${pickText(t.displayName, 'en') ?? t.name}</span></label>`)}
+<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>${language}
 <button type="submit">Ask for credentials as ${client.clientName ?? client.clientId}</button></form></section>`;
-    const identity = identityFlows.length > 0 && identityCard(client, modes);
+    const identity = identityFlows.length > 0 && identityCard(client, modes, language);
     const externalHint = webhookSecrets
       ? html`<p class="hint">An <strong>External</strong> interface runs the External Client flow: the browser stays at the prompt, and this demo's server hears the outcome by webhook at <code>${webhookUrl}</code>, continues with <code>context_id</code> and redeems the code.</p>`
       : client.scopes.includes(EXTERNAL) &&
@@ -161,8 +165,17 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
 <p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${identity}`);
   }
 
+  /** The holder pages' language, sent as ui_locales (OIDC Core §3.1.2.1); by default the browser's. */
+  function languageField(): SafeHtml | '' {
+    const languages = opts.languages ?? [];
+    if (languages.length < 2) return '';
+    const names = new Intl.DisplayNames(['en'], { type: 'language' });
+    return html`
+<label>Holder's language (ui_locales)<select name="ui_locales"><option value="">The browser's (Accept-Language)</option>${languages.map((l) => html`<option value="${l}">${names.of(l) ?? l}</option>`)}</select></label>`;
+  }
+
   /** The Verify identity card: a flow, an interface, and where a demo PID comes from. */
-  function identityCard(c: ClientConfig, modes: SafeHtml): SafeHtml {
+  function identityCard(c: ClientConfig, modes: SafeHtml, language: SafeHtml | ''): SafeHtml {
     const offersPid = identityFlows.some((f) => f.scope === 'VerifiedIdentity');
     // D12: only VerifiedIdentity combines with External (VerifiedIdentity_Other's journey ends in the holder's browser)
     const external = webhookSecrets && offersPid && html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External (VerifiedIdentity only)</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External (VerifiedIdentity only)</option>`;
@@ -176,7 +189,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
 <form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="kind" value="identity">
 <label>Flow<select name="flow">${identityFlows.map((f) => html`<option value="${f.scope}">${f.label}</option>`)}</select></label>
-<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>
+<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>${language}
 <button type="submit">Verify identity as ${c.clientName ?? c.clientId}</button></form>${pidHint}</section>`;
   }
 
@@ -226,7 +239,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       for (const [name, a] of Object.entries(type.attributes)) {
         const v = form[`attr.${name}`];
         if (v === undefined || v === '') continue;
-        if (a.type === 'boolean' && v !== 'true' && v !== 'false') return result(ctx, 'Invalid value', { why: `${a.label ?? name}: choose yes or no` });
+        if (a.type === 'boolean' && v !== 'true' && v !== 'false') return result(ctx, 'Invalid value', { why: `${pickText(a.label, 'en') ?? name}: choose yes or no` });
         claims[name] = a.type === 'number' ? Number(v) : a.type === 'boolean' ? v === 'true' : v;
       }
       if (form.pin) claims.PinCode = form.pin;
@@ -240,6 +253,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     }
     // D13: External marks the flow; the state (required) is what the webhook names it by
     if (external) params.scope += ` ${EXTERNAL}`;
+    if (form.ui_locales && opts.languages?.includes(form.ui_locales)) params.ui_locales = form.ui_locales;
 
     let promptUrl: string;
     let requestUri: string | undefined;

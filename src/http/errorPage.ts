@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { renderMessage } from '../interaction/views/message.js';
 import { sendPage } from './page.js';
+import { pageTexts } from '../ui/ui.js';
 import { noStore } from './respond.js';
 
 /** A browser (its Accept prefers HTML) rather than an API client, which keeps JSON. */
@@ -11,12 +12,18 @@ export const wantsPage = (ctx: Context): boolean => ctx.accepts('json', 'html') 
  * gets it: the same status and code as the JSON answer, in plain words, and what to do.
  */
 export function sendErrorPage(ctx: Context, status: number, error: string, description: string | undefined): void {
+  // the request's own ui_locales first, as on the prompt (a request_uri's pushed ones are not looked up for an error)
+  const uiLocales = (ctx.query as Record<string, unknown>).ui_locales;
+  const { texts, brand } = pageTexts(ctx, typeof uiLocales === 'string' ? uiLocales : undefined);
   sendPage(ctx, status, (nonce) =>
     renderMessage({
       nonce,
+      texts,
+      brand,
       status,
-      title: 'This request cannot be completed',
-      message: "The app that sent you here asked for something this service cannot do, or its link is no longer valid. Go back to the app and start again; if it happens again, tell the app's provider.",
+      saysWhatToDo: true,
+      title: texts.t('message.authorizeTitle'),
+      message: texts.t('message.authorize'),
       detail: description ? `${error}: ${description}` : error,
     }),
   );

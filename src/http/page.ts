@@ -7,7 +7,7 @@ import { randomBase64 } from '../random.js';
  * data URLs, fetches and form posts only to the service, never framed.
  */
 export const pageCsp = (nonce: string): string =>
-  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+  `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data: 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 /** The one HTML page answer: a fresh nonce for `render`, the page's CSP (the service's unless given), uncached. */
 export function sendPage(ctx: Context, status: number, render: (nonce: string) => string | Buffer, csp: (nonce: string) => string = pageCsp): void {

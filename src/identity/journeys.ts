@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import { invalidRequest } from '../rules/errors.js';
+import type { Say } from '../i18n/catalogues.js';
 
 /**
  * D12, VerifiedIdentity_Other: one holder's journey through the other provider. It belongs to one
@@ -22,7 +23,7 @@ export interface Journey {
 /** Where a journey stands, for the holder's prompt and its /continue step. */
 export type JourneyStatus =
   | { status: 'pending' | 'at_provider' | 'moved' | 'done' }
-  | { status: 'failed'; message: string; description: string };
+  | { status: 'failed'; message: string; say?: Say; description: string };
 
 /** One trip to the provider: what its answer is checked against (openid-client), and which browser made it. */
 export interface Login {

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ENGLISH, say, type LocalizedText, type Say } from '../i18n/catalogues.js';
+import type { MessageId } from '../i18n/en.js';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Logger } from '../log.js';
@@ -40,7 +42,7 @@ export type CallbackResult =
   /** a browser that continued the journey: on to the client (code or error) */
   | { kind: 'client'; url: string }
   /** nothing to finish here: a page tells the person why */
-  | { kind: 'page'; status: number; title: string; message: string };
+  | { kind: 'page'; status: number; title: MessageId; message: MessageId };
 
 /** The callback's path under the base URL (D12: `{base_url}/identity/callback`). */
 export const CALLBACK_PATH = '/identity/callback';
@@ -53,14 +55,10 @@ const MAX_COOKIES = 8;
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 const PAGES = {
-  unmatched: {
-    status: 400,
-    title: 'This sign-in could not be matched',
-    message: 'The identity check came back to a browser that did not start it, or it was already used. Go back to the app and start again.',
-  },
-  moved: { status: 200, title: 'Continued on another device', message: 'This identity check was continued on another device. You can close this page.' },
-  ended: { status: 200, title: 'Already finished', message: 'This identity check has already finished. You can close this page.' },
-};
+  unmatched: { status: 400, title: 'journey.unmatchedTitle', message: 'journey.unmatched' },
+  moved: { status: 200, title: 'message.movedTitle', message: 'progress.moved' },
+  ended: { status: 200, title: 'journey.endedTitle', message: 'journey.ended' },
+} as const;
 
 /**
  * D12, VerifiedIdentity_Other: the journey through another OpenID Connect provider. The holder's prompt
@@ -72,7 +70,7 @@ const PAGES = {
 export class OtherProvider {
   readonly journeys: Journeys;
   readonly upstream: UpstreamIdv;
-  readonly displayName: string;
+  readonly displayName: LocalizedText;
   readonly #secureCookies: boolean;
   readonly #cookiePath: string;
 
@@ -127,7 +125,9 @@ export class OtherProvider {
   async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<void> {
     // the reason and the step, never a claim value (UpstreamError's messages carry none)
     this.d.logger.info({ flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message }, 'identity journey failed');
-    if (await this.journeys.end(journey, { status: 'failed', message: personMessage(err.reason, this.displayName), description: err.message }, resumed)) {
+    const message = personMessage(err.reason);
+    const english = ENGLISH.say({ ...message, values: { provider: ENGLISH.pick(this.displayName)! } });
+    if (await this.journeys.end(journey, { status: 'failed', message: english, say: message, description: err.message }, resumed)) {
       this.d.onEnded?.(journey, err.reason === 'refused' ? 'denied' : 'failed');
     }
   }
@@ -220,11 +220,9 @@ export class OtherProvider {
 /** What the client hears of a failed journey. */
 const accessDenied = (err: UpstreamError) => new ProtocolError('access_denied', err.message);
 
-/** What the prompt tells the person when the provider's part failed (no protocol jargon). */
-function personMessage(reason: UpstreamError['reason'], provider: string): string {
-  if (reason === 'unavailable') return `${provider} is not available right now. Please try again later.`;
-  if (reason === 'refused') return `${provider} did not confirm your identity.`;
-  return `The answer from ${provider} could not be accepted. Please start again.`;
+/** What the prompt tells the person when the provider's part failed (no protocol jargon); the page names the provider in its language. */
+function personMessage(reason: UpstreamError['reason']): Say {
+  return say(reason === 'unavailable' ? 'journey.unavailable' : reason === 'refused' ? 'journey.refused' : 'journey.invalid');
 }
 
 /** The step ids of the browser's journey cookies (`idv.<stepId>`), read from the header (their names are not known in advance). */

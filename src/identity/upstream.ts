@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import type { UpstreamIdvConfig } from '../config/schema.js';
 import { isLoopbackHost } from '../rules/loopback.js';
+import type { LocalizedText } from '../i18n/catalogues.js';
 
 /**
  * D12, VerifiedIdentity_Other: the client of the hosted identity-verification provider, an OpenID Connect
@@ -55,7 +56,7 @@ function sanitise(text: unknown, max = 200): string {
 const plainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class UpstreamIdv {
-  readonly displayName: string;
+  readonly displayName: LocalizedText;
   readonly #config: UpstreamIdvConfig;
   readonly #redirectUri: string;
   /** openid-client counts in seconds */

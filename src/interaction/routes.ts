@@ -23,6 +23,9 @@ import { CALLBACK_PATH, type OtherProvider } from '../identity/otherProvider.js'
 import type { Journey } from '../identity/journeys.js';
 import type { ExternalFlows, ExternalRequest } from '../external/flows.js';
 import { CONTINUATION_PARAMS } from '../external/continue.js';
+import { pageTexts, type HolderUi } from '../ui/ui.js';
+import { pickText, type Say, type Texts } from '../i18n/catalogues.js';
+import type { MessageId } from '../i18n/en.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -41,6 +44,8 @@ export interface InteractionDeps {
   authorizeUrls: Record<Version, string>;
   /** told of the flows that end at the prompt (metrics, src/metrics/flowEvents.ts) */
   flowEnds?: PromptFlowEnds;
+  /** the holder's language and the operator's brand (issue 22) */
+  ui?: HolderUi;
 }
 
 /** The ends of a flow the prompt decides: a request refused before its wallet step started, and a step ended as expired. */
@@ -54,6 +59,8 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 type StepStatus = {
   status: 'pending' | 'scanned' | 'returning' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
   message?: string;
+  /** the message in catalogue words, worded in the holder's language when the page asks */
+  say?: Say;
   /** failed: the relying party's error_description (kept from the browser) */
   description?: string;
   attemptsLeft?: number;
@@ -61,25 +68,31 @@ type StepStatus = {
   handover?: boolean;
 };
 
+/** A page of words (catalogue ids), in the holder's language. */
+interface Words {
+  title: MessageId;
+  message: MessageId;
+  values?: Record<string, string>;
+}
+
 /** D13: what the holder's browser shows when an External Client flow's wallet step is over: the app continues, not this page. */
 const HANDED_OVER = {
-  done: (client: string) => ({ title: 'All done', message: `${client} will continue from here. You can close this page.` }),
-  ended: (client: string) => ({ title: 'This request did not complete', message: `${client} has been told. You can close this page.` }),
+  done: (client: string): Words => ({ title: 'message.doneTitle', message: 'message.done', values: { client } }),
+  ended: (client: string): Words => ({ title: 'message.endedTitle', message: 'message.ended', values: { client } }),
 };
 
-const MOVED = { title: 'Continued on another device', message: 'This identity check was continued on another device. You can close this page.' };
+const MOVED: Words = { title: 'message.movedTitle', message: 'progress.moved' };
 
 // the prompt cannot tell an expired request from one never made or opened elsewhere: it claims none of them
-const EXPIRED = {
-  title: 'This link can no longer be used',
-  message: 'The request has expired, was already completed, was opened in another browser, or does not exist. Go back to the app and start again.',
-};
+const EXPIRED: Words = { title: 'message.expiredTitle', message: 'message.expired' };
 
 /** The prompt's pages: the one page answer (src/http/page.ts), with its CSP. */
 const page = sendPage;
 
-function messagePage(ctx: Context, status: number, title: string, message: string): void {
-  page(ctx, status, (nonce) => renderMessage({ nonce, title, message, status }));
+/** `interaction`: the request's own `ui_locales` choose the language, before the browser's. */
+function messagePage(ctx: Context, status: number, words: Words, interaction?: Interaction): void {
+  const { texts, brand } = pageTexts(ctx, interaction?.params.ui_locales);
+  page(ctx, status, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t(words.title), message: texts.t(words.message, words.values), status, saysWhatToDo: true }));
 }
 
 /** The request's scope, as oidc-provider holds it (checked at PAR or authorise), read back into the flow it names. */
@@ -275,7 +288,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
 
   async function prompt(ctx: Context, version: Version, uid: string): Promise<void> {
     const found = await details(ctx, version, uid);
-    if (!found) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (!found) return messagePage(ctx, 400, EXPIRED);
     const stepId = stepIdOf(version, uid);
     let step = await steps.find(stepId);
     if (!step) {
@@ -294,13 +307,18 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const base = `${config.baseUrl}/interaction/${version}/${uid}`;
     const view = step;
     const clientName = client?.clientName ?? view.clientId;
+    const { texts, brand } = pageTexts(ctx, found.params.ui_locales);
+    const clientLogoHref = d.ui?.clientLogo(view.clientId);
     if (view.kind === 'identity_other') {
       const resumeQrSvg = view.resumeUri ? walletQrSvg(view.resumeUri) : undefined;
       return page(ctx, 200, (nonce) =>
         renderIdentityJourneyBytes({
           nonce,
+          texts,
+          brand,
+          clientLogoHref,
           clientName,
-          providerName: d.identity.other!.displayName,
+          providerName: texts.pick(d.identity.other!.displayName)!,
           startUrl: `${base}/identity`,
           resumeUri: view.resumeUri,
           resumeQrSvg,
@@ -315,16 +333,19 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     page(ctx, 200, (nonce) =>
       renderPromptBytes({
         nonce,
+        texts,
+        brand,
+        clientLogoHref,
         kind: view.kind as 'issuance' | 'verification' | 'identity',
         clientName,
         credentialTypes:
           view.kind === 'identity' && pid
-            ? [{ name: 'VerifiedIdentity', displayName: pid.displayName, attributes: [...pid.claims, ...pid.optionalClaims] }]
+            ? [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims, ...pid.optionalClaims] }]
             : view.credentialTypes.map((name) => {
                 const type = d.credentialTypes.get(name)!;
-                // issuance: what the hint carried; verification: what is asked for. Labels from the config
-                const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, spec.label]] : [])));
-                return { name, displayName: type.displayName, attributes: view.attributes ?? Object.keys(type.attributes), labels };
+                // issuance: what the hint carried; verification: what is asked for. Labels from the config, in the page's language
+                const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, pickText(spec.label, texts.lang)!]] : [])));
+                return { name, displayName: texts.pick(type.displayName), attributes: view.attributes ?? Object.keys(type.attributes), labels };
               }),
         walletUri: view.sameDeviceUri ?? view.walletUri!,
         qrUri: view.walletUri!,
@@ -347,34 +368,46 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     ctx.set('Cache-Control', 'no-store');
     const stepId = stepIdOf(version, uid);
     const [interaction, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
+    const { texts } = pageTexts(ctx, interaction?.params.ui_locales);
     if (!interaction || !step) {
       ctx.status = 404;
-      ctx.body = { status: 'expired', message: 'This request has expired. Go back to the app and start again.' };
+      ctx.body = { status: 'expired', message: texts.t('status.expired') };
       return;
     }
     // D13: the client continues an External Client flow; this browser only hears how the step ended
     if (step.external) {
-      ctx.body = claims ? { status: 'done', handover: true } : { ...forBrowser(await stepStatus(stepId, step)), handover: true };
+      ctx.body = claims ? { status: 'done', handover: true } : { ...forBrowser(await stepStatus(stepId, step), texts, step), handover: true };
       return;
     }
     const result = interaction.result as { wallet?: unknown } | undefined;
     if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
-    else if (result) ctx.body = { status: 'failed', message: 'This request did not complete. Go back to the app and start again.' };
+    else if (result) ctx.body = { status: 'failed', message: texts.t('status.notCompleted') };
     else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(ctx, version, interaction, step, claims) };
-    else ctx.body = forBrowser(await stepStatus(stepId, step));
+    else ctx.body = forBrowser(await stepStatus(stepId, step), texts, step);
   }
 
-  /** A step's status as the holder's page reads it: the relying party's description stays on the server. */
-  function forBrowser({ description: _, ...status }: StepStatus): StepStatus {
-    return status;
+  /**
+   * A step's status as the holder's page reads it, its message in the holder's language: the relying
+   * party's description stays on the server.
+   */
+  function forBrowser({ description: _, say, ...status }: StepStatus, texts: Texts, step: WalletStep): StepStatus {
+    if (!say) {
+      // an English message from before the catalogues: the page's own words for how it ended, nothing otherwise
+      const { message, ...rest } = status;
+      if (message === undefined) return status;
+      return status.status === 'expired' ? { ...rest, message: texts.t('status.expired') } : status.status === 'failed' ? { ...rest, message: texts.t('progress.failedText') } : rest;
+    }
+    // a journey's messages name the provider in the page's language
+    const values = step.kind === 'identity_other' && d.identity.other ? { ...say.values, provider: texts.pick(d.identity.other.displayName)! } : say.values;
+    return { ...status, message: texts.t(say.id, values) };
   }
 
   /** For pages without JavaScript, failures and expiry: finishes the interaction as the wallet step ended. */
   async function continueFlow(ctx: Context, version: Version, uid: string): Promise<void> {
     const stepId = stepIdOf(version, uid);
     const [found, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
-    if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
-    if (step.external) return handOver(ctx, version, uid, stepId, step, claims !== undefined);
+    if (!found || !step) return messagePage(ctx, 400, EXPIRED, found);
+    if (step.external) return handOver(ctx, found, version, uid, stepId, step, claims !== undefined);
     let returnTo = found.returnTo;
     if (!found.result) {
       if (claims) {
@@ -382,7 +415,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       } else {
         const state = await stepStatus(stepId, step);
         // D12: a journey continued in another browser ends there; this one only hears it
-        if (state.status === 'moved') return messagePage(ctx, 200, MOVED.title, MOVED.message);
+        if (state.status === 'moved') return messagePage(ctx, 200, MOVED, found);
         if (state.status !== 'failed' && state.status !== 'expired' && state.status !== 'done') {
           ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
           return;
@@ -415,25 +448,21 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const code = readQuery(ctx).response_code;
     const stepId = stepIdOf(version, uid);
     const [found, { step, claims }] = await Promise.all([details(ctx, version, uid), steps.withClaims(stepId)]);
-    if (!found || !step) return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (!found || !step) return messagePage(ctx, 400, EXPIRED, found);
     if (code !== undefined && !claims && !found.result && (step.kind === 'verification' || step.kind === 'identity')) await d.verifier.completeReturn(stepId, code);
     return continueFlow(ctx, version, uid);
   }
 
   /** D13: an External Client flow's browser is told that the app continues (or was told of the failure), never sent back to it. */
-  async function handOver(ctx: Context, version: Version, uid: string, stepId: string, step: WalletStep, succeeded: boolean): Promise<void> {
+  async function handOver(ctx: Context, interaction: Interaction, version: Version, uid: string, stepId: string, step: WalletStep, succeeded: boolean): Promise<void> {
     const client = d.clients.get(step.clientId)?.clientName ?? step.clientId;
-    if (succeeded) {
-      const { title, message } = HANDED_OVER.done(client);
-      return messagePage(ctx, 200, title, message);
-    }
+    if (succeeded) return messagePage(ctx, 200, HANDED_OVER.done(client), interaction);
     const state = await stepStatus(stepId, step);
     if (state.status !== 'failed' && state.status !== 'expired') {
       ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}`);
       return;
     }
-    const { title, message } = HANDED_OVER.ended(client);
-    messagePage(ctx, 200, title, message);
+    messagePage(ctx, 200, HANDED_OVER.ended(client), interaction);
   }
 
   /** D12, VerifiedIdentity_Other: the prompt's button sends its browser to the other provider. */
@@ -442,7 +471,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     const found = await details(ctx, version, uid);
     const stepId = stepIdOf(version, uid);
     const step = found && other ? await steps.find(stepId) : undefined;
-    if (!other || !step || step.kind !== 'identity_other') return messagePage(ctx, 400, EXPIRED.title, EXPIRED.message);
+    if (!other || !step || step.kind !== 'identity_other') return messagePage(ctx, 400, EXPIRED, found);
     const { status: state, journey } = await other.journeys.current(stepId);
     // ended, expired or continued elsewhere: the continue step says which
     if (!journey || (state.status !== 'pending' && state.status !== 'at_provider')) return ctx.redirect(`${config.baseUrl}/interaction/${version}/${uid}/continue`);
@@ -456,11 +485,12 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function otherProviderCallback(ctx: Context): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     const result = await d.identity.other!.callback(ctx);
-    if (result.kind === 'page') return messagePage(ctx, result.status, result.title, result.message);
+    if (result.kind === 'page') return messagePage(ctx, result.status, result);
     // on by a page of ours, not a redirect: see CallbackResult
     const next = result.kind === 'prompt' ? `${config.baseUrl}/interaction/${result.version}/${result.uid}/continue` : result.url;
     ctx.set('Refresh', `0; url=${next}`);
-    page(ctx, 200, (nonce) => renderMessage({ nonce, title: 'Identity check finished', message: 'Taking you back…', next: { href: next, label: 'Continue' } }));
+    const { texts, brand } = pageTexts(ctx);
+    page(ctx, 200, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('journey.finished'), message: texts.t('journey.takingBack'), next: { href: next, label: texts.t('progress.continue') } }));
   }
 
   const uid = '([A-Za-z0-9_-]{1,64})';

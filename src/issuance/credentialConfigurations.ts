@@ -1,4 +1,5 @@
 import type { CredentialType } from '../config/schema.js';
+import { textsOf } from '../i18n/catalogues.js';
 
 export const SD_JWT_VC_FORMAT = 'dc+sd-jwt';
 
@@ -33,11 +34,12 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
       jwt: { proof_signing_alg_values_supported: PROOF_SIGNING_ALGS, ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}) },
     },
     credential_metadata: {
-      display: [{ name: type.displayName ?? type.name, locale: 'en' }],
+      // OpenID4VCI 1.0 §12.2.4: one entry per language the config gives the name in
+      display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
       claims: Object.entries(type.attributes).map(([name, spec]) => ({
         path: [name],
         mandatory: spec.required,
-        display: [{ name: spec.label ?? name, locale: 'en' }],
+        display: textsOf(spec.label, name).map(({ locale, text }) => ({ name: text, locale })),
       })),
     },
   };

@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { StoredPin } from '../rules/pinHash.js';
+import { ENGLISH, say, type Say } from '../i18n/catalogues.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
 export type OfferStatus = {
   status: 'pending' | 'scanned' | 'pin_retry' | 'done' | 'failed' | 'expired';
   message?: string;
+  /** the message for the holder's page, in the holder's language there */
+  say?: Say;
   attemptsLeft?: number;
 };
 
@@ -91,13 +94,13 @@ export class OfferBook {
   async status(offerId: string, redeemBy: number): Promise<OfferStatus> {
     // one round trip: the keys share the offer's hash tag
     const [outcome, status] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId)])) as (OfferStatus | undefined)[];
-    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', message: 'This offer has expired.' });
+    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', message: ENGLISH.t('status.offerExpired'), say: say('status.offerExpired') });
   }
 
   /** Lives as long as the offer, like every progress status. */
   async pinRetry(record: OfferRecord, attemptsLeft: number): Promise<void> {
-    const message = `The PIN was wrong; ${attemptsLeft} attempt(s) left.`;
-    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', message, attemptsLeft }, ttlOf(record));
+    const message = say('progress.pinRetry', { attemptsLeft });
+    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', message: ENGLISH.say(message), say: message, attemptsLeft }, ttlOf(record));
   }
 
   /** The wallet holds an access token (the offer is already kept as long as that token lasts). */
@@ -131,9 +134,9 @@ export class OfferBook {
    * The outcome, then the offer gone, issued in this order in one round trip (one connection, one slot:
    * Redis applies them in order), so that a status read never finds neither.
    */
-  async failed(offerId: string, message: string): Promise<void> {
+  async failed(offerId: string, message: Say): Promise<void> {
     await Promise.all([
-      this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message }, STATUS_GRACE_SECONDS),
+      this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message: ENGLISH.say(message), say: message }, STATUS_GRACE_SECONDS),
       this.store.delete(offerKey(offerId)),
     ]);
   }

@@ -1,5 +1,6 @@
 import type { Store } from '../store/types.js';
 import { pinAttemptsKey } from './offers.js';
+import { say, type Say } from '../i18n/catalogues.js';
 
 /**
  * D10: a wrong PIN does not burn the offer at once. What happens to a PIN attempt, decided atomically in
@@ -13,8 +14,7 @@ export type PinOutcome = { kind: 'pass' } | { kind: 'retry'; attemptsLeft: numbe
 
 export const retryDescription = (attemptsLeft: number) => `invalid tx_code provided: ${attemptsLeft} attempt(s) left`;
 export const revokedDescription = 'invalid tx_code provided: no attempts left, the credential offer is no longer valid';
-export const failedMessage = (limit: number) =>
-  `The PIN was entered wrongly ${limit} ${limit === 1 ? 'time' : 'times'}; this offer is no longer valid.`;
+export const failedMessage = (limit: number): Say => say('status.pinExhausted', { limit });
 
 /** Counts wrong attempts per offer in the store, with one atomic operation per attempt (D10, D14). */
 export class PinAttempts {

@@ -7,6 +7,7 @@ import type { Store } from '../store/types.js';
 import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js';
 import { failedMessage, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import type { PinHasher } from '../rules/pinHash.js';
+import { ENGLISH } from '../i18n/catalogues.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import type { RateLimits } from '../http/rateLimits.js';
 
@@ -170,7 +171,7 @@ async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, 
       // the code and its grant first: once the offer is gone, nothing checks a PIN for that code any more
       await deps.revoke(offer);
       await deps.offers.failed(offer.offerId, failedMessage(deps.pins.limit));
-      await deps.onFailed?.(offer, failedMessage(deps.pins.limit));
+      await deps.onFailed?.(offer, ENGLISH.say(failedMessage(deps.pins.limit)));
       answer(ctx, 'invalid_grant', revokedDescription);
       return false;
     case 'exhausted':

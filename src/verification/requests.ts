@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Store } from '../store/types.js';
+import { ENGLISH, say, type Say } from '../i18n/catalogues.js';
 
 /** Which link the wallet came by: the QR code (another device) or the button on the holder's own device. */
 export type Device = 'cross' | 'same';
@@ -10,6 +11,8 @@ export type RequestStatus = {
   /** returning: verified, waiting for the browser the wallet sends back (same-device, OpenID4VP 1.0 §8.2) */
   status: 'pending' | 'scanned' | 'returning' | 'done' | 'failed' | 'expired';
   message?: string;
+  /** the message for the holder's page, in the holder's language there */
+  say?: Say;
   /** failed: what the relying party is told (error_description); names the rule, never a claim value */
   description?: string;
 };
@@ -160,15 +163,15 @@ export class VerificationRequests {
     ]);
   }
 
-  async failed(requestId: string, message: string, description: string): Promise<void> {
-    await Promise.all([this.setStatus(requestId, { status: 'failed', message, description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
+  async failed(requestId: string, message: Say, description: string): Promise<void> {
+    await Promise.all([this.setStatus(requestId, { status: 'failed', message: ENGLISH.say(message), say: message, description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
   }
 
   async status(requestId: string): Promise<RequestStatus> {
     // one round trip: both keys share the request's hash tag
     const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [RequestStatus | undefined, VerificationRecord | undefined];
     if (status?.status === 'done' || status?.status === 'failed') return status;
-    if (!status || !request) return { status: 'expired', message: 'This request has expired.' };
+    if (!status || !request) return { status: 'expired', message: ENGLISH.t('status.expired'), say: say('status.expired') };
     return status;
   }
 

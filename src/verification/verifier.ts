@@ -10,6 +10,8 @@ import type { Store } from '../store/types.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import { dcqlQueryFor, mdocQueryId, type DcqlQuery } from './dcql.js';
 import { personMessage, VerificationRefusal } from './errors.js';
+import { ENGLISH, say, type Say } from '../i18n/catalogues.js';
+import type { MessageId } from '../i18n/en.js';
 import { IssuerKeys } from './issuerKeys.js';
 import { StatusChecks } from './statusCheck.js';
 import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, requestObject, RESPONSE_ALG, RESPONSE_ENC_VALUES, walletUriFor } from './requestObject.js';
@@ -114,10 +116,10 @@ const REQUEST_URI_BODY_LIMIT = 64 * 1024;
 const WALLET_NONCE_LIMIT = 512;
 
 /** Wallet error codes (OpenID4VP 1.0 §8.5, RFC 6749 §4.1.2.1) as the holder reads them. */
-const WALLET_ERRORS: Record<string, string> = {
-  access_denied: 'The request was declined in the wallet, or the wallet has no matching credential.',
-  vp_formats_not_supported: 'The wallet does not support the credential format that was asked for.',
-  wallet_unavailable: 'The wallet is not available.',
+const WALLET_ERRORS: Record<string, MessageId> = {
+  access_denied: 'status.walletDeclined',
+  vp_formats_not_supported: 'status.walletUnsupportedFormat',
+  wallet_unavailable: 'status.walletUnavailable',
 };
 
 /**
@@ -287,7 +289,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     if (!record?.encryptionKey) return { refusal: { status: 400, error: 'invalid_request', description: 'response: the JWE kid names no pending request of this verifier' } };
     const endRequest = async (description: string) => {
       const taken = await requests.takeByState(record.state);
-      if (taken) await failed(taken.record, 'The wallet sent an answer this service could not read.', description);
+      if (taken) await failed(taken.record, say('refusal.malformed_response'), description);
       return { refusal: { status: 400, error: 'invalid_request', description } };
     };
     let plaintext: Uint8Array;
@@ -318,9 +320,9 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   }
 
   /** `declined`: the wallet answered access_denied (the holder declined), not a refused presentation */
-  async function failed(record: VerificationRecord, message: string, description: string, declined = false): Promise<void> {
+  async function failed(record: VerificationRecord, message: Say, description: string, declined = false): Promise<void> {
     await requests.failed(record.requestId, message, description);
-    await opts.onFailed?.(record, { message, description, ...(declined ? { declined } : {}) });
+    await opts.onFailed?.(record, { message: ENGLISH.say(message), description, ...(declined ? { declined } : {}) });
   }
 
   /** OpenID4VP 1.0 §8.2, §8.3: the Authorization Response (or Authorization Error Response), by direct_post or direct_post.jwt. */
@@ -351,7 +353,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const { record, device } = taken;
     // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
     const back = device === 'same' && record.returnUri !== undefined ? record.returnUri : undefined;
-    const ended = async (status: number, body: Record<string, unknown>, message: string, description: string, declined = false) => {
+    const ended = async (status: number, body: Record<string, unknown>, message: Say, description: string, declined = false) => {
       await failed(record, message, description, declined);
       return answer(status, back ? { ...body, redirect_uri: back } : body);
     };
@@ -361,11 +363,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         // encrypt may send it unencrypted (§8.3.1)
         const code = String(params.error);
         const known = Object.hasOwn(WALLET_ERRORS, code);
-        return await ended(200, {}, known ? WALLET_ERRORS[code] : 'The wallet could not answer the request.', known ? `the wallet answered ${code}` : 'the wallet answered with an error', code === 'access_denied');
+        return await ended(200, {}, say(known ? WALLET_ERRORS[code] : 'status.walletError'), known ? `the wallet answered ${code}` : 'the wallet answered with an error', code === 'access_denied');
       }
       if (record.responseMode === 'direct_post.jwt' && !encrypted) {
         const description = 'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
-        return await ended(400, { error: 'invalid_request', error_description: description }, 'The wallet sent its answer unencrypted, which this service does not accept.', description);
+        return await ended(400, { error: 'invalid_request', error_description: description }, say('status.unencrypted'), description);
       }
       const { issuerKeys: keys, ...expected } = expectationsFor(record);
       const presentations = readVpToken(params.vp_token, expected.query);
@@ -405,7 +407,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       if (err instanceof VerificationRefusal) {
         return await ended(400, { error: err.error, error_description: err.message }, personMessage(err.reason), `the presentation was refused: ${err.message}`);
       }
-      await failed(record, 'Something went wrong while checking the credentials. Please try again.', 'the presentation could not be checked');
+      await failed(record, say('status.checkFailed'), 'the presentation could not be checked');
       throw err;
     }
   }
@@ -417,7 +419,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       const status = await requests.status(requestId);
       // a code for a request that is waiting for it, but the wrong one: the code was taken, the request ends
       if (record && status.status === 'returning') {
-        await failed(record, 'This page was not opened by the wallet that answered. Please start again.', 'response_code: not the code the wallet was given for this request');
+        await failed(record, say('status.otherWallet'), 'response_code: not the code the wallet was given for this request');
       }
       return 'refused';
     }

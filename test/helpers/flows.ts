@@ -72,7 +72,8 @@ export async function holderCompletesVerification(
  */
 export async function pushIssuance(
   base: string,
-  o: { clientId: string; secret: string; attributes: Record<string, unknown>; pin?: string; redirectUri: string },
+  /** `params`: more authorization request parameters (e.g. ui_locales) */
+  o: { clientId: string; secret: string; attributes: Record<string, unknown>; pin?: string; redirectUri: string; params?: Record<string, string> },
 ) {
   const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), o.clientId, o.secret, oidc.ClientSecretPost(o.secret), {
     execute: [oidc.allowInsecureRequests],
@@ -89,6 +90,7 @@ export async function pushIssuance(
     id_token_hint: hint,
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    ...o.params,
   });
   return { config, verifier, state, nonce, authorizeUrl };
 }

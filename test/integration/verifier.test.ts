@@ -336,7 +336,7 @@ describe('verifier with the dev wallet', () => {
     const answer = await wallet.present(uriA, { fetch: fetchImpl });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('nonce') });
-    expect(await running.verifier.requestStatus(b)).toEqual({ status: 'failed', message: "The wallet's proof was made for another request.", description: expect.stringContaining('nonce is not the nonce of this request') });
+    expect(await running.verifier.requestStatus(b)).toEqual({ status: 'failed', message: "The wallet's proof was made for another request.", say: { id: 'refusal.wrong_nonce' }, description: expect.stringContaining('nonce is not the nonce of this request') });
     expect(await running.verifier.result(b)).toBeUndefined();
     expect(await running.verifier.requestStatus(a)).toEqual({ status: 'scanned' });
   });
@@ -346,7 +346,7 @@ describe('verifier with the dev wallet', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['Membership'] });
     await expect(wallet.present(walletUri)).rejects.toThrow(WalletError);
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The request was declined in the wallet, or the wallet has no matching credential.', description: 'the wallet answered access_denied' });
+    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The request was declined in the wallet, or the wallet has no matching credential.', say: { id: 'status.walletDeclined' }, description: 'the wallet answered access_denied' });
   });
 
   it('verifies a credential of an external trusted issuer found through its jwt-vc-issuer metadata, and caches its keys', async () => {
@@ -397,7 +397,7 @@ describe('verifier with the dev wallet', () => {
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
     const answer = await wallet.present(walletUri);
     expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'vp_token.ExternalPass: issuer https://untrusted.example is not trusted' } });
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.', description: expect.stringContaining('is not trusted') });
+    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.', say: { id: 'refusal.issuer_not_trusted' }, description: expect.stringContaining('is not trusted') });
   });
 
   it('answers malformed and oversized responses with 400 invalid_request naming the field', async () => {
@@ -449,7 +449,7 @@ describe('verifier with short-lived requests', () => {
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
     expect(await running.verifier.requestStatus(id)).toEqual({ status: 'pending' });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'expired', message: 'This request has expired.' });
+    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'expired', message: 'This request has expired. Go back to the app and start again.', say: { id: 'status.expired' } });
     await expect(wallet.present(walletUri)).rejects.toThrow(/HTTP 404/);
   });
 

@@ -129,6 +129,7 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({
       status: 'failed',
       message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
+      say: { id: 'status.pinExhausted', values: { limit: 3 } },
     });
 
     // no provider code was ever minted for the offer (that happens once the PIN passes), and none can be now

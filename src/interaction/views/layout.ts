@@ -5,17 +5,34 @@
  * optional <script> carry the caller's nonce; there are no inline event handlers and no style
  * attributes. The server sends
  *   Content-Security-Policy: default-src 'none'; script-src 'nonce-X'; style-src 'nonce-X';
- *   img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'
+ *   img-src data: 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'
  * The stylesheets and scripts are files in views/assets/ (assets.ts), inlined as they are.
  */
 import { readAsset } from './assets.js';
-import { html, type SafeHtml } from './html.js';
+import { html, trusted, type SafeHtml } from './html.js';
+import { safeHref } from './escape.js';
+import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
+import { directionOf } from '../../i18n/negotiate.js';
+
+/** The operator's brand on every holder page (config `ui`, src/ui/brand.ts), in the page's language. */
+export interface BrandView {
+  name?: string;
+  /** where the service serves the logo (same origin) */
+  logoHref?: string;
+  supportUrl?: string;
+  privacyUrl?: string;
+  /** the brand's colours as CSS custom properties (built once at start-up from checked colours) */
+  css?: string;
+}
 
 export interface LayoutOptions {
   /** CSP nonce for the inline <style> and <script>. */
   nonce: string;
-  /** BCP 47 language tag of the page; anything malformed falls back to `en`. */
+  /** The page's language (its messages, `lang` and `dir`); English when not given. */
+  texts?: Texts;
+  /** BCP 47 language tag of the page, when `texts` is not given; anything malformed falls back to `en`. */
   lang?: string;
+  brand?: BrandView;
   /** Plain-text document title (escaped here). */
   title: string;
   /** The page content, made with `html`. */
@@ -41,8 +58,22 @@ const FAVICON =
 
 const BASE_CSS = readAsset('layout.css');
 
-const FOOTER = html`
-<footer class="foot"><svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>Uses the open OpenID standards for verifiable credentials, so any compatible wallet works.</footer>`;
+const SHIELD = html`<svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>`;
+
+function footer(t: Texts, brand: BrandView | undefined, standards: boolean): SafeHtml | '' {
+  const links = brand && (brand.supportUrl || brand.privacyUrl)
+    ? html`<p class="foot-links">${brand.supportUrl && html`<a href="${safeHref(brand.supportUrl)}" rel="noopener">${t.t('page.support')}</a>`}${brand.privacyUrl && html`<a href="${safeHref(brand.privacyUrl)}" rel="noopener">${t.t('page.privacy')}</a>`}</p>`
+    : '';
+  if (!standards && !links) return '';
+  return html`
+<footer class="foot">${standards && html`<p>${SHIELD}${t.t('page.footer')}</p>`}${links}</footer>`;
+}
+
+function brandHeader(brand: BrandView | undefined): SafeHtml | '' {
+  if (!brand || (!brand.name && !brand.logoHref)) return '';
+  return html`<header class="brand">${brand.logoHref && html`<img src="${brand.logoHref}" alt="" height="32">`}${brand.name && html`<span>${brand.name}</span>`}</header>
+`;
+}
 
 /**
  * A piece of every page that is the same on every request: kept as text and as its UTF-8 bytes, so that a
@@ -78,9 +109,11 @@ const DOCUMENT_CLOSE = new Fixed('\n</body>\n</html>\n');
 
 /** The page in order: markup made for this request, and the pieces fixed at start-up between. */
 function layoutParts(o: LayoutOptions): (string | Fixed)[] {
+  const t = o.texts ?? ENGLISH;
+  const lang = o.texts ? o.texts.lang : normalizeLang(o.lang);
   const parts: (string | Fixed)[] = [
     html`<!doctype html>
-<html lang="${normalizeLang(o.lang)}">
+<html lang="${lang}" dir="${o.texts ? o.texts.dir : directionOf(lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -93,11 +126,11 @@ function layoutParts(o: LayoutOptions): (string | Fixed)[] {
 <style nonce="${o.nonce}">`.toString(),
     // the stylesheet on its own lines
     cached(stylesheets, o.css ?? '', () => `\n${BASE_CSS}${o.css ? `\n${o.css}` : ''}`),
-    html`</style>
+    html`${o.brand?.css ? trusted(`\n${o.brand.css}`) : ''}</style>
 </head>
 <body>
 <div class="page">
-${o.body}${o.footer !== false && FOOTER}
+${brandHeader(o.brand)}${o.body}${footer(t, o.brand, o.footer !== false)}
 </div>`.toString(),
   ];
   const script = o.script;

@@ -5,8 +5,9 @@
  */
 import { readAsset } from './assets.js';
 import { html, type SafeHtml } from './html.js';
-import { renderLayout } from './layout.js';
+import { renderLayout, type BrandView } from './layout.js';
 import { safeHref } from './escape.js';
+import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 
 export interface MessageView {
   /** CSP nonce for the inline <style>. */
@@ -16,6 +17,11 @@ export interface MessageView {
   /** HTTP status the page is sent with; picks the icon and the advice line. */
   status?: number;
   lang?: string;
+  /** the page's language; English when not given */
+  texts?: Texts;
+  brand?: BrandView;
+  /** the message already says what to do: no advice line under it (when not given, English wording decides) */
+  saysWhatToDo?: boolean;
   /** a technical detail for whoever the holder asks for help (e.g. the error code and its description) */
   detail?: string;
   /** a link onwards (the page is also sent with a Refresh header to it) */
@@ -33,27 +39,27 @@ const ICONS = {
 
 const MESSAGE_CSS = readAsset('message.css');
 
-function classify(status: number | undefined): { icon: SafeHtml; hint: string; error: boolean } {
+function classify(status: number | undefined, t: Texts): { icon: SafeHtml; hint: string; error: boolean } {
   if (status === undefined || !Number.isInteger(status) || status < 400) {
     return { icon: ICONS.info, hint: '', error: false };
   }
   if (status === 408 || status === 410) {
     return {
       icon: ICONS.clock,
-      hint: 'Go back to the app or website you came from and start again.',
+      hint: t.t('message.hintStartAgain'),
       error: false,
     };
   }
   if (status >= 500) {
     return {
       icon: ICONS.unavailable,
-      hint: 'This is a problem on our side. Please try again in a few minutes.',
+      hint: t.t('message.hintOurSide'),
       error: true,
     };
   }
   return {
     icon: ICONS.alert,
-    hint: 'Go back to the app or website you came from and start again.',
+    hint: t.t('message.hintStartAgain'),
     error: true,
   };
 }
@@ -64,15 +70,17 @@ const SAYS_WHAT_TO_DO = /\b(start again|try again)\b/i;
 /** Renders an error or information page. */
 export function renderMessage(v: MessageView): string {
   const status = typeof v.status === 'number' ? v.status : undefined;
-  const c = classify(status);
-  const code = status !== undefined && Number.isInteger(status) && status >= 400 && html`<p class="message-code">Error code ${status}${v.detail ? ` (${v.detail})` : ''}</p>`;
+  const t = v.texts ?? ENGLISH;
+  const c = classify(status, t);
+  const code = status !== undefined && Number.isInteger(status) && status >= 400 && html`<p class="message-code">${t.t('message.code', { status })}${v.detail ? ` (${v.detail})` : ''}</p>`;
+  const advice = c.hint && !(v.saysWhatToDo ?? SAYS_WHAT_TO_DO.test(v.message));
   const body = html`<main class="card message${c.error ? ' message--error' : ''}" id="message">
 <div class="message-icon" aria-hidden="true">${c.icon}</div>
 <h1>${v.title}</h1>
 <p class="message-text">${v.message}</p>
-${c.hint && !SAYS_WHAT_TO_DO.test(v.message) && html`<p class="message-hint">${c.hint}</p>`}
+${advice && html`<p class="message-hint">${c.hint}</p>`}
 ${v.next && html`<p><a class="button button--primary" id="next" href="${safeHref(v.next.href)}">${v.next.label}</a></p>`}
 ${code}
 </main>`;
-  return renderLayout({ nonce: v.nonce, lang: v.lang, title: v.title, body, css: MESSAGE_CSS, footer: false });
+  return renderLayout({ nonce: v.nonce, texts: v.texts, lang: v.lang, brand: v.brand, title: v.title, body, css: MESSAGE_CSS, footer: false });
 }

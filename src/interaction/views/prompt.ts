@@ -10,12 +10,14 @@
 import { readAsset } from './assets.js';
 import { safeHref } from './escape.js';
 import { html, trusted, type SafeHtml } from './html.js';
-import { renderLayout, renderLayoutBytes, type LayoutOptions } from './layout.js';
+import { renderLayout, renderLayoutBytes, type BrandView, type LayoutOptions } from './layout.js';
+import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
+import type { MessageId } from '../../i18n/en.js';
 
 export interface PromptCredentialType {
   /** Configured credential type name (e.g. `EmployeeBadge`). */
   name: string;
-  /** Human-readable name; falls back to a humanised `name`. */
+  /** Human-readable name, in the page's language; falls back to a humanised `name`. */
   displayName?: string;
   /** Attribute names: contained in the credential (issuance) or requested (verification). */
   attributes: string[];
@@ -27,6 +29,11 @@ export interface PromptView {
   /** CSP nonce for the inline <style> and <script>. */
   nonce: string;
   lang?: string;
+  /** the page's language; English when not given */
+  texts?: Texts;
+  brand?: BrandView;
+  /** the relying party's logo, served by the service (config `clients[].logoUri`) */
+  clientLogoHref?: string;
   /** `identity`: a person-identification credential is asked for (D12) */
   kind: 'issuance' | 'verification' | 'identity';
   /** Who asks: the relying party's display name. */
@@ -88,11 +95,43 @@ export function formatRemaining(ms: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
 }
 
-function expiresInWords(ms: number): string {
-  if (ms <= 0) return 'This request has expired.';
-  const minutes = Math.ceil(ms / 60_000);
-  if (ms < 60_000) return 'This request expires in less than a minute.';
-  return `This request expires in about ${minutes} ${minutes === 1 ? 'minute' : 'minutes'}.`;
+function expiresInWords(t: Texts, ms: number): string {
+  if (ms > 0 && ms < 60_000) return t.t('progress.expiresSoon');
+  return t.t('progress.expiresAbout', { minutes: ms <= 0 ? 0 : Math.ceil(ms / 60_000) });
+}
+
+/**
+ * A message with some of its values in <strong>: the values are marked, the message formatted in the
+ * page's language (so a translation may move them), and the marks replaced by the escaped values.
+ */
+function emphasised(t: Texts, id: MessageId, values: Record<string, string | number>, bold: readonly string[]): SafeHtml {
+  const marked: Record<string, string | number> = { ...values };
+  bold.forEach((name, i) => (marked[name] = `\u0001${i}\u0002`));
+  const parts = t.t(id, marked).split(/\u0001(\d+)\u0002/);
+  return html`${parts.map((part, i) => (i % 2 === 0 ? part : html`<strong>${String(values[bold[Number(part)]])}</strong>`))}`;
+}
+
+/** The texts the page's script shows, in the page's language (it never builds a sentence itself). */
+function scriptTexts(t: Texts, clientName: string, waiting: string, link = '', pin = false): string {
+  return JSON.stringify({
+    waiting,
+    connected: t.t('progress.connected'),
+    returning: t.t('progress.returning'),
+    ...(pin ? { pinRetry: t.t('progress.pinRetryAgain') } : {}),
+    moved: t.t('progress.moved'),
+    doneHandover: t.t('progress.doneHandover', { client: clientName }),
+    doneReturning: t.t('progress.doneReturning', { client: clientName }),
+    toldClose: t.t('progress.toldClose', { client: clientName }),
+    backTo: t.t('progress.backTo', { client: clientName }),
+    connectionProblem: t.t('progress.connectionProblem'),
+    lastMinute: t.t('progress.lastMinute'),
+    expiredTitle: t.t('progress.expiredTitle'),
+    expiredText: t.t('progress.expiredText'),
+    failedTitle: t.t('progress.failedTitle'),
+    failedText: t.t('progress.failedText'),
+    copied: t.t('prompt.linkCopied'),
+    copyFailed: t.t('prompt.copyFailed', { link }),
+  });
 }
 
 /** Strips an XML declaration / doctype in front of the trusted QR SVG (they are invalid inside HTML). */
@@ -116,13 +155,14 @@ const ICONS = {
   key: html`<svg ${ICON_ATTRS}><circle cx="8" cy="15" r="4"/><path d="M11 12l9-9"/><path d="M17 6l3 3"/><path d="M14.5 8.5l2 2"/></svg>`,
   wallet: html`<svg ${ICON_ATTRS}><path d="M4 7.5A2.5 2.5 0 016.5 5H18v3"/><rect x="4" y="8" width="16" height="11" rx="2.5"/><path d="M16 13.5h.01"/></svg>`,
   credential: html`<svg width="22" height="22" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><rect x="2.5" y="5" width="19" height="14" rx="2.5"/><circle cx="8.5" cy="11" r="2"/><path d="M5.5 16c.6-1.5 1.7-2.2 3-2.2s2.4.7 3 2.2"/><path d="M14 10h4.5"/><path d="M14 13.5h3"/></svg>`,
+  copy: html`<svg ${ICON_ATTRS}><rect x="9" y="9" width="11" height="11" rx="2"/><path d="M5 15V6a2 2 0 012-2h9"/></svg>`,
   dot: html`<svg width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M6 12.5l4 4L18 8"/></svg>`,
 };
 
 const PROMPT_CSS = readAsset('prompt.css');
 const PROMPT_SCRIPT = readAsset('prompt.js');
 
-function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): SafeHtml {
+function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentialType): SafeHtml {
   const name = c.displayName && c.displayName.trim() ? c.displayName : humanizeAttribute(c.name);
   const attributes = Array.isArray(c.attributes) ? c.attributes : [];
   const labelOf = (a: string) => (c.labels && Object.hasOwn(c.labels, a) && c.labels[a].trim() ? c.labels[a] : humanizeAttribute(a));
@@ -130,13 +170,13 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): Sa
   if (kind !== 'issuance') {
     attrs =
       attributes.length > 0
-        ? html`<p class="cred-sub">You will share:</p>
+        ? html`<p class="cred-sub">${t.t('prompt.willShare')}</p>
 <ul class="attrs">${attributes.map((a) => html`<li data-attribute="${a}">${ICONS.dot}<span>${labelOf(a)}</span></li>`)}</ul>`
-        : html`<p class="cred-sub">You will share all information in this credential.</p>`;
+        : html`<p class="cred-sub">${t.t('prompt.willShareAll')}</p>`;
   } else {
     attrs =
       attributes.length > 0
-        ? html`<p class="cred-sub">Contains</p>
+        ? html`<p class="cred-sub">${t.t('prompt.contains')}</p>
 <ul class="chips">${attributes.map((a) => html`<li class="chip" data-attribute="${a}">${labelOf(a)}</li>`)}</ul>`
         : '';
   }
@@ -147,32 +187,34 @@ function renderCredential(kind: PromptView['kind'], c: PromptCredentialType): Sa
 }
 
 /** Who asks, and what for. */
-function promptHead(clientName: string, heading: string, lead: SafeHtml): SafeHtml {
+function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtml, logoHref?: string): SafeHtml {
+  const badge = logoHref ? html`<img class="client-logo" src="${logoHref}" alt="">` : html`<span class="avatar" aria-hidden="true">${initial(clientName)}</span>`;
   return html`<header class="prompt-head">
-<p class="eyebrow"><span class="avatar" aria-hidden="true">${initial(clientName)}</span><span>Request from <strong>${clientName}</strong></span></p>
+<p class="eyebrow">${badge}<span>${emphasised(t, 'page.requestFrom', { client: clientName }, ['client'])}</span></p>
 <h1>${heading}</h1>
 <p class="lead">${lead}</p>
 </header>`;
 }
 
-const WALLET_HINT = html`<p class="hint" id="wallet-hint" hidden>No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.</p>`;
+const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${t.t('prompt.walletHint')}</p>`;
 
 /** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
-function statusSection(o: { nonce: string; expiresAt: number; continueHref: string; waiting: SafeHtml; done: string; hint?: SafeHtml }): SafeHtml {
+function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml }): SafeHtml {
   const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
   const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
-  return html`<section class="prompt-status" id="progress" aria-label="Progress">
+  const [before, after] = t.t('progress.expiresIn', { time: '\u0001' }).split('\u0001');
+  return html`<section class="prompt-status" id="progress" aria-label="${t.t('progress.label')}">
 <div class="alert" id="error" role="alert"></div>
 <div class="status">
 <span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
 <div class="status-body">
 <p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">${o.waiting}</p>
-<p class="expiry" id="expiry">Expires in <time id="countdown" datetime="${expiresIso}">${formatRemaining(remaining)}</time></p>
+<p class="expiry" id="expiry">${before}<time id="countdown" datetime="${expiresIso}">${formatRemaining(remaining)}</time>${after ?? ''}</p>
 </div>
 </div>
 <p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
 ${o.hint ?? ''}
-<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>This page updates automatically only with JavaScript. ${o.done}, select Continue. ${expiresInWords(remaining)}</p><a class="button button--secondary" href="${o.continueHref}">Continue</a></div></noscript>
+<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>${t.t('progress.noscript')} ${expiresInWords(t, remaining)}</p><a class="button button--secondary" href="${o.continueHref}">${t.t('progress.continue')}</a></div></noscript>
 </section>`;
 }
 
@@ -186,54 +228,63 @@ export function renderPromptBytes(v: PromptView): Buffer {
   return renderLayoutBytes(promptLayout(v));
 }
 
+const KIND_TEXTS = {
+  issuance: { heading: 'prompt.issuance.heading', lead: 'prompt.issuance.lead' },
+  verification: { heading: 'prompt.verification.heading', lead: 'prompt.verification.lead' },
+  identity: { heading: 'prompt.identity.heading', lead: 'prompt.identity.lead' },
+} as const satisfies Record<PromptView['kind'], { heading: MessageId; lead: MessageId }>;
+
 function promptLayout(v: PromptView): LayoutOptions {
+  const t = v.texts ?? ENGLISH;
   const issuance = v.kind === 'issuance';
-  const heading = issuance ? 'Add your credential to your wallet' : v.kind === 'identity' ? 'Prove your identity' : 'Share your credential';
-  const lead = issuance
-    ? html`<strong>${v.clientName}</strong> wants to add this credential to your wallet. You can review it in your wallet before you accept it.`
-    : v.kind === 'identity'
-      ? html`<strong>${v.clientName}</strong> is asking you to prove who you are with the identity credential in your wallet. You review and approve it in your wallet before anything is shared.`
-      : html`<strong>${v.clientName}</strong> is asking to see the following from your wallet. You review and approve it in your wallet before anything is shared.`;
+  const kindTexts = KIND_TEXTS[v.kind] ?? KIND_TEXTS.verification;
+  const heading = t.t(kindTexts.heading);
+  const lead = emphasised(t, kindTexts.lead, { client: v.clientName }, ['client']);
   const types = Array.isArray(v.credentialTypes) ? v.credentialTypes : [];
-  const detailsLabel = issuance ? (types.length > 1 ? 'Credentials' : 'Credential') : 'Requested information';
+  const detailsLabel = issuance ? t.t('prompt.credentials', { count: types.length }) : t.t('prompt.requested');
 
   const pinLength = v.pin && Number.isInteger(v.pin.length) && v.pin.length > 0 ? v.pin.length : undefined;
   const pinNotice =
     issuance &&
     v.pin &&
-    html`<div class="notice notice--info" id="pin-notice">${ICONS.key}<p><strong>Have your PIN ready.</strong> Your wallet will ask for ${
-      pinLength !== undefined ? html`a ${pinLength}-digit PIN` : 'a PIN'
-    }. ${v.clientName} sent it to you separately, for example by e-mail or text message.</p></div>`;
+    html`<div class="notice notice--info" id="pin-notice">${ICONS.key}<p><strong>${t.t('prompt.pin.title')}</strong> ${
+      pinLength !== undefined ? t.t('prompt.pin.text', { length: pinLength, client: v.clientName }) : t.t('prompt.pin.textNoLength', { client: v.clientName })
+    }</p></div>`;
 
   const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
   const walletHref = safeHref(v.walletUri);
   const continueHref = safeHref(v.continueUrl);
 
-  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''}>
-${promptHead(v.clientName, heading, lead)}
+  const waiting = t.t('progress.waiting');
+  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''} data-text="${scriptTexts(t, v.clientName, waiting, walletHref, Boolean(pinNotice))}">
+${promptHead(t, v.clientName, heading, lead, v.clientLogoHref)}
 <section class="prompt-details" aria-labelledby="details-label">
 <h2 class="section-label" id="details-label">${detailsLabel}</h2>
-<ul class="creds">${types.map((c) => renderCredential(v.kind, c))}</ul>
+<ul class="creds">${types.map((c) => renderCredential(t, v.kind, c))}</ul>
 ${pinNotice}
 </section>
-<section class="prompt-wallet" aria-label="Wallet on this device">
-<div class="divider divider--wide" aria-hidden="true">or</div>
-<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">Open in wallet on this device</span></a>
+<section class="prompt-wallet" aria-label="${t.t('prompt.thisDevice')}">
+<div class="divider divider--wide" aria-hidden="true">${t.t('prompt.or')}</div>
+<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">${t.t('prompt.openWallet')}</span></a>
+<button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${t.t('prompt.copyLink')}</span></button>
+<p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
 </section>
-${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting: html`Waiting for your wallet&hellip;`, done: 'When your wallet says it is done', hint: WALLET_HINT })}
-<section class="prompt-scan" aria-label="Wallet on another device">
-<div class="divider divider--narrow" aria-hidden="true">or</div>
+${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting, hint: walletHint(t) })}
+<section class="prompt-scan" aria-label="${t.t('prompt.otherDevice')}">
+<div class="divider divider--narrow" aria-hidden="true">${t.t('prompt.or')}</div>
 <figure class="qr">
-<div class="qr-code" role="img" aria-label="QR code for your wallet app" data-wallet-link="${safeHref(v.qrUri ?? v.walletUri)}">${trusted(inlineSvg(v.qrSvg))}</div>
-<figcaption><strong class="qr-title">Wallet on another device?</strong><span>Open the wallet app and scan this code.</span></figcaption>
+<div class="qr-code" role="img" aria-label="${t.t('prompt.qrLabel')}" data-wallet-link="${safeHref(v.qrUri ?? v.walletUri)}">${trusted(inlineSvg(v.qrSvg))}</div>
+<figcaption><strong class="qr-title">${t.t('prompt.qrTitle')}</strong><span>${t.t('prompt.qrText')}</span></figcaption>
 </figure>
 </section>
 </main>`;
 
   return {
     nonce: v.nonce,
+    texts: v.texts,
     lang: v.lang,
-    title: `${heading} \u2013 ${v.clientName}`,
+    brand: v.brand,
+    title: t.t('page.title', { heading, client: v.clientName }),
     body,
     css: PROMPT_CSS,
     script: PROMPT_SCRIPT,
@@ -244,8 +295,11 @@ ${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting:
 export interface IdentityJourneyView {
   nonce: string;
   lang?: string;
+  texts?: Texts;
+  brand?: BrandView;
+  clientLogoHref?: string;
   clientName: string;
-  /** the other provider's display name (config) */
+  /** the other provider's display name (config), in the page's language */
   providerName: string;
   /** this service's step that sends the browser to the provider */
   startUrl: string;
@@ -260,26 +314,29 @@ export interface IdentityJourneyView {
 }
 
 export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
-  const heading = 'Verify your identity';
+  const t = v.texts ?? ENGLISH;
+  const heading = t.t('journey.heading');
   const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
   const continueHref = safeHref(v.continueUrl);
+  const names = { client: v.clientName, provider: v.providerName };
   const resume = v.resumeUri && v.resumeQrSvg
     ? html`<section class="prompt-scan" aria-labelledby="resume-title">
-<div class="divider divider--narrow" aria-hidden="true">or</div>
+<div class="divider divider--narrow" aria-hidden="true">${t.t('prompt.or')}</div>
 <figure class="qr">
-<div class="qr-code" role="img" aria-label="QR code to continue on another device">${trusted(inlineSvg(v.resumeQrSvg))}</div>
-<figcaption><strong class="qr-title" id="resume-title">Continue on another device</strong><span>Scan this code with your phone's camera, or open this link in a browser there:</span></figcaption>
+<div class="qr-code" role="img" aria-label="${t.t('journey.qrLabel')}">${trusted(inlineSvg(v.resumeQrSvg))}</div>
+<figcaption><strong class="qr-title" id="resume-title">${t.t('journey.otherDevice')}</strong><span>${t.t('journey.qrText')}</span></figcaption>
 </figure>
-<p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}">${v.resumeUri}</a></p>
+<p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}" dir="ltr">${v.resumeUri}</a></p>
 </section>`
     : '';
-  const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-client-name="${v.clientName}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-waiting-text="${`Waiting for you to finish with ${v.providerName}\u2026`}">
-${promptHead(v.clientName, heading, html`<strong>${v.clientName}</strong> asks you to verify your identity with <strong>${v.providerName}</strong>. You will go to ${v.providerName} and come back here when you are done.`)}
-<section class="prompt-details" aria-label="Identity check">
-<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">Continue with ${v.providerName}</span></a>
+  const waiting = t.t('journey.waiting', names);
+  const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-text="${scriptTexts(t, v.clientName, waiting)}">
+${promptHead(t, v.clientName, heading, emphasised(t, 'journey.lead', names, ['client', 'provider']), v.clientLogoHref)}
+<section class="prompt-details" aria-label="${t.t('journey.section')}">
+<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">${t.t('journey.continueWith', names)}</span></a>
 </section>
-${statusSection({ nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting: html`Waiting for you to finish with ${v.providerName}&hellip;`, done: `When ${v.providerName} is done` })}
+${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting })}
 ${resume}
 </main>`;
-  return renderLayoutBytes({ nonce: v.nonce, lang: v.lang, title: `${heading} \u2013 ${v.clientName}`, body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
+  return renderLayoutBytes({ nonce: v.nonce, texts: v.texts, lang: v.lang, brand: v.brand, title: t.t('page.title', { heading, client: v.clientName }), body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OFFER_ID, OfferBook, offerIdOf, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
+import { failedMessage } from '../../../src/issuance/pinAttempts.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 
 const ACCESS_TOKEN = 300;
@@ -58,7 +59,7 @@ describe('an offer as the holder\'s prompt page sees it', () => {
     const r = record('o1');
     await offers.create(r);
     await offers.pinRetry(r, 2);
-    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'The PIN was wrong; 2 attempt(s) left.' });
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'Wrong PIN. 2 attempts left.', say: { id: 'progress.pinRetry', values: { attemptsLeft: 2 } } });
   });
 
   it('expires with its lifetime when nobody redeemed it', async () => {
@@ -85,13 +86,13 @@ describe('an offer as the holder\'s prompt page sees it', () => {
     await offers.create(record('o2'));
     await offers.take('o1');
     await offers.done('o1');
-    await offers.failed('o2', 'The PIN was entered wrongly 3 times; this offer is no longer valid.');
+    await offers.failed('o2', failedMessage(3));
     expect(await offers.find('o1')).toBeUndefined();
     expect(await offers.find('o2')).toBeUndefined();
     vi.setSystemTime(Date.now() + (STATUS_GRACE_SECONDS - 1) * 1000);
     const redeemBy = Math.floor(Date.now() / 1000) + 3600; // a prompt that still counts down sees the outcome, not "pending"
     expect(await offers.status('o1', redeemBy)).toMatchObject({ status: 'done' });
-    expect(await offers.status('o2', redeemBy)).toEqual({ status: 'failed', message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.' });
+    expect(await offers.status('o2', redeemBy)).toEqual({ status: 'failed', message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.', say: { id: 'status.pinExhausted', values: { limit: 3 } } });
     vi.setSystemTime(Date.now() + 2000);
     expect(await offers.status('o1', Math.floor(Date.now() / 1000) - 1)).toMatchObject({ status: 'expired' });
   });
@@ -127,7 +128,7 @@ describe('issuing an offer', () => {
     expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: false, failed: false });
     await offers.scanned(r);
     expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: true, failed: false });
-    await offers.failed('o1', 'PIN');
+    await offers.failed('o1', failedMessage(3));
     expect(await offers.forRedemption('o1')).toEqual({ offer: undefined, redeemed: true, failed: true });
     expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, redeemed: false, failed: false });
   });

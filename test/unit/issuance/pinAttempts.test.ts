@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ENGLISH } from '../../../src/i18n/catalogues.js';
 import { failedMessage, PinAttempts } from '../../../src/issuance/pinAttempts.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 import { PinHasher } from '../../../src/rules/pinHash.js';
@@ -33,8 +34,8 @@ describe('PIN attempts (D10)', () => {
   });
 
   it('tells the holder in words what happened', () => {
-    expect(failedMessage(3)).toBe('The PIN was entered wrongly 3 times; this offer is no longer valid.');
-    expect(failedMessage(1)).toBe('The PIN was entered wrongly 1 time; this offer is no longer valid.');
+    expect(ENGLISH.say(failedMessage(3))).toBe('The PIN was entered wrongly 3 times; this offer is no longer valid.');
+    expect(ENGLISH.say(failedMessage(1))).toBe('The PIN was entered wrongly 1 time; this offer is no longer valid.');
   });
 });
 

@@ -77,8 +77,9 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     const url = prompt('happy', [
       { status: 'pending' },
       { status: 'scanned' },
-      { status: 'pin_retry', attemptsLeft: 2 },
-      { status: 'pin_retry', attemptsLeft: 1 },
+      // the server words the attempts left in the page's language (src/interaction/routes.ts forBrowser)
+      { status: 'pin_retry', attemptsLeft: 2, message: 'Wrong PIN. 2 attempts left.' },
+      { status: 'pin_retry', attemptsLeft: 1, message: 'Wrong PIN. 1 attempt left.' },
       { status: 'done' },
     ]);
     const { context, page, watch, status } = await open(url);

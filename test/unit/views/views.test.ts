@@ -208,8 +208,9 @@ describe('renderPrompt', () => {
       it('puts the walletUri only inside an escaped href (and the QR code\'s data-wallet-link)', () => {
         const escaped = escapeHtml(v.walletUri);
         expect(html).not.toContain(v.walletUri);
-        expect(html.split(escaped).length - 1).toBe(2);
+        expect(html.split(escaped).length - 1).toBe(3);
         expect(markup).toContain(`data-wallet-link="${escaped}"`);
+        expect(markup).toContain(`data-link="${escaped}"`); // the copy-link button (issue 22)
         expect(markup).toContain(`href="${escaped}"`);
         const link = tags(html).find((x) => x.attrs.some((a) => a.name === 'id' && a.value === 'wallet-link'));
         expect(link?.name).toBe('a');
@@ -218,7 +219,7 @@ describe('renderPrompt', () => {
       });
 
       it('falls back to the default language for a malformed lang', () => {
-        expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
+        expect(html).toMatch(/^<!doctype html>\n<html lang="en" dir="ltr">/);
       });
 
       it('puts the (escaped) nonce on every script and style tag', () => {
@@ -245,20 +246,21 @@ describe('renderPrompt', () => {
   it('renders the issuance prompt: heading, client, credential, QR, status, countdown, noscript', () => {
     const v = view();
     const html = renderPrompt(v);
-    expect(html).toContain('<html lang="en">');
+    expect(html).toContain('<html lang="en" dir="ltr">');
     expect(html).toContain('<h1>Add your credential to your wallet</h1>');
     expect(html).toContain('<strong>Acme Bank</strong>');
     expect(html).toContain('Employee badge');
     expect(html).toContain('>Given name</li>');
     expect(html).toContain('data-attribute="given_name"');
     expect(html).toContain(QR); // inserted as is
-    expect(html).toMatch(/<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet&hellip;<\/p>/);
+    expect(html).toMatch(/<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet&#x2026;<\/p>/);
     expect(html).toMatch(/<time id="countdown" datetime="[^"]+">(5:00|4:59)<\/time>/);
     expect(html).toMatch(/<noscript><style nonce="n0nce-abc">[^<]*<\/style><div class="noscript">/);
     expect(html).toContain('This request expires in about 5 minutes.');
     expect(html).toContain(`<a class="button button--secondary" href="/interaction/abc/continue">Continue</a>`);
     expect(html).toContain('data-status-url="/interaction/abc/status"');
-    expect(html).toContain('data-client-name="Acme Bank"');
+    // the script's words, the client's name among them, in the page's language (issue 22)
+    expect(html).toMatch(/data-text="[^"]*Returning you to Acme Bank/);
   });
 
   it('renders the verification prompt with the requested attributes', () => {
@@ -307,7 +309,7 @@ describe('renderPrompt', () => {
   });
 
   it('uses the caller language', () => {
-    expect(renderPrompt(view({ lang: 'de-CH' }))).toContain('<html lang="de-CH">');
+    expect(renderPrompt(view({ lang: 'de-CH' }))).toContain('<html lang="de-CH" dir="ltr">');
   });
 
   it('ships a static script: nothing is interpolated into it', () => {
@@ -319,10 +321,10 @@ describe('renderPrompt', () => {
     expect(a[0]).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
     expect(a[0]).not.toMatch(/<\/script/i);
     // The behaviour the brief asks for is all there.
-    expect(a[0]).toContain("'Waiting for your wallet\\u2026'");
-    expect(a[0]).toContain("'Wallet connected\\u2026'");
-    expect(a[0]).toContain("'Wrong PIN. '");
-    expect(a[0]).toContain("'Done. Returning you to '");
+    // its words come from the page (data-text, in the page's language), none are in the script
+    expect(a[0]).not.toMatch(/'[A-Z][a-z]+ [a-z]+/);
+    expect(a[0]).toContain("say('connected')");
+    expect(a[0]).toContain("say('doneReturning')");
     expect(a[0]).toContain('location.assign');
     expect(a[0]).toContain("credentials: 'same-origin'");
     expect(a[0]).toContain('MAX_DELAY = 5000');
@@ -386,7 +388,7 @@ describe('renderMessage', () => {
 
   it('shows a status-appropriate hint and code, and the language', () => {
     const expired = renderMessage({ nonce: 'n', title: 'This link has expired', message: 'Links are valid for 5 minutes.', status: 410, lang: 'fr' });
-    expect(expired).toContain('<html lang="fr">');
+    expect(expired).toContain('<html lang="fr" dir="ltr">');
     expect(expired).toContain('Error code 410');
     expect(expired).toContain('start again');
     const down = renderMessage({ nonce: 'n', title: 'Service unavailable', message: 'We are working on it.', status: 503 });

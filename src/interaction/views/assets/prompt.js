@@ -12,8 +12,11 @@
   var walletLink = document.getElementById('wallet-link');
   var walletHint = document.getElementById('wallet-hint');
 
-  var clientName = root.getAttribute('data-client-name') || '';
-  var waitingText = root.getAttribute('data-waiting-text') || 'Waiting for your wallet\u2026';
+  // every text in the page's language, made by the server (views/prompt.ts scriptTexts)
+  var text = {};
+  try { text = JSON.parse(root.getAttribute('data-text') || '{}') || {}; } catch (e) { text = {}; }
+  function say(key) { return typeof text[key] === 'string' ? text[key] : ''; }
+  var waitingText = say('waiting');
   // an External Client flow: the app continues by itself, this page never goes back to it
   var handover = root.getAttribute('data-handover') === 'true';
   var expiresIn = Number(root.getAttribute('data-expires-in'));
@@ -68,10 +71,8 @@
   }
 
   function showError(kind, message) {
-    var title = kind === 'expired' ? 'This request has expired' : 'Something went wrong';
-    var fallback = kind === 'expired'
-      ? 'The time to complete this step ran out. Please start again.'
-      : 'Your wallet could not complete this step. Please try again.';
+    var title = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
+    var fallback = kind === 'expired' ? say('expiredText') : say('failedText');
     var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : fallback;
     var h = document.createElement('p');
     h.className = 'alert-title';
@@ -92,34 +93,32 @@
       case 'moved':
         // D12: the journey was continued in another browser, which goes back to the app
         finish();
-        setState('done', 'This identity check was continued on another device. You can close this page.');
+        setState('done', say('moved'));
         reveal();
         break;
       case 'scanned':
-        setState('scanned', 'Wallet connected\u2026');
+        setState('scanned', say('connected'));
         if (walletHint) walletHint.hidden = true;
         break;
       case 'returning':
         // same-device: the wallet sends its browser back to finish (OpenID4VP 1.0 section 8.2)
-        setState('scanned', 'Presented. Finishing in the browser your wallet opened\u2026');
+        setState('scanned', say('returning'));
         if (walletHint) walletHint.hidden = true;
         break;
       case 'pin_retry':
-        var n = s.attemptsLeft;
-        setState('pin_retry', typeof n === 'number' && isFinite(n) && n >= 0
-          ? 'Wrong PIN. ' + n + (n === 1 ? ' attempt' : ' attempts') + ' left.'
-          : 'Wrong PIN. Please try again.');
+        // the server words the attempts left in the page's language (plural rules are the catalogue's)
+        setState('pin_retry', typeof s.message === 'string' && s.message.trim() ? s.message.trim().slice(0, 500) : say('pinRetry'));
         break;
       case 'done':
         var resumeAt = resolve(s.next);
         if (resumeAt && resumeAt.origin === location.origin) next = resumeAt;
         finish();
         if (handover) {
-          setState('done', 'Done. ' + clientName + ' will continue from here. You can close this page.');
+          setState('done', say('doneHandover'));
           reveal();
           break;
         }
-        setState('done', 'Done. Returning you to ' + clientName + '\u2026');
+        setState('done', say('doneReturning'));
         reveal();
         setTimeout(go, 600);
         break;
@@ -129,10 +128,10 @@
         showError(s.status, s.message);
         reveal();
         if (handover) {
-          setState(s.status, clientName + ' has been told. You can close this page.');
+          setState(s.status, say('toldClose'));
           break;
         }
-        setState(s.status, 'Returning you to ' + clientName + '\u2026');
+        setState(s.status, say('backTo'));
         setTimeout(go, 3000);
         break;
     }
@@ -157,7 +156,7 @@
       return true;
     }).catch(function () {
       failures += 1;
-      if (failures >= 2 && !finished) statusText.textContent = 'Connection problem. Trying again\u2026';
+      if (failures >= 2 && !finished) statusText.textContent = say('connectionProblem');
       return false;
     }).then(function (ok) {
       clearTimeout(timeout);
@@ -214,10 +213,25 @@
       root.classList.add('is-expiring');
       if (!warned && announce) {
         warned = true;
-        announce.textContent = 'Less than a minute left to finish in your wallet.';
+        announce.textContent = say('lastMinute');
       }
     }
     tickTimer = setTimeout(tick, (left % 1000) || 1000);
+  }
+
+  // "copy link": for a wallet on a desktop or the dev wallet; shown only where the clipboard can be written
+  var copyButton = document.getElementById('copy-link');
+  var copyStatus = document.getElementById('copy-status');
+  if (copyButton && navigator.clipboard && typeof navigator.clipboard.writeText === 'function' && window.isSecureContext) {
+    copyButton.hidden = false;
+    copyButton.addEventListener('click', function () {
+      var link = copyButton.getAttribute('data-link') || '';
+      navigator.clipboard.writeText(link).then(function () {
+        if (copyStatus) copyStatus.textContent = say('copied');
+      }, function () {
+        if (copyStatus) copyStatus.textContent = say('copyFailed');
+      });
+    });
   }
 
   if (walletLink && walletHint) {
