@@ -103,6 +103,8 @@ function readDirectories(dirs: readonly (string | URL)[]): Map<string, Messages>
 export class Texts {
   readonly dir: 'ltr' | 'rtl';
   readonly #formats = new Map<MessageId, IntlMessageFormat>();
+  /** messages without arguments, worded once (most of a page) */
+  readonly #plain = new Map<MessageId, string>();
 
   constructor(
     readonly lang: string,
@@ -112,6 +114,15 @@ export class Texts {
   }
 
   t(id: MessageId, values?: Say['values']): string {
+    if (values === undefined) {
+      let text = this.#plain.get(id);
+      if (text === undefined) this.#plain.set(id, (text = this.#format(id, undefined)));
+      return text;
+    }
+    return this.#format(id, values);
+  }
+
+  #format(id: MessageId, values: Say['values']): string {
     let f = this.#formats.get(id);
     if (!f) {
       const own = this.messages[id];
@@ -175,6 +186,23 @@ export class Catalogues {
   /** The holder's language: `ui_locales`, then `Accept-Language`, then the default (src/i18n/negotiate.ts). */
   choose(uiLocales: unknown, acceptLanguages: readonly string[]): Texts {
     return this.#texts.get(chooseLocale(uiLocales, acceptLanguages, this.locales, this.defaultLocale))!;
+  }
+
+  readonly #chosen = new Map<string, Texts>();
+
+  /**
+   * `choose` for a request, remembered by its ui_locales and Accept-Language header as sent (browsers send
+   * a handful of distinct headers; the header is parsed only the first time).
+   */
+  chooseFor(uiLocales: unknown, acceptLanguage: string, parse: () => readonly string[]): Texts {
+    const key = `${typeof uiLocales === 'string' ? uiLocales : ''}\n${acceptLanguage}`;
+    let texts = this.#chosen.get(key);
+    if (!texts) {
+      texts = this.choose(uiLocales, parse());
+      if (this.#chosen.size >= 512) this.#chosen.clear();
+      if (key.length <= 512) this.#chosen.set(key, texts);
+    }
+    return texts;
   }
 
   texts(locale: string): Texts | undefined {

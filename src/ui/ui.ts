@@ -65,7 +65,7 @@ export class HolderUi {
 
   /** The holder's language for this request: the request's `ui_locales`, then the browser's Accept-Language, then ui.defaultLocale. */
   texts(ctx: Context, uiLocales?: unknown): Texts {
-    return this.catalogues.choose(uiLocales, ctx.acceptsLanguages());
+    return this.catalogues.chooseFor(uiLocales, ctx.get('Accept-Language'), () => ctx.acceptsLanguages());
   }
 
   brand(t: Texts): BrandView {

@@ -86,6 +86,17 @@ describe('choosing the language (OIDC Core ui_locales, then Accept-Language, the
     expect(chooseLocale(ui, accept as string[], available, 'en')).toBe(expected);
   });
 
+  it('remembers a choice by ui_locales and the header as sent, parsing the header once', () => {
+    const c = Catalogues.load('en');
+    let parsed = 0;
+    const parse = () => (parsed++, ['fr-FR', 'en']);
+    expect(c.chooseFor(undefined, 'fr-FR,en;q=0.5', parse).lang).toBe('fr');
+    expect(c.chooseFor(undefined, 'fr-FR,en;q=0.5', parse).lang).toBe('fr');
+    expect(parsed).toBe(1);
+    expect(c.chooseFor('de', 'fr-FR,en;q=0.5', parse).lang).toBe('de'); // another ui_locales, another choice
+    expect(c.chooseFor(['de'], 'fr-FR,en;q=0.5', parse).lang).toBe('fr');
+  });
+
   it('the configured default, not English, when nothing matches', () => {
     expect(chooseLocale(undefined, ['ja'], available, 'de')).toBe('de');
   });
