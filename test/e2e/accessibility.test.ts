@@ -1,17 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { AxeResults } from 'axe-core';
 import { Webhook } from 'standardwebhooks';
 import { launchChromium } from '../helpers/browser.js';
-import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { demoClients, demoIdentity } from '../helpers/demoService.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
 import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
-import { loadConfig } from '../../src/config/load.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 /**
@@ -36,13 +35,6 @@ let wallet: DevWallet;
 /** the demo client's webhook secret: the demo's receiver at /demo/webhook verifies with it */
 const secret = webhookSecret();
 
-/** config/demo.yaml's identity blocks, with the test service's base URL (as test/e2e/demo.test.ts reads them). */
-const STAND_IN = 'http://base-url.localhost:1';
-async function demoIdentity(): Promise<(baseUrl: string) => Record<string, unknown>> {
-  const { identity } = (await loadConfig(fileURLToPath(new URL('../../config/demo.yaml', import.meta.url)), { BASE_URL: STAND_IN })).config;
-  const text = JSON.stringify(identity);
-  return (baseUrl) => JSON.parse(text.replaceAll(STAND_IN, baseUrl));
-}
 
 beforeAll(async () => {
   const identityFor = await demoIdentity();
@@ -50,10 +42,7 @@ beforeAll(async () => {
   t = await startTestService((baseUrl) => ({
     demo: true,
     identity: identityFor(baseUrl),
-    clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
-      c.clientId === 'issuer-pkce'
-        ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
-        : c),
+    clients: demoClients(baseUrl, secret),
   }));
   browser = await launchChromium();
   wallet = await newWallet();

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, testConfig, VERIFIER_TRUST, type TestService } from '../helpers/service.js';
+import { demoClients, demoIdentity } from '../helpers/demoService.js';
 import { Webhook } from 'standardwebhooks';
 import { newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { run as walletCli } from '../../src/wallet/cli.js';
-import { loadConfig } from '../../src/config/load.js';
 
 /**
  * The README's "try it" path: the built-in demo relying party (config demo: true) in Chromium, the dev
@@ -25,16 +24,6 @@ let browser: Browser;
 let wallet: DevWallet;
 const secret = webhookSecret();
 
-/**
- * config/demo.yaml's identity blocks, as `npm start` reads them with BASE_URL set: read with a stand-in base
- * URL, which the test service's takes the place of once its port is known.
- */
-const STAND_IN = 'http://base-url.localhost:1';
-async function demoIdentity(): Promise<(baseUrl: string) => Record<string, unknown>> {
-  const { identity } = (await loadConfig(fileURLToPath(new URL('../../config/demo.yaml', import.meta.url)), { BASE_URL: STAND_IN })).config;
-  const text = JSON.stringify(identity);
-  return (baseUrl) => JSON.parse(text.replaceAll(STAND_IN, baseUrl));
-}
 
 beforeAll(async () => {
   const identityFor = await demoIdentity();
@@ -47,10 +36,7 @@ beforeAll(async () => {
     credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map((type) =>
       type.name === 'MembershipCard' ? { ...type, attributes: { ...type.attributes, Premium: { type: 'boolean', required: false, label: 'Premium member' } } } : type,
     ),
-    clients: (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
-      c.clientId === 'issuer-pkce'
-        ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'], webhook: { url: `${baseUrl}/demo/webhook`, secret } }
-        : c),
+    clients: demoClients(baseUrl, secret),
   }));
   browser = await launchChromium();
   wallet = await newWallet();
