@@ -99,12 +99,16 @@ function readDirectories(dirs: readonly (string | URL)[]): Map<string, Messages>
   return found;
 }
 
+/** Worded messages with arguments kept per language; past this many the memory starts over. */
+const MAX_WORDED = 2048;
+
 /** The texts of one language: messages formatted with ICU (plurals, selects), English where a catalogue has none. */
 export class Texts {
   readonly dir: 'ltr' | 'rtl';
   readonly #formats = new Map<MessageId, IntlMessageFormat>();
   /** messages without arguments, worded once (most of a page) */
   readonly #plain = new Map<MessageId, string>();
+  readonly #worded = new Map<string, string>();
 
   constructor(
     readonly lang: string,
@@ -119,7 +123,15 @@ export class Texts {
       if (text === undefined) this.#plain.set(id, (text = this.#format(id, undefined)));
       return text;
     }
-    return this.#format(id, values);
+    // the same few values come back on every page (the client's name, a PIN length): worded once each
+    const key = `${id}\u0000${JSON.stringify(values)}`;
+    let text = this.#worded.get(key);
+    if (text === undefined) {
+      text = this.#format(id, values);
+      if (this.#worded.size >= MAX_WORDED) this.#worded.clear();
+      this.#worded.set(key, text);
+    }
+    return text;
   }
 
   #format(id: MessageId, values: Say['values']): string {

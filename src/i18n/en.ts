@@ -31,7 +31,7 @@ export const EN = {
   'prompt.openWallet': 'Open in wallet on this device',
   'prompt.copyLink': 'Copy link',
   'prompt.linkCopied': 'Link copied',
-  'prompt.copyFailed': 'Could not copy. Select and copy the link: {link}',
+  'prompt.copyFailed': 'Could not copy. Select and copy the link:',
   'prompt.walletHint': 'No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.',
   'prompt.otherDevice': 'Wallet on another device',
   'prompt.qrLabel': 'QR code for your wallet app',

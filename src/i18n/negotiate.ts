@@ -31,8 +31,19 @@ const RTL_LANGUAGES = new Set(['ar', 'arc', 'ckb', 'dv', 'fa', 'he', 'iw', 'ks',
 const RTL_SCRIPTS = new Set(['Adlm', 'Arab', 'Hebr', 'Nkoo', 'Rohg', 'Syrc', 'Thaa']);
 const LTR_SCRIPTS_OF_RTL_LANGUAGES = new Set(['Latn', 'Cyrl']);
 
+const directions = new Map<string, 'ltr' | 'rtl'>();
+
 /** `rtl` for a language written right to left (its script, when the tag names one, decides). */
 export function directionOf(locale: string): 'ltr' | 'rtl' {
+  let dir = directions.get(locale);
+  if (!dir) {
+    dir = findDirection(locale);
+    if (directions.size < 256) directions.set(locale, dir);
+  }
+  return dir;
+}
+
+function findDirection(locale: string): 'ltr' | 'rtl' {
   try {
     const l = new Intl.Locale(locale);
     if (l.script) return RTL_SCRIPTS.has(l.script) ? 'rtl' : 'ltr';

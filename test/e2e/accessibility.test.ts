@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import type { AxeResults } from 'axe-core';
 import { Webhook } from 'standardwebhooks';
 import { launchChromium } from '../helpers/browser.js';
+import { axeViolations } from '../helpers/axe.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { demoClients, demoIdentity } from '../helpers/demoService.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
@@ -23,10 +21,6 @@ import type { DevWallet } from '../../src/wallet/holder.js';
  */
 const ONCE = process.env.TEST_STORE === 'redis' ? describe.skip : describe;
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const SCHEMES = ['light', 'dark'] as const;
-const WIDTHS = [1280, 390] as const;
-const HEIGHT: Record<(typeof WIDTHS)[number], number> = { 1280: 900, 390: 844 };
 
 let t: TestService;
 let browser: Browser;
@@ -317,47 +311,19 @@ const PAGES: Record<string, Target> = {
 
 // ---- the check --------------------------------------------------------------------------------------
 
-type Violation = AxeResults['violations'][number];
-
-/** What to fix, one line per rule and one per node. */
-function describeViolations(violations: Violation[]): string {
-  return violations
-    .map((v) => `${v.id} (${v.impact}): ${v.help} [${v.helpUrl}]\n${v.nodes.map((n) => `  - ${n.target.join(' ')}\n    ${(n.failureSummary ?? '').replaceAll('\n', '\n    ')}`).join('\n')}`)
-    .join('\n');
-}
-
-/** Until the page's transitions and finite animations have ended (colours mid-transition are not the page's). */
-async function settle(page: Page): Promise<void> {
-  await page.evaluate(() =>
-    Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().endTime !== Infinity).map((a) => a.finished.catch(() => undefined))),
-  );
-}
-
 ONCE('accessibility (axe-core, no violations of any impact)', () => {
   // one load per page; each colour scheme and width is then emulated on it (a new page per case would
   // spend most of the time making flows, not checking them)
   it.each(Object.keys(PAGES))('%s, light and dark, 1280 and 390 px', async (name) => {
     const target = PAGES[name];
-    const context = await browser.newContext({ bypassCSP: true, colorScheme: 'light', viewport: { width: WIDTHS[0], height: HEIGHT[WIDTHS[0]] } });
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
       const response = await page.goto(await target.url());
       expect(response?.headers()['content-type']).toMatch(/^text\/html/);
       await target.setup?.(page);
-      await page.addScriptTag({ content: AXE_SOURCE });
-      const found: string[] = [];
-      for (const scheme of SCHEMES) {
-        for (const width of WIDTHS) {
-          await page.emulateMedia({ colorScheme: scheme });
-          await page.setViewportSize({ width, height: HEIGHT[width] });
-          await settle(page);
-          expect(await page.locator('h1').innerText()).toMatch(target.h1);
-          expect(await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)).toBe(scheme === 'dark');
-          const { violations } = await page.evaluate(() => (window as unknown as { axe: typeof import('axe-core') }).axe.run(document, { resultTypes: ['violations'] }));
-          if (violations.length) found.push(`${scheme}, ${width} px:\n${describeViolations(violations)}`);
-        }
-      }
-      expect(found.join('\n'), `axe violations on ${name} at ${page.url()}`).toBe('');
+      const found = await axeViolations(page, async () => expect(await page.locator('h1').innerText()).toMatch(target.h1));
+      expect(found, `axe violations on ${name} at ${page.url()}`).toBe('');
     } finally {
       await context.close();
     }

@@ -14,6 +14,7 @@ import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
+import { axeViolations } from '../helpers/axe.js';
 import { startTestService, SECRETS, REDIRECT, testConfig, type TestService } from '../helpers/service.js';
 import { pushIssuance } from '../helpers/flows.js';
 
@@ -87,9 +88,9 @@ afterAll(async () => {
   await new Promise((resolve) => logoServer?.close(resolve));
 });
 
-async function brandedPrompt(o: { locale?: string; colorScheme?: 'light' | 'dark' } = {}): Promise<{ page: Page; requests: string[] }> {
+async function brandedPrompt(o: { locale?: string; colorScheme?: 'light' | 'dark'; bypassCSP?: boolean } = {}): Promise<{ page: Page; requests: string[] }> {
   const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '4821', redirectUri: REDIRECT });
-  const context = await browser.newContext({ locale: o.locale ?? 'en-US', viewport: { width: 1280, height: 900 }, colorScheme: o.colorScheme ?? 'light' });
+  const context = await browser.newContext({ locale: o.locale ?? 'en-US', viewport: { width: 1280, height: 900 }, colorScheme: o.colorScheme ?? 'light', bypassCSP: o.bypassCSP });
   const page = await context.newPage();
   const requests: string[] = [];
   page.on('request', (r) => requests.push(r.url()));
@@ -143,6 +144,11 @@ run('a branded deployment', () => {
     const { page } = await brandedPrompt({ locale: 'de-DE' });
     expect(await page.locator('.brand').innerText()).toBe('Acme Nachweise');
     expect(await page.locator('.foot-links').innerText()).toContain('Datenschutz');
+  });
+
+  it('passes axe with the brand\'s colours and logos (light and dark, 1280 and 390 px)', async () => {
+    const { page } = await brandedPrompt({ bypassCSP: true });
+    expect(await axeViolations(page)).toBe('');
   });
 
   it('looks as the stored reference does (QR code, countdown and spinner masked; small rendering differences tolerated)', async () => {

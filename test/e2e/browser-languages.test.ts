@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
+import { axeViolations } from '../helpers/axe.js';
 import { startTestService, SECRETS, REDIRECT, testConfig, type TestService } from '../helpers/service.js';
 import { newWallet, pushIssuance } from '../helpers/flows.js';
 
@@ -40,7 +41,7 @@ afterAll(async () => {
 });
 
 /** A prompt for an issuance pushed with these parameters, in a browser whose language is `locale`. */
-async function prompt(o: { uiLocales?: string; locale: string; width?: number }): Promise<Page> {
+async function prompt(o: { uiLocales?: string; locale: string; width?: number; bypassCSP?: boolean }): Promise<Page> {
   const rp = await pushIssuance(t.url, {
     clientId: 'issuer-pkce',
     secret: SECRETS.pkceIssuer,
@@ -49,7 +50,7 @@ async function prompt(o: { uiLocales?: string; locale: string; width?: number })
     redirectUri: REDIRECT,
     params: o.uiLocales ? { ui_locales: o.uiLocales } : undefined,
   });
-  const context = await browser.newContext({ locale: o.locale, viewport: { width: o.width ?? 1280, height: 900 } });
+  const context = await browser.newContext({ locale: o.locale, viewport: { width: o.width ?? 1280, height: 900 }, bypassCSP: o.bypassCSP });
   contexts.push(context);
   const page = await context.newPage();
   await page.goto(rp.authorizeUrl.href);
@@ -121,6 +122,13 @@ run('the prompt in the holder\'s language', () => {
       // nothing overflows sideways
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       await page.screenshot({ path: `test-results/prompt-ar-${width}.png`, fullPage: true });
+    }
+  });
+
+  it('passes axe in German and in the right-to-left sample (light and dark, 1280 and 390 px)', async () => {
+    for (const uiLocales of ['de', 'ar']) {
+      const page = await prompt({ uiLocales, locale: 'en-US', bypassCSP: true });
+      expect(await axeViolations(page), uiLocales).toBe('');
     }
   });
 

@@ -10,6 +10,7 @@
  */
 import { readAsset } from './assets.js';
 import { html, trusted, type SafeHtml } from './html.js';
+import { words } from './words.js';
 import { safeHref } from './escape.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import { directionOf } from '../../i18n/negotiate.js';
@@ -62,11 +63,11 @@ const SHIELD = html`<svg width="14" height="14" viewBox="0 0 24 24" fill="none" 
 
 function footer(t: Texts, brand: BrandView | undefined, standards: boolean): SafeHtml | '' {
   const links = brand && (brand.supportUrl || brand.privacyUrl)
-    ? html`<p class="foot-links">${brand.supportUrl && html`<a href="${safeHref(brand.supportUrl)}" rel="noopener">${t.t('page.support')}</a>`}${brand.privacyUrl && html`<a href="${safeHref(brand.privacyUrl)}" rel="noopener">${t.t('page.privacy')}</a>`}</p>`
+    ? html`<p class="foot-links">${brand.supportUrl && html`<a href="${safeHref(brand.supportUrl)}" rel="noopener">${words(t, 'page.support')}</a>`}${brand.privacyUrl && html`<a href="${safeHref(brand.privacyUrl)}" rel="noopener">${words(t, 'page.privacy')}</a>`}</p>`
     : '';
   if (!standards && !links) return '';
   return html`
-<footer class="foot">${standards && html`<p>${SHIELD}${t.t('page.footer')}</p>`}${links}</footer>`;
+<footer class="foot">${standards && html`<p>${SHIELD}${words(t, 'page.footer')}</p>`}${links}</footer>`;
 }
 
 function brandHeader(brand: BrandView | undefined): SafeHtml | '' {

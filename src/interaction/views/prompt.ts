@@ -10,6 +10,7 @@
 import { readAsset } from './assets.js';
 import { safeHref } from './escape.js';
 import { html, trusted, type SafeHtml } from './html.js';
+import { words } from './words.js';
 import { renderLayout, renderLayoutBytes, type BrandView, type LayoutOptions } from './layout.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import type { MessageId } from '../../i18n/en.js';
@@ -111,8 +112,22 @@ function emphasised(t: Texts, id: MessageId, values: Record<string, string | num
   return html`${parts.map((part, i) => (i % 2 === 0 ? part : html`<strong>${String(values[bold[Number(part)]])}</strong>`))}`;
 }
 
+/** data-text values by language, client, waiting text and PIN: the same few on every page */
+const scriptTextCache = new Map<string, string>();
+
 /** The texts the page's script shows, in the page's language (it never builds a sentence itself). */
-function scriptTexts(t: Texts, clientName: string, waiting: string, link = '', pin = false): string {
+function scriptTexts(t: Texts, clientName: string, waiting: string, pin = false): string {
+  const key = `${t.lang}\u0000${clientName}\u0000${waiting}\u0000${pin}`;
+  let cached = scriptTextCache.get(key);
+  if (!cached) {
+    cached = scriptTextsJson(t, clientName, waiting, pin);
+    if (scriptTextCache.size >= 1024) scriptTextCache.clear();
+    scriptTextCache.set(key, cached);
+  }
+  return cached;
+}
+
+function scriptTextsJson(t: Texts, clientName: string, waiting: string, pin: boolean): string {
   return JSON.stringify({
     waiting,
     connected: t.t('progress.connected'),
@@ -130,7 +145,7 @@ function scriptTexts(t: Texts, clientName: string, waiting: string, link = '', p
     failedTitle: t.t('progress.failedTitle'),
     failedText: t.t('progress.failedText'),
     copied: t.t('prompt.linkCopied'),
-    copyFailed: t.t('prompt.copyFailed', { link }),
+    copyFailed: t.t('prompt.copyFailed'),
   });
 }
 
@@ -170,13 +185,13 @@ function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentia
   if (kind !== 'issuance') {
     attrs =
       attributes.length > 0
-        ? html`<p class="cred-sub">${t.t('prompt.willShare')}</p>
+        ? html`<p class="cred-sub">${words(t, 'prompt.willShare')}</p>
 <ul class="attrs">${attributes.map((a) => html`<li data-attribute="${a}">${ICONS.dot}<span>${labelOf(a)}</span></li>`)}</ul>`
-        : html`<p class="cred-sub">${t.t('prompt.willShareAll')}</p>`;
+        : html`<p class="cred-sub">${words(t, 'prompt.willShareAll')}</p>`;
   } else {
     attrs =
       attributes.length > 0
-        ? html`<p class="cred-sub">${t.t('prompt.contains')}</p>
+        ? html`<p class="cred-sub">${words(t, 'prompt.contains')}</p>
 <ul class="chips">${attributes.map((a) => html`<li class="chip" data-attribute="${a}">${labelOf(a)}</li>`)}</ul>`
         : '';
   }
@@ -196,7 +211,7 @@ function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtm
 </header>`;
 }
 
-const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${t.t('prompt.walletHint')}</p>`;
+const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${words(t, 'prompt.walletHint')}</p>`;
 
 /** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
 function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml }): SafeHtml {
@@ -214,7 +229,7 @@ function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continue
 </div>
 <p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
 ${o.hint ?? ''}
-<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>${t.t('progress.noscript')} ${expiresInWords(t, remaining)}</p><a class="button button--secondary" href="${o.continueHref}">${t.t('progress.continue')}</a></div></noscript>
+<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>${words(t, 'progress.noscript')} ${expiresInWords(t, remaining)}</p><a class="button button--secondary" href="${o.continueHref}">${words(t, 'progress.continue')}</a></div></noscript>
 </section>`;
 }
 
@@ -247,7 +262,7 @@ function promptLayout(v: PromptView): LayoutOptions {
   const pinNotice =
     issuance &&
     v.pin &&
-    html`<div class="notice notice--info" id="pin-notice">${ICONS.key}<p><strong>${t.t('prompt.pin.title')}</strong> ${
+    html`<div class="notice notice--info" id="pin-notice">${ICONS.key}<p><strong>${words(t, 'prompt.pin.title')}</strong> ${
       pinLength !== undefined ? t.t('prompt.pin.text', { length: pinLength, client: v.clientName }) : t.t('prompt.pin.textNoLength', { client: v.clientName })
     }</p></div>`;
 
@@ -256,7 +271,7 @@ function promptLayout(v: PromptView): LayoutOptions {
   const continueHref = safeHref(v.continueUrl);
 
   const waiting = t.t('progress.waiting');
-  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''} data-text="${scriptTexts(t, v.clientName, waiting, walletHref, Boolean(pinNotice))}">
+  const body = html`<main class="card prompt prompt--${issuance ? 'issuance' : 'verification'}" id="prompt" data-state="pending" data-kind="${v.kind}" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}"${v.handover ? html` data-handover="true"` : ''} data-text="${scriptTexts(t, v.clientName, waiting, Boolean(pinNotice))}">
 ${promptHead(t, v.clientName, heading, lead, v.clientLogoHref)}
 <section class="prompt-details" aria-labelledby="details-label">
 <h2 class="section-label" id="details-label">${detailsLabel}</h2>
@@ -264,17 +279,17 @@ ${promptHead(t, v.clientName, heading, lead, v.clientLogoHref)}
 ${pinNotice}
 </section>
 <section class="prompt-wallet" aria-label="${t.t('prompt.thisDevice')}">
-<div class="divider divider--wide" aria-hidden="true">${t.t('prompt.or')}</div>
-<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">${t.t('prompt.openWallet')}</span></a>
-<button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${t.t('prompt.copyLink')}</span></button>
+<div class="divider divider--wide" aria-hidden="true">${words(t, 'prompt.or')}</div>
+<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">${words(t, 'prompt.openWallet')}</span></a>
+<button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${words(t, 'prompt.copyLink')}</span></button>
 <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
 </section>
 ${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting, hint: walletHint(t) })}
 <section class="prompt-scan" aria-label="${t.t('prompt.otherDevice')}">
-<div class="divider divider--narrow" aria-hidden="true">${t.t('prompt.or')}</div>
+<div class="divider divider--narrow" aria-hidden="true">${words(t, 'prompt.or')}</div>
 <figure class="qr">
 <div class="qr-code" role="img" aria-label="${t.t('prompt.qrLabel')}" data-wallet-link="${safeHref(v.qrUri ?? v.walletUri)}">${trusted(inlineSvg(v.qrSvg))}</div>
-<figcaption><strong class="qr-title">${t.t('prompt.qrTitle')}</strong><span>${t.t('prompt.qrText')}</span></figcaption>
+<figcaption><strong class="qr-title">${words(t, 'prompt.qrTitle')}</strong><span>${words(t, 'prompt.qrText')}</span></figcaption>
 </figure>
 </section>
 </main>`;
@@ -321,10 +336,10 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
   const names = { client: v.clientName, provider: v.providerName };
   const resume = v.resumeUri && v.resumeQrSvg
     ? html`<section class="prompt-scan" aria-labelledby="resume-title">
-<div class="divider divider--narrow" aria-hidden="true">${t.t('prompt.or')}</div>
+<div class="divider divider--narrow" aria-hidden="true">${words(t, 'prompt.or')}</div>
 <figure class="qr">
 <div class="qr-code" role="img" aria-label="${t.t('journey.qrLabel')}">${trusted(inlineSvg(v.resumeQrSvg))}</div>
-<figcaption><strong class="qr-title" id="resume-title">${t.t('journey.otherDevice')}</strong><span>${t.t('journey.qrText')}</span></figcaption>
+<figcaption><strong class="qr-title" id="resume-title">${words(t, 'journey.otherDevice')}</strong><span>${words(t, 'journey.qrText')}</span></figcaption>
 </figure>
 <p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}" dir="ltr">${v.resumeUri}</a></p>
 </section>`

@@ -229,7 +229,7 @@
       navigator.clipboard.writeText(link).then(function () {
         if (copyStatus) copyStatus.textContent = say('copied');
       }, function () {
-        if (copyStatus) copyStatus.textContent = say('copyFailed');
+        if (copyStatus) copyStatus.textContent = say('copyFailed') + ' ' + link;
       });
     });
   }
