@@ -61,6 +61,8 @@ const PATTERNS: Pattern[] = [
   [new RegExp(`^/vp/request/${SEGMENT}$`), () => '/vp/request/:ref'],
   [new RegExp(`^/admin/credentials/${SEGMENT}(/revoke|/suspend|/reinstate)?$`), (m) => `/admin/credentials/:serial${m[1] ?? ''}`],
   [new RegExp(`^/demo/idv/(interaction|auth)/${SEGMENT}$`), (m) => `/demo/idv/${m[1]}/:uid`],
+  // the logos the holder pages show (src/ui/images.ts), named by their content
+  [new RegExp(`^/ui/images/${SEGMENT}$`), () => '/ui/images/:image'],
 ];
 
 /**
