@@ -4,7 +4,7 @@
  * service, so pages load nothing from third parties; a branded prompt matches a stored screenshot within
  * a tolerance; a broken logo file stops the start-up with its path, an unreachable logo URL is left out.
  */
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -154,6 +154,7 @@ run('a branded deployment', () => {
   it('looks as the stored reference does (QR code, countdown and spinner masked; small rendering differences tolerated)', async () => {
     const { page } = await brandedPrompt();
     const shot = await page.screenshot({ animations: 'disabled', mask: [page.locator('.qr-code'), page.locator('#countdown'), page.locator('.status-icon')], maskColor: '#ff00ff' });
+    mkdirSync('test-results', { recursive: true }); // kept beside the reference, for whoever looks into a failure
     writeFileSync('test-results/branded-prompt.png', shot);
     if (process.env.UPDATE_SCREENSHOTS === '1' || !existsSync(REFERENCE)) {
       writeFileSync(REFERENCE, shot);
