@@ -5,6 +5,7 @@ import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
 import { isLoopbackHost } from '../rules/loopback.js';
 import { AA_TEXT, contrastRatio, HEX_COLOUR } from '../rules/contrast.js';
+import { canonicalTag } from '../i18n/negotiate.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -26,13 +27,7 @@ const absoluteUrl = z.string().refine((v) => {
   }
 }, 'must be an absolute http(s) URL');
 
-const languageTag = z.string().refine((v) => {
-  try {
-    return v.length <= 35 && Intl.getCanonicalLocales(v).length === 1;
-  } catch {
-    return false;
-  }
-}, 'must be a BCP 47 language tag such as en or de-CH');
+const languageTag = z.string().refine((v) => canonicalTag(v) !== undefined, 'must be a BCP 47 language tag such as en or de-CH');
 
 /** A text holders read: one string, or one per language (`{en: ..., de: ...}`), shown in the page's language. */
 export const localizedText = (max = 200) =>

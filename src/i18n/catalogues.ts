@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { EN, type MessageId } from './en.js';
-import { chooseLocale, directionOf } from './negotiate.js';
+import { canonicalTag, chooseLocale, directionOf } from './negotiate.js';
 
 /** A message to a holder, kept until the page it is shown on knows the holder's language. */
 export interface Say {
@@ -12,8 +13,11 @@ export interface Say {
 
 export const say = (id: MessageId, values?: Say['values']): Say => (values ? { id, values } : { id });
 
+/** A status's message both ways: in English (for the relying party and the logs) and as words for the holder's page. */
+export const said = (words: Say): { message: string; say: Say } => ({ message: ENGLISH.say(words), say: words });
+
 /** Catalogues that come with the service (`locales/<tag>.json` at the top of the repository). */
-export const SHIPPED_LOCALES = new URL('../../locales/', import.meta.url);
+export const SHIPPED_LOCALES = fileURLToPath(new URL('../../locales/', import.meta.url));
 
 /** A catalogue file's limit: a few hundred short messages. */
 const MAX_FILE_BYTES = 256 * 1024;
@@ -73,7 +77,7 @@ export function readCatalogue(file: string, locale: string): Messages {
 }
 
 /** The catalogues of the given directories, later directories overriding earlier ones per language. */
-function readDirectories(dirs: readonly (string | URL)[]): Map<string, Messages> {
+function readDirectories(dirs: readonly string[]): Map<string, Messages> {
   const found = new Map<string, Messages>();
   for (const dir of dirs) {
     let names: string[];
@@ -86,13 +90,9 @@ function readDirectories(dirs: readonly (string | URL)[]): Map<string, Messages>
     for (const name of names.sort()) {
       const m = FILE_NAME.exec(name);
       if (!m) continue;
-      let locale: string;
-      try {
-        locale = Intl.getCanonicalLocales(m[1])[0];
-      } catch {
-        throw new CatalogueError(`${join(String(dir instanceof URL ? dir.pathname : dir), name)}: ${m[1]} is not a language tag`);
-      }
-      const file = dir instanceof URL ? new URL(name, dir).pathname : join(dir, name);
+      const file = join(dir, name);
+      const locale = canonicalTag(m[1]);
+      if (!locale) throw new CatalogueError(`${file}: ${m[1]} is not a language tag`);
       found.set(locale, { ...found.get(locale), ...readCatalogue(file, locale) });
     }
   }
@@ -106,8 +106,7 @@ const MAX_WORDED = 2048;
 export class Texts {
   readonly dir: 'ltr' | 'rtl';
   readonly #formats = new Map<MessageId, IntlMessageFormat>();
-  /** messages without arguments, worded once (most of a page) */
-  readonly #plain = new Map<MessageId, string>();
+  /** worded messages: the same few come back on every page (plain ones, the client's name, a PIN length) */
   readonly #worded = new Map<string, string>();
 
   constructor(
@@ -118,13 +117,7 @@ export class Texts {
   }
 
   t(id: MessageId, values?: Say['values']): string {
-    if (values === undefined) {
-      let text = this.#plain.get(id);
-      if (text === undefined) this.#plain.set(id, (text = this.#format(id, undefined)));
-      return text;
-    }
-    // the same few values come back on every page (the client's name, a PIN length): worded once each
-    const key = `${id}\u0000${JSON.stringify(values)}`;
+    const key = values === undefined ? id : `${id}\u0000${JSON.stringify(values)}`;
     let text = this.#worded.get(key);
     if (text === undefined) {
       text = this.#format(id, values);

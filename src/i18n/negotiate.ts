@@ -1,7 +1,7 @@
 import { match } from '@formatjs/intl-localematcher';
 
 /** One well-formed language tag, canonical (`de-ch` → `de-CH`), or undefined. */
-function canonical(tag: string): string | undefined {
+export function canonicalTag(tag: string): string | undefined {
   if (!tag || tag === '*' || tag.length > 35) return undefined;
   try {
     return Intl.getCanonicalLocales(tag)[0];
@@ -21,7 +21,7 @@ const MAX_TAGS = 12;
  */
 export function chooseLocale(uiLocales: unknown, acceptLanguages: readonly string[], available: readonly string[], fallback: string): string {
   const fromUi = typeof uiLocales === 'string' ? uiLocales.split(' ').filter(Boolean).slice(0, MAX_TAGS) : [];
-  const requested = [...fromUi, ...acceptLanguages.slice(0, MAX_TAGS)].map(canonical).filter((t): t is string => t !== undefined);
+  const requested = [...fromUi, ...acceptLanguages.slice(0, MAX_TAGS)].map(canonicalTag).filter((t): t is string => t !== undefined);
   if (requested.length === 0) return fallback;
   return match(requested, available, fallback, { algorithm: 'lookup' });
 }

@@ -24,7 +24,7 @@ import type { Journey } from '../identity/journeys.js';
 import type { ExternalFlows, ExternalRequest } from '../external/flows.js';
 import { CONTINUATION_PARAMS } from '../external/continue.js';
 import { pageTexts, type HolderUi } from '../ui/ui.js';
-import { pickText, type Say, type Texts } from '../i18n/catalogues.js';
+import type { Say, Texts } from '../i18n/catalogues.js';
 import type { MessageId } from '../i18n/en.js';
 
 export interface InteractionDeps {
@@ -344,7 +344,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
             : view.credentialTypes.map((name) => {
                 const type = d.credentialTypes.get(name)!;
                 // issuance: what the hint carried; verification: what is asked for. Labels from the config, in the page's language
-                const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, pickText(spec.label, texts.lang)!]] : [])));
+                const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, texts.pick(spec.label)!]] : [])));
                 return { name, displayName: texts.pick(type.displayName), attributes: view.attributes ?? Object.keys(type.attributes), labels };
               }),
         walletUri: view.sameDeviceUri ?? view.walletUri!,

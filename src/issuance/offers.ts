@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { StoredPin } from '../rules/pinHash.js';
-import { ENGLISH, say, type Say } from '../i18n/catalogues.js';
+import { said, say, type Say } from '../i18n/catalogues.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
 export type OfferStatus = {
@@ -94,13 +94,12 @@ export class OfferBook {
   async status(offerId: string, redeemBy: number): Promise<OfferStatus> {
     // one round trip: the keys share the offer's hash tag
     const [outcome, status] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId)])) as (OfferStatus | undefined)[];
-    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', message: ENGLISH.t('status.offerExpired'), say: say('status.offerExpired') });
+    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', ...said(say('status.offerExpired')) });
   }
 
   /** Lives as long as the offer, like every progress status. */
   async pinRetry(record: OfferRecord, attemptsLeft: number): Promise<void> {
-    const message = say('progress.pinRetry', { attemptsLeft });
-    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', message: ENGLISH.say(message), say: message, attemptsLeft }, ttlOf(record));
+    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', ...said(say('progress.pinRetry', { attemptsLeft })), attemptsLeft }, ttlOf(record));
   }
 
   /** The wallet holds an access token (the offer is already kept as long as that token lasts). */
@@ -136,7 +135,7 @@ export class OfferBook {
    */
   async failed(offerId: string, message: Say): Promise<void> {
     await Promise.all([
-      this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', message: ENGLISH.say(message), say: message }, STATUS_GRACE_SECONDS),
+      this.store.setIfAbsent(outcomeKey(offerId), { status: 'failed', ...said(message) }, STATUS_GRACE_SECONDS),
       this.store.delete(offerKey(offerId)),
     ]);
   }

@@ -12,9 +12,12 @@ export interface ServedImage {
 
 export const MAX_IMAGE_BYTES = 256 * 1024;
 const FETCH_TIMEOUT_MS = 5000;
-export const IMAGE_PATH_PREFIX = '/ui/images/';
+const IMAGE_PATH_PREFIX = '/ui/images/';
 
 export class ImageError extends Error {}
+
+/** A logo given as a URL (fetched) rather than a file (read). */
+export const isImageUrl = (source: string): boolean => /^https?:\/\//i.test(source);
 
 /** The image's type from its first bytes; never from a file name or a server's Content-Type. */
 export function sniffImage(bytes: Buffer): ServedImage['type'] | undefined {
@@ -51,7 +54,7 @@ async function readCapped(res: Response, where: string): Promise<Buffer> {
 
 /** An image from a URL (fetched once, here) or a file (relative to `baseDir`), checked for size and type. */
 export async function loadImage(source: string, baseDir: string, where: string): Promise<ServedImage> {
-  if (/^https?:\/\//i.test(source)) {
+  if (isImageUrl(source)) {
     let res: Response;
     try {
       res = await fetch(source, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'follow', headers: { Accept: 'image/png, image/jpeg, image/webp, image/svg+xml' } });

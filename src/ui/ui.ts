@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { Catalogues, ENGLISH, type Texts } from '../i18n/catalogues.js';
 import type { BrandView } from '../interaction/views/layout.js';
-import { IMAGE_PATH_PREFIX, ImageError, loadImage, type ServedImage } from './images.js';
+import { ImageError, isImageUrl, loadImage, type ServedImage } from './images.js';
 
 /** The brand's colours as CSS custom properties (colours checked for contrast by the config schema). */
 export function brandCss(ui: Config['ui']): string | undefined {
@@ -39,12 +39,11 @@ export class HolderUi {
   static async load(config: Config, baseDir: string, logger?: Logger): Promise<HolderUi> {
     const ui = config.ui;
     const catalogues = Catalogues.load(ui.defaultLocale, ui.locales ? (isAbsolute(ui.locales) ? ui.locales : resolve(baseDir, ui.locales)) : undefined);
-    const fromUrl = (source: string) => /^https?:\/\//i.test(source);
     const tryLoad = async (source: string, where: string): Promise<ServedImage | undefined> => {
       try {
         return await loadImage(source, baseDir, where);
       } catch (err) {
-        if (err instanceof ImageError && fromUrl(source)) {
+        if (err instanceof ImageError && isImageUrl(source)) {
           logger?.warn({ where, reason: err.message }, 'logo left out: it could not be loaded at start-up');
           return undefined;
         }
@@ -92,8 +91,7 @@ export class HolderUi {
     const images = new Map<string, ServedImage>();
     for (const image of [this.logo, ...this.clientLogos.values()]) if (image) images.set(image.path, image);
     return async (ctx, next) => {
-      if (!ctx.path.startsWith(IMAGE_PATH_PREFIX) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-      const image = images.get(ctx.path);
+      const image = ctx.method === 'GET' || ctx.method === 'HEAD' ? images.get(ctx.path) : undefined;
       if (!image) return next();
       ctx.type = image.type;
       ctx.set('Cache-Control', 'public, max-age=31536000, immutable');

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Store } from '../store/types.js';
-import { ENGLISH, say, type Say } from '../i18n/catalogues.js';
+import { said, say, type Say } from '../i18n/catalogues.js';
 
 /** Which link the wallet came by: the QR code (another device) or the button on the holder's own device. */
 export type Device = 'cross' | 'same';
@@ -164,14 +164,14 @@ export class VerificationRequests {
   }
 
   async failed(requestId: string, message: Say, description: string): Promise<void> {
-    await Promise.all([this.setStatus(requestId, { status: 'failed', message: ENGLISH.say(message), say: message, description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
+    await Promise.all([this.setStatus(requestId, { status: 'failed', ...said(message), description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
   }
 
   async status(requestId: string): Promise<RequestStatus> {
     // one round trip: both keys share the request's hash tag
     const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [RequestStatus | undefined, VerificationRecord | undefined];
     if (status?.status === 'done' || status?.status === 'failed') return status;
-    if (!status || !request) return { status: 'expired', message: ENGLISH.t('status.expired'), say: say('status.expired') };
+    if (!status || !request) return { status: 'expired', ...said(say('status.expired')) };
     return status;
   }
 

@@ -15,7 +15,7 @@ import { safeHref } from './escape.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import { directionOf } from '../../i18n/negotiate.js';
 
-/** The operator's brand on every holder page (config `ui`, src/ui/brand.ts), in the page's language. */
+/** The operator's brand on every holder page (config `ui`, src/ui/ui.ts), in the page's language. */
 export interface BrandView {
   name?: string;
   /** where the service serves the logo (same origin) */

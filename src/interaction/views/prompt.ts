@@ -102,32 +102,21 @@ function expiresInWords(t: Texts, ms: number): string {
 }
 
 /**
- * A message with some of its values in <strong>: the values are marked, the message formatted in the
- * page's language (so a translation may move them), and the marks replaced by the escaped values.
+ * A message some of whose values are markup: those values are marked, the message worded in the page's
+ * language (a translation may move them), and each mark replaced by its markup.
  */
-function emphasised(t: Texts, id: MessageId, values: Record<string, string | number>, bold: readonly string[]): SafeHtml {
+function withMarkup(t: Texts, id: MessageId, values: Record<string, string | number>, markup: Record<string, (value: string) => SafeHtml>): SafeHtml {
+  const names = Object.keys(markup);
   const marked: Record<string, string | number> = { ...values };
-  bold.forEach((name, i) => (marked[name] = `\u0001${i}\u0002`));
+  names.forEach((name, i) => (marked[name] = `\u0001${i}\u0002`));
   const parts = t.t(id, marked).split(/\u0001(\d+)\u0002/);
-  return html`${parts.map((part, i) => (i % 2 === 0 ? part : html`<strong>${String(values[bold[Number(part)]])}</strong>`))}`;
+  return html`${parts.map((part, i) => (i % 2 === 0 ? part : markup[names[Number(part)]](String(values[names[Number(part)]] ?? ''))))}`;
 }
 
-/** data-text values by language, client, waiting text and PIN: the same few on every page */
-const scriptTextCache = new Map<string, string>();
+const strong = (value: string) => html`<strong>${value}</strong>`;
 
 /** The texts the page's script shows, in the page's language (it never builds a sentence itself). */
 function scriptTexts(t: Texts, clientName: string, waiting: string, pin = false): string {
-  const key = `${t.lang}\u0000${clientName}\u0000${waiting}\u0000${pin}`;
-  let cached = scriptTextCache.get(key);
-  if (!cached) {
-    cached = scriptTextsJson(t, clientName, waiting, pin);
-    if (scriptTextCache.size >= 1024) scriptTextCache.clear();
-    scriptTextCache.set(key, cached);
-  }
-  return cached;
-}
-
-function scriptTextsJson(t: Texts, clientName: string, waiting: string, pin: boolean): string {
   return JSON.stringify({
     waiting,
     connected: t.t('progress.connected'),
@@ -205,7 +194,7 @@ function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentia
 function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtml, logoHref?: string): SafeHtml {
   const badge = logoHref ? html`<img class="client-logo" src="${logoHref}" alt="">` : html`<span class="avatar" aria-hidden="true">${initial(clientName)}</span>`;
   return html`<header class="prompt-head">
-<p class="eyebrow">${badge}<span>${emphasised(t, 'page.requestFrom', { client: clientName }, ['client'])}</span></p>
+<p class="eyebrow">${badge}<span>${withMarkup(t, 'page.requestFrom', { client: clientName }, { client: strong })}</span></p>
 <h1>${heading}</h1>
 <p class="lead">${lead}</p>
 </header>`;
@@ -217,14 +206,13 @@ const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${
 function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml }): SafeHtml {
   const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
   const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
-  const [before, after] = t.t('progress.expiresIn', { time: '\u0001' }).split('\u0001');
   return html`<section class="prompt-status" id="progress" aria-label="${t.t('progress.label')}">
 <div class="alert" id="error" role="alert"></div>
 <div class="status">
 <span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
 <div class="status-body">
 <p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">${o.waiting}</p>
-<p class="expiry" id="expiry">${before}<time id="countdown" datetime="${expiresIso}">${formatRemaining(remaining)}</time>${after ?? ''}</p>
+<p class="expiry" id="expiry">${withMarkup(t, 'progress.expiresIn', { time: formatRemaining(remaining) }, { time: (time) => html`<time id="countdown" datetime="${expiresIso}">${time}</time>` })}</p>
 </div>
 </div>
 <p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
@@ -254,7 +242,7 @@ function promptLayout(v: PromptView): LayoutOptions {
   const issuance = v.kind === 'issuance';
   const kindTexts = KIND_TEXTS[v.kind] ?? KIND_TEXTS.verification;
   const heading = t.t(kindTexts.heading);
-  const lead = emphasised(t, kindTexts.lead, { client: v.clientName }, ['client']);
+  const lead = withMarkup(t, kindTexts.lead, { client: v.clientName }, { client: strong });
   const types = Array.isArray(v.credentialTypes) ? v.credentialTypes : [];
   const detailsLabel = issuance ? t.t('prompt.credentials', { count: types.length }) : t.t('prompt.requested');
 
@@ -346,7 +334,7 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
     : '';
   const waiting = t.t('journey.waiting', names);
   const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-text="${scriptTexts(t, v.clientName, waiting)}">
-${promptHead(t, v.clientName, heading, emphasised(t, 'journey.lead', names, ['client', 'provider']), v.clientLogoHref)}
+${promptHead(t, v.clientName, heading, withMarkup(t, 'journey.lead', names, { client: strong, provider: strong }), v.clientLogoHref)}
 <section class="prompt-details" aria-label="${t.t('journey.section')}">
 <a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">${t.t('journey.continueWith', names)}</span></a>
 </section>

@@ -8,7 +8,7 @@ import { EN } from '../../../src/i18n/en.js';
 import { chooseLocale, directionOf } from '../../../src/i18n/negotiate.js';
 
 /** Issue 22, Languages: catalogues as files, ICU messages, chosen by ui_locales, then Accept-Language, then ui.defaultLocale. */
-const shipped = (tag: string) => join(fileURLToPath(SHIPPED_LOCALES), `${tag}.json`);
+const shipped = (tag: string) => join(SHIPPED_LOCALES, `${tag}.json`);
 const RTL_SAMPLE = fileURLToPath(new URL('../../fixtures/locales/ar.json', import.meta.url));
 
 function catalogueFile(content: unknown): string {
