@@ -315,6 +315,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,
+    statusListMaxEntries: config.statusList.maxEntries,
     rateLimits,
     onVerified: async (record, result) => {
       await stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external);

@@ -328,9 +328,16 @@ export const configSchema = z
         size: z.number().int().min(1024).max(1 << 24).default(1 << 17),
         /** verification: a credential whose status list cannot be fetched is refused (default) or accepted */
         onUnavailable: z.enum(['refuse', 'accept']).default('refuse'),
+        /**
+         * verification: a fetched list of more entries is refused (issue 31 §1), before it takes more memory
+         * than such a list needs (maxEntries × bits / 8 bytes); the default is 16 Mi
+         */
+        maxEntries: z.number().int().min(1024).max(1 << 26).default(1 << 24),
       })
       .strict()
-      .default({ ttl: 300, size: 1 << 17, onUnavailable: 'refuse' }),
+      // this service's verifier reads its own lists too
+      .refine((s) => s.size <= s.maxEntries, { message: 'size must not exceed maxEntries', path: ['size'] })
+      .default({ ttl: 300, size: 1 << 17, onUnavailable: 'refuse', maxEntries: 1 << 24 }),
     /** the operator API (`/admin/...`): off unless a token is set */
     admin: z
       .object({ token: z.string().min(32, 'must be at least 32 characters').optional() })

@@ -1,9 +1,9 @@
-import { getListFromStatusListJWT, type StatusList } from '@sd-jwt/jwt-status-list';
 import { decodeJwt, decodeProtectedHeader, type JWTVerifyGetKey } from 'jose';
 import { isLoopbackHost } from '../rules/loopback.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
 import { verifyWithKeys } from './jws.js';
 import { readLimited } from './readLimited.js';
+import { decodeStatusList, DEFAULT_MAX_ENTRIES, StatusListDecodeError, statusAt, type StatusListBytes } from './statusListBytes.js';
 
 /** draft-ietf-oauth-status-list: at most this long per fetch, this large, and this many same-origin redirects. */
 const FETCH_TIMEOUT_MS = 5000;
@@ -13,6 +13,8 @@ const MAX_REDIRECTS = 3;
 const DEFAULT_CACHE = 300;
 const MAX_CACHE = 86_400;
 const ALGS = ['ES256', 'ES384', 'EdDSA'];
+/** The cache's inflated bytes, all lists together, at least this much (and room for one list of the largest size); the oldest go first. */
+const CACHE_BYTES = 64 * 1024 * 1024;
 
 /** The list cannot be had: network, HTTP status, size, a redirect to another host, not https. */
 export class StatusListUnavailable extends Error {}
@@ -20,7 +22,8 @@ export class StatusListUnavailable extends Error {}
 export class StatusListInvalid extends Error {}
 
 interface Cached {
-  list: StatusList;
+  /** the list as it was packed (1 to 8 bits an entry), never expanded */
+  list: StatusListBytes;
   /** epoch ms */
   until: number;
 }
@@ -29,15 +32,21 @@ interface Cached {
  * Status checks of presented credentials (D18, draft-ietf-oauth-status-list §8): the Status List Token a
  * credential's `status.status_list.uri` names is fetched (https only, loopback http in development, no
  * redirects to another origin, 5 s, 1 MiB), verified with the keys of the credential's issuer, its `sub`
- * must be the URI, and it is cached for its `ttl` (within its `exp`). Failures are never cached.
+ * must be the URI, and it is cached for its `ttl` (within its `exp`). Failures are never cached. A list
+ * of more than `maxEntries` entries (`statusList.maxEntries`) is refused as it is inflated (issue 31 §1).
  */
 export class StatusChecks {
   readonly #fetch: typeof fetch;
+  readonly #maxEntries: number;
+  readonly #cacheBytes: number;
   readonly #cache = new Map<string, Cached>();
   readonly #loading = new Map<string, Promise<Cached>>();
 
-  constructor(fetchImpl: typeof fetch = fetch) {
+  constructor(fetchImpl: typeof fetch = fetch, maxEntries = DEFAULT_MAX_ENTRIES) {
     this.#fetch = fetchImpl;
+    this.#maxEntries = maxEntries;
+    // a list of 8-bit entries is the largest: maxEntries bytes
+    this.#cacheBytes = Math.max(CACHE_BYTES, maxEntries);
   }
 
   /**
@@ -56,12 +65,22 @@ export class StatusChecks {
         this.#loading.set(key, loading);
       }
       cached = await loading;
-      this.#cache.set(key, cached);
+      this.#keep(key, cached);
     }
-    try {
-      return cached.list.getStatus(idx);
-    } catch {
-      throw new StatusListInvalid(`status_list.idx ${idx} is outside the status list`);
+    const value = statusAt(cached.list, idx);
+    if (value === undefined) throw new StatusListInvalid(`status_list.idx ${idx} is outside the status list`);
+    return value;
+  }
+
+  /** Caches a list; the oldest lists leave while all of them hold more bytes than the budget. */
+  #keep(key: string, cached: Cached): void {
+    this.#cache.set(key, cached);
+    let total = 0;
+    for (const entry of this.#cache.values()) total += entry.list.bytes.byteLength;
+    for (const [oldest, entry] of this.#cache) {
+      if (total <= this.#cacheBytes || oldest === key) break;
+      this.#cache.delete(oldest);
+      total -= entry.list.bytes.byteLength;
     }
   }
 
@@ -87,11 +106,12 @@ export class StatusChecks {
     const seconds = Math.floor(now / 1000);
     if (typeof payload.exp === 'number' && payload.exp <= seconds) throw new StatusListInvalid('the status list has expired');
     if (typeof payload.iat !== 'number') throw new StatusListInvalid('the status list has no iat');
-    let list: StatusList;
+    let list: StatusListBytes;
     try {
-      list = getListFromStatusListJWT(jwt);
-    } catch {
-      throw new StatusListInvalid('the status list cannot be decoded');
+      list = await decodeStatusList(payload.status_list, this.#maxEntries);
+    } catch (err) {
+      if (err instanceof StatusListDecodeError) throw new StatusListInvalid(err.message);
+      throw err;
     }
     const ttl = typeof payload.ttl === 'number' && payload.ttl > 0 ? Math.min(payload.ttl, MAX_CACHE) : DEFAULT_CACHE;
     const until = Math.min(now + ttl * 1000, typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity);

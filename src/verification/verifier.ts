@@ -50,6 +50,8 @@ export interface VerifierOptions {
   identity?: IdentityRequestKind;
   /** D18 `statusList.onUnavailable` (default refuse) */
   onStatusUnavailable?: 'refuse' | 'accept';
+  /** `statusList.maxEntries`: a larger status list is refused (default 16 Mi) */
+  statusListMaxEntries?: number;
   /**
    * `vpResponse`: every response read consumes its address's budget, and the budget of the request's relying
    * party when the record names one and is read before the state is taken (an encrypted response, found by
@@ -149,7 +151,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
   const identityIssuerKeys = opts.identity && new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch });
   // D18: status lists of presented credentials, cached for their ttl across requests
-  const statusChecks = new StatusChecks(opts.fetch);
+  const statusChecks = new StatusChecks(opts.fetch, opts.statusListMaxEntries);
 
   /** What a request asks for, whose credentials it accepts, and which claims it reads. */
   function expectationsFor(record: VerificationRecord) {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { StatusList } from '@sd-jwt/jwt-status-list';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,16 @@ async function listJwt(o: { sub: string; revoked?: number[]; ttl?: number; exp?:
     .setIssuedAt(now)
     .setExpirationTime(o.exp ?? now + 3600)
     .sign(o.key ?? issuer.privateKey);
+}
+
+/** A Status List Token with the given `status_list` claim, as the issuer signs it. */
+function signedList(sub: string, statusList: { bits: number; lst: string }): Promise<string> {
+  return new SignJWT({ status_list: statusList, ttl: 60 })
+    .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: 'k1' })
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(issuer.privateKey);
 }
 
 beforeAll(async () => {
@@ -91,5 +102,49 @@ describe('status checks of presented credentials (D18)', () => {
     await invalid('/f', await listJwt({ sub: `${base}/f`, exp: Math.floor(Date.now() / 1000) - 10 }));
     await invalid('/g', await listJwt({ sub: `${base}/g` }), 10_000);
     await invalid('/h', 'not a jwt');
+  });
+
+  it('issue 31 §1: refuses a list of more entries than maxEntries as untrustworthy, and reads the next list', async () => {
+    // 128 MiB of zeros: about 130 KB of lst, 1 Gi entries
+    served['/bomb'] = { body: await signedList(`${base}/bomb`, { bits: 1, lst: deflateSync(Buffer.alloc(128 * 1024 * 1024), { level: 9 }).toString('base64url') }) };
+    const checks = new StatusChecks();
+    const refused = await checks.status('https://issuer.example', `${base}/bomb`, 0, issuer.keys).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(StatusListInvalid);
+    expect((refused as Error).message).toBe('the status list has more than 16777216 entries (statusList.maxEntries)');
+    // a configured limit: 8192 entries of 2 bits are 2048 bytes
+    served['/limit'] = { body: await signedList(`${base}/limit`, { bits: 2, lst: deflateSync(Buffer.alloc(2048, 0b01)).toString('base64url') }) };
+    served['/over'] = { body: await signedList(`${base}/over`, { bits: 2, lst: deflateSync(Buffer.alloc(2049)).toString('base64url') }) };
+    const limited = new StatusChecks(fetch, 8192);
+    expect(await limited.status('https://issuer.example', `${base}/limit`, 8188, issuer.keys)).toBe(1);
+    expect(await limited.status('https://issuer.example', `${base}/limit`, 8189, issuer.keys)).toBe(0);
+    await expect(limited.status('https://issuer.example', `${base}/over`, 0, issuer.keys)).rejects.toThrow(/more than 8192 entries/);
+    // the checks that refused the bomb go on reading lists
+    await expect(checks.status('https://issuer.example', `${base}/limit`, 8188, issuer.keys)).resolves.toBe(1);
+  });
+
+  it('issue 31 §1: a gzip Content-Encoding that inflates past 1 MiB cannot be had', async () => {
+    // 64 KiB on the wire, 64 MiB decoded: the size limit counts what is read, after decoding
+    served['/gzip'] = { headers: { 'content-encoding': 'gzip' }, body: gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'), { level: 9 }) };
+    const checks = new StatusChecks();
+    const refused = await checks.status('https://issuer.example', `${base}/gzip`, 0, issuer.keys).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(StatusListUnavailable);
+    expect((refused as Error).message).toBe('the status list is larger than 1 MiB');
+    // one that stays within the limit is read as any other
+    served['/gzip-small'] = { headers: { 'content-encoding': 'gzip' }, body: gzipSync(await listJwt({ sub: `${base}/gzip-small`, revoked: [7] })) };
+    expect(await checks.status('https://issuer.example', `${base}/gzip-small`, 7, issuer.keys)).toBe(1);
+  });
+
+  it('keeps at most 64 MiB of lists (or one of the largest), the oldest leave first', async () => {
+    // five lists of 16 MiB (8-bit entries at the default limit): the first leaves when the fifth comes
+    const lst = deflateSync(Buffer.alloc(16 * 1024 * 1024)).toString('base64url');
+    const checks = new StatusChecks();
+    for (const n of [1, 2, 3, 4, 5]) {
+      served[`/large${n}`] = { body: await signedList(`${base}/large${n}`, { bits: 8, lst }) };
+      expect(await checks.status('https://issuer.example', `${base}/large${n}`, 0, issuer.keys)).toBe(0);
+    }
+    expect(await checks.status('https://issuer.example', `${base}/large5`, 1, issuer.keys)).toBe(0);
+    expect(await checks.status('https://issuer.example', `${base}/large1`, 1, issuer.keys)).toBe(0);
+    expect(hits.filter((h) => h === '/large5')).toHaveLength(1);
+    expect(hits.filter((h) => h === '/large1')).toHaveLength(2);
   });
 });
