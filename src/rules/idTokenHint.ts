@@ -3,6 +3,7 @@ import {
   base64url,
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   decodeProtectedHeader,
   jwtVerify,
   UnsecuredJWT,
@@ -10,6 +11,7 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
+import { readLimited } from '../verification/readLimited.js';
 import { HINT_CONTROL_CLAIMS } from './claimNames.js';
 import { invalidRequest, ProtocolError } from './errors.js';
 import { shown } from './text.js';
@@ -40,6 +42,8 @@ const VERIFIED_PAYLOAD_HEADER = base64url.encode(JSON.stringify({ alg: 'none' })
 const PUBLIC_KEY_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
 
 const remoteSets = new Map<string, JWTVerifyGetKey>();
+/** A client's key set is small; a larger body (counted as read, after any Content-Encoding) is refused. */
+const JWKS_MAX_BYTES = 256 * 1024;
 const localSets = new WeakMap<object, JWTVerifyGetKey>();
 
 const fail = (reason: string) => invalidRequest(`id_token_hint: ${reason}`);
@@ -176,12 +180,25 @@ function localSet(jwks: { keys: Record<string, unknown>[] }): JWTVerifyGetKey {
 /**
  * One jose remote key set per jwks_uri: fetched on first use and again after cacheMaxAge; a `kid` it does not
  * know refetches it (key rotation, OpenID Connect Core 10.1.1), at most once per cooldown. jose does not follow
- * redirects and wants a 200 JSON JWKS.
+ * redirects and wants a 200 JSON JWKS; its own fetch reads a body of any size, ours at most JWKS_MAX_BYTES.
  */
 function remoteSet(uri: string): JWTVerifyGetKey {
   let set = remoteSets.get(uri);
   if (!set) {
-    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 300_000 });
+    set = createRemoteJWKSet(new URL(uri), {
+      timeoutDuration: 5000,
+      cooldownDuration: 30_000,
+      cacheMaxAge: 300_000,
+      [customFetch]: async (href, init) => {
+        const response = await fetch(href, init);
+        if (response.status !== 200) {
+          await response.body?.cancel().catch(() => undefined);
+          return new Response(null, { status: response.status });
+        }
+        const text = await readLimited(response, JWKS_MAX_BYTES, () => new Error(`the JWKS exceeds ${JWKS_MAX_BYTES} bytes`));
+        return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    });
     remoteSets.set(uri, set);
   }
   return set;
