@@ -55,6 +55,21 @@ const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
 /** The final outcome, kept apart so that a progress update racing it (a parallel PIN guess) cannot hide it. */
 const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
+/**
+ * The redemption of the offer's code (D14): `redeeming` while one request has the provider redeem it, then
+ * `redeemed` for `RACE_WINDOW_SECONDS` once that bought a token; absent before, after a redemption that
+ * failed, and after the window.
+ */
+const redemptionKey = (offerId: string) => `wallet:{${offerId}}:redemption`;
+type Redemption = 'redeeming' | 'redeemed';
+
+/**
+ * How long after a redemption bought its token another redemption of the code counts as one that raced
+ * it (issue 31 §6): refused without reaching the provider, so the winner's token stays usable. Requests
+ * sent together reach the edge spread over up to about a second on a busy instance; later ones are
+ * replays, which the provider refuses and answers by revoking what the code issued (RFC 6749 §4.1.2).
+ */
+export const RACE_WINDOW_SECONDS = 5;
 
 /** Seconds the offer's records (and its PIN attempts) are still kept. */
 export const ttlOf = (record: OfferRecord) => Math.max(1, record.keptUntil - now());
@@ -90,6 +105,29 @@ export class OfferBook {
     return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
   }
 
+  /** One redemption at a time (D14): true for the one request that may have the provider redeem the code. */
+  claimRedemption(record: OfferRecord): Promise<boolean> {
+    return this.store.setIfAbsent(redemptionKey(record.offerId), 'redeeming' satisfies Redemption, ttlOf(record));
+  }
+
+  /** The claimed redemption bought no token: the code may be redeemed again (with the right PIN, say). */
+  async releaseRedemption(offerId: string): Promise<void> {
+    await this.store.delete(redemptionKey(offerId));
+  }
+
+  /**
+   * The claimed redemption bought a token: the claim stays for `RACE_WINDOW_SECONDS`, so that requests
+   * that raced this one and reach the claim later are refused, and the offer is shown scanned (the wallet
+   * holds a token; the offer is already kept as long as that token lasts).
+   */
+  async redeemed(record: OfferRecord): Promise<void> {
+    // one round trip: the keys share the offer's hash tag
+    await Promise.all([
+      this.store.set(redemptionKey(record.offerId), 'redeemed' satisfies Redemption, RACE_WINDOW_SECONDS),
+      this.store.set(statusKey(record.offerId), { status: 'scanned' }, ttlOf(record)),
+    ]);
+  }
+
   /** `redeemBy`: the offer's expiry, as `create` was given it (the prompt keeps it): the offer itself is not read. */
   async status(offerId: string, redeemBy: number): Promise<OfferStatus> {
     // one round trip: the keys share the offer's hash tag
@@ -100,11 +138,6 @@ export class OfferBook {
   /** Lives as long as the offer, like every progress status. */
   async pinRetry(record: OfferRecord, attemptsLeft: number): Promise<void> {
     await this.store.set(statusKey(record.offerId), { status: 'pin_retry', ...said(say('progress.pinRetry', { attemptsLeft })), attemptsLeft }, ttlOf(record));
-  }
-
-  /** The wallet holds an access token (the offer is already kept as long as that token lasts). */
-  async scanned(record: OfferRecord): Promise<void> {
-    await this.store.set(statusKey(record.offerId), { status: 'scanned' }, ttlOf(record));
   }
 
   /**

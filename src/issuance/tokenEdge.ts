@@ -3,7 +3,6 @@ import { decodeJwt } from 'jose';
 import { readForm } from '../http/form.js';
 import { sendError } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
-import type { Store } from '../store/types.js';
 import { offerIdOf, ttlOf, type OfferBook, type OfferRecord } from './offers.js';
 import { failedMessage, retryDescription, revokedDescription, type PinAttempts } from './pinAttempts.js';
 import type { PinHasher } from '../rules/pinHash.js';
@@ -15,7 +14,6 @@ export interface TokenEdgeDeps {
   offers: OfferBook;
   pins: PinAttempts;
   pinHasher: PinHasher;
-  store: Store;
   walletClientId: string;
   /** discards the provider's code and grant minted for the offer, if any (the PIN attempts are used up, or the redemption failed) */
   revoke(offer: OfferRecord): Promise<void>;
@@ -49,8 +47,8 @@ export function redeemedOffer(ctx: { state?: Record<string, unknown> } | undefin
 /** Token requests carry a code and a PIN: a few hundred bytes. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
 
-
-const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
+/** Refused by the edge itself, so that oidc-provider does not take it for a replay (issue 31 §6). */
+export const RACE_LOST = 'pre-authorized_code is being or was just redeemed by a concurrent request';
 
 /**
  * The edge in front of the wallet token endpoint (OpenID4VCI 1.0 §6). It leaves the protocol to the
@@ -65,9 +63,11 @@ const redeemingKey = (offerId: string) => `wallet:{${offerId}}:redeeming`;
  *   checked here and not passed on. Each attempt is decided atomically in the store: a wrong one before
  *   the last is answered with the attempts left and never consumes the code; the last revokes the offer,
  *   its code and its grant; after it every PIN is refused, the right one too;
- * - one redemption of a code at a time (D14: of concurrent redemptions, one winner). oidc-provider
- *   consumes the code before it loads the grant, and a concurrent replay that finds the code consumed
- *   revokes the grant (D16), which could fail the first redemption too; the others are refused here;
+ * - one redemption of a code at a time, and one usable winner (D14). oidc-provider consumes the code
+ *   before it loads the grant, and a request that finds the code consumed revokes the grant (D16), the
+ *   winner's too. A request that finds the redemption claimed, or won less than `RACE_WINDOW_SECONDS`
+ *   ago, lost a race: it is refused here and never reaches the provider. A later one is a replay: the
+ *   provider refuses it and revokes what the code issued (RFC 6749 §4.1.2);
  * - the offer's status for the holder's prompt page.
  */
 export function tokenEdge(deps: TokenEdgeDeps): Middleware {
@@ -103,9 +103,8 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
 
     if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
 
-    if (!(await deps.store.setIfAbsent(redeemingKey(offerId), 1, ttlOf(offer)))) {
-      return answer(ctx, 'invalid_grant', 'pre-authorized_code is being redeemed by another request');
-    }
+    // one request at a time has the provider redeem the code; the claim outlasts a win by the race window
+    if (!(await deps.offers.claimRedemption(offer))) return answer(ctx, 'invalid_grant', RACE_LOST);
     // a code minted for this request that bought no token is discarded: a request whose client does not
     // authenticate (a forged attestation, say) must not tie the offer to its client
     let fresh = false;
@@ -115,7 +114,7 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
       if (clientId !== undefined) {
         const minted = await deps.codeFor(offer, clientId);
         if (!minted) {
-          await deps.store.delete(redeemingKey(offerId));
+          await deps.offers.releaseRedemption(offerId);
           return answer(ctx, 'invalid_grant', 'pre-authorized_code was redeemed by another client');
         }
         fresh = minted.fresh;
@@ -124,13 +123,20 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
       ctx.state[OFFER_STATE] = offerId;
       await next();
     } catch (err) {
-      await Promise.all([deps.store.delete(redeemingKey(offerId)), fresh ? deps.revoke(offer) : undefined]);
+      await release(offer, fresh);
       throw err;
     }
-    const issued = ctx.status === 200;
-    if (fresh && !issued) await deps.revoke(offer);
-    // independent writes, together: the claim released, and the offer shown scanned once the wallet holds a token
-    await Promise.all([deps.store.delete(redeemingKey(offerId)), issued ? deps.offers.scanned(offer) : undefined]);
+    if (ctx.status === 200) return deps.offers.redeemed(offer);
+    await release(offer, fresh);
+  }
+
+  /**
+   * The claimed redemption bought no token (a DPoP nonce or attestation challenge was missing, say): the
+   * code may be redeemed again. A code minted for it goes first, so that the next claim cannot find it.
+   */
+  async function release(offer: OfferRecord, fresh: boolean): Promise<void> {
+    if (fresh) await deps.revoke(offer);
+    await deps.offers.releaseRedemption(offer.offerId);
   }
 
   return async function walletTokenEdge(ctx, next) {

@@ -154,7 +154,6 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       offers,
       pins,
       pinHasher: new PinHasher(secret),
-      store: opts.store,
       walletClientId: WALLET_CLIENT_ID,
       revoke: (offer) => revokeOffer(provider, opts.store, offer),
       onFailed: opts.onFailed,

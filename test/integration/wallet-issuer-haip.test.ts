@@ -13,6 +13,8 @@ import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../src/config/schema.js';
 import { AttestationKeys } from '../../src/issuance/attestationKeys.js';
+import { RACE_WINDOW_SECONDS } from '../../src/issuance/offers.js';
+import { RACE_LOST } from '../../src/issuance/tokenEdge.js';
 import { generateVerifierCertificates, readPemCertificates } from '../../src/keys/x509.js';
 import { attributes, employeeBadge, nonce, offer, PRE_AUTH, startIssuer, type Running } from '../helpers/walletIssuer.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
@@ -324,13 +326,16 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     expect((await attested(running, o.code, { sub: 'eudi-wallet', instance })).status).toBe(200);
   });
 
-  it('an offer redeemed by one client cannot be redeemed by another', async () => {
+  it('an offer redeemed by one client cannot be redeemed by another (within the race window a concurrent request, issue 31 §6)', async () => {
     const o = await offer(running);
     expect((await attested(running, o.code, { sub: 'eudi-wallet', instance: await keyPair() })).status).toBe(200);
+    const racing = await attestedToken(running, o.code, {});
+    expect(racing).toMatchObject({ status: 400, body: { error: 'invalid_grant', error_description: RACE_LOST } });
+    await new Promise((resolve) => setTimeout(resolve, (RACE_WINDOW_SECONDS + 1) * 1000));
     const anonymous = await attestedToken(running, o.code, {});
     expect(anonymous).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(anonymous.body.error_description).toMatch(/another client/);
-  });
+  }, 20_000);
 
   it('without one, a wallet gets no token where walletAttestation.required is set; with one it does', async () => {
     const strict = await startIssuer({

@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../../src/store/redis.js';
 import { DevWallet } from '../../src/wallet/holder.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
+import { RACE_WINDOW_SECONDS } from '../../src/issuance/offers.js';
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -172,17 +173,18 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(code).not.toHaveProperty('txCode');
   });
 
-  it('refuses a replayed pre-authorized code and revokes what the first use issued', async () => {
+  it('refuses a replayed pre-authorized code and revokes what the first use issued (a replay after the race window, issue 31 §6)', async () => {
     const o = await offer(running);
     const first = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ token_type: 'Bearer', scope: 'EmployeeBadge' });
+    await new Promise((resolve) => setTimeout(resolve, (RACE_WINDOW_SECONDS + 1) * 1000));
     const replay = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     const credential = await credentialRequest(running.baseUrl, first.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
     expect(credential).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
-  });
+  }, 20_000);
 
   it('answers a proof for another nonce or audience with the provider\'s error, then issues once', async () => {
     const o = await offer(running);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OFFER_ID, OfferBook, offerIdOf, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
+import { OFFER_ID, OfferBook, offerIdOf, RACE_WINDOW_SECONDS, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
 import { failedMessage } from '../../../src/issuance/pinAttempts.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 
@@ -47,7 +47,7 @@ describe('an offer as the holder\'s prompt page sees it', () => {
     const r = record('o1');
     await offers.create(r);
     expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pending' });
-    await offers.scanned(r);
+    await offers.redeemed(r);
     expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
     expect(await offers.take('o1')).toEqual(r);
     expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' }); // being issued
@@ -72,7 +72,7 @@ describe('an offer as the holder\'s prompt page sees it', () => {
   it('is kept past its lifetime for as long as an access token its code bought can be used', async () => {
     const r = record('o1', 60);
     await offers.create(r);
-    await offers.scanned(r);
+    await offers.redeemed(r);
     vi.setSystemTime(Date.now() + 120_000);
     expect(await offers.find('o1')).toBeDefined();
     expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
@@ -113,7 +113,7 @@ describe('issuing an offer', () => {
   it('puts a taken offer back, with no outcome, when it was not issued', async () => {
     const r = record('o1');
     await offers.create(r);
-    await offers.scanned(r);
+    await offers.redeemed(r);
     const taken = (await offers.take('o1'))!;
     await offers.done('o1'); // written beside a step that then failed
     await offers.putBack(taken);
@@ -126,10 +126,43 @@ describe('issuing an offer', () => {
     const r = record('o1');
     await offers.create(r);
     expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: false, failed: false });
-    await offers.scanned(r);
+    await offers.redeemed(r);
     expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: true, failed: false });
     await offers.failed('o1', failedMessage(3));
     expect(await offers.forRedemption('o1')).toEqual({ offer: undefined, redeemed: true, failed: true });
     expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, redeemed: false, failed: false });
+  });
+});
+
+describe('redeeming an offer\'s code (D14, issue 31 §6)', () => {
+  it('lets exactly one of concurrent requests claim the redemption', async () => {
+    const r = record('o1');
+    await offers.create(r);
+    const claims = await Promise.all(Array.from({ length: 20 }, () => offers.claimRedemption(r)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('a redemption that bought no token releases its claim: the code may be redeemed again', async () => {
+    const r = record('o1');
+    await offers.create(r);
+    expect(await offers.claimRedemption(r)).toBe(true);
+    await offers.releaseRedemption('o1');
+    expect(await offers.forRedemption('o1')).toMatchObject({ redeemed: false });
+    expect(await offers.claimRedemption(r)).toBe(true);
+  });
+
+  it('a redemption that bought a token keeps its claim for the race window, then lets a replay claim it', async () => {
+    const r = record('o1', 60);
+    await offers.create(r);
+    expect(await offers.claimRedemption(r)).toBe(true);
+    await offers.redeemed(r);
+    expect(await offers.claimRedemption(r)).toBe(false);
+    expect(await offers.forRedemption('o1')).toMatchObject({ redeemed: true });
+    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'scanned' });
+    vi.setSystemTime(Date.now() + (RACE_WINDOW_SECONDS - 1) * 1000);
+    expect(await offers.claimRedemption(r)).toBe(false);
+    vi.setSystemTime(Date.now() + 2000);
+    expect(await offers.claimRedemption(r)).toBe(true);
+    expect(await offers.forRedemption('o1')).toMatchObject({ redeemed: true });
   });
 });
