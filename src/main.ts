@@ -17,8 +17,9 @@ const USAGE = `Usage:
                                        show or resend webhook deliveries (Redis store; --help for more)
   npm run admin -- revoke|suspend|reinstate|status SERIAL-NUMBER [--config FILE]
                                        change or show an issued credential's status (Redis store)
-  npm run keys -- rotate idToken|credential|cookies | list [--config FILE]
-                                       rotate a key set without a gap, or list the keys (--help for more)
+  npm run keys -- rotate idToken|credential|cookies | list | generate SET [--config FILE]
+                                       rotate a key set without a gap, list the keys, or make a missing
+                                       key file (--help for more)
 Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
 
 async function main(argv: string[]): Promise<number> {
