@@ -12,7 +12,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     // issue 21, D17: every log line of the run is kept and checked for secrets after it (test/logCapture.ts)
-    globalSetup: ['test/logCapture.ts'],
+    globalSetup: ['test/redisReachable.ts', 'test/logCapture.ts'],
     // the JSON report lets .ci/run print a plain "N passed, N failed" closing line
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [

@@ -194,6 +194,8 @@ function errorBoundary(logger: Logger) {
   };
 }
 
+const PROGRESS_POLL = /^\/interaction\/[^/]+\/[^/]+\/status$/;
+
 function requestLog(logger: Logger) {
   return async (ctx: Context, next: Koa.Next) => {
     if (!logger.isLevelEnabled('error')) return next(); // a silent logger: nothing to time or describe
@@ -204,7 +206,8 @@ function requestLog(logger: Logger) {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       // a client that went away before its body ended: an aborted request, at info, never an error
       const aborted = ctx.state.clientAborted === true;
-      const level = ctx.status >= 500 && !aborted ? 'error' : 'info';
+      // the prompt asks for its progress every few seconds per holder: answered polls only at debug
+      const level = ctx.status >= 500 && !aborted ? 'error' : ctx.status < 400 && PROGRESS_POLL.test(ctx.path) ? 'debug' : 'info';
       // ip: the connection's address, or X-Forwarded-For's client from a trusted proxy (trustedForwarding)
       const line = { method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip, error: (ctx.body as { error?: string } | undefined)?.error };
       logger[level](aborted ? { ...line, aborted: true } : line, aborted ? 'request aborted' : 'request');

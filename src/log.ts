@@ -20,13 +20,22 @@ function captured(path: string): DestinationStream {
  * The redaction list is a second line of defence for anything logged by mistake.
  */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  const out = (destination as DestinationStream | undefined) ?? standardOutput();
   const capture = process.env[LOG_CAPTURE_ENV];
   if (capture) {
     const streams: pino.StreamEntry[] = [{ level: 'debug', stream: captured(capture) }];
-    if (level !== 'silent') streams.push({ level: level as pino.Level, stream: (destination as DestinationStream | undefined) ?? pino.destination(1) });
+    if (level !== 'silent') streams.push({ level: level as pino.Level, stream: out });
     return pino({ ...options(), level: 'debug' }, pino.multistream(streams));
   }
-  return pino({ ...options(), level }, destination as never);
+  return pino({ ...options(), level }, out);
+}
+
+/**
+ * Standard output: asynchronous writes for a log collector (production), synchronous ones at a terminal,
+ * where a person reads the lines and the start banner after them in the order they were made.
+ */
+function standardOutput(): DestinationStream {
+  return pino.destination({ dest: 1, sync: process.stdout.isTTY === true });
 }
 
 function options(): pino.LoggerOptions {

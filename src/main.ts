@@ -17,8 +17,9 @@ const USAGE = `Usage:
                                        show or resend webhook deliveries (Redis store; --help for more)
   npm run admin -- revoke|suspend|reinstate|status SERIAL-NUMBER [--config FILE]
                                        change or show an issued credential's status (Redis store)
-  npm run keys -- rotate idToken|credential|cookies | list [--config FILE]
-                                       rotate a key set without a gap, or list the keys (--help for more)
+  npm run keys -- rotate idToken|credential|cookies | list | generate SET [--config FILE]
+                                       rotate a key set without a gap, list the keys, or make a missing
+                                       key file (--help for more)
 Environment: CONFIG (config file), PORT and BASE_URL (override the file).`;
 
 async function main(argv: string[]): Promise<number> {
@@ -85,7 +86,16 @@ async function serve(file: string): Promise<number> {
   log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
   for (const warning of verifier.warnings) log.warn(warning);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
-  console.log(`
+  // the banner is for a person at a terminal; a log collector gets the same addresses as one JSON line
+  const links = {
+    url: running.url,
+    baseUrl: config.baseUrl,
+    discovery: [`${config.baseUrl}/v2.0/.well-known/openid-configuration`, `${config.baseUrl}/oidc/.well-known/openid-configuration`],
+    ...(service.metrics.url ? { metrics: service.metrics.url } : {}),
+    ...(config.demo ? { demo: `${config.baseUrl}/demo` } : {}),
+  };
+  if (!process.stdout.isTTY) log.info(links, 'listening');
+  if (process.stdout.isTTY) console.log(`
   VC OpenID Provider is running (listening on ${running.url}, base URL ${config.baseUrl})
 
   Version 2 discovery:  ${config.baseUrl}/v2.0/.well-known/openid-configuration

@@ -5,7 +5,8 @@ import { credentialExpiry } from '../issuance/validity.js';
 import { createStore } from '../store/create.js';
 import type { Store } from '../store/types.js';
 import { keepPeriods, ROTATING, type RotatingSet } from './keyRing.js';
-import { loadKeys } from './keys.js';
+import { resolve } from 'node:path';
+import { generateKeyFile, KINDS, loadKeys, type KeySetName } from './keys.js';
 import { listKeys, rotateKeySet, RotationRefused } from './rotate.js';
 
 export const KEYS_USAGE = `Usage:
@@ -14,6 +15,9 @@ export const KEYS_USAGE = `Usage:
       and signs with it from keys.rotation.activateAfter on (default PT1H; longer than any JWKS cache)
   npm run keys -- list [--config FILE]
       each key, its state (pending, active, retired, expired) and dates
+  npm run keys -- generate idToken|credential|cookies|pairwise [--config FILE]
+      write a new set into its configured key file (0600), for deployments that manage their own key
+      files (keys.generate: false); refused when the file exists
 The config file is the servers' (default config/demo.yaml, or $CONFIG). Key files are rewritten in place;
 keys the servers generated into Redis are changed there.`;
 
@@ -37,7 +41,8 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   }
   const [sub, set, ...extra] = positionals;
   const usage = (message: string) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
-  if (sub !== 'rotate' && sub !== 'list') return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
+  if (sub !== 'rotate' && sub !== 'list' && sub !== 'generate') return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
+  if (sub === 'generate' && (!(set in KINDS) || extra.length)) return usage(`generate needs one of ${Object.keys(KINDS).join(', ')}`);
   if (sub === 'list' && (set || extra.length)) return usage('list takes no arguments');
   if (sub === 'rotate' && (!ROTATING.includes(set as RotatingSet) || extra.length)) {
     return usage(set === 'pairwise' ? 'the pairwise secret is never rotated: a new one would change every pairwise subject' : `rotate needs one of ${ROTATING.join(', ')}`);
@@ -45,6 +50,18 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
 
   const loaded = await loadConfig(values.config ?? defaultConfig);
   const { config } = loaded;
+  if (sub === 'generate') {
+    const file = resolve(loaded.baseDir, config.keys[set as KeySetName]);
+    try {
+      await generateKeyFile(set as KeySetName, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      console.error(`${file} exists: nothing was changed (to add a key to a set in use: npm run keys -- rotate ${set})`);
+      return 1;
+    }
+    console.log(`${set}: wrote ${file}`);
+    return 0;
+  }
   let activateAfterMs: number;
   try {
     const duration = values['activate-after'] ?? config.keys.rotation.activateAfter;

@@ -112,6 +112,28 @@ export const KINDS = {
   pairwise: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'the secret behind pairwise subjects').map(secretOf) },
 } as const;
 
+/** What losing each set costs, for an operator who is about to make a new one. */
+const LOSS: Record<KeySetName, string> = {
+  idToken: 'a new set only changes the keys relying parties fetch from jwks_uri',
+  credential: 'credentials issued under a lost key can no longer be verified',
+  cookies: 'a new set only ends the browser sessions and prompts in progress',
+  pairwise: 'a new secret changes every pairwise subject relying parties already know, so restore the old file if it exists anywhere',
+};
+
+/** The start-up error for a missing key file with `keys.generate` off: the command that makes it, and what is at stake. */
+export function missingKeyFile(name: KeySetName, file: string): string {
+  return `${file}: key file not found (keys.generate is off). Make it with \`npm run keys -- generate ${name} --config <your config>\` (${LOSS[name]}), or restore it from your backup`;
+}
+
+/**
+ * Writes a new key set into its configured file for an operator who manages key files (keys.generate
+ * off): refused when the file exists, so a set in use is never overwritten.
+ */
+export async function generateKeyFile(name: KeySetName, file: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${JSON.stringify(await KINDS[name].make(), null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+}
+
 /**
  * The set under its store key: the one already there, or else a new one offered atomically (the first
  * writer wins; a loser uses the winner's). A set that is there is read before anything is generated,
@@ -152,7 +174,7 @@ export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?
       origins.push({ set: name, origin: 'file', file });
       return check(file, value);
     }
-    if (!paths.generate) throw new Error(`${file}: key file not found (keys.generate is off)`);
+    if (!paths.generate) throw new Error(missingKeyFile(name, file));
     if (opts.shared) {
       const storeKey = KEY_STORE_KEYS[name];
       const { value: held, generated } = await fromStore(opts.shared, name);

@@ -4,6 +4,7 @@ import * as oidc from 'openid-client';
 import { createLogger, loggablePath } from '../../src/log.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
+import { Browser } from '../helpers/rp.js';
 
 /**
  * D17 through the whole service: the request log an operator keeps at `info` carries no secret, PIN,
@@ -83,6 +84,19 @@ describe('D17: the request log after an issuance and a verification', () => {
     for (const [what, secret] of secrets) if (secret) expect(log.includes(secret), `${what} in the log`).toBe(false);
     // the PIN as a value of its own (random identifiers may contain the digits)
     expect(log).not.toMatch(new RegExp(`(^|[^0-9A-Za-z_-])${PIN}([^0-9A-Za-z_-]|$)`));
+  });
+});
+
+describe('issue 33: logs an operator can live with', () => {
+  it('answered progress polls of the prompt are logged at debug only; a refused poll stays at info', async () => {
+    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: PIN, redirectUri: REDIRECT });
+    const browser = new Browser(REDIRECT);
+    const prompt = await browser.follow(rp.authorizeUrl.href);
+    const before = lines.length;
+    for (let i = 0; i < 3; i++) expect((await browser.get(`${prompt.final}/status`, 'application/json')).status).toBe(200);
+    expect((await browser.get(`${t.url}/interaction/v2/not-an-interaction/status`, 'application/json')).status).toBeGreaterThanOrEqual(400);
+    const logged = lines.slice(before).map((l) => JSON.parse(l) as { msg: string; path: string; status: number; level: number });
+    expect(logged.filter((r) => r.msg === 'request' && r.path.endsWith('/status')).map((r) => [r.path, r.level])).toEqual([['/interaction/v2/not-an-interaction/status', 30]]);
   });
 });
 
