@@ -80,7 +80,7 @@ export async function makeCert(opts: CertOptions): Promise<TestCert> {
 export const unknownCriticalExtension = () => new x509.Extension(UNKNOWN_EXTENSION_OID, true, new Uint8Array([0x05, 0x00]));
 
 /** RFC 5280 §4.2.1.10 nameConstraints with permitted dNSName and URI subtrees, critical (built with pkijs's ASN.1). */
-function nameConstraints(permitted: { dns?: string[]; uri?: string[] }): x509.Extension {
+export function nameConstraints(permitted: { dns?: string[]; uri?: string[] }): x509.Extension {
   const subtree = (type: 2 | 6, value: string) => new pkijs.GeneralSubtree({ base: new pkijs.GeneralName({ type, value }) });
   const value = new pkijs.NameConstraints({
     permittedSubtrees: [...(permitted.dns ?? []).map((v) => subtree(2, v)), ...(permitted.uri ?? []).map((v) => subtree(6, v))],
