@@ -126,6 +126,8 @@ async function expectDenied(s: Started, answer: { status: number; body: any }, d
   expect(q.get('code')).toBeNull();
   expect(q.get('state')).toBe(s.state);
   expect(q.get('error_description')).toMatch(description);
+  // the presenter's iss is never repeated to the relying party
+  expect(`${answer.body.error_description} ${q.get('error_description')}`).not.toMatch(/evil\.test|victim\.test|badges\.example|partner\.example/);
 }
 
 /** The presentation is accepted; the relying party redeems its code for the ID token. */
