@@ -321,7 +321,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     statusListMaxEntries: config.statusList.maxEntries,
     rateLimits,
     onVerified: async (record, result) => {
-      await stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result), record.external);
+      await stepSucceeded(record.requestId, record.identity ? pidFlowClaims(result, record.clientId!, subjects) : verificationFlowClaims(result, { issuerClaim: clients.get(record.clientId!)?.vcIssuerClaim }), record.external);
       flowEnds.verified(record);
     },
     onFailed: (record, failure) => stepFailed(record.requestId, failure.description, record.external, flowEnds.verificationFailed(record, failure.declined === true)),

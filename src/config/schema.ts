@@ -6,6 +6,8 @@ import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';
 import { isLoopbackHost } from '../rules/loopback.js';
 import { AA_TEXT, contrastRatio, HEX_COLOUR } from '../rules/contrast.js';
 import { canonicalTag } from '../i18n/negotiate.js';
+import { vctFor } from '../issuance/credentialConfigurations.js';
+import { ANCHOR_FORMATS, isOwnVct } from '../keys/trustAnchors.js';
 
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
@@ -141,6 +143,22 @@ export const clientSchema = z
     legacyV2Issuer: z.boolean().default(false),
     /** D13: required for the scope External */
     webhook: webhookSchema.optional(),
+    /** verification: the ID token names, per credential type, the issuer that vouched for it (`vc_issuer`) */
+    vcIssuerClaim: z.boolean().default(false),
+  })
+  .strict();
+
+/** The claim `vcIssuerClaim` adds to the ID token. */
+export const VC_ISSUER_CLAIM = 'vc_issuer';
+
+/** issue 31 §2: a PEM file of anchors, and what they may vouch for */
+export const trustAnchorSchema = z
+  .object({
+    /** PEM certificates, relative to the config file */
+    certificates: z.string().min(1),
+    formats: z.array(z.enum(ANCHOR_FORMATS)).min(1),
+    /** names of configured credential types; left out: any type (for dc+sd-jwt, any type not this service's own) */
+    types: z.array(z.string().min(1)).min(1).optional(),
   })
   .strict();
 
@@ -314,8 +332,11 @@ export const configSchema = z
         /** PEM, the leaf's P-256 private key */
         key: z.string().default('./keys/verifier-key.pem'),
         responseMode: z.enum(['direct_post.jwt', 'direct_post']).default('direct_post.jwt'),
-        /** PEM roots: mdoc IACAs and the CAs of x5c-signed SD-JWT VCs */
-        trustAnchors: z.string().optional(),
+        /**
+         * Trust anchors, each for its formats and (optionally) credential types. A single PEM file name is
+         * read as mdoc IACAs only (formats [mso_mdoc]).
+         */
+        trustAnchors: z.union([z.string().min(1), z.array(trustAnchorSchema)]).optional(),
       })
       .strict()
       .default({ clientIdPrefix: 'x509_hash', certificateChain: './keys/verifier-chain.pem', key: './keys/verifier-key.pem', responseMode: 'direct_post.jwt' }),
@@ -454,6 +475,24 @@ export const configSchema = z
         }
       }
     });
+    const byName = new Map(cfg.credentialTypes.map((t) => [t.name, t]));
+    const anchors = cfg.verifier.trustAnchors;
+    if (Array.isArray(anchors)) {
+      anchors.forEach((a, i) => a.types?.forEach((name, j) => {
+        const type = byName.get(name);
+        const path = ['verifier', 'trustAnchors', i, 'types', j];
+        if (!type) return ctx.addIssue({ code: 'custom', path, message: `unknown credential type ${name}` });
+        const own = isOwnVct(vctFor(type, cfg.baseUrl.replace(/\/+$/, '')), cfg.baseUrl);
+        const usable = (a.formats.includes('dc+sd-jwt') && !own) || (a.formats.includes('mso_mdoc') && type.mdoc !== undefined);
+        if (!usable) {
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: `this anchor cannot vouch for ${name}: ${own ? 'its vct is this service\'s own, so its SD-JWT VCs come only from this service\'s issuer or trustedIssuers' : 'it is not asked for as dc+sd-jwt here'}${a.formats.includes('mso_mdoc') ? ', and it has no mdoc' : ''}`,
+          });
+        }
+      }));
+    }
     const ids = new Set<string>();
     cfg.clients.forEach((c, i) => {
       if (ids.has(c.clientId)) ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
@@ -462,6 +501,9 @@ export const configSchema = z
         ctx.addIssue({ code: 'custom', path: ['clients', i, 'webhook'], message: `is required: the client lists the scope ${EXTERNAL}` });
       }
       c.scopes.forEach((s, j) => {
+        if (c.vcIssuerClaim && byName.get(s)?.attributes[VC_ISSUER_CLAIM]) {
+          ctx.addIssue({ code: 'custom', path: ['clients', i, 'vcIssuerClaim'], message: `the type ${s} has an attribute named ${VC_ISSUER_CLAIM}, the claim this setting adds` });
+        }
         if (s === EXTERNAL) return;
         if (isIdentityScope(s)) {
           if (!cfg.identity[s]) ctx.addIssue({ code: 'custom', path: ['identity', s], message: `is required: clients[${i}] lists the scope ${s}` });

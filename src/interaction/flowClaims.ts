@@ -1,3 +1,4 @@
+import { VC_ISSUER_CLAIM } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 
 /**
@@ -36,7 +37,15 @@ export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>;
   return { sub: offer.serialNumber, claims: { ...offer.attributes, SerialNumber: offer.serialNumber, ExpiresAt: expiresAt } };
 }
 
-/** D2: a verification's `sub` is the holder key's thumbprint; its claims are the attributes presented. */
-export function verificationFlowClaims(result: { holderKeyThumbprint: string; claims: Record<string, unknown> }): FlowClaims {
-  return { sub: result.holderKeyThumbprint, claims: result.claims };
+/**
+ * D2: a verification's `sub` is the holder key's thumbprint; its claims are the attributes presented. For a
+ * client with `vcIssuerClaim` (issue 31 §2), `vc_issuer` names per credential type who vouched for it: an
+ * SD-JWT VC's `iss`, an mdoc's document signer (`ds_subject`) and its IACA (`ds_issuer`).
+ */
+export function verificationFlowClaims(
+  result: { holderKeyThumbprint: string; claims: Record<string, unknown>; issuers?: Record<string, unknown> },
+  opts: { issuerClaim?: boolean } = {},
+): FlowClaims {
+  const issuers = opts.issuerClaim && result.issuers ? { [VC_ISSUER_CLAIM]: result.issuers } : {};
+  return { sub: result.holderKeyThumbprint, claims: { ...result.claims, ...issuers } };
 }

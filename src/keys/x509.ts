@@ -4,18 +4,14 @@ import { createHash, createPrivateKey, createPublicKey, webcrypto, X509Certifica
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import { base64url, exportJWK, type JWK } from 'jose';
+import { checkCertificateExtensions, validateCertificatePath, X509ChainError } from './certPath.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
 /** ISO/IEC 18013-5 Annex B: the extended key usage of an mdoc reader authentication certificate. */
 const MDOC_READER_AUTH_EKU = '1.0.18013.5.1.6';
 
-export class X509ChainError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'X509ChainError';
-  }
-}
+export { X509ChainError };
 
 /** One certificate, read by both libraries: node:crypto checks signatures, @peculiar/x509 reads extensions. */
 interface Certificate {
@@ -136,89 +132,84 @@ function basicConstraints(c: Certificate): { ca: boolean; pathLength?: number } 
   return bc ? { ca: bc.ca, pathLength: bc.pathLength } : { ca: false };
 }
 
-/** RFC 5280 §4.2.1.3: when keyUsage is present, an issuer needs keyCertSign. */
-function maySignCertificates(c: Certificate): boolean {
-  const ku = c.cert.getExtension(x509.KeyUsagesExtension);
-  return !ku || (ku.usages & x509.KeyUsageFlags.keyCertSign) !== 0;
-}
-
 /** The issuer name matches (RFC 5280 §6.1.3 (a)(4)) and the signature verifies under the issuer's key. */
 const signedBy = (subject: Certificate, issuer: Certificate) => subject.node.checkIssued(issuer.node) && subject.node.verify(issuer.node.publicKey);
 
 const selfSigned = (c: Certificate) => signedBy(c, c);
 
-const GOOD_HASHES = ['SHA-256', 'SHA-384', 'SHA-512'];
-const GOOD_CURVES = ['prime256v1', 'secp384r1', 'secp521r1'];
+/** What the leaf of a chain is used for: each use has its key usages (src/keys/certPath.ts checks the path). */
+export type LeafPurpose = 'mdoc-document-signer' | 'sd-jwt-vc-issuer';
 
-/** ECDSA on P-256/384/521, Ed25519, RSA PKCS#1 v1.5 or PSS; SHA-2 only. */
-function acceptedSignatureAlgorithm(subject: Certificate, issuer: Certificate): string | undefined {
-  let alg: x509.HashedAlgorithm;
-  try {
-    alg = subject.cert.signatureAlgorithm;
-  } catch {
-    return 'an unknown algorithm';
+/** ISO/IEC 18013-5 Annex B.1.4: the extended key usage of an mdoc document signer (mdlDS) certificate. */
+export const MDOC_DOCUMENT_SIGNER_EKU = '1.0.18013.5.1.2';
+/** the arc of ISO/IEC 18013-5's own extended key usages (document signer, reader authentication, ...) */
+const ISO_18013_5_ARC = '1.0.18013.5.1.';
+
+/**
+ * RFC 5280 §4.2.1.3, §4.2.1.12: the leaf may be used for `purpose`.
+ *  - an mdoc document signer needs keyUsage digitalSignature and the mdlDS extended key usage, both
+ *    present (ISO/IEC 18013-5 Annex B.1.4 makes them mandatory);
+ *  - an SD-JWT VC issuer certificate needs digitalSignature when it has a keyUsage (no profile makes the
+ *    extension mandatory for it), and an extendedKeyUsage, when present, may not limit it to ISO/IEC
+ *    18013-5 purposes: a document signer signs MSOs, not SD-JWT VCs.
+ */
+export function checkLeafPurpose(der: Uint8Array, purpose: LeafPurpose): void {
+  const { cert } = readCertificate(der, 'the leaf certificate');
+  const ku = cert.getExtension(x509.KeyUsagesExtension);
+  const eku = cert.getExtension(x509.ExtendedKeyUsageExtension);
+  const usages = (eku?.usages ?? []).map(String);
+  if (purpose === 'mdoc-document-signer') {
+    if (!usages.includes(MDOC_DOCUMENT_SIGNER_EKU)) throw new X509ChainError('the document signer certificate lacks the mdlDS extended key usage (1.0.18013.5.1.2, ISO/IEC 18013-5 Annex B.1.4)');
+    if (!ku || (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0) throw new X509ChainError('the document signer certificate lacks keyUsage digitalSignature (ISO/IEC 18013-5 Annex B.1.4)');
+    return;
   }
-  const hash = typeof alg.hash === 'string' ? alg.hash : alg.hash?.name;
-  const key = issuer.node.publicKey;
-  const ok =
-    (alg.name === 'Ed25519' && key.asymmetricKeyType === 'ed25519') ||
-    (alg.name === 'ECDSA' && key.asymmetricKeyType === 'ec' && GOOD_CURVES.includes(key.asymmetricKeyDetails?.namedCurve ?? '') && GOOD_HASHES.includes(hash ?? '')) ||
-    (['RSASSA-PKCS1-v1_5', 'RSA-PSS'].includes(alg.name) && ['rsa', 'rsa-pss'].includes(key.asymmetricKeyType ?? '') && GOOD_HASHES.includes(hash ?? ''));
-  return ok ? undefined : [alg.name, hash, describeKey(key)].filter(Boolean).join(' ');
-}
-
-/** RFC 5280 §4.1.2.5 */
-function checkValidity(c: Certificate, now: Date, label: string): void {
-  if (now < c.cert.notBefore) throw new X509ChainError(`${label} is not valid until ${c.cert.notBefore.toISOString()}`);
-  if (now > c.cert.notAfter) throw new X509ChainError(`${label} has expired (on ${c.cert.notAfter.toISOString()})`);
-}
-
-/** One link: `issuer` is a CA (RFC 5280 §4.2.1.9) allowed to sign certificates (§4.2.1.3) that signs `subject`. */
-function checkLink(subject: Certificate, issuer: Certificate, subjectLabel: string, issuerLabel: string, intermediatesBelow: number): void {
-  const bc = basicConstraints(issuer);
-  if (!bc.ca) throw new X509ChainError(`${issuerLabel} is not a CA certificate (basicConstraints cA is not true) but signs ${subjectLabel}`);
-  if (bc.pathLength !== undefined && intermediatesBelow > bc.pathLength) {
-    throw new X509ChainError(`${issuerLabel} allows ${bc.pathLength} intermediate certificate(s) below it (pathLenConstraint); the chain has ${intermediatesBelow}`);
+  if (ku && (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0) throw new X509ChainError('the issuer certificate\'s keyUsage lacks digitalSignature (RFC 5280 §4.2.1.3)');
+  if (eku && usages.length > 0 && usages.every((u) => u.startsWith(ISO_18013_5_ARC))) {
+    throw new X509ChainError('the issuer certificate\'s extendedKeyUsage limits it to ISO/IEC 18013-5 (mdoc) purposes');
   }
-  if (!maySignCertificates(issuer)) throw new X509ChainError(`${issuerLabel} may not sign certificates (its keyUsage lacks keyCertSign)`);
-  if (!signedBy(subject, issuer)) throw new X509ChainError(`${subjectLabel} is not signed by ${issuerLabel}`);
-  const badAlgorithm = acceptedSignatureAlgorithm(subject, issuer);
-  if (badAlgorithm) throw new X509ChainError(`${subjectLabel} is signed with an algorithm that is not accepted (${badAlgorithm})`);
 }
 
 /**
- * RFC 5280 §6.1, the parts a wallet or verifier needs: each certificate (leaf first) valid at `now` and
- * signed by the next; the last signed by (or equal to) one of `anchors`; every issuer a CA within its
- * pathLenConstraint; the leaf not a CA. A certificate that cannot be read throws a plain Error, so that
- * callers can tell malformed input from an untrusted chain.
+ * RFC 5280 §6.1 path validation (src/keys/certPath.ts: pkijs and the rules it leaves open) of `chain`
+ * (leaf first; the trust anchor may end it) up to one of `anchors` at `now`, and, given a `purpose`, the
+ * leaf's key usages for it. A certificate that cannot be read throws a plain Error, so that callers can
+ * tell malformed input from an untrusted chain (X509ChainError).
  */
-export async function verifyCertificateChain(chain: Uint8Array[], anchors: Uint8Array[], now: Date = new Date()): Promise<void> {
+export async function verifyCertificateChain(chain: Uint8Array[], anchors: Uint8Array[], now: Date = new Date(), purpose?: LeafPurpose): Promise<void> {
   if (chain.length === 0) throw new X509ChainError('the chain is empty');
   if (anchors.length === 0) throw new X509ChainError('there is no trusted root to verify the chain against');
-  const certs = chain.map((der, i) => readCertificate(der, `certificate ${i + 1} of the chain`));
-  const roots = anchors.map((der, i) => readCertificate(der, `trusted root ${i + 1}`));
-  const last = certs.length - 1;
-  const endsAtRoot = roots.some((r) => r.node.raw.equals(certs[last].node.raw));
-  const label = (i: number) => (i === 0 ? 'the leaf certificate' : i === last && endsAtRoot ? 'the root certificate' : `intermediate certificate ${i}`);
+  chain.forEach((der, i) => readCertificate(der, `certificate ${i + 1} of the chain`));
+  anchors.forEach((der, i) => readCertificate(der, `trusted root ${i + 1}`));
+  await validateCertificatePath(chain, anchors, now);
+  if (purpose) checkLeafPurpose(chain[0], purpose);
+}
 
-  certs.forEach((c, i) => checkValidity(c, now, label(i)));
-  if (basicConstraints(certs[0]).ca) throw new X509ChainError('the leaf certificate is a CA certificate (basicConstraints cA=true)');
-  // the issuer at index i has i - 1 intermediates below it (RFC 5280 §4.2.1.9 pathLenConstraint)
-  for (let i = 1; i <= last; i++) checkLink(certs[i - 1], certs[i], label(i - 1), label(i), i - 1);
-  if (endsAtRoot) return;
-
-  const root = roots.find((r) => signedBy(certs[last], r));
-  if (!root) throw new X509ChainError('the chain does not end at a trusted root');
-  checkLink(certs[last], root, label(last), 'the root certificate', last);
-  checkValidity(root, now, 'the root certificate');
+/**
+ * Start-up checks of trust anchors (`verifier.trustAnchors`): each a CA certificate that may sign
+ * certificates, with no critical extension this service does not process. Returns warnings for anchors
+ * outside their validity (every chain to them fails until they are replaced).
+ */
+export function checkTrustAnchors(anchors: Uint8Array[], where: string, now: Date = new Date()): string[] {
+  const warnings: string[] = [];
+  anchors.forEach((der, i) => {
+    const label = `${where}: certificate ${i + 1}`;
+    const c = readCertificate(der, label);
+    if (!basicConstraints(c).ca) throw new Error(`${label} is not a CA certificate (basicConstraints cA is not true): a trust anchor issues the certificates it vouches for`);
+    const ku = c.cert.getExtension(x509.KeyUsagesExtension);
+    if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0) throw new Error(`${label} may not sign certificates (its keyUsage lacks keyCertSign)`);
+    checkCertificateExtensions(der, label);
+    if (now < c.cert.notBefore || now > c.cert.notAfter) warnings.push(`${label} (${c.cert.subject}) is outside its validity (${c.cert.notBefore.toISOString()} to ${c.cert.notAfter.toISOString()}): no chain to it is accepted`);
+  });
+  return warnings;
 }
 
 /**
  * Start-up checks of the verifier's own chain and key, as a wallet will check them: the key is the leaf's,
- * P-256; the leaf is valid now and not a CA; each certificate is signed by the next; and no certificate is
- * self-signed (HAIP 1.0: `x5c` carries no trust anchor).
+ * P-256; the leaf is valid now and not a CA; no certificate is self-signed (HAIP 1.0: `x5c` carries no
+ * trust anchor); and the chain as far as it goes is a valid RFC 5280 path (src/keys/certPath.ts, with its
+ * last certificate in the place of the trust anchor it does not carry).
  */
-export function checkVerifierChain(chain: Uint8Array[], key: KeyObject, where: string): void {
+export async function checkVerifierChain(chain: Uint8Array[], key: KeyObject, where: string): Promise<void> {
   if (chain.length === 0) throw new Error(`${where}: no certificate`);
   const certs = chain.map((der, i) => {
     try {
@@ -239,8 +230,14 @@ export function checkVerifierChain(chain: Uint8Array[], key: KeyObject, where: s
   if (basicConstraints(leaf).ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the verifier's own`);
   certs.forEach((c, i) => {
     if (selfSigned(c)) throw new Error(`${where}: certificate ${i + 1} is self-signed (a trust anchor): leave the root out of the chain`);
-    if (i > 0 && !signedBy(certs[i - 1], c)) throw new Error(`${where}: certificate ${i} is not signed by certificate ${i + 1}: the chain must be in order, leaf first`);
   });
+  try {
+    if (chain.length === 1) checkCertificateExtensions(chain[0], 'the leaf certificate');
+    else await validateCertificatePath(chain.slice(0, -1), chain.slice(-1), now);
+  } catch (err) {
+    if (!(err instanceof X509ChainError)) throw err;
+    throw new Error(`${where}: ${err.message.replace('the trust anchor', `certificate ${chain.length}`)}${/not in order/.test(err.message) ? ' (the chain must be in order, leaf first)' : ''}`);
+  }
 }
 
 export interface VerifierCertificates {

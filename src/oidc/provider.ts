@@ -1,6 +1,6 @@
 import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { JWK } from 'jose';
-import type { Config } from '../config/schema.js';
+import { VC_ISSUER_CLAIM, type Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
@@ -29,7 +29,8 @@ export function scopeClaims(config: Config): Record<string, string[]> {
   for (const type of config.credentialTypes) {
     const attributes = Object.keys(type.attributes);
     claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
-    claims[type.name] = attributes;
+    // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/interaction/flowClaims.ts)
+    claims[type.name] = [...attributes, VC_ISSUER_CLAIM];
   }
   // D12: what each identity flow puts in the ID token
   const { VerifiedIdentity: pid, VerifiedIdentity_Other: other } = config.identity;

@@ -4,7 +4,8 @@ import type { KeyObject } from 'node:crypto';
 import type { VerifierConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { isLoopbackHost } from '../rules/loopback.js';
-import { checkVerifierChain, dnsNames, generateVerifierCertificates, readPemCertificates, readPemPrivateKey, x509Hash, type VerifierCertificates } from '../keys/x509.js';
+import { checkTrustAnchors, checkVerifierChain, dnsNames, generateVerifierCertificates, readPemCertificates, readPemPrivateKey, x509Hash, type VerifierCertificates } from '../keys/x509.js';
+import type { TrustAnchor } from '../keys/trustAnchors.js';
 
 /** How the verifier identifies itself to wallets (OpenID4VP 1.0 §5.9.3) and what it trusts. */
 export interface ClientIdentity {
@@ -14,8 +15,8 @@ export interface ClientIdentity {
   /** x509 prefixes: the JWS `x5c` header (base64 DER, leaf first, no trust anchor) and the leaf's key */
   signer?: { x5c: string[]; key: KeyObject };
   responseMode: VerifierConfig['responseMode'];
-  /** DER roots from `verifier.trustAnchors` (mdoc IACAs, CAs of x5c-signed SD-JWT VCs) */
-  trustAnchors: Uint8Array[];
+  /** `verifier.trustAnchors`: roots of mdoc IACAs and of x5c-signed SD-JWT VCs, each for its formats and types */
+  trustAnchors: TrustAnchor[];
 }
 
 /** Where the verifier's certificate came from at start-up, for the start-up log. */
@@ -95,6 +96,32 @@ async function loadCertificates(cfg: VerifierConfig, host: string, baseDir: stri
 }
 
 /**
+ * `verifier.trustAnchors` (issue 31 §2): each entry's PEM file, read and checked as anchors. The single-file
+ * form is read as mdoc IACAs only, with a note saying how to write the list: before, one file was trusted
+ * for every format, so a certificate under an IACA could issue SD-JWT VCs.
+ */
+async function loadTrustAnchors(cfg: VerifierConfig['trustAnchors'], baseDir: string, warnings: string[]): Promise<TrustAnchor[]> {
+  if (cfg === undefined) return [];
+  const entries = typeof cfg === 'string' ? [{ certificates: cfg, formats: ['mso_mdoc' as const] }] : cfg;
+  if (typeof cfg === 'string') {
+    warnings.push(
+      `verifier.trustAnchors: the single file ${cfg} is trusted for mdoc issuers (IACAs) only; to trust it for x5c-signed SD-JWT VCs too, write a list: trustAnchors: [{ certificates: ${cfg}, formats: [mso_mdoc, dc+sd-jwt], types: [<credential types>] }]`,
+    );
+  }
+  const anchors: TrustAnchor[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const where = typeof cfg === 'string' ? 'verifier.trustAnchors' : `verifier.trustAnchors[${i}].certificates`;
+    const file = resolve(baseDir, entry.certificates);
+    const pem = await readText(file);
+    if (pem === undefined) throw new Error(`${where}: ${file} not found`);
+    const certificates = readPemCertificates(pem, `${where} (${file})`);
+    warnings.push(...checkTrustAnchors(certificates, `${where} (${file})`));
+    anchors.push({ certificates, formats: entry.formats, ...('types' in entry && entry.types ? { types: entry.types } : {}) });
+  }
+  return anchors;
+}
+
+/**
  * Resolves `verifier` at start-up: the client identifier and what signs requests under it, checked as a
  * wallet will check them (HAIP 1.0: the chain without its trust anchor; `x509_san_dns`: the leaf names the
  * response URI's host), and the trust anchors.
@@ -105,13 +132,7 @@ export async function loadClientIdentity(
 ): Promise<{ identity: ClientIdentity; origin: ClientIdentityOrigin }> {
   const host = new URL(opts.baseUrl).hostname;
   const warnings: string[] = [];
-  let trustAnchors: Uint8Array[] = [];
-  if (cfg.trustAnchors !== undefined) {
-    const file = resolve(opts.baseDir, cfg.trustAnchors);
-    const pem = await readText(file);
-    if (pem === undefined) throw new Error(`verifier.trustAnchors: ${file} not found`);
-    trustAnchors = readPemCertificates(pem, `verifier.trustAnchors (${file})`);
-  }
+  const trustAnchors = await loadTrustAnchors(cfg.trustAnchors, opts.baseDir, warnings);
   if (cfg.clientIdPrefix === 'redirect_uri') {
     if (!isLoopbackHost(host)) warnings.push('verifier.clientIdPrefix redirect_uri is for development only: production wallets answer x509_hash and x509_san_dns verifiers');
     return {
@@ -122,7 +143,7 @@ export async function loadClientIdentity(
   const loaded = await loadCertificates(cfg, host, opts.baseDir, opts.generate, opts.shared);
   const chain = readPemCertificates(loaded.chain, `verifier.certificateChain (${loaded.where.chain})`);
   const key = readPemPrivateKey(loaded.key, `verifier.key (${loaded.where.key})`);
-  checkVerifierChain(chain, key, `verifier.certificateChain (${loaded.where.chain})`);
+  await checkVerifierChain(chain, key, `verifier.certificateChain (${loaded.where.chain})`);
   const names = dnsNames(chain[0]);
   if (cfg.clientIdPrefix === 'x509_san_dns' && !names.includes(host)) {
     // OpenID4VP 1.0 §5.9.3: the identifier is a dNSName of the leaf, and the response URI's host is that name

@@ -69,15 +69,16 @@ export const mdocQueryId = (typeName: string) => `${typeName}-mdoc`;
 /**
  * The DCQL query for the requested types, in the order they were asked for; every type is required. A type
  * with `mdoc` is asked for as an SD-JWT VC or as an mdoc (§6.2 `credential_sets`, one required set per
- * type, the SD-JWT VC first); its mdoc query names the configured trust anchors (`aki`, §6.1.1.1).
+ * type, the SD-JWT VC first); its mdoc query names the trust anchors that may vouch for the type (`aki`,
+ * §6.1.1.1), given per type or for all.
  */
-export function dcqlQueryFor(types: CredentialType[], baseUrl: string, aki: string[] = []): DcqlQuery {
+export function dcqlQueryFor(types: CredentialType[], baseUrl: string, aki: string[] | ((type: string) => string[]) = []): DcqlQuery {
   const credentials: DcqlCredentialQuery[] = [];
   for (const type of types) {
     credentials.push(credentialQueryFor(type, baseUrl));
     if (type.mdoc) {
       const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
-      credentials.push(mdocCredentialQuery(mdocQueryId(type.name), type.mdoc, claims, aki));
+      credentials.push(mdocCredentialQuery(mdocQueryId(type.name), type.mdoc, claims, typeof aki === 'function' ? aki(type.name) : aki));
     }
   }
   if (!types.some((type) => type.mdoc)) return { credentials };

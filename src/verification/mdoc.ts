@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
-import { issuerName } from '../keys/x509.js';
+import { issuerName, subjectName } from '../keys/x509.js';
 import type { DcqlCredentialQuery } from './dcql.js';
 import { VerificationRefusal, type RefusalReason } from './errors.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
@@ -50,13 +50,15 @@ export interface MdocExpectations {
   responseUri: string;
   /** RFC 7638 thumbprint bytes of the verifier's encryption key when the response was encrypted, else undefined (null in the handover) */
   jwkThumbprint?: Uint8Array;
-  /** DER IACA roots (verifier.trustAnchors) */
+  /** DER IACA roots that may vouch for this query's type (verifier.trustAnchors of format mso_mdoc) */
   trustAnchors: Uint8Array[];
 }
 
 export interface VerifiedMdoc {
   /** who issued it: the issuer DN of the document signer certificate (the IACA's subject) */
   issuer: string;
+  /** the document signer certificate's subject DN: who signed the MSO */
+  documentSigner: string;
   doctype: string;
   /** the disclosed elements of `namespace`, as JSON values (see mdocValueToJson) */
   claims: Record<string, unknown>;
@@ -94,7 +96,7 @@ interface Failure {
 function refusalFor({ category, check }: VerificationAssessment, f: Failure): VerificationRefusal {
   if (category === 'ISSUER_AUTH') {
     if (/certificate must be valid/i.test(check)) {
-      return refuse('mdoc_issuer_not_trusted', `the mdoc document signer certificate does not chain to a trusted IACA root (ISO/IEC 18013-5 §9.3.1, Annex B)${f.chainError ? `: ${f.chainError.message}` : ''}`);
+      return refuse('mdoc_issuer_not_trusted', `the mdoc document signer certificate is not trusted (ISO/IEC 18013-5 §9.3.1, Annex B)${f.chainError ? `: ${f.chainError.message}` : ''}`);
     }
     if (/country name/i.test(check)) return refuse('mdoc_issuer_not_trusted', "the mdoc document signer certificate's issuer has no countryName (ISO/IEC 18013-5 Annex B.1)");
     if (/signed date/i.test(check)) return refuse('mdoc_issuer_signature_invalid', "the MSO was signed (validityInfo.signed) outside the document signer certificate's validity (ISO/IEC 18013-5 §9.3.1)");
@@ -161,7 +163,7 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
   // ISO/IEC 18013-5 §9.1.3.6: the DeviceSignature payload is detached (null). @owf/mdoc would verify an
   // attached payload instead of this request's DeviceAuthentication, letting an old signature be replayed.
   if (deviceAuth.deviceSignature?.payload !== null) throw refuse('mdoc_device_signature_invalid', 'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)');
-  if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchors are configured for mdoc issuers (verifier.trustAnchors)');
+  if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchor may vouch for this credential type as an mdoc (verifier.trustAnchors)');
 
   const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
   const clockTolerance = ctx.clockTolerance ?? 30;
@@ -243,6 +245,7 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
   }
   return {
     issuer: issuerName(document.issuerSigned.issuerAuth.certificate),
+    documentSigner: subjectName(document.issuerSigned.issuerAuth.certificate),
     doctype: document.docType,
     claims,
     disclosed: Object.keys(claims),

@@ -140,7 +140,8 @@ export const mdocContext: MdocContext = {
     // ISO/IEC 18013-5 §9.3.1: issuing_country / issuing_jurisdiction are compared with the issuer's C / ST
     getIssuerNameField: ({ certificate, field }) => new x509.X509Certificate(Uint8Array.from(certificate)).issuerName.getField(field),
     getPublicKey: async ({ certificate }) => coseKeyOfJwk(await certificatePublicJwk(certificate)),
-    verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => verifyCertificateChain(x5chain, trustedCertificates, now),
+    // the issuerAuth x5chain (its only use in @owf/mdoc): a document signer (ISO/IEC 18013-5 Annex B.1.4)
+    verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => verifyCertificateChain(x5chain, trustedCertificates, now, 'mdoc-document-signer'),
     getCertificateData: ({ certificate }) => {
       const cert = new x509.X509Certificate(Uint8Array.from(certificate));
       return {

@@ -42,7 +42,10 @@ export interface PresentationContext {
   statusChecks?: StatusChecks;
   /** D18 `statusList.onUnavailable`: a credential whose status list cannot be fetched is refused (default) or accepted */
   onStatusUnavailable?: 'refuse' | 'accept';
-  /** DER roots: a credential of an issuer not otherwise trusted is accepted when its `x5c` chains to one (SD-JWT VC §3.5) */
+  /**
+   * DER roots that may vouch for this query's credential type (src/keys/trustAnchors.ts): a credential of an
+   * issuer not otherwise trusted is accepted when its `x5c` chains to one (SD-JWT VC §3.5)
+   */
   trustAnchors?: Uint8Array[];
 }
 
@@ -113,7 +116,12 @@ export async function verifyPresentation(presentation: string, expected: Present
   // D10: issuer trust. `iss` must be this service's credential issuer or one of the operator's trustedIssuers.
   const issuer = payload.iss;
   if (typeof issuer !== 'string') throw refuse('malformed_presentation', 'the credential has no iss');
-  const issuerKey = ctx.issuerKeys.resolverFor(issuer) ?? (ctx.trustAnchors?.length && header.x5c !== undefined ? await x5cIssuerKey(header.x5c, issuer, alg, ctx.trustAnchors, now) : undefined);
+  let issuerKey = ctx.issuerKeys.resolverFor(issuer);
+  if (!issuerKey && header.x5c !== undefined) {
+    // issue 31 §2: only anchors for this format and type; none for this service's own types
+    if (!ctx.trustAnchors?.length) throw refuse('issuer_not_trusted', 'no trust anchor may vouch for this credential type by x5c');
+    issuerKey = await x5cIssuerKey(header.x5c, issuer, alg, ctx.trustAnchors, now);
+  }
   if (!issuerKey) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
   // RFC 9901 §7.1 step 2: the issuer's signature, before anything else of the credential is used, with the key
   // jose selects from the issuer's keys by the header's kid and alg (RFC 7515 §4.1.1, §4.1.4)
@@ -217,9 +225,11 @@ export async function verifyPresentation(presentation: string, expected: Present
 }
 
 /**
- * SD-JWT VC §3.5 (X.509): the issuer's key is the leaf of the header's `x5c`, whose chain must end at one of
- * the operator's trust anchors, and whose subjectAltName names the issuer: a uniformResourceIdentifier equal
- * to `iss`, or a dNSName equal to the host of an https `iss`.
+ * SD-JWT VC §3.5 (X.509): the issuer's key is the leaf of the header's `x5c`, whose chain must be a valid
+ * RFC 5280 path to one of the given trust anchors (name constraints included), whose key usages allow
+ * signing credentials, and whose subjectAltName names the issuer: a uniformResourceIdentifier equal to
+ * `iss`, or a dNSName equal to the host of an https `iss`. Refusals never repeat `iss`: it is the
+ * presenter's text.
  */
 async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: Uint8Array[], now: number): Promise<JWTVerifyGetKey> {
   if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > 10 || !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))) {
@@ -227,9 +237,9 @@ async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: 
   }
   const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
   try {
-    await verifyCertificateChain(chain, anchors, new Date(now * 1000));
+    await verifyCertificateChain(chain, anchors, new Date(now * 1000), 'sd-jwt-vc-issuer');
   } catch (err) {
-    if (err instanceof X509ChainError) throw refuse('issuer_not_trusted', `issuer ${issuer}: its x5c chain is not trusted: ${err.message}`);
+    if (err instanceof X509ChainError) throw refuse('issuer_not_trusted', `the credential's x5c chain is not trusted: ${err.message}`);
     throw refuse('malformed_presentation', 'the credential x5c header does not hold readable certificates');
   }
   let names: { dns: string[]; uris: string[] };
@@ -246,7 +256,7 @@ async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: 
     // not a URL: only a URI SAN can name it
   }
   if (!names.uris.includes(issuer) && !(host !== undefined && names.dns.includes(host))) {
-    throw refuse('issuer_not_trusted', `issuer ${issuer}: the x5c leaf certificate does not name it (subjectAltName)`);
+    throw refuse('issuer_not_trusted', "the x5c leaf certificate does not name the credential's iss (subjectAltName)");
   }
   let key: Awaited<ReturnType<typeof importJWK>>;
   try {

@@ -27,7 +27,12 @@ export interface VerificationResult {
   /** one entry per requested attribute that was disclosed, from every requested type */
   claims: Record<string, unknown>;
   types: string[];
+  /** per presented credential type, who vouched for it (issue 31 §2; the ID token's `vc_issuer` when a client asks) */
+  issuers?: Record<string, VouchingIssuer>;
 }
+
+/** Who vouched for a presented credential: an SD-JWT VC's `iss`, or an mdoc's document signer and its IACA. */
+export type VouchingIssuer = { format: 'dc+sd-jwt'; iss: string } | { format: 'mso_mdoc'; ds_subject: string; ds_issuer: string };
 
 /** One verification request, kept while the wallet may answer it. Holds no claim values. */
 export interface VerificationRecord {

@@ -2,7 +2,8 @@ import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type
 import { VerificationRefusal } from './errors.js';
 import { MDOC_FORMAT, verifyMdocPresentation } from './mdoc.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
-import type { VerificationResult } from './requests.js';
+import type { AnchorFormat } from '../keys/trustAnchors.js';
+import type { VerificationResult, VouchingIssuer } from './requests.js';
 
 /** The largest `vp_token` accepted, in bytes. */
 export const VP_TOKEN_LIMIT = 1024 * 1024;
@@ -82,8 +83,8 @@ export interface ResponseExpectations {
   responseUri: string;
   /** the RFC 7638 thumbprint of the request's encryption key when the response was encrypted (mdoc SessionTranscript, §B.2.6.1) */
   jwkThumbprint?: Uint8Array;
-  /** DER roots for mdoc issuers */
-  trustAnchors: Uint8Array[];
+  /** the DER roots that may vouch for a credential type in a format (issue 31 §2); none when left out */
+  anchorsFor?: (format: AnchorFormat, type: string) => Uint8Array[];
 }
 
 /**
@@ -95,29 +96,36 @@ export interface ResponseExpectations {
  */
 export async function verifyResponse(presentations: Map<string, string>, expected: ResponseExpectations, ctx: PresentationContext): Promise<VerificationResult> {
   const claims: Record<string, unknown> = {};
+  const issuers: Record<string, VouchingIssuer> = {};
   let first: { holderKeyThumbprint: string; issuer: string; subject?: unknown } | undefined;
   const answered = expected.query.credentials.filter((q) => presentations.has(q.id));
   for (const credentialQuery of answered) {
     const presentation = presentations.get(credentialQuery.id)!;
     const namespace = expected.mdocNamespaces?.get(credentialQuery.id);
+    const type = expected.typeNames?.get(credentialQuery.id) ?? credentialQuery.id;
     let verified: { claims: Record<string, unknown>; holderKeyThumbprint: string; issuer: string };
     try {
-      verified =
-        credentialQuery.format === MDOC_FORMAT && namespace !== undefined
-          ? await verifyMdocPresentation(
-              presentation,
-              {
-                doctype: credentialQuery.meta.doctype_value ?? '',
-                namespace,
-                clientId: expected.clientId,
-                nonce: expected.nonce,
-                responseUri: expected.responseUri,
-                jwkThumbprint: expected.jwkThumbprint,
-                trustAnchors: expected.trustAnchors,
-              },
-              { now: ctx.now, clockTolerance: ctx.clockTolerance },
-            )
-          : await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, ctx);
+      if (credentialQuery.format === MDOC_FORMAT && namespace !== undefined) {
+        const mdoc = await verifyMdocPresentation(
+          presentation,
+          {
+            doctype: credentialQuery.meta.doctype_value ?? '',
+            namespace,
+            clientId: expected.clientId,
+            nonce: expected.nonce,
+            responseUri: expected.responseUri,
+            jwkThumbprint: expected.jwkThumbprint,
+            trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
+          },
+          { now: ctx.now, clockTolerance: ctx.clockTolerance },
+        );
+        issuers[type] = { format: 'mso_mdoc', ds_subject: mdoc.documentSigner, ds_issuer: mdoc.issuer };
+        verified = mdoc;
+      } else {
+        // the anchors of this type alone: an anchor for another type (or format) vouches for nothing here
+        verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, { ...ctx, trustAnchors: expected.anchorsFor?.('dc+sd-jwt', type) ?? [] });
+        issuers[type] = { format: 'dc+sd-jwt', iss: verified.issuer };
+      }
     } catch (err) {
       if (err instanceof VerificationRefusal) throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
       throw err;
@@ -136,5 +144,5 @@ export async function verifyResponse(presentations: Map<string, string>, expecte
     const subject = expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim) ? verified.claims[expected.subjectClaim] : undefined;
     first ??= { holderKeyThumbprint: verified.holderKeyThumbprint, issuer: verified.issuer, ...(subject !== undefined ? { subject } : {}) };
   }
-  return { ...first!, claims, types: answered.map((q) => expected.typeNames?.get(q.id) ?? q.id) };
+  return { ...first!, claims, types: answered.map((q) => expected.typeNames?.get(q.id) ?? q.id), issuers };
 }

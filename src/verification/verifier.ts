@@ -19,6 +19,8 @@ import { VerificationRequests, type Device, type RequestStatus, type Verificatio
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from './response.js';
 import { randomBase64url } from '../random.js';
 import { subjectKeyIdentifier } from '../keys/x509.js';
+import { anchorsFor, isOwnVct, type AnchorFormat } from '../keys/trustAnchors.js';
+import { vctFor } from '../issuance/credentialConfigurations.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
 
@@ -142,10 +144,13 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const responseUri = `${opts.baseUrl.replace(/\/$/, '')}/vp/response`;
   const requestUriBase = `${opts.baseUrl.replace(/\/$/, '')}/vp/request/`;
   const { clientId, responseMode, trustAnchors } = opts.clientIdentity;
-  // OpenID4VP 1.0 §6.1.1.1: mdoc queries name the configured roots by their key identifier
-  const aki = trustAnchors.map(subjectKeyIdentifier).filter((v): v is string => v !== undefined);
-
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
+  // issue 31 §2: a type of our own vct namespace is never vouched for by a foreign chain
+  const ownTypes = new Set(opts.credentialTypes.filter((t) => isOwnVct(vctFor(t, opts.baseUrl), opts.baseUrl)).map((t) => t.name));
+  const anchorsOf = (format: AnchorFormat, type: string) => anchorsFor(trustAnchors, format, type, ownTypes.has(type));
+  // OpenID4VP 1.0 §6.1.1.1: a type's mdoc query names the roots that may vouch for it by their key identifier
+  const aki = (type: string) => anchorsOf('mso_mdoc', type).map(subjectKeyIdentifier).filter((v): v is string => v !== undefined);
+
   const requests = new VerificationRequests(opts.store);
   const issuerKeys = new IssuerKeys({ ownIssuer: opts.ownIssuer, trustedIssuers: opts.trustedIssuers, fetch: opts.fetch });
   // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
@@ -381,17 +386,16 @@ export function createVerifier(opts: VerifierOptions): Verifier {
           clientId,
           nonce: record.nonce,
           responseUri,
-          trustAnchors,
+          // D12: a PID is trusted by the identity block's issuers alone, never by trust anchors
+          ...(record.identity ? {} : { anchorsFor: anchorsOf }),
           // §B.2.6.1: an encrypted response's mdoc is bound to the key it was encrypted to
           ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
         },
-        // D12: a PID is trusted by the identity block's issuers alone, never by the general trust anchors
         {
           issuerKeys: keys,
           clockTolerance: opts.clockTolerance ?? 30,
           statusChecks,
           onStatusUnavailable: opts.onStatusUnavailable ?? 'refuse',
-          ...(record.identity ? {} : { trustAnchors }),
         },
       );
       if (back) {

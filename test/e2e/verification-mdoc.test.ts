@@ -113,7 +113,7 @@ describe('mdoc verification', () => {
       presentWithAuth0({ issuerSigned, doctype: DOCTYPE, namespace: NAMESPACE, elements: ['family_name', 'given_name'], deviceKey: device.privateJwk, clientId: request.client_id, nonce: request.nonce, responseUri: request.response_uri, jwkThumbprint }),
     );
     expect(answer.status).toBe(400);
-    expect(answer.body.error_description).toMatch(/does not chain to a trusted IACA root.*does not end at a trusted root/);
+    expect(answer.body.error_description).toMatch(/document signer certificate is not trusted.*does not end at a trusted root/);
   });
 
   it('the dev wallet holds an mdoc (import-mdoc) and presents it, encrypted, through the same flow', async () => {

@@ -6,6 +6,7 @@ import { DataItem, DeviceResponse, Document, MDoc, parse, Verifier } from '@auth
 // @auth0/mdl exports no CBOR codec; its own (cbor-x with its DataItem, tdate and full-date tags) is in lib/cbor
 import { cborDecode, cborEncode } from '@auth0/mdl/lib/cbor/index.js';
 import { exportJWK, type JWK } from 'jose';
+import { makeCert, type TestCert } from './pki.js';
 
 /**
  * An mdoc issuer and holder for tests that share no code with src/: @auth0/mdl builds and signs the
@@ -21,10 +22,32 @@ const DAY = 86_400_000;
 /** ISO/IEC 18013-5 Annex B.1.4: the extended key usage of a document signer (mdlDS) certificate */
 const MDL_DS_EKU = '1.0.18013.5.1.2';
 
+/** A document signer of the IACA: its chain (PEM, the signer first, without the IACA) and private key. */
+export interface DocumentSigner {
+  chain: string[];
+  privateJwk: JWK;
+  /** the chain as certificates (empty for the standard signer) */
+  certs: TestCert[];
+}
+
+/** How a further document signer differs from the ISO profile (attack tests, issue 31 §2, §3). */
+export interface DocumentSignerOptions {
+  /** extended key usages; null: none (default: mdlDS) */
+  eku?: string[] | null;
+  san?: Array<{ type: 'dns' | 'url'; value: string }>;
+  extensions?: x509.Extension[];
+  /** a CA between the IACA and the signer (the IACA needs pathLength 1) */
+  intermediate?: { extensions?: x509.Extension[]; permitted?: { dns?: string[]; uri?: string[] } };
+}
+
 export interface TestMdocIssuer {
   iacaPem: string;
   iacaDer: Uint8Array;
-  issue(input: { doctype: string; namespace: string; claims: Record<string, unknown>; deviceKey: JWK; validFrom?: Date; validUntil?: Date }): Promise<{ issuerSigned: string }>;
+  /** the IACA as an issuer of further test certificates */
+  iaca: TestCert;
+  issue(input: { doctype: string; namespace: string; claims: Record<string, unknown>; deviceKey: JWK; validFrom?: Date; validUntil?: Date; signer?: DocumentSigner }): Promise<{ issuerSigned: string }>;
+  /** another document signer under this IACA */
+  documentSigner(opts: DocumentSignerOptions): Promise<DocumentSigner>;
 }
 
 const serial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
@@ -34,7 +57,7 @@ const serial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(1
  * document signer below it (digitalSignature, mdlDS extended key usage); `issue` signs an IssuerSigned with the
  * document signer, carrying it in the x5chain, for the given device key.
  */
-export async function createTestMdocIssuer(opts: { name?: string } = {}): Promise<TestMdocIssuer> {
+export async function createTestMdocIssuer(opts: { name?: string; pathLength?: number } = {}): Promise<TestMdocIssuer> {
   const name = opts.name ?? 'Test IACA';
   const now = Date.now();
   const iacaKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -47,7 +70,7 @@ export async function createTestMdocIssuer(opts: { name?: string } = {}): Promis
     keys: iacaKeys,
     signingAlgorithm: EC,
     extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.BasicConstraintsExtension(true, opts.pathLength ?? 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
       await x509.SubjectKeyIdentifierExtension.create(iacaKeys.publicKey),
     ],
@@ -72,18 +95,35 @@ export async function createTestMdocIssuer(opts: { name?: string } = {}): Promis
   });
   const dsPrivateJwk = await exportJWK(dsKeys.privateKey);
   const iacaDer = new Uint8Array(iaca.rawData);
+  const standard: DocumentSigner = { chain: [ds.toString('pem')], privateJwk: dsPrivateJwk, certs: [] };
+  // the IACA as @peculiar/x509 and test/helpers/pki.ts know an issuer
+  const iacaIssuer: TestCert = { der: iacaDer, pem: iaca.toString('pem'), b64: Buffer.from(iacaDer).toString('base64'), cert: iaca, keys: iacaKeys, privateJwk: await exportJWK(iacaKeys.privateKey) };
 
   return {
     iacaPem: iaca.toString('pem'),
     iacaDer,
-    async issue({ doctype, namespace, claims, deviceKey, validFrom, validUntil }) {
+    iaca: iacaIssuer,
+    async documentSigner(o) {
+      const above = o.intermediate ? await makeCert({ subject: `C=NL, CN=${name} intermediate`, issuer: iacaIssuer, ca: true, pathLength: 0, extensions: o.intermediate.extensions, permitted: o.intermediate.permitted }) : undefined;
+      const signer = await makeCert({
+        subject: `C=NL, CN=${name} document signer`,
+        issuer: above ?? iacaIssuer,
+        ...(o.eku !== null ? { eku: o.eku ?? [MDL_DS_EKU] } : {}),
+        san: o.san,
+        extensions: o.extensions,
+        notBefore: new Date(now - 365 * DAY),
+      });
+      const certs = [signer, ...(above ? [above] : [])];
+      return { chain: certs.map((c) => c.pem), privateJwk: signer.privateJwk, certs };
+    },
+    async issue({ doctype, namespace, claims, deviceKey, validFrom, validUntil, signer = standard }) {
       const signedAt = new Date(Math.min(Date.now(), validFrom?.getTime() ?? Infinity));
       const document = await new Document(doctype)
         .addIssuerNameSpace(namespace, claims)
         .useDigestAlgorithm('SHA-256')
         .addValidityInfo({ signed: signedAt, validFrom: validFrom ?? signedAt, validUntil: validUntil ?? new Date(signedAt.getTime() + 365 * DAY) })
         .addDeviceKeyInfo({ deviceKey: publicOnly(deviceKey) })
-        .sign({ issuerPrivateKey: dsPrivateJwk, issuerCertificate: ds.toString('pem'), alg: 'ES256' });
+        .sign({ issuerPrivateKey: signer.privateJwk, issuerCertificate: signer.chain.length === 1 ? signer.chain[0] : signer.chain, alg: 'ES256' });
       // OpenID4VCI 1.0 Appendix A.2.4: the credential is the base64url CBOR IssuerSigned (the document's issuerSigned map)
       const issuerSigned = new MDoc([document]).encode();
       const decoded = cborDecode(issuerSigned) as Map<string, unknown>;

@@ -277,6 +277,7 @@ describe('verifier with the dev wallet', () => {
       issuer: running.issuer.credentialIssuer,
       claims: badgeAttributes,
       types: ['EmployeeBadge'],
+      issuers: { EmployeeBadge: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer } },
     });
   });
 
@@ -299,6 +300,7 @@ describe('verifier with the dev wallet', () => {
       issuer: running.issuer.credentialIssuer,
       claims: { FirstName: 'Grace', LastName: 'Hopper', MemberId: 'M-42', Level: 'gold' },
       types: ['EmployeeBadge', 'Membership'],
+      issuers: { EmployeeBadge: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer }, Membership: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer } },
     });
   });
 

@@ -13,6 +13,7 @@ const client: ClientConfig = {
   scopes: ['issue.EmployeeBadge'],
   expiresInAsString: false,
   legacyV2Issuer: false,
+  vcIssuerClaim: false,
 };
 const clients: ReadonlyMap<string, ClientConfig> = new Map([[client.clientId, client]]);
 

@@ -46,7 +46,6 @@ const expectations = (...types: CredentialType[]): ResponseExpectations => ({
   clientId: CLIENT_ID,
   nonce: NONCE,
   responseUri: `${BASE}/vp/response`,
-  trustAnchors: [],
 });
 const kb = (h: KeyPair, disclose?: string[]) => ({ holder: h, aud: CLIENT_ID, nonce: NONCE, ...(disclose ? { disclose } : {}) });
 
@@ -108,6 +107,7 @@ describe('verifying the presentations against the query', () => {
       issuer: OWN,
       claims: { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' },
       types: ['EmployeeBadge'],
+      issuers: { EmployeeBadge: { format: 'dc+sd-jwt', iss: OWN } },
     });
   });
 

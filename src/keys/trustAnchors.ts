@@ -1,0 +1,45 @@
+/**
+ * Which trust anchor may vouch for which credential (issue 31 §2): trust is per anchor, per format and,
+ * where the operator lists them, per credential type. Pure rules; the verifier asks them per Credential
+ * Query.
+ */
+
+export const ANCHOR_FORMATS = ['dc+sd-jwt', 'mso_mdoc'] as const;
+export type AnchorFormat = (typeof ANCHOR_FORMATS)[number];
+
+export interface TrustAnchor {
+  /** DER certificates: each one an anchor for the formats and types below */
+  certificates: Uint8Array[];
+  formats: readonly AnchorFormat[];
+  /** names of configured credential types; left out: any type (for dc+sd-jwt, any type not our own) */
+  types?: readonly string[];
+}
+
+/**
+ * Whether a `vct` is in this service's own namespace: a URL on the base URL's origin under its path (the
+ * default vct of a configured type is `{baseUrl}/types/{name}`). Credentials of such a type are this
+ * service's own, and only its own issuer and the operator's `trustedIssuers` may issue them.
+ */
+export function isOwnVct(vct: string, baseUrl: string): boolean {
+  let v: URL;
+  let b: URL;
+  try {
+    v = new URL(vct);
+    b = new URL(baseUrl);
+  } catch {
+    return false;
+  }
+  const base = b.pathname.replace(/\/$/, '');
+  return v.origin === b.origin && (v.pathname === base || v.pathname.startsWith(`${base}/`));
+}
+
+/**
+ * The anchors' certificates that may vouch for a credential of `type` in `format`: anchors of that format
+ * that list the type, or list no types. For dc+sd-jwt a type of our own namespace (`ownType`) gets none,
+ * whatever an anchor lists: a foreign chain never issues our credentials. An mdoc of any type comes only
+ * from an IACA (this service issues no mdocs), so the namespace plays no part there.
+ */
+export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat, type: string, ownType: boolean): Uint8Array[] {
+  if (format === 'dc+sd-jwt' && ownType) return [];
+  return anchors.filter((a) => a.formats.includes(format) && (a.types === undefined || a.types.includes(type))).flatMap((a) => a.certificates);
+}
