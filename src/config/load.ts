@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDocument, visit } from 'yaml';
+import { formatPath, knownKeys, nearest, yamlPath } from './problems.js';
 import { configSchema, type Config } from './schema.js';
 
 export class ConfigError extends Error {
@@ -14,13 +15,16 @@ export class ConfigError extends Error {
 
 const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** `${VAR}` and `${VAR:-default}` from the environment (D15); a missing variable is a problem, not an empty string. */
-export function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: string[]): string {
+/**
+ * `${VAR}` and `${VAR:-default}` from the environment (D15); a missing variable is a problem, not an empty
+ * string, named with the config path it was for.
+ */
+export function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: string[], where: string): string {
   return text.replace(VAR, (_m, name: string, fallback?: string) => {
     const value = env[name];
     if (value !== undefined && value !== '') return value;
     if (fallback !== undefined) return fallback;
-    problems.push(`environment variable ${name} is not set`);
+    problems.push(`${where}: environment variable ${name} is not set`);
     return '';
   });
 }
@@ -31,11 +35,12 @@ export function substituteEnv(text: string, env: NodeJS.ProcessEnv, problems: st
  * or a boolean becomes one, so `port: ${PORT}` works.
  */
 function substituteInDocument(doc: ReturnType<typeof parseDocument>, env: NodeJS.ProcessEnv, problems: string[]): void {
+  const plain: unknown = doc.toJS();
   visit(doc, {
-    Scalar(_key, node) {
+    Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes('${')) return;
       const whole = /^\$\{[^}]+\}$/.test(node.value);
-      const value = substituteEnv(node.value, env, problems);
+      const value = substituteEnv(node.value, env, problems, formatPath(yamlPath(ancestors, node), plain) || '(root)');
       if (whole && /^-?\d+(\.\d+)?$/.test(value)) node.value = Number(value);
       else if (whole && (value === 'true' || value === 'false')) node.value = value === 'true';
       else node.value = value;
@@ -43,17 +48,19 @@ function substituteInDocument(doc: ReturnType<typeof parseDocument>, env: NodeJS
   });
 }
 
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, seg) => (typeof seg === 'number' ? `${acc}[${seg}]` : acc ? `${acc}.${String(seg)}` : String(seg)), '');
-}
-
-/** Validates a parsed document; every problem is reported with its path (D15). */
+/** Validates a parsed document; every problem is reported with its path (D15), an unknown key with the nearest known one. */
 export function validateConfig(doc: unknown, file = 'config'): Config {
   const result = configSchema.safeParse(doc);
   if (!result.success) {
-    throw new ConfigError(file, result.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`));
+    throw new ConfigError(file, result.error.issues.map((i) => `${formatPath(i.path, doc) || '(root)'}: ${i.message}${i.code === 'unrecognized_keys' ? suggestions(i.keys, i.path) : ''}`));
   }
   return result.data;
+}
+
+function suggestions(keys: readonly string[], path: readonly PropertyKey[]): string {
+  const known = knownKeys(configSchema, path);
+  const near = keys.map((k) => [k, nearest(k, known)] as const).filter((pair): pair is readonly [string, string] => pair[1] !== undefined);
+  return near.map(([k, n]) => `; ${k}: did you mean ${n}?`).join('');
 }
 
 export interface LoadedConfig {

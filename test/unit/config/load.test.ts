@@ -105,7 +105,7 @@ describe('D15: ${VAR} substitutes environment variables', () => {
     doc.clients[0].clientSecret = '${HR_PORTAL_SECRET}';
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
-    expect(problems).toContain('environment variable HR_PORTAL_SECRET is not set');
+    expect(problems).toContain('clients[0] (clientId hr-portal).clientSecret: environment variable HR_PORTAL_SECRET is not set');
   });
 
   it('reports a missing variable even when the rest of the file is valid', async () => {
@@ -113,7 +113,7 @@ describe('D15: ${VAR} substitutes environment variables', () => {
     doc.clients[0].clientName = 'Portal ${TENANT}';
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
-    expect(problems).toEqual(['environment variable TENANT is not set']);
+    expect(problems).toEqual(['clients[0] (clientId hr-portal).clientName: environment variable TENANT is not set']);
   });
 
   it('keeps a substituted secret verbatim, even when it contains YAML-significant characters', async () => {
@@ -189,8 +189,8 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
     expect(problems).toEqual([
-      'clients[0].redirectUris[0]: must be an absolute http(s) URL',
-      'clients[1].clientSecret: must be at least 16 characters',
+      'clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL',
+      'clients[1] (clientId second).clientSecret: must be at least 16 characters',
     ]);
   });
 
@@ -207,8 +207,8 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect(err!.message.split('\n')[0]).toBe(`${resolve(file)}: invalid configuration`);
-    expect(err!.message).toContain('  - clients[0].redirectUris[0]: must be an absolute http(s) URL');
-    expect(err!.message).toContain('  - clients[0].pkce: ');
+    expect(err!.message).toContain('  - clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL');
+    expect(err!.message).toContain('  - clients[0] (clientId hr-portal).pkce: ');
   });
 
   it('reports a missing variable together with the schema problems it causes', async () => {
@@ -217,10 +217,10 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.clients[0].redirectUris = ['nope'];
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
-    expect(problems).toContain('environment variable MISSING_SECRET is not set');
-    expect(problems).toContain('clients[0].redirectUris[0]: must be an absolute http(s) URL');
+    expect(problems).toContain('clients[0] (clientId hr-portal).clientSecret: environment variable MISSING_SECRET is not set');
+    expect(problems).toContain('clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL');
     // the emptied value is reported at its path too
-    expect(problems.some((p) => p.startsWith('clients[0].clientSecret: '))).toBe(true);
+    expect(problems.some((p) => p.startsWith('clients[0] (clientId hr-portal).clientSecret: '))).toBe(true);
   });
 
   it('rejects unknown keys at the root and inside a client, naming the key', () => {
@@ -228,8 +228,8 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.baseURL = 'https://typo.example';
     doc.clients[0].redirectUri = 'https://hr.example.com/callback';
     const problems = problemsOfSync(() => validateConfig(doc));
-    expect(problems).toContain('(root): Unrecognized key: "baseURL"');
-    expect(problems).toContain('clients[0]: Unrecognized key: "redirectUri"');
+    expect(problems).toContain('(root): Unrecognized key: "baseURL"; baseURL: did you mean baseUrl?');
+    expect(problems).toContain('clients[0] (clientId hr-portal): Unrecognized key: "redirectUri"; redirectUri: did you mean redirectUris?');
   });
 
   it('rejects unknown keys inside a credential type and an attribute', () => {
@@ -237,41 +237,41 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.credentialTypes[0].pinLength = 4;
     doc.credentialTypes[0].attributes.FirstName.optional = true;
     const problems = problemsOfSync(() => validateConfig(doc));
-    expect(problems).toContain('credentialTypes[0]: Unrecognized key: "pinLength"');
-    expect(problems).toContain('credentialTypes[0].attributes.FirstName: Unrecognized key: "optional"');
+    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge): Unrecognized key: "pinLength"');
+    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).attributes.FirstName: Unrecognized key: "optional"');
   });
 
   it('rejects duplicate client ids, naming the second occurrence', () => {
     const doc = minimalDoc();
     doc.clients.push({ ...doc.clients[0] });
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['clients[1].clientId: duplicate client hr-portal']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['clients[1] (clientId hr-portal).clientId: duplicate client hr-portal']);
   });
 
   it('rejects duplicate credential types, naming the second occurrence', () => {
     const doc = minimalDoc();
     doc.credentialTypes.push({ ...doc.credentialTypes[0] });
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[1].name: duplicate credential type EmployeeBadge']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[1] (name EmployeeBadge).name: duplicate credential type EmployeeBadge']);
   });
 
   it('rejects a client scope naming an unknown credential type (issue.<Type> and <Type>)', () => {
     const doc = minimalDoc();
     doc.clients[0].scopes = ['issue.EmployeeBadge', 'issue.Passport', 'DriversLicence'];
     expect(problemsOfSync(() => validateConfig(doc))).toEqual([
-      'clients[0].scopes[1]: unknown credential type Passport',
-      'clients[0].scopes[2]: unknown credential type DriversLicence',
+      'clients[0] (clientId hr-portal).scopes[1]: unknown credential type Passport',
+      'clients[0] (clientId hr-portal).scopes[2]: unknown credential type DriversLicence',
     ]);
   });
 
   it.each(['sub', 'exp', 'SerialNumber', 'ExpiresAt', 'PinCode', 'iss', 'nonce', 'cnf', 'vct', 'status', '_sd'])('rejects the reserved attribute name %s (one list: src/rules/claimNames.ts)', (name) => {
     const doc = minimalDoc();
     doc.credentialTypes[0].attributes[name] = { type: 'string' };
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual([`credentialTypes[0].attributes.${name}: ${name} is a reserved claim name`]);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual([`credentialTypes[0] (name EmployeeBadge).attributes.${name}: ${name} is a reserved claim name`]);
   });
 
   it('rejects formats/maxBytes on an attribute that is not an image (D9)', () => {
     const doc = minimalDoc();
     doc.credentialTypes[0].attributes.FirstName.maxBytes = 1000;
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[0].attributes.FirstName: formats and maxBytes apply to image attributes only']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[0] (name EmployeeBadge).attributes.FirstName: formats and maxBytes apply to image attributes only']);
   });
 
   it('rejects a credential type without attributes and an invalid validity duration', () => {
@@ -279,8 +279,8 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.credentialTypes[0].attributes = {};
     doc.credentialTypes[0].validity = '365 days';
     const problems = problemsOfSync(() => validateConfig(doc));
-    expect(problems).toContain('credentialTypes[0].attributes: must declare at least one attribute');
-    expect(problems).toContain('credentialTypes[0].validity: must be an ISO 8601 duration such as P365D');
+    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).attributes: must declare at least one attribute');
+    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).validity: must be an ISO 8601 duration such as P365D');
   });
 
   it('requires at least one client and one credential type', () => {

@@ -48,14 +48,14 @@ describe('ui in the config', () => {
     doc.credentialTypes[0].displayName = { 'not a tag!': 'x' };
     doc.credentialTypes[0].attributes.FirstName.label = {};
     const found = problems(doc).join('\n');
-    expect(found).toMatch(/credentialTypes\[0\]\.displayName/);
-    expect(found).toMatch(/credentialTypes\[0\]\.attributes\.FirstName\.label/);
+    expect(found).toMatch(/credentialTypes\[0\] \(name EmployeeBadge\)\.displayName/);
+    expect(found).toMatch(/credentialTypes\[0\] \(name EmployeeBadge\)\.attributes\.FirstName\.label/);
   });
 
   it('takes a client logoUri only over https (http on loopback)', () => {
     const doc = minimalDoc();
     doc.clients[0].logoUri = 'http://evil.example/logo.png';
-    expect(problems(doc).join('\n')).toMatch(/clients\[0\]\.logoUri: must be an https URL/);
+    expect(problems(doc).join('\n')).toMatch(/clients\[0\] \(clientId hr-portal\)\.logoUri: must be an https URL/);
     doc.clients[0].logoUri = 'https://hr.example.com/logo.png';
     expect(problems(doc)).toEqual([]);
   });
