@@ -10,6 +10,7 @@ import { readAsset } from '../interaction/views/assets.js';
 import { html, type SafeHtml } from '../interaction/views/html.js';
 import { renderLayout } from '../interaction/views/layout.js';
 import { readBody, readForm } from '../http/form.js';
+import { isSameOriginPost } from '../http/sameOrigin.js';
 import { ProtocolError } from '../rules/errors.js';
 import { discoveryDocument } from '../oidc/discovery.js';
 import { versionProfiles } from '../oidc/versions.js';
@@ -284,18 +285,27 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     page(ctx, title, html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre>${extra}<p><a href="${`${config.baseUrl}/demo`}">Start again</a></p></section>`);
   }
 
-  /** The MAC a status form carries for its SerialNumber. */
-  const formMac = (serialNumber: string) => createHmac('sha256', opts.formKey ?? '').update(`demo-status:${serialNumber}`).digest('base64url');
+  /**
+   * The MAC a status form carries for its action and SerialNumber: a form's MAC for one action (reinstate)
+   * does not authorise another (revoke). The action is one of ACTIONS, so `:` cannot move between them.
+   */
+  const formMac = (action: string, serialNumber: string) => createHmac('sha256', opts.formKey ?? '').update(`demo-status:${action}:${serialNumber}`).digest('base64url');
 
   /** After an issuance: what an operator can do to the credential (D18), as forms. */
   function statusForms(serialNumber: unknown): SafeHtml {
     if (!opts.changeStatus || !opts.formKey || typeof serialNumber !== 'string') return html``;
     const form = (action: Action, label: string) =>
-      html`<form method="post" action="${`${config.baseUrl}/demo/credential-status`}"><input type="hidden" name="serialNumber" value="${serialNumber}"><input type="hidden" name="mac" value="${formMac(serialNumber)}"><input type="hidden" name="action" value="${action}"><button class="button" type="submit">${label}</button></form>`;
+      html`<form method="post" action="${`${config.baseUrl}/demo/credential-status`}"><input type="hidden" name="serialNumber" value="${serialNumber}"><input type="hidden" name="mac" value="${formMac(action, serialNumber)}"><input type="hidden" name="action" value="${action}"><button class="button" type="submit">${label}</button></form>`;
     return html`<h2>As the operator</h2><p class="hint">Revoke or suspend this credential by its SerialNumber, as <code>npm run admin</code> and the admin API do. A verification then refuses it ("credential revoked"), once verifiers' cached status list expires (<code>statusList.ttl</code>, ${String(config.statusList.ttl)} s).</p><div class="actions">${form('revoke', 'Revoke')}${form('suspend', 'Suspend')}${form('reinstate', 'Reinstate')}</div>`;
   }
 
   async function changeCredentialStatus(ctx: Context): Promise<void> {
+    // a form posted from another site is refused before anything of it is read (a MAC a page elsewhere
+    // learned must not work from there)
+    if (!isSameOriginPost({ origin: ctx.get('Origin') || undefined, fetchSite: ctx.get('Sec-Fetch-Site') || undefined }, new URL(config.baseUrl).origin)) {
+      ctx.status = 403;
+      return result(ctx, 'This form was not sent from this demo', { error: 'the form comes from another site (Origin, Sec-Fetch-Site)' });
+    }
     let fields: Record<string, string>;
     try {
       fields = await readForm(ctx, 4096);
@@ -304,7 +314,7 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
       throw err;
     }
     const { serialNumber = '', mac = '', action = '' } = fields;
-    const expected = Buffer.from(formMac(serialNumber));
+    const expected = Buffer.from(formMac(action, serialNumber));
     const given = Buffer.from(mac);
     if (!opts.changeStatus || !Object.hasOwn(ACTIONS, action) || given.length !== expected.length || !timingSafeEqual(given, expected)) {
       ctx.status = 400;

@@ -5,6 +5,7 @@ import type { FlowClaims } from '../interaction/flowClaims.js';
 import type { WebhookQueue } from '../webhooks/queue.js';
 import { invalidRequest } from '../rules/errors.js';
 import { Poller } from '../store/poller.js';
+import { safeErrorDescription } from '../http/errorDescription.js';
 
 /** What an External Client flow's request was: what its continuation must match, and what the code is minted from. */
 export interface ExternalRequest {
@@ -158,7 +159,9 @@ export class ExternalFlows {
   }
 
   async #announce(request: ExternalRequest, type: string, data: Record<string, string>): Promise<void> {
-    await this.webhooks.enqueue(request.clientId, type, { state: request.params.state, client_id: request.clientId, flow: request.kind, ...data });
+    // the event's description is the client's error_description (RFC 6749 §4.1.2.1 characters, bounded)
+    const described = data.error_description === undefined ? data : { ...data, error_description: safeErrorDescription(data.error_description) };
+    await this.webhooks.enqueue(request.clientId, type, { state: request.params.state, client_id: request.clientId, flow: request.kind, ...described });
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { ProtocolError } from '../rules/errors.js';
+import { safeErrorDescription } from './errorDescription.js';
 
 /** RFC 6749 §5.1: token responses, and every answer carrying an error or a secret, are not cached. */
 export function noStore(ctx: Context): void {
@@ -12,14 +13,14 @@ export function sendError(ctx: Context, err: ProtocolError, headers: Record<stri
   ctx.status = err.status;
   noStore(ctx);
   ctx.set(headers);
-  ctx.body = err.toJSON();
+  ctx.body = { error: err.error, error_description: safeErrorDescription(err.description) };
 }
 
 /** The redirect URI with an error (RFC 6749 §4.1.2.1, D4): `error`, `error_description`, `state`, and `iss` (RFC 9207). */
 export function errorRedirectUrl(redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): string {
   const url = new URL(redirectUri);
   url.searchParams.set('error', err.error);
-  url.searchParams.set('error_description', err.description);
+  url.searchParams.set('error_description', safeErrorDescription(err.description));
   if (state !== undefined) url.searchParams.set('state', state);
   url.searchParams.set('iss', issuer);
   return url.href;

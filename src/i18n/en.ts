@@ -75,6 +75,7 @@ export const EN = {
   'journey.takingBack': 'Taking you back…',
   'journey.unmatchedTitle': 'This sign-in could not be matched',
   'journey.unmatched': 'The identity check came back to a browser that did not start it, or it was already used. Go back to the app and start again.',
+  'journey.unknownState': 'The state parameter of this answer does not belong to an identity check started in this browser, so the answer was ignored. If you are verifying your identity, go back to that page and continue there.',
   'journey.endedTitle': 'Already finished',
   'journey.ended': 'This identity check has already finished. You can close this page.',
   'journey.unavailable': '{provider} is not available right now. Please try again later.',

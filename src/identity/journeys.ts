@@ -103,6 +103,11 @@ export class Journeys {
     if (current?.status === 'pending') await this.store.set(statusKey(journey.stepId), { status: 'at_provider' } satisfies JourneyStatus, ttl + GRACE_SECONDS);
   }
 
+  /** The login an answer's state names, without taking it: the answer must first prove it is this browser's. */
+  findLogin(stepId: string, state: string): Promise<Login | undefined> {
+    return this.store.get<Login>(loginKey(stepId, state));
+  }
+
   /** The provider's answer names its state: the login it belongs to, once (single use). */
   takeLogin(stepId: string, state: string): Promise<Login | undefined> {
     return this.store.consume<Login>(loginKey(stepId, state));

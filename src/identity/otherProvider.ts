@@ -56,6 +56,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('bas
 
 const PAGES = {
   unmatched: { status: 400, title: 'journey.unmatchedTitle', message: 'journey.unmatched' },
+  unknownState: { status: 400, title: 'journey.unmatchedTitle', message: 'journey.unknownState' },
   moved: { status: 200, title: 'message.movedTitle', message: 'progress.moved' },
   ended: { status: 200, title: 'journey.endedTitle', message: 'journey.ended' },
 } as const;
@@ -157,33 +158,29 @@ export class OtherProvider {
 
   /**
    * `{base_url}/identity/callback`: the provider's answer. The login is found by this browser's journey
-   * cookies and the answer's state, and taken once. An answer with a state none of them knows, in a
-   * browser with one journey under way, is that journey's wrong state: it ends with access_denied.
+   * cookies and the answer's state, and must have been made by this browser (its binding cookie); only
+   * then is it taken (once). An answer whose state none of them knows changes nothing (RFC 9700 §4.7):
+   * any site can send a holder's browser here with a state of its choosing, so an unknown state is
+   * never read as the journey's answer.
    */
   async callback(ctx: Context): Promise<CallbackResult> {
     const url = new URL(ctx.originalUrl, this.d.baseUrl);
     const state = url.searchParams.get('state') ?? '';
-    const stepIds = journeyCookies(ctx.get('Cookie'));
-    for (const stepId of stepIds) {
-      const login = state ? await this.journeys.takeLogin(stepId, state) : undefined;
-      if (!login) continue;
-      const journey = await this.journeys.find(stepId);
-      const binding = ctx.cookies.get(`${COOKIE_PREFIX}${stepId}`, { signed: false });
-      if (!journey || !binding || sha256(binding) !== login.binding) return { kind: 'page', ...PAGES.unmatched };
-      return this.#answered(ctx, journey, login.resumed, () => this.upstream.finish(url, login));
+    if (state) {
+      for (const stepId of journeyCookies(ctx.get('Cookie'))) {
+        const login = await this.journeys.findLogin(stepId, state);
+        const binding = ctx.cookies.get(`${COOKIE_PREFIX}${stepId}`, { signed: false });
+        // another browser's trip of the same journey (continued with context_id) stays that browser's
+        if (!login || !binding || sha256(binding) !== login.binding) continue;
+        // of concurrent answers with this state one takes the login; the others hear it was used
+        if (!(await this.journeys.takeLogin(stepId, state))) return { kind: 'page', ...PAGES.unmatched };
+        const journey = await this.journeys.find(stepId);
+        if (!journey) return { kind: 'page', ...PAGES.unmatched };
+        return this.#answered(ctx, journey, login.resumed, () => this.upstream.finish(url, login));
+      }
     }
-    // no login of this browser has that state: one journey under way here means its answer is wrong
-    const underWay: Journey[] = [];
-    for (const stepId of stepIds) {
-      const { status, journey } = await this.journeys.current(stepId);
-      if (journey && status.status === 'at_provider') underWay.push(journey);
-    }
-    if (underWay.length === 1) {
-      return this.#answered(ctx, underWay[0], false, async () => {
-        throw new UpstreamError('invalid', 'the identity provider answered with a state that does not belong to this journey');
-      });
-    }
-    return { kind: 'page', ...PAGES.unmatched };
+    this.d.logger.info({ flow: 'VerifiedIdentity_Other' }, 'identity callback refused: its state belongs to no trip of this browser');
+    return { kind: 'page', ...PAGES.unknownState };
   }
 
   async #answered(ctx: Context, journey: Journey, resumed: boolean, finish: () => Promise<UpstreamIdentity>): Promise<CallbackResult> {

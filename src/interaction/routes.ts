@@ -9,6 +9,7 @@ import { validateImages } from '../rules/images.js';
 import { router } from '../http/router.js';
 import { readQuery } from '../http/form.js';
 import { sendPage } from '../http/page.js';
+import { safeErrorDescription } from '../http/errorDescription.js';
 import type { HintHolder } from '../oidc/requestChecks.js';
 import type { WalletIssuer } from '../issuance/walletIssuer.js';
 import type { Verifier } from '../verification/verifier.js';
@@ -148,7 +149,9 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
 
   /** Ends the interaction with an error for the client (RFC 6749 §4.1.2.1), and goes back to the provider. */
   async function finishWithError(ctx: Context, version: Version, error: { error: string; error_description: string }): Promise<void> {
-    const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, error, { mergeWithLastSubmission: false });
+    // oidc-provider keeps the result with the interaction: bounded and in the RFC's characters before it does
+    const result = { error: error.error, error_description: safeErrorDescription(error.error_description) };
+    const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
     ctx.status = 303;
     ctx.redirect(returnTo);
   }

@@ -9,6 +9,7 @@ import { authenticateClient } from '../rules/clientAuth.js';
 import { checkRedirectUri } from '../rules/authorizationParams.js';
 import { readForm, readQuery, setForm } from '../http/form.js';
 import { noStore, redirectError, sendError } from '../http/respond.js';
+import { safeErrorDescription } from '../http/errorDescription.js';
 import { router, type Route } from '../http/router.js';
 import { checkAuthorizationRequest, claimHint, registerHint, stripInternal, type RequestSite } from './requestChecks.js';
 import { discoveryDocument } from './discovery.js';
@@ -89,7 +90,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     if (!error) return;
     const mapped = mapProviderError('authorize', error, url.searchParams.get('error_description') ?? undefined, ctx.state.oidcErrorDetail, rfc6749);
     url.searchParams.set('error', mapped.error);
-    url.searchParams.set('error_description', mapped.description);
+    // every error oidc-provider redirects with passes here, an interaction's access_denied among them
+    url.searchParams.set('error_description', safeErrorDescription(mapped.description));
     ctx.redirect(url.href);
   }
 

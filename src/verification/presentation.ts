@@ -105,12 +105,12 @@ export async function verifyPresentation(presentation: string, expected: Present
 
   // SD-JWT VC §3.2.1: typ
   if (typeof header.typ !== 'string' || !SD_JWT_VC_TYPES.has(header.typ)) {
-    throw refuse('unsupported_credential', `the credential typ ${JSON.stringify(header.typ ?? null)} is not dc+sd-jwt`);
+    throw refuse('unsupported_credential', 'the credential typ is not dc+sd-jwt');
   }
   // RFC 8725 §3.1: only the asymmetric algorithms we announced; never `none` or a MAC
   const alg = header.alg;
   if (typeof alg !== 'string' || !ISSUER_ALGS.includes(alg)) {
-    throw refuse('unsupported_credential', `the credential is signed with ${JSON.stringify(alg ?? null)}; accepted: ${ISSUER_ALGS.join(', ')}`);
+    throw refuse('unsupported_credential', `the credential's signature algorithm (alg) is not accepted; accepted: ${ISSUER_ALGS.join(', ')}`);
   }
 
   // D10: issuer trust. `iss` must be this service's credential issuer or one of the operator's trustedIssuers.
@@ -122,7 +122,7 @@ export async function verifyPresentation(presentation: string, expected: Present
     if (!ctx.trustAnchors?.length) throw refuse('issuer_not_trusted', 'no trust anchor may vouch for this credential type by x5c');
     issuerKey = await x5cIssuerKey(header.x5c, issuer, alg, ctx.trustAnchors, now);
   }
-  if (!issuerKey) throw refuse('issuer_not_trusted', `issuer ${issuer} is not trusted`);
+  if (!issuerKey) throw refuse('issuer_not_trusted', "the credential's issuer (iss) is not trusted");
   // RFC 9901 §7.1 step 2: the issuer's signature, before anything else of the credential is used, with the key
   // jose selects from the issuer's keys by the header's kid and alg (RFC 7515 §4.1.1, §4.1.4)
   try {
@@ -135,7 +135,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   // SD-JWT VC §3.2.2.1.1 and OpenID4VP 1.0 §B.3.5: the type asked for (meta.vct_values)
   const accepted = typeof expected.vct === 'string' ? [expected.vct] : expected.vct;
   if (typeof payload.vct !== 'string' || !accepted.includes(payload.vct)) {
-    throw refuse('wrong_vct', `the credential is of vct ${JSON.stringify(payload.vct ?? null)}, the query asked for ${accepted.join(' or ')}`);
+    throw refuse('wrong_vct', `the credential's vct is not the type the query asked for (${accepted.join(' or ')})`);
   }
   const vct = payload.vct;
 
@@ -153,7 +153,7 @@ export async function verifyPresentation(presentation: string, expected: Present
 
   // RFC 9901 §7.1 step 3-4: every disclosure's digest must occur exactly once in the credential
   const sdAlg = payload._sd_alg ?? 'sha-256';
-  if (typeof sdAlg !== 'string' || !HASHES[sdAlg]) throw refuse('unsupported_credential', `_sd_alg ${JSON.stringify(sdAlg)} is not supported`);
+  if (typeof sdAlg !== 'string' || !HASHES[sdAlg]) throw refuse('unsupported_credential', `the credential's _sd_alg is not supported; supported: ${Object.keys(HASHES).join(', ')}`);
   const disclosed = checkDisclosures(payload, encodedDisclosures, sdAlg);
 
   // RFC 9901 §4.3: the key binding JWT
@@ -168,7 +168,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   // RFC 9901 §4.3: typ kb+jwt
   if (kbHeader.typ !== 'kb+jwt') throw refuse('key_binding_invalid', 'the key binding JWT typ is not kb+jwt');
   if (typeof kbHeader.alg !== 'string' || !KB_ALGS.includes(kbHeader.alg)) {
-    throw refuse('key_binding_invalid', `the key binding JWT is signed with ${JSON.stringify(kbHeader.alg ?? null)}; accepted: ${KB_ALGS.join(', ')}`);
+    throw refuse('key_binding_invalid', `the key binding JWT's signature algorithm (alg) is not accepted; accepted: ${KB_ALGS.join(', ')}`);
   }
   // Gap 2 (OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5): `aud` is our client identifier, exactly
   if (kbPayload.aud !== expected.clientId) throw refuse('wrong_audience', 'the key binding JWT aud is not this verifier\'s client_id');
@@ -326,7 +326,7 @@ export function checkDisclosures(payload: Record<string, unknown>, encoded: stri
       if (!disclosure) continue;
       if (disclosure.length !== 3 || typeof disclosure[1] !== 'string') throw refuse('malformed_presentation', 'an object property disclosure has no claim name');
       const name = disclosure[1];
-      if (name === '_sd' || name === '...' || names.has(name)) throw refuse('malformed_presentation', `a disclosure would overwrite the claim ${name}`);
+      if (name === '_sd' || name === '...' || names.has(name)) throw refuse('malformed_presentation', 'a disclosure would overwrite a claim of the credential');
       names.add(name);
       if (path.length === 0) topLevel.push(name);
       walk(disclosure[2], [...path, name]);
@@ -359,7 +359,7 @@ function issuerKeyRefusal(err: unknown, issuer: string, kid: string | undefined)
   if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JWKS_INVALID') {
     return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${(err as Error).message}`);
   }
-  if (code === 'ERR_JWKS_NO_MATCHING_KEY') return refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : `with kid ${kid}`}`);
+  if (code === 'ERR_JWKS_NO_MATCHING_KEY') return refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : "with the credential's kid"}`);
   return refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
 }
 

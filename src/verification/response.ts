@@ -40,7 +40,7 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
   const queries = new Map(query.credentials.map((q) => [q.id, q]));
   const entries = parsed as Record<string, unknown>;
   for (const id of Object.keys(entries)) {
-    if (!queries.has(id)) throw new VerificationRefusal('unrequested_credential', `vp_token.${id}: this request has no credential query with that id`);
+    if (!queries.has(id)) throw new VerificationRefusal('unrequested_credential', 'vp_token: a key is not the id of any credential query of this request');
   }
   const answered = answeredOption(query, new Set(Object.keys(entries)));
   if ('unanswered' in answered) {

@@ -3,6 +3,7 @@ import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, base
 import type { Context, Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import { readForm } from '../http/form.js';
+import { safeErrorDescription } from '../http/errorDescription.js';
 import type { RateLimits } from '../http/rateLimits.js';
 import { router } from '../http/router.js';
 import { ProtocolError } from '../rules/errors.js';
@@ -225,7 +226,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
    * nonce. Read before the request object is taken, so a malformed POST uses nothing up.
    */
   async function readWalletPost(ctx: Context): Promise<{ metadata?: Record<string, unknown>; nonce?: string }> {
-    if (!ctx.is('application/x-www-form-urlencoded')) throw new ProtocolError('invalid_request', 'the request URI takes a POST as application/x-www-form-urlencoded (OpenID4VP 1.0 §5.10)');
+    if (!ctx.is('application/x-www-form-urlencoded')) throw new ProtocolError('invalid_request', 'the request URI takes a POST as application/x-www-form-urlencoded (OpenID4VP 1.0 section 5.10)');
     const form = await readForm(ctx, REQUEST_URI_BODY_LIMIT);
     let metadata: Record<string, unknown> | undefined;
     if (form.wallet_metadata !== undefined) {
@@ -337,7 +338,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ctx.set('Cache-Control', 'no-store');
     const answer = (status: number, body: Record<string, unknown>) => {
       ctx.status = status;
-      ctx.body = body;
+      ctx.body = typeof body.error_description === 'string' ? { ...body, error_description: safeErrorDescription(body.error_description) } : body;
     };
     if (!ctx.is('application/x-www-form-urlencoded')) {
       throw new ProtocolError('invalid_request', 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post or direct_post.jwt)');

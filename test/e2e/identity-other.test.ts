@@ -308,15 +308,6 @@ describe('VerifiedIdentity_Other: failures end with access_denied and a descript
     expect(back.get('error_description')).toMatch(/signature/);
   });
 
-  it('the answer comes back with another state', async () => {
-    const back = await failing(() => undefined, async (page) => {
-      await page.getByRole('link', { name: /Continue with Example ID check/ }).click();
-      await page.getByRole('button', { name: 'Confirm identity' }).waitFor();
-      await page.goto(`${t.url}/identity/callback?code=anything&state=not-the-state-we-sent`);
-    });
-    expect(back.get('error_description')).toMatch(/state/);
-  });
-
   it('an answer that comes back to a browser that never left for the provider gets a page, and ends nothing', async () => {
     const res = await fetch(`${t.url}/identity/callback?code=anything&state=whatever`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(400);
@@ -325,9 +316,89 @@ describe('VerifiedIdentity_Other: failures end with access_denied and a descript
 
   it('the log says why each journey failed, and never a claim value or a secret', () => {
     const failures = logLines.filter((l) => l.includes('identity journey failed'));
-    expect(failures.length).toBeGreaterThanOrEqual(5);
+    expect(failures.length).toBeGreaterThanOrEqual(4);
     expect(failures.some((l) => l.includes('"reason":"refused"'))).toBe(true);
     expect(failures.some((l) => l.includes('"reason":"invalid"'))).toBe(true);
     for (const line of logLines) for (const secret of ['Lovelace', '1815-12-10', IDV.clientSecret]) expect(line).not.toContain(secret);
+  });
+});
+
+describe('VerifiedIdentity_Other: an answer with a state this browser never sent ends nothing (issue 31 §4, RFC 9700 §4.7)', () => {
+  /** The state of the trip a browser starts from its prompt, read off the authorization request it sends to the provider. */
+  async function toProvider(page: Page): Promise<string> {
+    const [request] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith(`${issuer}/auth`)),
+      page.getByRole('link', { name: /Continue with Example ID check/ }).click(),
+    ]);
+    await page.getByRole('button', { name: 'Confirm identity' }).waitFor();
+    return new URL(request.url()).searchParams.get('state')!;
+  }
+
+  /** A top-level navigation to the callback, as a link on any site makes it (the binding cookie is SameSite=Lax, so it goes along). */
+  async function attackerLink(page: Page, state: string): Promise<{ status: number | undefined; text: string }> {
+    const res = await page.goto(`${t.url}/identity/callback?state=${encodeURIComponent(state)}&code=x`);
+    return { status: res?.status(), text: await page.locator('main').innerText() };
+  }
+
+  it('a link with an attacker\'s state, or another browser\'s state, gets a 400 page naming the state parameter; both journeys then finish with the real provider and their relying parties get their ID tokens', async () => {
+    const holder = await browser.newContext();
+    const other = await browser.newContext();
+    try {
+      const s = await startFlow(cases[1]);
+      const page = await holder.newPage();
+      await page.goto(s.url);
+      const promptUrl = page.url();
+      await toProvider(page);
+
+      // a second holder's trip, under way at the same time in another browser
+      const s2 = await startFlow(cases[0]);
+      const otherPage = await other.newPage();
+      await otherPage.goto(s2.url);
+      const otherState = await toProvider(otherPage);
+
+      for (const state of ['attacker', otherState]) {
+        const refused = await attackerLink(page, state);
+        expect(refused.status).toBe(400);
+        expect(refused.text).toContain('state parameter');
+        expect(refused.text).not.toContain(state);
+      }
+      // the journey has not ended: the prompt still waits for the holder
+      const status = await holder.request.get(`${promptUrl}/status`);
+      expect(((await status.json()) as { status: string }).status).toBe('pending');
+
+      // back at the provider's login page, the holder confirms: the real answer still ends the journey
+      await page.goBack();
+      await page.goBack();
+      await page.getByRole('button', { name: 'Confirm identity' }).click();
+      const back = await backAtClient(page);
+      expect(back.get('state')).toBe(s.state);
+      expect(back.get('error')).toBeNull();
+      expect(await redeem(s, page)).toMatchObject({ given_name: 'Ada', family_name: 'Lovelace', nonce: s.nonce });
+
+      // the other browser's trip, whose state was used above, is untouched too
+      await otherPage.getByRole('button', { name: 'Confirm identity' }).click();
+      const otherBack = await backAtClient(otherPage);
+      expect(otherBack.get('state')).toBe(s2.state);
+      expect(await redeem(s2, otherPage)).toMatchObject({ given_name: 'Ada', nonce: s2.nonce });
+    } finally {
+      await Promise.all([holder.close(), other.close()]);
+    }
+  });
+
+  it('the provider\'s own error answer with the trip\'s state (the person declined) still ends the journey with access_denied', async () => {
+    const s = await startFlow(cases[2]);
+    const page = await browser.newPage();
+    try {
+      await page.goto(s.url);
+      await toProvider(page);
+      expect((await attackerLink(page, 'attacker')).status).toBe(400);
+      await page.goBack();
+      await page.getByRole('button', { name: 'Decline' }).click();
+      const back = await backAtClient(page);
+      expect(back.get('state')).toBe(s.state);
+      expect(back.get('error')).toBe('access_denied');
+    } finally {
+      await page.close();
+    }
   });
 });

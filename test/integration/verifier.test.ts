@@ -398,7 +398,7 @@ describe('verifier with the dev wallet', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
     const answer = await wallet.present(walletUri);
-    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'vp_token.ExternalPass: issuer https://untrusted.example is not trusted' } });
+    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: "vp_token.ExternalPass: the credential's issuer (iss) is not trusted" } });
     expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.', say: { id: 'refusal.issuer_not_trusted' }, description: expect.stringContaining('is not trusted') });
   });
 
