@@ -1,11 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import { router } from '../http/router.js';
+import { router, type Route } from '../http/router.js';
 import type { Logger } from '../log.js';
 import type { StatusRegistry } from '../status/registry.js';
 import { ACTIONS, changeStatus, type Action } from './credentials.js';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Every route of the API, and the only source the router is built from: test/integration/admin-api-doc.test.ts
+ * checks each against docs/admin-api.yaml, so a route cannot be added without being documented.
+ */
+export const ADMIN_ROUTES = [
+  { method: 'POST', path: new RegExp(`^/admin/credentials/([^/]+)/(${Object.keys(ACTIONS).join('|')})$`), handler: 'change' },
+  { method: 'GET', path: /^\/admin\/credentials\/([^/]+)$/, handler: 'show' },
+] as const satisfies readonly (Pick<Route, 'method' | 'path'> & { handler: string })[];
 
 /**
  * The operator API (D18), only when `admin.token` is configured:
@@ -69,9 +78,6 @@ export function adminRoutes(token: string, registry: StatusRegistry, logger: Log
     ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
   }
 
-  const actions = Object.keys(ACTIONS).join('|');
-  return router([
-    { method: 'POST', path: new RegExp(`^/admin/credentials/([^/]+)/(${actions})$`), handle: guarded(change) },
-    { method: 'GET', path: /^\/admin\/credentials\/([^/]+)$/, handle: guarded(show) },
-  ]);
+  const handlers = { change, show } satisfies Record<(typeof ADMIN_ROUTES)[number]['handler'], unknown>;
+  return router(ADMIN_ROUTES.map(({ method, path, handler }) => ({ method, path, handle: guarded(handlers[handler]) })));
 }
