@@ -27,7 +27,8 @@ async function keys(...args: string[]): Promise<{ code: number; stdout: string; 
   }
 }
 
-run('npm run keys -- generate (issue 33: upgrades of deployments that manage their own key files)', () => {
+// each test starts the command as its own process: room for a loaded machine, not a tight limit
+run('npm run keys -- generate (issue 33: upgrades of deployments that manage their own key files)', { timeout: 180_000 }, () => {
   let dir: string;
   let config: string;
   beforeAll(() => {

@@ -82,7 +82,9 @@ function rows(stdout: string): string[][] {
   return lines.map((l) => l.split(/\s{2,}/));
 }
 
-run('the webhooks command (issue 17)', () => {
+// every test starts the command as its own process (tsx compiles at each start): on a loaded machine a
+// start takes seconds, so these tests get room rather than a tight limit
+run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
   const prefix = `test:whcli:${randomBytes(6).toString('hex')}:`;
   const secret = webhookSecret();
   let dir: string;
@@ -215,8 +217,10 @@ run('the webhooks command (issue 17)', () => {
   });
 
   it('a memory-store config: exit 1, saying it cannot see a running server\'s deliveries (no empty list)', async () => {
-    for (const args of [['list'], ['list', '--failed'], ['resend', ids.goneNew]]) {
-      const r = await webhooksCli(...args, '--config', memoryConfigFile);
+    const lines = [['list'], ['list', '--failed'], ['resend', ids.goneNew]];
+    const results = await Promise.all(lines.map((args) => webhooksCli(...args, '--config', memoryConfigFile)));
+    for (const [i, r] of results.entries()) {
+      const args = lines[i];
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toContain('store: memory');
       expect(r.stderr).toContain("cannot see a running server's deliveries");
@@ -225,8 +229,10 @@ run('the webhooks command (issue 17)', () => {
   });
 
   it('anything else: the usage and exit 2', async () => {
-    for (const args of [['bogus'], [], ['resend'], ['list', 'extra'], ['list', '--nope'], ['resend', ids.goneNew, '--failed']]) {
-      const r = await webhooksCli(...args, '--config', configFile);
+    const lines = [['bogus'], [], ['resend'], ['list', 'extra'], ['list', '--nope'], ['resend', ids.goneNew, '--failed']];
+    const results = await Promise.all(lines.map((args) => webhooksCli(...args, '--config', configFile)));
+    for (const [i, r] of results.entries()) {
+      const args = lines[i];
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toContain('Usage:');
       expect(r.stdout).toBe('');
