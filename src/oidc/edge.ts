@@ -51,7 +51,7 @@ const formLimit = (config: Config) => config.hint.maxLength + 64 * 1024;
 const TOKEN_FORM_LIMIT = 64 * 1024;
 
 /**
- * The version edge (ARCHITECTURE.md): the spec's rules in front of one oidc-provider instance. It
+ * The version edge (docs/architecture.md): the spec's rules in front of one oidc-provider instance. It
  * answers discovery and key sets itself, checks PAR and authorise requests, takes the id_token_hint out
  * of the provider's way, translates PKCE `plain`, and shapes the provider's answers into the spec's
  * codes and token response. A version is data (VersionProfile); this code is shared by both.

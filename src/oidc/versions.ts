@@ -1,5 +1,5 @@
 /**
- * A version of the interface is data (ARCHITECTURE.md): its paths, its issuer, and which rules apply.
+ * A version of the interface is data (docs/architecture.md): its paths, its issuer, and which rules apply.
  * Every difference between Version 1 and Version 2 is a field here; no code asks which version it serves.
  * Paths are relative to the service's base URL.
  */
