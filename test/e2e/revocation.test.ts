@@ -15,7 +15,7 @@ import { setGlobalConfig } from '@openid4vc/openid4vci';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
+import { holderCompletesIssuance, newWallet, pushIssuance, verifyEmployeeBadge as verify } from '../helpers/flows.js';
 import { REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
 import { independentWallet } from '../helpers/openid4vci.js';
@@ -41,19 +41,6 @@ async function issueBadge(base: string, firstName: string): Promise<{ wallet: De
   return { wallet, serialNumber, credential: wallet.list()[0].credential };
 }
 
-/** A verification of an EmployeeBadge: the relying party's callback (code or error). */
-async function verify(base: string, wallet: DevWallet): Promise<{ callback: URL; presented: { status: number; body: unknown } }> {
-  const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), {
-    execute: [oidc.allowInsecureRequests],
-  });
-  const verifier = oidc.randomPKCECodeVerifier();
-  const url = await oidc.buildAuthorizationUrlWithPAR(config, {
-    redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: oidc.randomNonce(), state: oidc.randomState(),
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
-  });
-  const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
-  return { callback: new URL(callbackUrl), presented };
-}
 
 const admin = (base: string, path: string, init: { method?: string; token?: string | null } = {}) =>
   fetch(`${base}/admin/credentials/${path}`, {

@@ -5,7 +5,7 @@ import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
 import { Browser, makeHint, offerFromPage, resolveOfferLink } from './rp.js';
 import type { CredentialOffer } from '../../src/issuance/offerUri.js';
-import { VERIFIER_TRUST } from './service.js';
+import { REDIRECT, SECRETS, VERIFIER_TRUST } from './service.js';
 
 /** A dev wallet that trusts the test services' verifier CA (test/helpers/service.ts). */
 export async function newWallet(): Promise<DevWallet> {
@@ -93,4 +93,18 @@ export async function pushIssuance(
     ...o.params,
   });
   return { config, verifier, state, nonce, authorizeUrl };
+}
+
+/** The test client issuer-pkce verifies an EmployeeBadge (PAR, PKCE) and the wallet presents: the callback (code or error) and the wallet's answer. */
+export async function verifyEmployeeBadge(base: string, wallet: DevWallet): Promise<{ callback: URL; presented: { status: number; body: unknown } }> {
+  const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+    redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: oidc.randomNonce(), state: oidc.randomState(),
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+  });
+  const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
+  return { callback: new URL(callbackUrl), presented };
 }

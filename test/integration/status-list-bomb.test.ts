@@ -12,10 +12,9 @@ import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holderCompletesVerification, newWallet } from '../helpers/flows.js';
-import { REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
+import { newWallet, verifyEmployeeBadge } from '../helpers/flows.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 let listServer: Server;
@@ -77,18 +76,7 @@ async function externalBadge(path: string, idx: number): Promise<DevWallet> {
 }
 
 /** A relying party's verification of an EmployeeBadge, the wallet presenting: the callback and the wallet's answer. */
-async function verify(wallet: DevWallet): Promise<{ callback: URL; presented: { status: number; body: unknown } }> {
-  const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), {
-    execute: [oidc.allowInsecureRequests],
-  });
-  const verifier = oidc.randomPKCECodeVerifier();
-  const url = await oidc.buildAuthorizationUrlWithPAR(config, {
-    redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: oidc.randomNonce(), state: oidc.randomState(),
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
-  });
-  const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
-  return { callback: new URL(callbackUrl), presented };
-}
+const verify = (wallet: DevWallet) => verifyEmployeeBadge(t.url, wallet);
 
 /**
  * Verifies `wallet`'s badge while asking /healthz, again and again, from the moment the list server is
