@@ -123,18 +123,18 @@ describe('scope External and state (spec: Scope format; PAR field state "require
 describe('configuration (D13, D15: start-up refuses, naming the path)', () => {
   const configWith = (c: Record<string, unknown>) => () => validateConfig(testConfig(3000, { clients: [{ clientId: 'c', clientSecret: 'c-secret-0123456789', redirectUris: [REDIRECT], scopes: ['EmployeeBadge', 'External'], ...c }] }));
   it('a client with the scope External and no webhook', () => {
-    expect(configWith({})).toThrow(/clients\[0\]\.webhook.*required.*External/s);
+    expect(configWith({})).toThrow(/clients\[0\] \(clientId c\)\.webhook.*required.*External/s);
   });
   it('a webhook URL over http on a non-loopback host, or with a user and password in it', () => {
-    expect(configWith({ webhook: { url: 'http://rp.example/hooks', secret } })).toThrow(/clients\[0\]\.webhook\.url.*https/s);
-    expect(configWith({ webhook: { url: 'https://user:pass@rp.example/hooks', secret } })).toThrow(/clients\[0\]\.webhook\.url.*without user or password/s);
+    expect(configWith({ webhook: { url: 'http://rp.example/hooks', secret } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.url.*https/s);
+    expect(configWith({ webhook: { url: 'https://user:pass@rp.example/hooks', secret } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.url.*without user or password/s);
   });
   it.each([
     ['no whsec_ prefix', Buffer.alloc(32, 1).toString('base64')],
     ['16 bytes', `whsec_${Buffer.alloc(16, 1).toString('base64')}`],
     ['65 bytes', `whsec_${Buffer.alloc(65, 1).toString('base64')}`],
   ])('a webhook secret that is not a Standard Webhooks secret (%s)', (_what, bad) => {
-    expect(configWith({ webhook: { url: 'https://rp.example/hooks', secret: bad } })).toThrow(/clients\[0\]\.webhook\.secret.*whsec_/s);
+    expect(configWith({ webhook: { url: 'https://rp.example/hooks', secret: bad } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.secret.*whsec_/s);
   });
   it('accepts https, loopback http, and a list of secrets for rotation', () => {
     expect(configWith({ webhook: { url: 'https://rp.example/hooks', secrets: [secret, webhookSecret()] } })).not.toThrow();
