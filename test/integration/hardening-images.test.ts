@@ -139,7 +139,7 @@ function expectRefused(result: Awaited<ReturnType<typeof authorise>>, vc: Versio
   const q = new URL(out.final).searchParams;
   expect(q.get('error'), q.toString()).toBe('invalid_request');
   const description = q.get('error_description') ?? '';
-  expect(description).toContain('id_token_hint: image attribute "Photo"');
+  expect(description).toContain("id_token_hint: image attribute 'Photo'");
   for (const name of names) expect(description).toContain(name);
   expect(q.get('state')).toBe(state);
   expect(q.get('code')).toBeNull();
