@@ -21,6 +21,8 @@ export const EN = {
   'prompt.credentials': '{count, plural, one {Credential} other {Credentials}}',
   'prompt.requested': 'Requested information',
   'prompt.willShare': 'You will share:',
+  'prompt.willShareIfPresent': 'And, if your credential has them:',
+  'prompt.willShareOnlyIfPresent': 'You will share, if your credential has them:',
   'prompt.willShareAll': 'You will share all information in this credential.',
   'prompt.contains': 'Contains',
   'prompt.pin.title': 'Have your PIN ready.',

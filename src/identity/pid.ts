@@ -9,20 +9,23 @@ import type { PairwiseSubjects } from './subject.js';
 export const PID_QUERY_ID = 'pid';
 
 /**
+ * The claims a VerifiedIdentity request asks for that a PID need not have, in order of preference: the
+ * subject claim first, then optionalClaims as configured (what the prompt lists as optional too).
+ */
+export function pidOptionalClaims(block: PidFlowConfig): string[] {
+  return [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter((name) => !block.claims.includes(name));
+}
+
+/**
  * D12, VerifiedIdentity: the OpenID4VP request for a person-identification credential. One `dc+sd-jwt`
  * Credential Query for the configured PID types, asking for the required claims, the optional ones and
  * (optional too) the subject claim; only the block's trusted issuers are accepted.
  */
 export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
-  // optional claims in order of preference: the subject claim first, then optionalClaims as configured
-  const optional = [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter((name) => !block.claims.includes(name));
+  const optional = pidOptionalClaims(block);
   const asked = [...block.claims.map((name) => ({ name, required: true })), ...optional.map((name) => ({ name, required: false }))];
+  // claim_sets (claimSetsFor): the PID discloses every optional claim it has, whatever else it lacks
   const query = sdJwtCredentialQuery(PID_QUERY_ID, block.vct, asked);
-  // DCQL §6.4.1: the wallet returns the first claim set it can satisfy. The required claims with every
-  // optional one, then with one optional claim fewer each time, then the required ones alone: a PID that
-  // lacks one optional claim still discloses the optional claims before it (a set per combination would
-  // be exponential in the optional claims)
-  if (optional.length > 0) query.claim_sets = optional.map((_, i) => [...block.claims, ...optional.slice(0, optional.length - i)]).concat([[...block.claims]]);
   return {
     query: { credentials: [query] },
     // the subject claim goes into the ID token only when it is also listed as a claim

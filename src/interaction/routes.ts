@@ -22,6 +22,7 @@ import { stepIdOf, WalletSteps, type WalletStep } from './steps.js';
 import { EXTERNAL, isIdentityScope, type IdentityScope } from '../rules/scopes.js';
 import { CALLBACK_PATH, type OtherProvider } from '../identity/otherProvider.js';
 import type { Journey } from '../identity/journeys.js';
+import { pidOptionalClaims } from '../identity/pid.js';
 import type { ExternalFlows, ExternalRequest } from '../external/flows.js';
 import { CONTINUATION_PARAMS } from '../external/continue.js';
 import { pageTexts, type HolderUi } from '../ui/ui.js';
@@ -343,12 +344,14 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
         clientName,
         credentialTypes:
           view.kind === 'identity' && pid
-            ? [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims, ...pid.optionalClaims] }]
+            ? [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims], optional: pidOptionalClaims(pid) }]
             : view.credentialTypes.map((name) => {
                 const type = d.credentialTypes.get(name)!;
                 // issuance: what the hint carried; verification: what is asked for. Labels from the config, in the page's language
                 const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, texts.pick(spec.label)!]] : [])));
-                return { name, displayName: texts.pick(type.displayName), attributes: view.attributes ?? Object.keys(type.attributes), labels };
+                if (view.attributes) return { name, displayName: texts.pick(type.displayName), attributes: view.attributes, labels };
+                const names = Object.keys(type.attributes);
+                return { name, displayName: texts.pick(type.displayName), attributes: names.filter((a) => type.attributes[a].required), optional: names.filter((a) => !type.attributes[a].required), labels };
               }),
         walletUri: view.sameDeviceUri ?? view.walletUri!,
         qrUri: view.walletUri!,

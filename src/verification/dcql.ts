@@ -42,24 +42,66 @@ export function credentialQueryFor(type: CredentialType, baseUrl: string): DcqlC
 }
 
 /**
- * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`).
- *
- * `claim_sets` (§6.4.1) states the preference: every claim first, then only the required ones. When
- * every claim is required the two are the same and `claim_sets` is left out (then all `claims` are
- * requested). When none is required, the fallbacks are each claim on its own, so that an empty
+ * Optional claims beyond this many are not offered in every combination: 2^4 = 16 claim sets, which every
+ * wallet matches in no time and which keeps the Request Object small.
+ */
+export const MAX_CLAIM_SETS = 16;
+
+/**
+ * `claim_sets` (§6.4.1) for required and optional claims, `undefined` when every claim is required (then
+ * all `claims` are requested). The wallet returns the first set it can satisfy and discloses only that
+ * set, so each combination of optional claims a credential may have needs its own set: the required
+ * claims with every subset of the optional ones, larger subsets first, among equal sizes the ones with
+ * earlier (preferred) claims first. Then a credential discloses every optional claim it has, whatever
+ * else it lacks. Up to 4 optional claims every subset is listed; beyond that the subsets are listed down
+ * to the size where they would pass MAX_CLAIM_SETS, then the optional claims in order of preference, the
+ * last dropped each time. A credential missing more than those sizes allow keeps the optional claims
+ * before its first missing one. With no required claim the empty subset is left out: an empty
  * presentation never satisfies the query.
  */
+export function claimSetsFor(required: readonly string[], optional: readonly string[]): string[][] | undefined {
+  if (optional.length === 0) return undefined;
+  const subsets: number[][] = [];
+  const all = optional.map((_, i) => i);
+  let size = optional.length;
+  for (; size > 0; size--) {
+    const level = combinations(all, size);
+    // room is kept for the required claims alone
+    if (subsets.length + level.length > MAX_CLAIM_SETS - 1) break;
+    subsets.push(...level);
+  }
+  // beyond the exact sizes: the preferred optional claims, one fewer each time
+  for (; size > 0; size--) subsets.push(all.slice(0, size));
+  if (required.length > 0) subsets.push([]);
+  return subsets.map((subset) => [...required, ...subset.map((i) => optional[i])]);
+}
+
+/** The `size`-element subsets of `items`, in lexicographic order of their positions (earlier items first). */
+function combinations(items: readonly number[], size: number): number[][] {
+  if (size === 0) return [[]];
+  const out: number[][] = [];
+  for (let i = 0; i + size <= items.length; i++) {
+    for (const rest of combinations(items.slice(i + 1), size - 1)) out.push([items[i], ...rest]);
+  }
+  return out;
+}
+
+/**
+ * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`)
+ * and the `claim_sets` of claimSetsFor.
+ */
 export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Array<{ name: string; required: boolean }>): DcqlCredentialQuery {
-  const names = claims.map((c) => c.name);
-  const required = claims.filter((c) => c.required).map((c) => c.name);
   const query: DcqlCredentialQuery = {
     id,
     format: SD_JWT_VC_FORMAT,
     meta: { vct_values: [...vctValues] },
-    claims: names.map((name) => ({ id: name, path: [name] })),
+    claims: claims.map((c) => ({ id: c.name, path: [c.name] })),
   };
-  if (required.length === names.length) return query;
-  query.claim_sets = required.length > 0 ? [names, required] : [names, ...names.map((name) => [name])];
+  const claimSets = claimSetsFor(
+    claims.filter((c) => c.required).map((c) => c.name),
+    claims.filter((c) => !c.required).map((c) => c.name),
+  );
+  if (claimSets) query.claim_sets = claimSets;
   return query;
 }
 

@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
-import type { DcqlCredentialQuery } from './dcql.js';
+import { claimSetsFor, type DcqlCredentialQuery } from './dcql.js';
 import { VerificationRefusal, type RefusalReason } from './errors.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
 
@@ -24,21 +24,21 @@ const MAX_ELEMENTS = 256;
 /**
  * One `mso_mdoc` Credential Query (OpenID4VP 1.0 §6.1, §B.2.3): the doctype, one Claims Query per element
  * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
- * preference of `claim_sets` as for SD-JWT VC queries (every claim, then the required ones; each claim alone
- * when none is required; left out when all are), and the trust anchors by key identifier (§6.1.1.1).
+ * `claim_sets` of SD-JWT VC queries (claimSetsFor), and the trust anchors by key identifier (§6.1.1.1).
  */
 export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
-  const names = claims.map((c) => c.name);
-  const required = claims.filter((c) => c.required).map((c) => c.name);
   const query: DcqlCredentialQuery = {
     id,
     format: MDOC_FORMAT,
     meta: { doctype_value: mdoc.doctype },
     ...(aki.length ? { trusted_authorities: [{ type: 'aki', values: [...aki] }] } : {}),
-    claims: names.map((name) => ({ id: name, path: [mdoc.namespace, name], intent_to_retain: false })),
+    claims: claims.map((c) => ({ id: c.name, path: [mdoc.namespace, c.name], intent_to_retain: false })),
   };
-  if (required.length === names.length) return query;
-  query.claim_sets = required.length > 0 ? [names, required] : [names, ...names.map((name) => [name])];
+  const claimSets = claimSetsFor(
+    claims.filter((c) => c.required).map((c) => c.name),
+    claims.filter((c) => !c.required).map((c) => c.name),
+  );
+  if (claimSets) query.claim_sets = claimSets;
   return query;
 }
 

@@ -20,8 +20,10 @@ export interface PromptCredentialType {
   name: string;
   /** Human-readable name, in the page's language; falls back to a humanised `name`. */
   displayName?: string;
-  /** Attribute names: contained in the credential (issuance) or requested (verification). */
+  /** Attribute names: contained in the credential (issuance) or requested and required (verification). */
   attributes: string[];
+  /** verification: attribute names asked for too, shared only when the holder's credential has them */
+  optional?: string[];
   /** The config's labels of attributes (`label`), shown instead of the humanised name. */
   labels?: Record<string, string>;
 }
@@ -172,11 +174,18 @@ function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentia
   const labelOf = (a: string) => (c.labels && Object.hasOwn(c.labels, a) && c.labels[a].trim() ? c.labels[a] : humanizeAttribute(a));
   let attrs: SafeHtml | '';
   if (kind !== 'issuance') {
-    attrs =
-      attributes.length > 0
-        ? html`<p class="cred-sub">${words(t, 'prompt.willShare')}</p>
-<ul class="attrs">${attributes.map((a) => html`<li data-attribute="${a}">${ICONS.dot}<span>${labelOf(a)}</span></li>`)}</ul>`
-        : html`<p class="cred-sub">${words(t, 'prompt.willShareAll')}</p>`;
+    const optional = Array.isArray(c.optional) ? c.optional : [];
+    const list = (names: string[], optionalList: boolean) =>
+      html`<ul class="attrs${optionalList ? ' attrs--optional' : ''}">${names.map((a) => html`<li data-attribute="${a}"${optionalList ? html` data-optional` : ''}>${ICONS.dot}<span>${labelOf(a)}</span></li>`)}</ul>`;
+    // the required attributes, then apart the optional ones: what is shared depends on the credential
+    if (attributes.length > 0) {
+      attrs = html`<p class="cred-sub">${words(t, 'prompt.willShare')}</p>
+${list(attributes, false)}${optional.length > 0 ? html`<p class="cred-sub">${words(t, 'prompt.willShareIfPresent')}</p>
+${list(optional, true)}` : ''}`;
+    } else if (optional.length > 0) {
+      attrs = html`<p class="cred-sub">${words(t, 'prompt.willShareOnlyIfPresent')}</p>
+${list(optional, true)}`;
+    } else attrs = html`<p class="cred-sub">${words(t, 'prompt.willShareAll')}</p>`;
   } else {
     attrs =
       attributes.length > 0

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../../src/config/schema.js';
-import { claimOptions, credentialQueryFor, dcqlQueryFor, missingClaims, satisfiedOption, type DcqlClaimsQuery } from '../../../src/verification/dcql.js';
+import { claimOptions, claimSetsFor, credentialQueryFor, MAX_CLAIM_SETS, dcqlQueryFor, missingClaims, satisfiedOption, type DcqlClaimsQuery } from '../../../src/verification/dcql.js';
 
 const BASE = 'https://vc.example.com';
 
@@ -54,6 +54,59 @@ describe('building the DCQL query from the requested types', () => {
       expect(c.id).toMatch(/^[A-Za-z0-9_-]+$/);
       for (const claim of c.claims ?? []) expect(claim.id).toMatch(/^[A-Za-z0-9_-]+$/);
     }
+  });
+});
+
+describe('claim sets for optional claims (issue 36 §1)', () => {
+  /** What a wallet discloses (§6.4.1: the first claim set it can satisfy) from a credential holding `has`. */
+  const disclosed = (sets: string[][], has: string[]) => sets.find((set) => set.every((name) => has.includes(name)));
+
+  it('offers every combination of two optional claims, most claims first, the preferred claim first among equals', () => {
+    expect(claimSetsFor(['Name', 'Number'], ['Premium', 'Photo'])).toEqual([
+      ['Name', 'Number', 'Premium', 'Photo'],
+      ['Name', 'Number', 'Premium'],
+      ['Name', 'Number', 'Photo'],
+      ['Name', 'Number'],
+    ]);
+  });
+
+  it('asks for no claim sets when nothing is optional (all claims are then requested)', () => {
+    expect(claimSetsFor(['Name'], [])).toBeUndefined();
+  });
+
+  it('a credential missing any combination of up to four optional claims discloses every optional claim it has', () => {
+    const optional = ['A', 'B', 'C', 'D'];
+    const sets = claimSetsFor(['R'], optional)!;
+    expect(sets).toHaveLength(MAX_CLAIM_SETS);
+    for (let mask = 0; mask < 1 << optional.length; mask++) {
+      const has = ['R', ...optional.filter((_, i) => mask & (1 << i))];
+      expect(new Set(disclosed(sets, has))).toEqual(new Set(has));
+    }
+  });
+
+  it('with no required claim, never offers the empty set: a credential with none of the claims matches nothing', () => {
+    const sets = claimSetsFor([], ['A', 'B', 'C'])!;
+    expect(sets).toHaveLength(7);
+    expect(sets.every((set) => set.length > 0)).toBe(true);
+    expect(disclosed(sets, [])).toBeUndefined();
+    expect(disclosed(sets, ['C'])).toEqual(['C']);
+  });
+
+  it('beyond four optional claims: exact for the sizes that fit in 16 sets, then the preferred claims, one fewer each time', () => {
+    const optional = ['A', 'B', 'C', 'D', 'E', 'F'];
+    const sets = claimSetsFor(['R'], optional)!;
+    expect(sets.length).toBeLessThanOrEqual(MAX_CLAIM_SETS);
+    expect(sets.at(-1)).toEqual(['R']);
+    // one missing optional claim: still every other one
+    for (const missing of optional) expect(disclosed(sets, ['R', ...optional.filter((o) => o !== missing)])).toHaveLength(optional.length);
+    // more missing: the claims before the first missing one
+    expect(disclosed(sets, ['R', 'A', 'B', 'D', 'F'])).toEqual(['R', 'A', 'B']);
+    expect(disclosed(sets, ['R', 'B', 'C', 'D'])).toEqual(['R']);
+  });
+
+  it('the query of a type with two optional attributes lists all four combinations', () => {
+    const query = credentialQueryFor(type('MembershipCard', { MemberName: true, Premium: false, Photo: false }), BASE);
+    expect(query.claim_sets).toEqual([['MemberName', 'Premium', 'Photo'], ['MemberName', 'Premium'], ['MemberName', 'Photo'], ['MemberName']]);
   });
 });
 
