@@ -88,6 +88,21 @@ export function samplerFrom(env: Env = process.env): Sampler {
   }
 }
 
+/** The batch processor's OTEL_BSP_* variables (the SDK's defaults where unset or not a positive number). */
+function batchSettings(env: Env) {
+  const n = (name: string) => {
+    const v = Number(env[name]);
+    return env[name] !== undefined && Number.isFinite(v) && v > 0 ? v : undefined;
+  };
+  const settings = {
+    scheduledDelayMillis: n('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: n('OTEL_BSP_EXPORT_TIMEOUT'),
+    maxQueueSize: n('OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: n('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+  };
+  return Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== undefined));
+}
+
 export interface TracingOptions {
   /** where spans go; the env start passes OTLP's (or the console's) */
   exporter: SpanExporter;
@@ -108,7 +123,7 @@ export function startTracing(opts: TracingOptions): Tracing {
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME }).merge(
     detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] }),
   );
-  const processor = opts.batch === false ? new SimpleSpanProcessor({ exporter: opts.exporter }) : new BatchSpanProcessor({ exporter: opts.exporter });
+  const processor = opts.batch === false ? new SimpleSpanProcessor({ exporter: opts.exporter }) : new BatchSpanProcessor({ exporter: opts.exporter, ...batchSettings(env) });
   const provider = new TracerProvider({ resource, sampler: samplerFrom(env), spanProcessors: [processor] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
