@@ -1,7 +1,7 @@
 import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { Middleware } from 'koa';
-import { TRACER_NAME } from './tracing.js';
+import { TRACER_NAME, tracingOn } from './tracing.js';
 
 /**
  * The spans of requests and jobs, and how a request joins its flow (issue 33, docs/decisions.md "Traces").
@@ -59,6 +59,7 @@ export function requestSpans(routeOf: (path: string, status: number) => string):
  * outbound request are children of it, and `linkToFlow` links it to its flow. Without tracing: `fn()` alone.
  */
 export async function inJobSpan<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  if (!tracingOn()) return fn();
   const span = tracer().startSpan(name, { kind: SpanKind.INTERNAL, root: true }, ROOT_CONTEXT);
   if (!span.isRecording()) return fn();
   try {
@@ -77,6 +78,7 @@ export async function inJobSpan<T>(name: string, fn: () => Promise<T>): Promise<
  * records; undefined when tracing is off or the request is not sampled (the records then carry nothing).
  */
 export function startFlow(kind?: string): string | undefined {
+  if (!tracingOn()) return undefined; // off: one call and a comparison on the PAR path
   const span = requestSpan();
   if (!span?.isRecording()) return undefined;
   span.setAttribute('vc.flow.root', true);
@@ -95,6 +97,7 @@ const linked = new WeakMap<Span, string>();
 
 /** The flow the current request was linked to, for a record it writes that outlives it (a webhook delivery). */
 export function currentFlow(): string | undefined {
+  if (!tracingOn()) return undefined;
   const span = requestSpan();
   return span && linked.get(span);
 }
@@ -105,7 +108,7 @@ export function currentFlow(): string | undefined {
  * with a record that carries no flow, it returns at once.
  */
 export function linkToFlow(flow: unknown, kind?: string): void {
-  if (flow === undefined) return;
+  if (flow === undefined || !tracingOn()) return;
   const span = requestSpan();
   if (!span?.isRecording() || linked.get(span) === flow) return;
   const link = flowLink(flow);
