@@ -6,6 +6,9 @@ import { startTracing, type Tracing } from '../../src/telemetry/tracing.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
+import { Browser, makeHint, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
+import { startWebhookReceiver, webhookSecret } from '../helpers/webhookReceiver.js';
+import { waitFor } from '../helpers/redisServer.js';
 
 /**
  * Issue 33, traces: a flow's requests come from the relying party, the holder's browser and the wallet,
@@ -176,5 +179,52 @@ describe('traces of a verification flow (issue 33)', () => {
       for (const span of found) expect(linkedTo(span, root), `${name} is linked to the flow's PAR span`).toBe(true);
     }
     assertNoSecrets(spans, [...Object.values(ATTRIBUTES), tokens.id_token!, new URL(callbackUrl).searchParams.get('code')!, state, nonce]);
+    // the status list the verifier fetched: an outbound span under the wallet's response, by method and host only
+    const response = requests.find((s) => s.name === 'POST /vp/response')!;
+    const outbound = spans.filter((s) => s.kind === SpanKind.CLIENT && !s.name.startsWith('store '));
+    expect(outbound.length).toBeGreaterThan(0);
+    for (const span of outbound) {
+      expect(span.name).toBe('GET 127.0.0.1');
+      expect(span.parentSpanContext?.spanId).toBe(response.spanContext().spanId);
+      expect(Object.keys(span.attributes).sort()).toEqual(['http.request.method', 'http.response.status_code', 'server.address', 'server.port']);
+    }
+  });
+});
+
+describe('traces of an External Client flow (issue 33)', () => {
+  it("links the webhook delivery to the flow's PAR span, with its POST as a child span", async () => {
+    const secret = webhookSecret();
+    const receiver = await startWebhookReceiver(secret);
+    const client = { id: 'traced-external', secret: 'traced-external-secret-0123456789' };
+    const svc = await startTestService({
+      clients: [{ clientId: client.id, clientSecret: client.secret, redirectUris: [REDIRECT], scopes: ['issue.EmployeeBadge', 'External'], webhook: { url: receiver.url, secret } }],
+    });
+    try {
+      const before = exporter.getFinishedSpans().length;
+      const { challenge } = pkcePair();
+      const state = 'external-state-0123456789';
+      const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
+        client_id: client.id, client_secret: client.secret, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.EmployeeBadge External',
+        state, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
+        id_token_hint: await makeHint({ clientId: client.id, secret: client.secret, audience: svc.url, claims: { FirstName: ATTRIBUTES.FirstName, LastName: ATTRIBUTES.LastName } }),
+      });
+      expect(par.status).toBe(201);
+      const prompt = await new Browser(REDIRECT).follow(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: client.id, request_uri: par.body.request_uri })}`);
+      await (await newWallet()).receive(offerFromPage(prompt.html!));
+      const hook = await receiver.next((h) => h.payload.data.state === state && h.payload.type === 'flow.completed');
+      await waitFor('the delivery span', async () => spansSince(before).some((s) => s.name === 'webhook delivery'), 5_000, 20);
+      const spans = spansSince(before);
+      const root = spans.find((s) => s.name === 'POST /v2.0/oidc/par')!;
+      const delivery = spans.find((s) => s.name === 'webhook delivery')!;
+      expect(linkedTo(delivery, root)).toBe(true);
+      expect(delivery.parentSpanContext).toBeUndefined(); // a job: a root span of its own, linked to its flow
+      const post = spans.find((s) => s.name === 'POST 127.0.0.1')!;
+      expect(post.parentSpanContext?.spanId).toBe(delivery.spanContext().spanId);
+      expect(spans.some((s) => s.name.startsWith('store ') && s.parentSpanContext?.spanId === delivery.spanContext().spanId)).toBe(true);
+      assertNoSecrets(spans, [hook.payload.data.ContinuationContext, state, secret, client.secret, ATTRIBUTES.FirstName]);
+    } finally {
+      await svc.stop();
+      await receiver.close();
+    }
   });
 });
