@@ -44,6 +44,10 @@ import { RateLimited, RateLimits, storeKeyPrefix } from './http/rateLimits.js';
 import { sendPage } from './http/page.js';
 import { sendError } from './http/respond.js';
 import { ProtocolError } from './rules/errors.js';
+import { tracingOn } from './telemetry/tracing.js';
+import { requestSpans } from './telemetry/spans.js';
+import { tracedStore } from './telemetry/store.js';
+import { routeTemplates } from './telemetry/routes.js';
 
 export interface Service {
   app: Koa;
@@ -222,7 +226,9 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const ui = await HolderUi.load(config, loaded.baseDir, logger).catch((err) => {
     throw err instanceof CatalogueError || err instanceof ImageError ? new ConfigError(loaded.file, [err.message]) : err;
   });
-  const store = opts.store ?? (await createStore(config.store));
+  const untraced = opts.store ?? (await createStore(config.store));
+  // issue 33: with tracing on, a span per store operation (src/telemetry/store.ts); off, the store itself
+  const store = tracingOn() ? tracedStore(untraced) : untraced;
   // D20: with Redis (shared by every instance) generated keys live in the store, so all instances sign
   // with one key set; the memory store is one process's and lost on restart, so keys go to files there
   const { keys, origins } = await loadKeys(config.keys, loaded.baseDir, { shared: store.kind === 'redis' ? store : undefined }).catch(async (err) => {
@@ -426,6 +432,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   app.proxy = true;
   app.silent = true;
   app.use(trustedForwarding(config.baseUrl, config.trustedProxies));
+  // issue 33: a span per request, named by its route template (src/telemetry/spans.ts), only with tracing on
+  if (tracingOn()) app.use(requestSpans(routeTemplates(config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath], new URL(config.baseUrl).pathname.replace(/\/$/, ''))));
   app.use(securityHeaders);
   app.use(requestLog(logger));
   // inside the request log, outside the error boundary: it sees the status every answer goes out with

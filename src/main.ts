@@ -8,6 +8,7 @@ import { writeJsonSchema } from './config/jsonSchema.js';
 import { webhooksCommand } from './webhooks/cli.js';
 import { adminCommand } from './admin/cli.js';
 import { keysCommand } from './keys/cli.js';
+import { startTracingFromEnv } from './telemetry/tracing.js';
 
 const USAGE = `Usage:
   npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
@@ -53,12 +54,15 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(file: string): Promise<number> {
   const loaded = await loadConfig(file);
+  // issue 33: only when the standard OTEL_* variables ask for traces; before the service, whose store and requests it wraps
+  const tracing = startTracingFromEnv();
   const service = await createService(loaded);
   let running: Awaited<ReturnType<typeof listen>>;
   try {
     running = await listen(service);
   } catch (err) {
     await service.close();
+    await tracing?.shutdown();
     const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
     if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') throw err;
     const metrics = e.port !== undefined && e.port === service.config.metrics.port && e.port !== service.config.port;
@@ -85,6 +89,7 @@ async function serve(file: string): Promise<number> {
   const caFile = verifier.caFile && relative(process.cwd(), verifier.caFile);
   log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
   for (const warning of verifier.warnings) log.warn(warning);
+  if (tracing) log.info(tracing.description);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
   // the banner is for a person at a terminal; a log collector gets the same addresses as one JSON line
   const links = {
@@ -112,6 +117,8 @@ ${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Promet
     stopping = true;
     log.info({ signal }, 'shutting down: finishing requests in flight');
     await running.stop(10_000);
+    // the spans of the last requests, exported before the process ends
+    await tracing?.shutdown().catch((err: Error) => log.warn({ err: err.message }, 'traces: the last spans could not be exported'));
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -11,6 +11,8 @@ export interface FlowClaims {
   claims: Record<string, unknown>;
   /** extra members of the token response (Version 1 non-PAR: `state`, D3) */
   tokenExtras?: Record<string, string>;
+  /** issue 33: the flow's root span context (a traceparent), when tracing is on: the token request links to it */
+  trace?: string;
 }
 
 /** The browser session's account: constant, so a browser can run flow after flow without a logout prompt. */

@@ -28,6 +28,7 @@ import { CONTINUATION_PARAMS } from '../external/continue.js';
 import { pageTexts, type HolderUi } from '../ui/ui.js';
 import type { Say, Texts } from '../i18n/catalogues.js';
 import type { MessageId } from '../i18n/en.js';
+import { linkToFlow } from '../telemetry/spans.js';
 
 export interface InteractionDeps {
   config: Config;
@@ -123,6 +124,9 @@ function externalRequest(version: Version, kind: ExternalRequest['kind'], params
 /** Version 1 non-PAR: the token response also carries the request's state (D3). */
 const tokenExtrasOf = (params: Record<string, unknown>) => (params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined);
 
+/** issue 33: the flow's root span context, as the edge put it in the request, for the records the flow writes next. */
+const flowOf = (params: Record<string, unknown>) => (typeof params.vc_trace === 'string' ? { trace: params.vc_trace } : {});
+
 const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));
 
 /**
@@ -141,7 +145,9 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   async function details(ctx: Context, version: Version, uid: string): Promise<Interaction | undefined> {
     try {
       const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
-      return found.uid === uid ? found : undefined;
+      if (found.uid !== uid) return undefined;
+      linkToFlow(found.params.vc_trace); // issue 33: the prompt's requests join their flow
+      return found;
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw err; // a readable 503, not "expired"
       return undefined; // no interaction cookie, or the interaction is gone
@@ -168,7 +174,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     grant.addOIDCScope(String(interaction.params.scope));
     const grantId = await grant.save();
     const [, returnTo] = await Promise.all([
-      grantClaims.save(grantId, { ...claims, tokenExtras: step.tokenExtras }, config.lifetimes.interaction),
+      grantClaims.save(grantId, { ...claims, tokenExtras: step.tokenExtras, ...flowOf(interaction.params) }, config.lifetimes.interaction),
       provider.interactionResult(
         ctx.req,
         ctx.res,
@@ -196,6 +202,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
       serialNumber: randomUUID(), // D2: issuance sub = SerialNumber
       credentialExpiresAt: credentialExpiry(type.validity, new Date()),
       external,
+      ...flowOf(params),
     });
     return {
       kind: 'issuance',
@@ -211,7 +218,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   }
 
   async function startVerification(stepId: string, params: Record<string, unknown>, types: string[], external: boolean, returnUri: string): Promise<WalletStep> {
-    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external, returnUri, clientId: String(params.client_id) });
+    const request = await d.verifier.createRequest({ requestId: stepId, credentialTypes: types, external, returnUri, clientId: String(params.client_id), ...flowOf(params) });
     return {
       kind: 'verification',
       clientId: String(params.client_id),
@@ -227,7 +234,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
   /** D12, VerifiedIdentity: the wallet presents a PID, through the verifier, for this client's pairwise `sub`. */
   async function startPid(stepId: string, params: Record<string, unknown>, external: boolean, returnUri: string): Promise<WalletStep> {
     const clientId = String(params.client_id);
-    const request = await d.verifier.createRequest({ requestId: stepId, identity: 'VerifiedIdentity', clientId, external, returnUri });
+    const request = await d.verifier.createRequest({ requestId: stepId, identity: 'VerifiedIdentity', clientId, external, returnUri, ...flowOf(params) });
     return {
       kind: 'identity',
       clientId,

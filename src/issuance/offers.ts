@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { StoredPin } from '../rules/pinHash.js';
 import { said, say, type Say } from '../i18n/catalogues.js';
+import { linkToFlow } from '../telemetry/spans.js';
 
 /** What the holder's prompt page shows about an offer (D10: live progress, errors a person understands). */
 export type OfferStatus = {
@@ -34,6 +35,8 @@ export interface OfferRecord {
   keptUntil: number;
   /** the step is an External Client flow's (D13): its end is announced to the client */
   external?: boolean;
+  /** issue 33: the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
+  trace?: string;
 }
 
 /** How long `done` and `failed` stay readable after the offer itself is gone. */
@@ -88,8 +91,10 @@ export class OfferBook {
     if (!fresh) throw new Error(`offer ${record.offerId} already exists`);
   }
 
-  find(offerId: string): Promise<OfferRecord | undefined> {
-    return this.store.get<OfferRecord>(offerKey(offerId));
+  async find(offerId: string): Promise<OfferRecord | undefined> {
+    const offer = await this.store.get<OfferRecord>(offerKey(offerId));
+    linkToFlow(offer?.trace); // issue 33: the wallet's requests join the offer's flow
+    return offer;
   }
 
   /**
@@ -102,6 +107,7 @@ export class OfferBook {
       OfferStatus | undefined,
       OfferStatus | undefined,
     ];
+    linkToFlow(offer?.trace);
     return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
   }
 
@@ -144,8 +150,10 @@ export class OfferBook {
    * Single issuance per offer (D14): the credential request takes the offer out of the store, so of
    * concurrent requests exactly one gets it. A request that does not issue puts it back.
    */
-  take(offerId: string): Promise<OfferRecord | undefined> {
-    return this.store.consume<OfferRecord>(offerKey(offerId));
+  async take(offerId: string): Promise<OfferRecord | undefined> {
+    const offer = await this.store.consume<OfferRecord>(offerKey(offerId));
+    linkToFlow(offer?.trace);
+    return offer;
   }
 
   /** The offer as it was before `take`, with no outcome: a credential request that did not issue. */

@@ -81,6 +81,8 @@ export interface CreateOfferInput {
   credentialExpiresAt: Date;
   /** an External Client flow's step (D13), handed back on the offer */
   external?: boolean;
+  /** issue 33: the flow's root span context, kept on the offer for the wallet's requests */
+  trace?: string;
 }
 
 export interface WalletIssuer {
@@ -216,6 +218,7 @@ async function createOffer(
     redeemBy: expiresAt,
     keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
     ...(input.external ? { external: true } : {}),
+    ...(input.trace ? { trace: input.trace } : {}),
   });
   return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }

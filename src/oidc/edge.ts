@@ -25,6 +25,7 @@ import { checkContinuationParams, mintContinuationCode } from '../external/conti
 import type { GrantClaims } from '../interaction/flowClaims.js';
 import type { OtherProvider } from '../identity/otherProvider.js';
 import type { RateLimits } from '../http/rateLimits.js';
+import { linkToFlow, startFlow } from '../telemetry/spans.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -143,6 +144,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
   async function providerAuthorizes(ctx: Context): Promise<void> {
     await toProvider(ctx, notFound);
+    // issue 33: the request (or interaction) the provider loaded names its flow's root
+    linkToFlow((ctx as { oidc?: { params?: { vc_trace?: unknown } } }).oidc?.params?.vc_trace);
     if (ctx.status >= 400) {
       mapJsonError(ctx, 'authorize');
       const body = ctx.body as { error?: string; error_description?: string } | undefined;
@@ -160,6 +163,9 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     const params = stripInternal(authed.params);
     const client = authed.client;
     const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
+    // issue 33: this request is its flow's root; the flow's later requests link to it
+    const flow = startFlow();
+    if (flow) providerParams.vc_trace = flow;
     if (edgeCanStore(providerParams, ctx.headers)) {
       // the hint's replay marker first: a replayed hint's data is never written; the pushed request
       // then carries the data (two writes, where a record of its own would make three)
@@ -221,6 +227,8 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     try {
       const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, site));
       await registerHint(d.store, hintRegistration);
+      const flow = startFlow(); // issue 33: a non-PAR request starts its flow here
+      if (flow) providerParams.vc_trace = flow;
       ctx.querystring = new URLSearchParams(providerParams).toString();
       ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
     } catch (err) {
@@ -235,6 +243,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   async function token(ctx: Context): Promise<void> {
     const { client } = await authenticated(ctx, 'token', TOKEN_FORM_LIMIT);
     await toProvider(ctx, notFound);
+    linkToFlow(ctx.state.flow?.trace); // issue 33: the code's flow, as its claims record keeps it
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });
     else mapJsonError(ctx, 'token');

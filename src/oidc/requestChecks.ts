@@ -84,7 +84,7 @@ export interface HintHolder {
 }
 
 /** Parameters only the edge may set: stripped from every incoming request, passed to oidc-provider as its `extraParams`. */
-export const INTERNAL_PARAMS = ['vc_hint', 'vc_site', 'vc_request_uri'];
+export const INTERNAL_PARAMS = ['vc_hint', 'vc_site', 'vc_request_uri', 'vc_trace'];
 
 /** Takes the edge's own parameters out of a request a client sent. */
 export function stripInternal(params: Record<string, string>): Record<string, string> {

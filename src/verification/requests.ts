@@ -56,6 +56,8 @@ export interface VerificationRecord {
   expiresAt: number;
   /** the step is an External Client flow's (D13): its end is announced to the client */
   external?: boolean;
+  /** issue 33: the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
+  trace?: string;
 }
 
 /** How long `done` / `failed` and the result stay readable after the wallet answered. */

@@ -22,6 +22,7 @@ import { randomBase64url } from '../random.js';
 import { subjectKeyIdentifier } from '../keys/x509.js';
 import { anchorsFor, isOwnVct, type AnchorFormat } from '../keys/trustAnchors.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
+import { linkToFlow } from '../telemetry/spans.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
 
@@ -84,6 +85,8 @@ export type CreateRequestInput = {
    * that link completes only in the browser that comes back.
    */
   returnUri?: string;
+  /** issue 33: the flow's root span context, kept with the request for the wallet's requests */
+  trace?: string;
 } & ({ credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined });
 
 export interface CreatedRequest {
@@ -211,6 +214,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       createdAt,
       expiresAt: createdAt + opts.requestLifetime,
       ...(input.external ? { external: true } : {}),
+      ...(input.trace ? { trace: input.trace } : {}),
     };
     const references: Partial<Record<Device, string>> = { cross: randomBase64url(32), ...(input.returnUri !== undefined ? { same: randomBase64url(32) } : {}) };
     await requests.create(record, references);
@@ -247,6 +251,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ctx.set('Cache-Control', 'no-store');
     const wallet = post ? await readWalletPost(ctx) : {};
     const record = OPAQUE.test(reference) ? await requests.takeRequestObject(reference) : undefined;
+    linkToFlow(record?.trace); // issue 33: the wallet's requests join the request's flow
     if (!record) {
       ctx.status = 404;
       ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved: start again from the app' };
@@ -359,6 +364,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const taken = typeof state === 'string' && OPAQUE.test(state) ? await requests.takeByState(state) : undefined;
     if (!taken) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' });
     const { record, device } = taken;
+    linkToFlow(record.trace);
     // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
     const back = device === 'same' && record.returnUri !== undefined ? record.returnUri : undefined;
     const ended = async (status: number, body: Record<string, unknown>, message: Say, description: string, declined = false) => {

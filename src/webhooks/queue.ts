@@ -5,6 +5,7 @@ import type { ClientConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { Poller } from '../store/poller.js';
+import { currentFlow, inJobSpan, linkToFlow } from '../telemetry/spans.js';
 
 /** Where a client's events go, and the secrets that sign them (config: clients[].webhook). */
 export interface WebhookTarget {
@@ -42,6 +43,8 @@ export interface Delivery {
   last?: { at: number; status?: number; error?: string };
   /** epoch ms: the next attempt (pending) */
   nextAt?: number;
+  /** issue 33: the flow's root span context, when tracing is on: each attempt's span links to it */
+  trace?: string;
 }
 
 /** How long deliveries that gave up stay listed. */
@@ -131,7 +134,8 @@ export class WebhookQueue {
   async enqueue(clientId: string, type: string, data: Record<string, unknown>, at = Date.now()): Promise<string> {
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
-    const delivery: Delivery = { id, clientId, type, body, createdAt: at, attempts: 0, state: 'pending', nextAt: at };
+    const flow = currentFlow(); // the request that ended the flow was linked to it
+    const delivery: Delivery = { id, clientId, type, body, createdAt: at, attempts: 0, state: 'pending', nextAt: at, ...(flow ? { trace: flow } : {}) };
     await this.store.set(recordKey(id), delivery, this.#pendingSeconds(at));
     await this.store.schedule(DUE, id, at, this.#pendingSeconds(at));
     this.#poller.kick();
@@ -154,12 +158,13 @@ export class WebhookQueue {
       this.logger.warn({ err: (err as Error).message }, 'webhooks: the store is unavailable; polling again');
       return;
     }
-    await Promise.all(ids.map((id) => this.#attempt(id).catch((err: Error) => this.logger.error({ webhookId: id, err: err.message }, 'webhooks: attempt failed'))));
+    await Promise.all(ids.map((id) => inJobSpan('webhook delivery', () => this.#attempt(id)).catch((err: Error) => this.logger.error({ webhookId: id, err: err.message }, 'webhooks: attempt failed'))));
   }
 
   async #attempt(id: string): Promise<void> {
     const delivery = await this.store.get<Delivery>(recordKey(id));
     if (!delivery || delivery.state !== 'pending') return this.store.unschedule(DUE, id);
+    linkToFlow(delivery.trace);
     const target = this.targets.get(delivery.clientId);
     const started = Date.now();
     let result: { status?: number; error?: string };
