@@ -9,14 +9,14 @@ import { viewSet, type KeyView } from './rotation.js';
 type Entries = KeptJwk[] | SecretEntry[];
 
 /** Where a set is kept, and how to read and (compare-and-)write it there. */
-interface Place {
+export interface Place {
   where: string;
   read(): Promise<unknown>;
   /** false when the set changed since it was read (another rotation): read again */
   write(before: unknown, after: unknown): Promise<boolean>;
 }
 
-function placeOf(origin: KeyOrigin, store: Store | undefined): Place {
+export function placeOf(origin: KeyOrigin, store: Store | undefined): Place {
   if (origin.origin === 'store' || origin.origin === 'generated-store') {
     const key = KEY_STORE_KEYS[origin.set];
     if (!store) throw new Error(`the ${origin.set} keys are in the store, which this command has not opened`);

@@ -1,0 +1,117 @@
+/**
+ * Issue 32 §1: credentials that production wallets accept. Every SD-JWT VC and Status List Token carries the
+ * issuer's certificate chain in `x5c` (OpenID4VC HAIP 1.0 §6.1.1, SD-JWT VC §3.5). An independent wallet
+ * (@openid4vc/openid4vci as the protocol client) that insists on `x5c` and validates it with pkijs and
+ * @peculiar/x509 against the generated local issuer CA receives a PIN credential and a no-PIN one, and
+ * presents one to our verifier, which still resolves our key by `kid`.
+ */
+import { readFileSync } from 'node:fs';
+import { setGlobalConfig } from '@openid4vc/openid4vci';
+import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
+import { independentWallet } from '../helpers/openid4vci.js';
+import { Browser, offerFromPage } from '../helpers/rp.js';
+import { issuerCaFile, REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
+import { checkX5cIndependently } from '../helpers/x5c.js';
+
+let t: TestService;
+let iss: string;
+
+beforeAll(async () => {
+  setGlobalConfig({ allowInsecureUrls: true }); // the service runs on http://127.0.0.1
+  t = await startTestService();
+  iss = `${t.url}/wallet`;
+});
+afterAll(async () => {
+  setGlobalConfig({ allowInsecureUrls: false });
+  await t?.stop();
+});
+
+const caPem = () => readFileSync(issuerCaFile, 'utf8');
+
+/**
+ * A relying party's issuance (openid-client, PAR, PKCE) whose wallet step the independent wallet does:
+ * it refuses a credential without an `x5c` chain that validates to the issuer CA it was told to trust.
+ */
+async function issueWithIndependentWallet(type: { scope: string; configurationId: string; attributes: Record<string, unknown>; pin?: string }) {
+  const rp = await pushIssuance(t.url, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes: type.attributes,
+    pin: type.pin,
+    redirectUri: REDIRECT,
+    params: { scope: `openid ${type.scope}` },
+  });
+  const browser = new Browser(REDIRECT);
+  const prompt = await browser.follow(rp.authorizeUrl.href);
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const client = independentWallet([{ privateKey, publicJwk }]);
+  const credentialOffer = await client.resolveCredentialOffer(offerFromPage(prompt.html!));
+  const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
+  const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: type.pin });
+  const { c_nonce } = await client.requestNonce({ issuerMetadata });
+  const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: type.configurationId, nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never } });
+  const { credentialResponse } = await client.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: type.configurationId, proofs: { jwt: [jwt] } });
+  const credential = (credentialResponse.credentials?.[0] as { credential: string }).credential;
+  // the wallet's acceptance check: x5c required, validated to the trusted issuer CA, naming iss
+  const issuerJwt = credential.split('~')[0];
+  const checked = await checkX5cIndependently(issuerJwt, { caPem: caPem(), iss: decodeJwt(issuerJwt).iss as string });
+  await browser.follow(`${prompt.final}/continue`);
+  return { credential, issuerJwt, checked, holderJwk: await exportJWK(privateKey) };
+}
+
+async function verifyAtOurVerifier(wallet: Awaited<ReturnType<typeof newWallet>>, scope: string) {
+  const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), {
+    execute: [oidc.allowInsecureRequests],
+  });
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+    redirect_uri: REDIRECT, scope: `openid ${scope}`, nonce, state,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+  });
+  const { callbackUrl } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
+  return oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
+}
+
+describe('issue 32 §1: the issuer certificate in x5c (HAIP 1.0 §6.1.1)', () => {
+  it('a wallet that requires x5c accepts a PIN credential and a no-PIN one, and our verifier accepts the presentation', async () => {
+    const badge = await issueWithIndependentWallet({ scope: 'issue.EmployeeBadge', configurationId: 'EmployeeBadge', attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '2468' });
+    const card = await issueWithIndependentWallet({ scope: 'issue.MembershipCard', configurationId: 'MembershipCard', attributes: { MemberName: 'Mary Somerville', MemberNumber: 42 } });
+    for (const vc of [badge, card]) {
+      expect(decodeJwt(vc.issuerJwt).iss).toBe(iss);
+      // leaf first, no root (checked above); kid stays for metadata-resolving wallets
+      expect(vc.checked.header.x5c).toHaveLength(1);
+      expect(vc.checked.header.kid).toBeTruthy();
+    }
+    // one chain for every credential of the active key
+    expect(card.checked.leaf).toBe(badge.checked.leaf);
+
+    // the key the leaf certifies is the one the JWT VC issuer metadata publishes under the header's kid
+    const meta = (await (await fetch(`${t.url}/.well-known/jwt-vc-issuer/wallet`)).json()) as { jwks: { keys: Record<string, unknown>[] } };
+    const published = meta.jwks.keys.find((k) => k.kid === badge.checked.header.kid);
+    expect(published).toMatchObject(badge.checked.leafJwk);
+
+    const wallet = await newWallet();
+    await wallet.import(badge.credential, badge.holderJwk);
+    const tokens = await verifyAtOurVerifier(wallet, 'EmployeeBadge');
+    expect(tokens.claims()).toMatchObject({ FirstName: 'Ada', LastName: 'Lovelace' });
+  });
+
+  it('the Status List Token carries the same chain and verifies under its leaf (HAIP 1.0 §6.1)', async () => {
+    const { issuerJwt, checked } = await issueWithIndependentWallet({ scope: 'issue.MembershipCard', configurationId: 'MembershipCard', attributes: { MemberName: 'Emmy Noether', MemberNumber: 7 } });
+    const { uri } = (decodeJwt(issuerJwt) as { status: { status_list: { uri: string } } }).status.status_list;
+    const response = await fetch(uri);
+    expect(response.headers.get('content-type')).toMatch(/application\/statuslist\+jwt/);
+    const token = await response.text();
+    // the signature is verified with the leaf's key inside the check; the iss of a status list token is ours
+    const list = await checkX5cIndependently(token, { caPem: caPem(), iss });
+    expect(list.header).toMatchObject({ typ: 'statuslist+jwt', kid: checked.header.kid });
+    expect(list.leaf).toBe(checked.leaf);
+    expect(decodeJwt(token)).toMatchObject({ iss, sub: uri });
+  });
+});
