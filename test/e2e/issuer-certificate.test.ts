@@ -5,16 +5,21 @@
  * @peculiar/x509 against the generated local issuer CA receives a PIN credential and a no-PIN one, and
  * presents one to our verifier, which still resolves our key by `kid`.
  */
-import { readFileSync } from 'node:fs';
+import { createPrivateKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setGlobalConfig } from '@openid4vc/openid4vci';
-import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
+import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import { independentWallet } from '../helpers/openid4vci.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
 import { issuerCaFile, REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
 import { checkX5cIndependently } from '../helpers/x5c.js';
+import { certifyCredentialKey, generateIssuerCa } from '../../src/keys/issuerCertificate.js';
+import { toPem } from '../../src/keys/x509.js';
 
 let t: TestService;
 let iss: string;
@@ -113,5 +118,45 @@ describe('issue 32 §1: the issuer certificate in x5c (HAIP 1.0 §6.1.1)', () =>
     expect(list.header).toMatchObject({ typ: 'statuslist+jwt', kid: checked.header.kid });
     expect(list.leaf).toBe(checked.leaf);
     expect(decodeJwt(token)).toMatchObject({ iss, sub: uri });
+  });
+});
+
+describe('issue 32 §1: an operator\'s issuer certificate (issuer.certificateChain, issuer.key)', () => {
+  it('signs with issuer.key under its chain; the keys.credential keys stay published; our verifier accepts the credential', async () => {
+    const ca = await generateIssuerCa('127.0.0.1');
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(privateKey);
+    // the leaf names the host as iPAddress (the test's port is not known yet): SD-JWT VC §3.5 lets the host name iss
+    const x5c = await certifyCredentialKey(ca, jwk, ['http://127.0.0.1/wallet']);
+    const dir = mkdtempSync(join(tmpdir(), 'vc-operator-issuer-'));
+    writeFileSync(join(dir, 'chain.pem'), x5c.map((c) => toPem(new Uint8Array(Buffer.from(c, 'base64')))).join(''));
+    writeFileSync(join(dir, 'key.pem'), createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
+    const operator = await startTestService({ issuer: { certificateChain: join(dir, 'chain.pem'), key: join(dir, 'key.pem') } });
+    try {
+      expect(operator.service.issuerOrigin.origin).toBe('file');
+      const wallet = await newWallet();
+      const rp = await pushIssuance(operator.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Grace', LastName: 'Hopper' }, pin: '1357', redirectUri: REDIRECT });
+      await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: '1357' });
+      const issuerJwt = wallet.list()[0].credential.split('~')[0];
+      const checked = await checkX5cIndependently(issuerJwt, { caPem: ca.certificate, iss: `${operator.url}/wallet`, uri: false });
+      expect(checked.header.x5c).toEqual(x5c);
+      expect(checked.leafJwk).toMatchObject({ x: jwk.x, y: jwk.y });
+
+      const meta = (await (await fetch(`${operator.url}/.well-known/jwt-vc-issuer/wallet`)).json()) as { jwks: { keys: { kid: string }[] } };
+      const kids = meta.jwks.keys.map((k) => k.kid);
+      expect(kids).toContain(decodeProtectedHeader(issuerJwt).kid);
+      // what the key set signed before the operator's certificate came keeps verifying by kid
+      for (const k of operator.service.keyRing.credential.published().keys) expect(kids).toContain(k.kid);
+
+      const saved = t;
+      t = operator;
+      try {
+        expect((await verifyAtOurVerifier(wallet, 'EmployeeBadge')).claims()).toMatchObject({ FirstName: 'Grace' });
+      } finally {
+        t = saved;
+      }
+    } finally {
+      await operator.stop();
+    }
   });
 });

@@ -24,7 +24,8 @@ export interface CheckedX5c {
   header: Record<string, unknown>;
 }
 
-export async function checkX5cIndependently(jws: string, o: { caPem: string; iss: string; now?: Date }): Promise<CheckedX5c> {
+/** `uri: false`: the host alone may name the issuer (SD-JWT VC §3.5 allows either), as an operator's leaf may. */
+export async function checkX5cIndependently(jws: string, o: { caPem: string; iss: string; now?: Date; uri?: boolean }): Promise<CheckedX5c> {
   const header = decodeProtectedHeader(jws) as Record<string, unknown>;
   const x5c = header.x5c;
   if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new Error('the JWS has no x5c header');
@@ -46,7 +47,7 @@ export async function checkX5cIndependently(jws: string, o: { caPem: string; iss
 
   const san = leaf.getExtension(x509.SubjectAlternativeNameExtension);
   const names = san?.names.items ?? [];
-  if (!names.some((n) => n.type === 'url' && n.value === o.iss)) throw new Error(`the leaf does not name ${o.iss} as a subjectAltName URI`);
+  if (o.uri !== false && !names.some((n) => n.type === 'url' && n.value === o.iss)) throw new Error(`the leaf does not name ${o.iss} as a subjectAltName URI`);
   const host = new URL(o.iss).hostname;
   const hostType = isIP(host) ? 'ip' : 'dns';
   if (!names.some((n) => n.type === hostType && n.value === host)) throw new Error(`the leaf does not name ${host} as a subjectAltName ${hostType === 'ip' ? 'iPAddress' : 'dNSName'}`);
