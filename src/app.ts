@@ -7,7 +7,7 @@ import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
 import { KeyRing, keepPeriods, type SigningKeys } from './keys/keyRing.js';
-import { certifyCredentialKeys, loadIssuerIdentity, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
+import { certifyCredentialKeys, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { RedisStore, StoreUnavailableError } from './store/redis.js';
@@ -249,7 +249,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   let { keys } = loadedKeys;
   const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
   // HAIP 1.0 §6.1.1: the issuer certificate names every issuer identifier we sign SD-JWT VCs as
-  const issuers = [`${config.baseUrl}/${config.walletPath}`, ...(config.demo ? [`${config.baseUrl}/${DEMO_PID_PATH}`] : [])];
+  const issuers = signingIssuers(config, DEMO_PID_PATH);
   const until = new Date(Date.now() + keep.credential);
   const credentialOrigin = origins.find((o) => o.set === 'credential')!;
   const shared = store.kind === 'redis' ? store : undefined;

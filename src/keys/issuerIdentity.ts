@@ -11,6 +11,11 @@ import { placeOf } from './rotate.js';
 /** The store key of a generated local issuer CA (one for every instance, as the key sets, D20). */
 export const ISSUER_CA_STORE_KEY = 'keys:issuer-ca';
 
+/** Every issuer identifier we sign SD-JWT VCs as (the wallet issuer, and the demo's PID issuer): the leaf names each. */
+export function signingIssuers(config: { baseUrl: string; walletPath: string; demo?: boolean }, demoPath: string): string[] {
+  return [`${config.baseUrl}/${config.walletPath}`, ...(config.demo ? [`${config.baseUrl}/${demoPath}`] : [])];
+}
+
 /** How our credentials are certified (HAIP 1.0 §6.1.1), for the start-up log and the key commands. */
 export interface IssuerIdentity {
   /** `issuer.certificateChain` and `issuer.key` exist: that key signs, under that chain */
@@ -139,6 +144,11 @@ export async function loadIssuerIdentity(
  * every issuer identifier, lasting past `until`), written back where the set is kept, compare-and-set, so
  * that instances starting together agree on one leaf per key. Returns the set as it is now.
  */
+/** Why `npm run keys -- rotate credential` does not rotate an operator's certificate, and what to do instead. */
+export function operatorRotationRefusal(cfg: IssuerConfig): string {
+  return `credential: the credentials are signed with issuer.key (${cfg.key}) under issuer.certificateChain (${cfg.certificateChain}), the operator's certificate, which this command cannot issue. To rotate: put the new key and its chain at those paths, add the old leaf certificate to issuer.previousCertificates (so that the old key stays published while what it signed is valid), and restart the instances; nothing was changed`;
+}
+
 export async function certifyCredentialKeys(
   origin: KeyOrigin,
   o: { store?: Store; ca: IssuerCa; issuers: string[]; until: Date },

@@ -5,7 +5,9 @@
  * @peculiar/x509 against the generated local issuer CA receives a PIN credential and a no-PIN one, and
  * presents one to our verifier, which still resolves our key by `kid`.
  */
+import { execFile } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +18,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, pushIssuance } from '../helpers/flows.js';
 import { independentWallet } from '../helpers/openid4vci.js';
 import { Browser, offerFromPage } from '../helpers/rp.js';
-import { issuerCaFile, REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
+import { issuerCaFile, REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
+import { serviceEnv } from '../helpers/childService.js';
+import { loadKeys } from '../../src/keys/keys.js';
+
+const exec = promisify(execFile);
+/** `npm run keys -- ...` as an operator runs it, on a config file. */
+async function keysCommand(configFile: string, ...args: string[]): Promise<string> {
+  const { stdout } = await exec(process.execPath, ['--import', 'tsx', join('src', 'main.ts'), 'keys', ...args, '--config', configFile], { env: serviceEnv(), timeout: 60_000 });
+  return stdout;
+}
 import { checkX5cIndependently } from '../helpers/x5c.js';
 import { certifyCredentialKey, generateIssuerCa } from '../../src/keys/issuerCertificate.js';
 import { toPem } from '../../src/keys/x509.js';
@@ -158,5 +169,80 @@ describe('issue 32 §1: an operator\'s issuer certificate (issuer.certificateCha
     } finally {
       await operator.stop();
     }
+  });
+});
+
+describe('issue 32 §1: the issuer certificate rotates with the credential key (npm run keys -- rotate credential)', () => {
+  it('after activation new credentials carry a new leaf for the new key; one issued under the old leaf still verifies at our verifier', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vc-issuer-rotation-'));
+    const overrides = {
+      keys: {
+        idToken: join(dir, 'id.json'), credential: join(dir, 'credential.json'), cookies: join(dir, 'cookies.json'), pairwise: join(dir, 'pairwise.json'),
+        rotation: { activateAfter: 'PT2S', reloadInterval: 0.2 },
+      },
+      issuer: { certificateChain: join(dir, 'issuer-chain.pem'), key: join(dir, 'issuer-key.pem') },
+    };
+    // key files, as an operator's deployment (or a first start on the memory store) has them: the command and the service share them
+    await loadKeys({ ...overrides.keys, generate: true }, dir);
+    const s = await startTestService(overrides);
+    const saved = t;
+    t = s;
+    try {
+      const ca = readFileSync(join(dir, 'issuer-ca.pem'), 'utf8');
+      const issue = async (name: string) => {
+        const wallet = await newWallet();
+        const rp = await pushIssuance(s.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: name, LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
+        await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: '1234' });
+        const issuerJwt = wallet.list()[0].credential.split('~')[0];
+        return { wallet, checked: await checkX5cIndependently(issuerJwt, { caPem: ca, iss: `${s.url}/wallet` }) };
+      };
+      const before = await issue('Old');
+
+      // the operator's command, on a config file of this service
+      const configFile = join(dir, 'config.json');
+      writeFileSync(configFile, JSON.stringify(testConfig(Number(new URL(s.url).port), overrides)));
+      expect(await keysCommand(configFile, 'rotate', 'credential')).toMatch(/local issuer CA certified the new key/);
+      const stored = JSON.parse(readFileSync(join(dir, 'credential.json'), 'utf8')) as { keys: { kid: string; x5c?: string[] }[] };
+      expect(stored.keys).toHaveLength(2);
+      expect(stored.keys.every((k) => k.x5c?.length === 1)).toBe(true);
+      const newKid = stored.keys.find((k) => k.kid !== before.checked.header.kid)!.kid;
+
+      await new Promise((r) => setTimeout(r, 2500)); // activateAfter, and a reload
+      await s.service.keyRing.reload();
+      const after = await issue('New');
+      expect(after.checked.header.kid).toBe(newKid);
+      expect(after.checked.leaf).not.toBe(before.checked.leaf);
+      expect(after.checked.leafJwk).not.toEqual(before.checked.leafJwk);
+      // the new leaf certifies the key the metadata publishes under the new kid; the old one stays published
+      const meta = (await (await fetch(`${s.url}/.well-known/jwt-vc-issuer/wallet`)).json()) as { jwks: { keys: Record<string, unknown>[] } };
+      expect(meta.jwks.keys.find((k) => k.kid === newKid)).toMatchObject(after.checked.leafJwk);
+      expect(meta.jwks.keys.find((k) => k.kid === before.checked.header.kid)).toMatchObject(before.checked.leafJwk);
+
+      expect((await verifyAtOurVerifier(before.wallet, 'EmployeeBadge')).claims()).toMatchObject({ FirstName: 'Old' });
+      expect((await verifyAtOurVerifier(after.wallet, 'EmployeeBadge')).claims()).toMatchObject({ FirstName: 'New' });
+    } finally {
+      t = saved;
+      await s.stop();
+    }
+  });
+
+  it('refuses to rotate an operator certificate, and says how the operator replaces it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vc-issuer-operator-rotation-'));
+    const ca = await generateIssuerCa('127.0.0.1');
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(privateKey);
+    const x5c = await certifyCredentialKey(ca, jwk, ['http://127.0.0.1/wallet']);
+    writeFileSync(join(dir, 'chain.pem'), toPem(new Uint8Array(Buffer.from(x5c[0], 'base64'))));
+    writeFileSync(join(dir, 'key.pem'), createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string);
+    const configFile = join(dir, 'config.json');
+    writeFileSync(configFile, JSON.stringify(testConfig(3999, {
+      keys: { idToken: join(dir, 'id.json'), credential: join(dir, 'credential.json'), cookies: join(dir, 'cookies.json'), pairwise: join(dir, 'pairwise.json') },
+      issuer: { certificateChain: join(dir, 'chain.pem'), key: join(dir, 'key.pem') },
+    })));
+    await expect(keysCommand(configFile, 'rotate', 'credential')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/issuer\.key .* issuer\.certificateChain .*issuer\.previousCertificates.*nothing was changed/),
+    });
+    expect((JSON.parse(readFileSync(join(dir, 'credential.json'), 'utf8')) as { keys: unknown[] }).keys).toHaveLength(1);
   });
 });
