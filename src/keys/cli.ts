@@ -16,6 +16,8 @@ export const KEYS_USAGE = `Usage:
   npm run keys -- rotate idToken|credential|cookies [--config FILE] [--activate-after DURATION]
       add a new key: every instance publishes it (and verifies with it) within keys.rotation.reloadInterval,
       and signs with it from keys.rotation.activateAfter on (default PT1H; longer than any JWKS cache)
+      (credential: the local issuer CA certifies the new key; an operator's issuer.certificateChain is
+      replaced by the operator, see docs/operations.md)
   npm run keys -- list [--config FILE]
       each key, its state (pending, active, retired, expired) and dates
   npm run keys -- generate idToken|credential|cookies|pairwise [--config FILE]
