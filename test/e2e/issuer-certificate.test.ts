@@ -6,7 +6,7 @@
  * presents one to our verifier, which still resolves our key by `kid`.
  */
 import { execFile } from 'node:child_process';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { Browser, offerFromPage } from '../helpers/rp.js';
 import { issuerCaFile, REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
 import { serviceEnv } from '../helpers/childService.js';
 import { loadKeys } from '../../src/keys/keys.js';
+import { demoClients, demoIdentity } from '../helpers/demoService.js';
 
 const exec = promisify(execFile);
 /** `npm run keys -- ...` as an operator runs it, on a config file. */
@@ -244,5 +245,27 @@ describe('issue 32 §1: the issuer certificate rotates with the credential key (
       stderr: expect.stringMatching(/issuer\.key .* issuer\.certificateChain .*issuer\.previousCertificates.*nothing was changed/),
     });
     expect((JSON.parse(readFileSync(join(dir, 'credential.json'), 'utf8')) as { keys: unknown[] }).keys).toHaveLength(1);
+  });
+});
+
+describe('issue 32 §1: the demo PID carries the issuer certificate too', () => {
+  it('a demo PID from /demo/pid has an x5c leaf naming {base}/demo-pid, under the same local issuer CA', async () => {
+    const identityFor = await demoIdentity();
+    const demo = await startTestService((baseUrl) => ({ demo: true, identity: identityFor(baseUrl), clients: demoClients(baseUrl, `whsec_${randomBytes(32).toString('base64')}`) }));
+    try {
+      const form = new URLSearchParams({ given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: 'GB', personal_administrative_number: '4718 2093 5561' });
+      const page = await (await fetch(`${demo.url}/demo/pid`, { method: 'POST', body: form })).text();
+      const link = /href="(openid-credential-offer:[^"]+)"/.exec(page)![1].replaceAll('&amp;', '&');
+      const wallet = await newWallet();
+      await wallet.receive(link);
+      const issuerJwt = wallet.list()[0].credential.split('~')[0];
+      expect(decodeJwt(issuerJwt).iss).toBe(`${demo.url}/demo-pid`);
+      const pid = await checkX5cIndependently(issuerJwt, { caPem: caPem(), iss: `${demo.url}/demo-pid` });
+      // one leaf names both issuer identifiers: the relying parties' credentials carry it too
+      await checkX5cIndependently(issuerJwt, { caPem: caPem(), iss: `${demo.url}/wallet` });
+      expect(pid.header.kid).toBeTruthy();
+    } finally {
+      await demo.stop();
+    }
   });
 });
