@@ -7,7 +7,7 @@ import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
 import { KeyRing, keepPeriods, type SigningKeys } from './keys/keyRing.js';
-import { certifyCredentialKeys, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
+import { certifyCredentialKeys, certifySet, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { RedisStore, StoreUnavailableError } from './store/redis.js';
@@ -256,7 +256,11 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const issuerIdentity = await (async () => {
     const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until });
     // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
-    if (identity.ca) keys = { ...keys, credential: await certifyCredentialKeys(credentialOrigin, { store: shared, ca: identity.ca, issuers, until }) };
+    if (identity.ca) {
+      const certified = await certifyCredentialKeys(credentialOrigin, { store: shared, ca: identity.ca, issuers, until });
+      keys = { ...keys, credential: { keys: certified.keys } };
+      if (certified.readOnly) identity.warnings.push(`${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`);
+    }
     return identity;
   })().catch(async (err) => {
     if (!opts.store) await store.close();
@@ -270,6 +274,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const keyRing = new KeyRing(keys, origins, {
     keep,
     store: store.kind === 'redis' ? store : undefined,
+    certifyCredential: issuerIdentity.ca ? async (set) => (await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })) : undefined,
     logger,
   });
   if (opts.background !== false) keyRing.start(config.keys.rotation.reloadInterval * 1000);

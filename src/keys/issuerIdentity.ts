@@ -144,6 +144,20 @@ export async function loadIssuerIdentity(
  * every issuer identifier, lasting past `until`), written back where the set is kept, compare-and-set, so
  * that instances starting together agree on one leaf per key. Returns the set as it is now.
  */
+/** Every key of the set with a fitting leaf of the local CA (made where missing or unfit), in memory. */
+export async function certifySet(set: { keys: KeptJwk[] }, o: { ca: IssuerCa; issuers: string[]; until: Date }): Promise<{ keys: KeptJwk[]; changed: boolean }> {
+  let changed = false;
+  const keys: KeptJwk[] = [];
+  for (const jwk of set.keys) {
+    if (generatedLeafFits(jwk.x5c, jwk, o.ca, o.issuers, o.until)) keys.push(jwk);
+    else {
+      keys.push({ ...jwk, x5c: await certifyCredentialKey(o.ca, jwk, o.issuers) });
+      changed = true;
+    }
+  }
+  return { keys, changed };
+}
+
 /** Why `npm run keys -- rotate credential` does not rotate an operator's certificate, and what to do instead. */
 export function operatorRotationRefusal(cfg: IssuerConfig): string {
   return `credential: the credentials are signed with issuer.key (${cfg.key}) under issuer.certificateChain (${cfg.certificateChain}), the operator's certificate, which this command cannot issue. To rotate: put the new key and its chain at those paths, add the old leaf certificate to issuer.previousCertificates (so that the old key stays published while what it signed is valid), and restart the instances; nothing was changed`;
@@ -152,22 +166,20 @@ export function operatorRotationRefusal(cfg: IssuerConfig): string {
 export async function certifyCredentialKeys(
   origin: KeyOrigin,
   o: { store?: Store; ca: IssuerCa; issuers: string[]; until: Date },
-): Promise<{ keys: KeptJwk[] }> {
+): Promise<{ keys: KeptJwk[]; readOnly?: string }> {
   const place = placeOf(origin, o.store);
   for (let round = 0; round < 5; round++) {
     const before = await place.read();
     const set = KINDS.credential.check(place.where, before) as { keys: KeptJwk[] };
-    let changed = false;
-    const keys: KeptJwk[] = [];
-    for (const jwk of set.keys) {
-      if (generatedLeafFits(jwk.x5c, jwk, o.ca, o.issuers, o.until)) keys.push(jwk);
-      else {
-        keys.push({ ...jwk, x5c: await certifyCredentialKey(o.ca, jwk, o.issuers) });
-        changed = true;
-      }
-    }
+    const { keys, changed } = await certifySet(set, o);
     if (!changed) return set;
-    if (await place.write(before, { keys })) return { keys };
+    const written = await place.write(before, { keys }).catch((err: NodeJS.ErrnoException) => {
+      // a key file mounted read-only: this instance signs under leaves of its own (same CA, same keys)
+      if (err.code === 'EACCES' || err.code === 'EROFS' || err.code === 'EPERM') return 'read-only' as const;
+      throw err;
+    });
+    if (written === 'read-only') return { keys, readOnly: place.where };
+    if (written) return { keys };
   }
   throw new Error(`${place.where}: the credential keys kept changing while their certificates were made`);
 }
