@@ -6,7 +6,8 @@ import type Provider from 'oidc-provider';
 import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
-import { KeyRing, keepPeriods } from './keys/keyRing.js';
+import { KeyRing, keepPeriods, type SigningKeys } from './keys/keyRing.js';
+import { certifyCredentialKeys, certifySet, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { RedisStore, StoreUnavailableError } from './store/redis.js';
@@ -64,6 +65,10 @@ export interface Service {
   keyRing: KeyRing;
   /** where the verifier's certificate came from, and what an operator must read about it */
   verifierOrigin: ClientIdentityOrigin;
+  /** how our credentials are certified (HAIP 1.0 §6.1.1): where the issuer certificate came from */
+  issuerOrigin: Omit<IssuerIdentity, 'operator' | 'ca'>;
+  /** the credential keys as they sign: the operator's issuer.key, or the key ring's active key */
+  credentialKeys: SigningKeys;
   /** D13: the webhook deliveries (every instance sends what is due) and the External Client flows */
   webhooks: WebhookQueue;
   external: ExternalFlows;
@@ -231,7 +236,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const store = tracingOn() ? tracedStore(untraced) : untraced;
   // D20: with Redis (shared by every instance) generated keys live in the store, so all instances sign
   // with one key set; the memory store is one process's and lost on restart, so keys go to files there
-  const { keys, origins } = await loadKeys(config.keys, loaded.baseDir, { shared: store.kind === 'redis' ? store : undefined }).catch(async (err) => {
+  const loadedKeys = await loadKeys(config.keys, loaded.baseDir, { shared: store.kind === 'redis' ? store : undefined }).catch(async (err) => {
     if (!opts.store) await store.close();
     throw err;
   });
@@ -246,18 +251,42 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     if (!opts.store) await store.close();
     throw err;
   });
+  const { origins } = loadedKeys;
+  let { keys } = loadedKeys;
+  const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
+  // HAIP 1.0 §6.1.1: the issuer certificate names every issuer identifier we sign SD-JWT VCs as
+  const issuers = signingIssuers(config, DEMO_PID_PATH);
+  const until = new Date(Date.now() + keep.credential);
+  const credentialOrigin = origins.find((o) => o.set === 'credential')!;
+  const shared = store.kind === 'redis' ? store : undefined;
+  const issuerIdentity = await (async () => {
+    const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until });
+    // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
+    if (identity.ca) {
+      const certified = await certifyCredentialKeys(credentialOrigin, { store: shared, ca: identity.ca, issuers, until });
+      keys = { ...keys, credential: { keys: certified.keys } };
+      if (certified.readOnly) identity.warnings.push(`${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`);
+    }
+    return identity;
+  })().catch(async (err) => {
+    if (!opts.store) await store.close();
+    throw err;
+  });
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
   const credentialTypes = new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t]));
   const profiles = versionProfiles(config.baseUrl);
   // D20: the keys that sign and are published now, reloaded from where they came from (a rotation
   // reaches every instance within keys.rotation.reloadInterval); one signer for every signed cookie
   const keyRing = new KeyRing(keys, origins, {
-    keep: keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []),
+    keep,
     store: store.kind === 'redis' ? store : undefined,
+    certifyCredential: issuerIdentity.ca ? async (set) => (await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })) : undefined,
     logger,
   });
   if (opts.background !== false) keyRing.start(config.keys.rotation.reloadInterval * 1000);
   const cookieKeys = keyRing.cookieKeys;
+  // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
+  const credentialKeys = issuerIdentity.operator ? operatorSigningKeys(issuerIdentity.operator, keyRing.credential) : keyRing.credential;
   // the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms)
   const derivedRoot = keyRing.pairwise;
   const deps = { config, store, idTokenKeys: keyRing.idToken, cookieKeys };
@@ -293,7 +322,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     baseUrl: config.baseUrl,
     path: config.walletPath,
     store,
-    credentialKeys: keyRing.credential,
+    credentialKeys,
     credentialTypes: config.credentialTypes,
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
@@ -319,7 +348,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     store,
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
-    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => keyRing.credential.published() },
+    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published() },
     clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
@@ -376,7 +405,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     const pid = createDemoPidIssuer({
       baseUrl: config.baseUrl,
       store,
-      credentialKeys: keyRing.credential,
+      credentialKeys,
       cookieKeys,
       secret: derivedRoot,
       offerLifetime: config.lifetimes.offer,
@@ -454,6 +483,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     keyOrigins: origins,
     keyRing,
     verifierOrigin,
+    issuerOrigin: { origin: issuerIdentity.origin, caFile: issuerIdentity.caFile, warnings: issuerIdentity.warnings },
+    credentialKeys,
     webhooks,
     external,
     metrics,

@@ -90,6 +90,19 @@ async function serve(file: string): Promise<number> {
   log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
   for (const warning of verifier.warnings) log.warn(warning);
   if (tracing) log.info(tracing.description);
+  // HAIP 1.0 §6.1.1: the certificate our credentials and status lists carry in x5c
+  const issuer = service.issuerOrigin;
+  const issuerCaFile = issuer.caFile && relative(process.cwd(), issuer.caFile);
+  const issuerMessages = {
+    file: 'issuer: credentials are signed with issuer.key under issuer.certificateChain',
+    'generated-file': 'issuer: no certificate files: made a local issuer CA (development) that certifies each credential key',
+    'generated-store': 'issuer: no certificate files: made a local issuer CA (development) in the store; it certifies each credential key',
+    'local-file': 'issuer: no certificate files: the local issuer CA (development) certifies each credential key',
+    store: 'issuer: no certificate files: the local issuer CA (development) in the store certifies each credential key',
+    none: 'issuer: no certificate: credentials carry only a kid',
+  } as const;
+  log.info({ origin: issuer.origin, ...(issuer.caFile ? { trustCa: issuer.caFile } : {}) }, issuerMessages[issuer.origin]);
+  for (const warning of issuer.warnings) log.warn(warning);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
   // the banner is for a person at a terminal; a log collector gets the same addresses as one JSON line
   const links = {
@@ -110,6 +123,8 @@ async function serve(file: string): Promise<number> {
 ${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Prometheus; its own listener, not the public port)\n` : ''}${caFile ? `  Verifier:             signs its requests under a local CA made for development;
                         a wallet must be told to trust ${caFile}
                         (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${caFile})
+` : ''}${issuerCaFile ? `  Issuer:               signs credentials under a local issuer CA made for development;
+                        a wallet must be told to trust ${issuerCaFile}
 ` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -340,6 +340,22 @@ export const configSchema = z
       })
       .strict()
       .default({ clientIdPrefix: 'x509_hash', certificateChain: './keys/verifier-chain.pem', key: './keys/verifier-key.pem', responseMode: 'direct_post.jwt' }),
+    /**
+     * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1): its chain goes into the `x5c` header
+     * of every SD-JWT VC and Status List Token. Both files: that key signs (instead of keys.credential, whose keys
+     * stay published). Neither, with keys.generate: a local issuer CA certifies each credential key.
+     */
+    issuer: z
+      .object({
+        /** PEM, leaf first, without the trust anchor; the leaf names the credential issuer (subjectAltName URI or dNSName) */
+        certificateChain: z.string().default('./keys/issuer-chain.pem'),
+        /** PEM, the leaf's P-256 private key: the credential signing key */
+        key: z.string().default('./keys/issuer-key.pem'),
+        /** PEM leaf certificates of earlier issuer keys: published until removed, so that what they signed keeps verifying */
+        previousCertificates: z.array(z.string()).default([]),
+      })
+      .strict()
+      .default({ certificateChain: './keys/issuer-chain.pem', key: './keys/issuer-key.pem', previousCertificates: [] }),
     /** D18: the Token Status Lists of issued credentials, and the status checks of presented ones */
     statusList: z
       .object({
@@ -526,5 +542,6 @@ export type AttributeSpec = CredentialType['attributes'][string];
 export type ClientConfig = Config['clients'][number];
 export type TrustedIssuer = Config['trustedIssuers'][number];
 export type VerifierConfig = Config['verifier'];
+export type IssuerConfig = Config['issuer'];
 export type PidFlowConfig = NonNullable<Config['identity']['VerifiedIdentity']>;
 export type UpstreamIdvConfig = NonNullable<Config['identity']['VerifiedIdentity_Other']>;

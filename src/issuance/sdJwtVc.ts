@@ -37,7 +37,7 @@ export function publicJwk(jwk: JWK): JWK {
 
 /**
  * Signs SD-JWT VCs (draft-ietf-oauth-sd-jwt-vc §3) with the credential issuer's ES256 key: header
- * `typ: dc+sd-jwt` and the key's `kid`, every attribute selectively disclosable (D10), holder binding by
+ * `typ: dc+sd-jwt`, the key's `kid` and its certificate chain `x5c` (src/keys/issuerCertificate.ts), every attribute selectively disclosable (D10), holder binding by
  * `cnf.jwk`, `exp` = the credential's ExpiresAt.
  */
 export class SdJwtVcSigner {
@@ -77,6 +77,8 @@ export class SdJwtVcSigner {
     const disclosureFrame = { _sd: Object.keys(input.attributes) };
     // the frame names only attributes; the library's types cannot express a frame over an open record
     const { jwk, sdJwt } = this.#instance();
-    return sdJwt.issue(payload, disclosureFrame as never, { header: { kid: jwk.kid } });
+    // HAIP 1.0 §6.1.1: the issuer's certificate chain when the key has one; `kid` stays for wallets and
+    // verifiers that resolve the key through the JWT VC issuer metadata
+    return sdJwt.issue(payload, disclosureFrame as never, { header: { kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) } });
   }
 }

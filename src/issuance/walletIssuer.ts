@@ -131,7 +131,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     credentialIssuer,
     baseUrl: opts.baseUrl,
     store: opts.store,
-    credentialKeys: { keys: [credentialKeys.signing()] },
+    // the provider's keystore takes the key without its certificate chain (it signs nothing with it)
+    credentialKeys: { keys: [withoutChain(credentialKeys.signing())] },
     credentialTypes: opts.credentialTypes,
     cookieKeys,
     secret,
@@ -267,4 +268,8 @@ async function revokeOffer(provider: Provider, store: Store, offer: OfferRecord)
   if (!minted) return;
   const [code, grant] = await Promise.all([provider.PreAuthorizedCode.find(minted.code), provider.Grant.find(minted.grantId)]);
   await Promise.all([code?.destroy(), grant?.destroy()]);
+}
+
+function withoutChain({ x5c: _x5c, ...jwk }: JWK): JWK {
+  return jwk;
 }

@@ -1,18 +1,23 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
-import { DEMO_PID_TYPE } from '../demo/pid.js';
+import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
 import { credentialExpiry } from '../issuance/validity.js';
 import { createStore } from '../store/create.js';
 import type { Store } from '../store/types.js';
 import { keepPeriods, ROTATING, type RotatingSet } from './keyRing.js';
 import { resolve } from 'node:path';
+import type { JWK } from 'jose';
 import { generateKeyFile, KINDS, loadKeys, type KeySetName } from './keys.js';
 import { listKeys, rotateKeySet, RotationRefused } from './rotate.js';
+import { certifyCredentialKey } from './issuerCertificate.js';
+import { loadIssuerIdentity, operatorRotationRefusal, signingIssuers } from './issuerIdentity.js';
 
 export const KEYS_USAGE = `Usage:
   npm run keys -- rotate idToken|credential|cookies [--config FILE] [--activate-after DURATION]
       add a new key: every instance publishes it (and verifies with it) within keys.rotation.reloadInterval,
       and signs with it from keys.rotation.activateAfter on (default PT1H; longer than any JWKS cache)
+      (credential: the local issuer CA certifies the new key; an operator's issuer.certificateChain is
+      replaced by the operator, see docs/operations.md)
   npm run keys -- list [--config FILE]
       each key, its state (pending, active, retired, expired) and dates
   npm run keys -- generate idToken|credential|cookies|pairwise [--config FILE]
@@ -100,8 +105,19 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
       return 0;
     }
     const origin = origins.find((o) => o.set === set)!;
-    const result = await rotateKeySet(set as RotatingSet, origin, { store, keep, activateAfterMs });
+    let certify: ((jwk: JWK) => Promise<string[]>) | undefined;
+    if (set === 'credential') {
+      // the issuer certificate rotates with the key (issue 32): the local CA certifies the new key; an
+      // operator's certificate is the operator's to replace
+      const issuers = signingIssuers(config, DEMO_PID_PATH);
+      const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: origin, store, until: new Date(Date.now() + keep.credential) });
+      if (identity.operator) throw new RotationRefused(operatorRotationRefusal(config.issuer));
+      const ca = identity.ca;
+      if (ca) certify = (jwk) => certifyCredentialKey(ca, jwk, issuers);
+    }
+    const result = await rotateKeySet(set as RotatingSet, origin, { store, keep, activateAfterMs, certify });
     console.log(`${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`);
+    if (certify) console.log(`${set}: the local issuer CA certified the new key (its x5c leaf goes with it)`);
     if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
     return 0;
   } catch (err) {

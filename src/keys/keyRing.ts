@@ -120,7 +120,11 @@ export class KeyRing {
   #timer?: NodeJS.Timeout;
   #reloading?: Promise<void>;
 
-  constructor(keys: KeySet, origins: KeyOrigin[], o: { keep: KeepPeriods; store?: Store; logger?: Logger }) {
+  /** with the local issuer CA: certifies a reloaded credential set's keys that have no fitting leaf (one an operator added by hand) */
+  readonly #certify?: (set: { keys: KeptJwk[] }) => Promise<{ keys: KeptJwk[] }>;
+
+  constructor(keys: KeySet, origins: KeyOrigin[], o: { keep: KeepPeriods; store?: Store; logger?: Logger; certifyCredential?: (set: { keys: KeptJwk[] }) => Promise<{ keys: KeptJwk[] }> }) {
+    this.#certify = o.certifyCredential;
     this.#keep = o.keep;
     this.#store = o.store;
     this.#logger = o.logger;
@@ -188,7 +192,8 @@ export class KeyRing {
     if (value === undefined) return;
     const text = JSON.stringify(value);
     if (this.#seen.get(set) === text) return;
-    const checked = KINDS[set].check(where, value);
+    let checked = KINDS[set].check(where, value);
+    if (set === 'credential' && this.#certify) checked = await this.#certify(checked as { keys: KeptJwk[] });
     this.#seen.set(set, text);
     if (set === 'cookies') {
       this.#cookies = checked as SecretEntry[];

@@ -193,10 +193,13 @@ export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?
   return { keys: { idToken, credential, cookies, pairwise }, origins };
 }
 
-/** The public half of a JWKS, for publication at jwks_uri (without the rotation dates we keep beside a key). */
+/**
+ * The public half of a JWKS, for publication at jwks_uri (without the rotation dates we keep beside a key,
+ * nor a credential key's issuer certificate: that travels in each credential's x5c header).
+ */
 export function publicJwks(set: { keys: KeptJwk[] }): { keys: JWK[] } {
   return {
-    keys: set.keys.map(({ d, p, q, dp, dq, qi, oth, k, rotation, ...pub }) => pub as JWK),
+    keys: set.keys.map(({ d, p, q, dp, dq, qi, oth, k, rotation, x5c, ...pub }) => pub as JWK),
   };
 }
 

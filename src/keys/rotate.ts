@@ -9,14 +9,14 @@ import { viewSet, type KeyView } from './rotation.js';
 type Entries = KeptJwk[] | SecretEntry[];
 
 /** Where a set is kept, and how to read and (compare-and-)write it there. */
-interface Place {
+export interface Place {
   where: string;
   read(): Promise<unknown>;
   /** false when the set changed since it was read (another rotation): read again */
   write(before: unknown, after: unknown): Promise<boolean>;
 }
 
-function placeOf(origin: KeyOrigin, store: Store | undefined): Place {
+export function placeOf(origin: KeyOrigin, store: Store | undefined): Place {
   if (origin.origin === 'store' || origin.origin === 'generated-store') {
     const key = KEY_STORE_KEYS[origin.set];
     if (!store) throw new Error(`the ${origin.set} keys are in the store, which this command has not opened`);
@@ -67,7 +67,8 @@ export interface RotationResult {
 export async function rotateKeySet(
   set: RotatingSet,
   origin: KeyOrigin,
-  o: { store?: Store; keep: KeepPeriods; activateAfterMs: number; now?: number },
+  /** `certify`: with the local issuer CA, the new credential key's certificate chain (its JWK `x5c`) */
+  o: { store?: Store; keep: KeepPeriods; activateAfterMs: number; now?: number; certify?: (jwk: KeptJwk) => Promise<string[]> },
 ): Promise<RotationResult> {
   const place = placeOf(origin, o.store);
   for (let round = 0; round < 5; round++) {
@@ -81,8 +82,10 @@ export async function rotateKeySet(
       throw new RotationRefused(`${set}: ${nameOf(set, entries[pending.index])} is already pending (it signs from ${pending.activates!.toISOString()}); nothing was changed`);
     }
     const rotation = { created: new Date(now).toISOString(), activates: new Date(now + o.activateAfterMs).toISOString() };
-    const added: KeptJwk | SecretEntry =
+    let added: KeptJwk | SecretEntry =
       set === 'cookies' ? { secret: (await KINDS.cookies.make())[0], rotation } : { ...(await newSigningKey(set === 'idToken' ? 'RS256' : 'ES256')), rotation };
+    // the certificate rotates with the key: a new leaf for the new key, kept with it
+    if (set === 'credential' && o.certify) added = { ...(added as KeptJwk), x5c: await o.certify(added as KeptJwk) };
     const kept = entries.filter((_, i) => view.keys[i].state !== 'expired');
     const removed = entries.filter((_, i) => view.keys[i].state === 'expired').map((e) => nameOf(set, e));
     const after = valueOf(set, [added, ...kept] as Entries);

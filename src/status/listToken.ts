@@ -68,7 +68,8 @@ export class StatusListService {
     for (const [idx, value] of await this.#o.registry.changedEntries(listId)) values[idx] = value;
     const list = new StatusList(values, BITS);
     return new SignJWT({ ttl: this.#o.ttl, status_list: { bits: BITS, lst: list.compressStatusList() } })
-      .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: jwk.kid })
+      // HAIP 1.0 §6.1: signed as the credentials it covers, under the issuer's certificate when there is one
+      .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) })
       .setIssuer(this.#o.credentialIssuer)
       .setSubject(this.uriOf(listId))
       .setIssuedAt(iat)

@@ -4,11 +4,12 @@
  * At each step a flow is in flight: started before the rotation and finished after it was published;
  * started after publication and finished after activation. The new keys are published by every instance
  * before they sign; after activation they sign (ID token, credential, cookies) while the retired keys still
- * verify, and a retired ID-token key leaves the JWKS once the ID-token lifetime has passed.
+ * verify, and a retired ID-token key leaves the JWKS once the ID-token lifetime has passed. The credential
+ * key's certificate (issue 32 §1, x5c) rotates with it: a new leaf of the one local issuer CA in the store.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +26,7 @@ import { serviceEnv } from '../helpers/childService.js';
 import { REDIS_URL } from '../helpers/stores.js';
 import { waitFor } from '../helpers/redisServer.js';
 import { secretOf, type SecretEntry } from '../../src/keys/keys.js';
+import { checkX5cIndependently } from '../helpers/x5c.js';
 
 const Keygrip = createRequire(import.meta.url)('keygrip') as new (keys: string[]) => { sign(data: string): string };
 const run = process.env.TEST_STORE === 'redis' ? describe : describe.skip;
@@ -74,7 +76,8 @@ async function finishFlow(flow: Awaited<ReturnType<typeof startFlow>>) {
     idTokenExpected: true,
   });
   const credential = wallet.list()[0] as { credential: string };
-  return { idToken: tokens.id_token!, credentialKid: decodeProtectedHeader(credential.credential.split('~')[0]).kid, browser: flow.browser };
+  const issuerJwt = credential.credential.split('~')[0];
+  return { idToken: tokens.id_token!, credentialKid: decodeProtectedHeader(issuerJwt).kid, issuerJwt, browser: flow.browser };
 }
 
 run('D20: key rotation across three instances on one Redis (npm run keys)', () => {
@@ -152,6 +155,10 @@ run('D20: key rotation across three instances on one Redis (npm run keys)', () =
     const first = await finishFlow(before);
     expect(decodeProtectedHeader(first.idToken).kid).toBe(oldIdKid);
     expect(first.credentialKid).toBe(oldCredentialKid);
+    // issue 32 §1: one local issuer CA for every instance (in the store), written where each instance's operator looks
+    const issuerCa = readFileSync(join(farm[0].dir, 'keys', 'issuer-ca.pem'), 'utf8');
+    for (const i of farm) expect(readFileSync(join(i.dir, 'keys', 'issuer-ca.pem'), 'utf8')).toBe(issuerCa);
+    const oldLeaf = await checkX5cIndependently(first.issuerJwt, { caPem: issuerCa, iss: `${proxy.url}/wallet` });
     const sessionSig = (browser: Browser) => browser.cookies.get('_session_v2.sig');
     const session = (browser: Browser) => browser.cookies.get('_session_v2');
     expect(sessionSig(first.browser)).toBe(new Keygrip([oldCookies[0]]).sign(`_session_v2=${session(first.browser)}`));
@@ -166,6 +173,10 @@ run('D20: key rotation across three instances on one Redis (npm run keys)', () =
     const second = await finishFlow(across);
     expect(decodeProtectedHeader(second.idToken).kid).toBe(newIdKid);
     expect(second.credentialKid).toBe(newCredentialKid);
+    // the certificate rotated with the key: a new leaf of the same CA, certifying the new key
+    const newLeaf = await checkX5cIndependently(second.issuerJwt, { caPem: issuerCa, iss: `${proxy.url}/wallet` });
+    expect(newLeaf.leaf).not.toBe(oldLeaf.leaf);
+    expect((await credentialJwksOf(farm[2].url)).keys.find((k) => k.kid === newCredentialKid)).toMatchObject(newLeaf.leafJwk);
     expect(sessionSig(second.browser)).toBe(new Keygrip([newCookies[0]]).sign(`_session_v2=${session(second.browser)}`));
     // an ID token signed with the retired key still verifies with any instance's JWKS within its lifetime
     for (const i of farm) {

@@ -33,6 +33,11 @@ writeFileSync(verifierFiles.key, verifierCertificates.key, { mode: 0o600 });
 export const VERIFIER_CA_PEM = verifierCertificates.caCertificate;
 export const VERIFIER_TRUST: Uint8Array[] = readPemCertificates(VERIFIER_CA_PEM, 'the test verifier CA');
 
+/** No issuer certificate files: the services make a local issuer CA here (beside the credential key file) on first start. */
+const issuerFiles = { certificateChain: join(keyDir, 'issuer-chain.pem'), key: join(keyDir, 'issuer-key.pem') };
+/** The local issuer CA the services certify credential keys with, once one of them has started (PEM). */
+export const issuerCaFile = join(keyDir, 'issuer-ca.pem');
+
 export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
@@ -41,6 +46,7 @@ export function testConfig(port: number, overrides: Record<string, unknown> = {}
     logLevel: 'silent',
     keys: keyFiles,
     verifier: verifierFiles,
+    issuer: issuerFiles,
     credentialTypes: [
       {
         name: 'EmployeeBadge',
