@@ -148,7 +148,7 @@ export async function checkIssuerFiles(
   }
   if (leaf.ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the credential issuer's own`);
   // order, validity, P-256 and no self-signed certificate: the checks the verifier's own chain gets
-  checkVerifierChain(chain, key, where);
+  await checkVerifierChain(chain, key, where);
   for (const iss of issuers) {
     if (!leafNamesIssuer(chain[0], iss)) {
       const names = [...uriNames(chain[0]).map((u) => `URI ${u}`), ...dnsNames(chain[0]).map((d) => `DNS ${d}`)];
