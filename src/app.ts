@@ -72,7 +72,7 @@ export interface Service {
   /** D13: the webhook deliveries (every instance sends what is due) and the External Client flows */
   webhooks: WebhookQueue;
   external: ExternalFlows;
-  /** issue 21: Prometheus metrics; `listen()` (src/server.ts) serves them when metrics.port is set */
+  /** Prometheus metrics; `listen()` (src/server.ts) serves them when metrics.port is set */
   metrics: Metrics;
   close(): Promise<void>;
 }
@@ -176,7 +176,7 @@ function errorBoundary(logger: Logger) {
         return;
       }
       if (err instanceof RateLimited) {
-        // issue 21 (docs/decisions.md, "Rate limits"): a registered code that clients retry, and when
+        // docs/decisions.md, "Rate limits": a registered code that clients retry, and when
         sendError(ctx, new ProtocolError('temporarily_unavailable', err.message, 429), { 'Retry-After': String(err.retryAfter) });
         return;
       }
@@ -227,12 +227,12 @@ function requestLog(logger: Logger) {
 export async function createService(loaded: LoadedConfig, opts: ServiceOptions = {}): Promise<Service> {
   const { config } = loaded;
   const logger = opts.logger ?? createLogger(config.logLevel);
-  // issue 22: catalogues and logos first, so that a broken one stops the start-up before anything opens
+  // catalogues and logos first, so that a broken one stops the start-up before anything opens
   const ui = await HolderUi.load(config, loaded.baseDir, logger).catch((err) => {
     throw err instanceof CatalogueError || err instanceof ImageError ? new ConfigError(loaded.file, [err.message]) : err;
   });
   const untraced = opts.store ?? (await createStore(config.store));
-  // issue 33: with tracing on, a span per store operation (src/telemetry/store.ts); off, the store itself
+  // with tracing on, a span per store operation (src/telemetry/store.ts); off, the store itself
   const store = tracingOn() ? tracedStore(untraced) : untraced;
   // D20: with Redis (shared by every instance) generated keys live in the store, so all instances sign
   // with one key set; the memory store is one process's and lost on restart, so keys go to files there
@@ -293,14 +293,14 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const providers = { v1: await createRpProvider(profiles.v1, deps), v2: await createRpProvider(profiles.v2, deps) };
   const publicKeys = () => keyRing.idToken.published();
 
-  // issue 21: the metrics, and the flows' ends, each counted and audited once where it is decided (src/metrics/flowEvents.ts)
+  // the metrics, and the flows' ends, each counted and audited once where it is decided (src/metrics/flowEvents.ts)
   const metrics = new Metrics(config.metrics, {
     clients: config.clients.map((c) => c.clientId),
     issuerPaths: config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath],
     basePath: new URL(config.baseUrl).pathname.replace(/\/$/, ''),
   });
   const flowEnds = new FlowEvents(metrics, logger);
-  // issue 21: per client and per source address, on the store (shared by every instance on Redis)
+  // per client and per source address, on the store (shared by every instance on Redis)
   const rateLimits = new RateLimits(config.rateLimits, store, { keyPrefix: storeKeyPrefix(config.store), onLimited: (endpoint) => metrics.rateLimited(endpoint) });
   const stopCountingStoreErrors = store instanceof RedisStore ? store.onUnavailable(() => metrics.storeError()) : undefined;
 
@@ -461,7 +461,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   app.proxy = true;
   app.silent = true;
   app.use(trustedForwarding(config.baseUrl, config.trustedProxies));
-  // issue 33: a span per request, named by its route template (src/telemetry/spans.ts), only with tracing on
+  // a span per request, named by its route template (src/telemetry/spans.ts), only with tracing on
   if (tracingOn()) app.use(requestSpans(routeTemplates(config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath], new URL(config.baseUrl).pathname.replace(/\/$/, ''))));
   app.use(securityHeaders);
   app.use(requestLog(logger));

@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(file: string): Promise<number> {
   const loaded = await loadConfig(file);
-  // issue 33: only when the standard OTEL_* variables ask for traces; before the service, whose store and requests it wraps
+  // only when the standard OTEL_* variables ask for traces; before the service, whose store and requests it wraps
   const tracing = startTracingFromEnv();
   const service = await createService(loaded);
   let running: Awaited<ReturnType<typeof listen>>;

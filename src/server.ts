@@ -50,7 +50,7 @@ export async function listen(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
-  // issue 21: GET /metrics on a listener of its own (metrics.host:metrics.port), never on the public port;
+  // GET /metrics on a listener of its own (metrics.host:metrics.port), never on the public port;
   // stopped with the service (service.close)
   try {
     await service.metrics.listen();

@@ -2,7 +2,7 @@ import { isMap, isPair, isScalar, isSeq, type Node } from 'yaml';
 import type { z } from 'zod';
 
 /**
- * How check-config names the place of a problem (issue 33): a path such as `clients[0].clientSecret`,
+ * How check-config names the place of a problem: a path such as `clients[0].clientSecret`,
  * an entry of a list also by what identifies it (`clients[0] (demo-issuer)`), and for an unknown key the
  * nearest key the schema knows there.
  */

@@ -151,7 +151,7 @@ export const clientSchema = z
 /** The claim `vcIssuerClaim` adds to the ID token. */
 export const VC_ISSUER_CLAIM = 'vc_issuer';
 
-/** issue 31 §2: a PEM file of anchors, and what they may vouch for */
+/** a PEM file of anchors, and what they may vouch for */
 export const trustAnchorSchema = z
   .object({
     /** PEM certificates, relative to the config file */
@@ -366,7 +366,7 @@ export const configSchema = z
         /** verification: a credential whose status list cannot be fetched is refused (default) or accepted */
         onUnavailable: z.enum(['refuse', 'accept']).default('refuse'),
         /**
-         * verification: a fetched list of more entries is refused (issue 31 §1), before it takes more memory
+         * verification: a fetched list of more entries is refused, before it takes more memory
          * than such a list needs (maxEntries × bits / 8 bytes); the default is 16 Mi
          */
         maxEntries: z.number().int().min(1024).max(1 << 26).default(1 << 24),
@@ -434,7 +434,7 @@ export const configSchema = z
       })
       .strict()
       .default(DEFAULT_RATE_LIMITS),
-    /** issue 22: the holder pages' languages and the operator's brand */
+    /** the holder pages' languages and the operator's brand */
     ui: z
       .object({
         /** the language of a holder whose request and browser name none that a catalogue serves */

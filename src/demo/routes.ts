@@ -90,7 +90,7 @@ export interface DemoRoutesOptions {
   changeStatus?: (serialNumber: string, action: Action) => Promise<ActionOutcome>;
   /** a secret for the status forms' MACs: only a result page this demo rendered can change a status */
   formKey?: string;
-  /** issue 22: the languages the holder pages speak; the forms can ask for one with ui_locales */
+  /** the languages the holder pages speak; the forms can ask for one with ui_locales */
   languages?: readonly string[];
 }
 

@@ -173,7 +173,7 @@ class LeasedBudget implements Budget {
 }
 
 /**
- * The rate limits (issue 21; docs/operations.md "Rate limits"): per endpoint, a budget per client and one per
+ * The rate limits (docs/operations.md "Rate limits"): per endpoint, a budget per client and one per
  * source address, in rate-limiter-flexible's terms (`points` requests per `duration` seconds, a fixed window
  * that starts with the key's first request). A budget the config leaves out is no limit.
  *

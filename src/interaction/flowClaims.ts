@@ -11,7 +11,7 @@ export interface FlowClaims {
   claims: Record<string, unknown>;
   /** extra members of the token response (Version 1 non-PAR: `state`, D3) */
   tokenExtras?: Record<string, string>;
-  /** issue 33: the flow's root span context (a traceparent), when tracing is on: the token request links to it */
+  /** the flow's root span context (a traceparent), when tracing is on: the token request links to it */
   trace?: string;
 }
 
@@ -41,7 +41,7 @@ export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>;
 
 /**
  * D2: a verification's `sub` is the holder key's thumbprint; its claims are the attributes presented. For a
- * client with `vcIssuerClaim` (issue 31 §2), `vc_issuer` names per credential type who vouched for it: an
+ * client with `vcIssuerClaim`, `vc_issuer` names per credential type who vouched for it: an
  * SD-JWT VC's `iss`, an mdoc's document signer (`ds_subject`) and its IACA (`ds_issuer`).
  */
 export function verificationFlowClaims(

@@ -47,7 +47,7 @@ export interface InteractionDeps {
   authorizeUrls: Record<Version, string>;
   /** told of the flows that end at the prompt (metrics, src/metrics/flowEvents.ts) */
   flowEnds?: PromptFlowEnds;
-  /** the holder's language and the operator's brand (issue 22) */
+  /** the holder's language and the operator's brand */
   ui?: HolderUi;
 }
 
@@ -124,7 +124,7 @@ function externalRequest(version: Version, kind: ExternalRequest['kind'], params
 /** Version 1 non-PAR: the token response also carries the request's state (D3). */
 const tokenExtrasOf = (params: Record<string, unknown>) => (params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined);
 
-/** issue 33: the flow's root span context, as the edge put it in the request, for the records the flow writes next. */
+/** the flow's root span context, as the edge put it in the request, for the records the flow writes next. */
 const flowOf = (params: Record<string, unknown>) => (typeof params.vc_trace === 'string' ? { trace: params.vc_trace } : {});
 
 const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));
@@ -146,7 +146,7 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     try {
       const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
       if (found.uid !== uid) return undefined;
-      linkToFlow(found.params.vc_trace); // issue 33: the prompt's requests join their flow
+      linkToFlow(found.params.vc_trace); // the prompt's requests join their flow
       return found;
     } catch (err) {
       if (err instanceof StoreUnavailableError) throw err; // a readable 503, not "expired"

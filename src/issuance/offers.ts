@@ -35,7 +35,7 @@ export interface OfferRecord {
   keptUntil: number;
   /** the step is an External Client flow's (D13): its end is announced to the client */
   external?: boolean;
-  /** issue 33: the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
+  /** the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
   trace?: string;
 }
 
@@ -68,7 +68,7 @@ type Redemption = 'redeeming' | 'redeemed';
 
 /**
  * How long after a redemption bought its token another redemption of the code counts as one that raced
- * it (issue 31 §6): refused without reaching the provider, so the winner's token stays usable. Requests
+ * it: refused without reaching the provider, so the winner's token stays usable. Requests
  * sent together reach the edge spread over up to about a second on a busy instance; later ones are
  * replays, which the provider refuses and answers by revoking what the code issued (RFC 6749 §4.1.2).
  */
@@ -93,7 +93,7 @@ export class OfferBook {
 
   async find(offerId: string): Promise<OfferRecord | undefined> {
     const offer = await this.store.get<OfferRecord>(offerKey(offerId));
-    linkToFlow(offer?.trace); // issue 33: the wallet's requests join the offer's flow
+    linkToFlow(offer?.trace); // the wallet's requests join the offer's flow
     return offer;
   }
 

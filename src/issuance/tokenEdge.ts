@@ -47,7 +47,7 @@ export function redeemedOffer(ctx: { state?: Record<string, unknown> } | undefin
 /** Token requests carry a code and a PIN: a few hundred bytes. */
 const TOKEN_FORM_LIMIT = 64 * 1024;
 
-/** Refused by the edge itself, so that oidc-provider does not take it for a replay (issue 31 §6). */
+/** Refused by the edge itself, so that oidc-provider does not take it for a replay. */
 export const RACE_LOST = 'pre-authorized_code is being or was just redeemed by a concurrent request';
 
 /**

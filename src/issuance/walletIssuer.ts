@@ -81,7 +81,7 @@ export interface CreateOfferInput {
   credentialExpiresAt: Date;
   /** an External Client flow's step (D13), handed back on the offer */
   external?: boolean;
-  /** issue 33: the flow's root span context, kept on the offer for the wallet's requests */
+  /** the flow's root span context, kept on the offer for the wallet's requests */
   trace?: string;
 }
 

@@ -107,7 +107,7 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
     const origin = origins.find((o) => o.set === set)!;
     let certify: ((jwk: JWK) => Promise<string[]>) | undefined;
     if (set === 'credential') {
-      // the issuer certificate rotates with the key (issue 32): the local CA certifies the new key; an
+      // the issuer certificate rotates with the key: the local CA certifies the new key; an
       // operator's certificate is the operator's to replace
       const issuers = signingIssuers(config, DEMO_PID_PATH);
       const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: origin, store, until: new Date(Date.now() + keep.credential) });

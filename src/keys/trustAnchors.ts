@@ -1,5 +1,5 @@
 /**
- * Which trust anchor may vouch for which credential (issue 31 §2): trust is per anchor, per format and,
+ * Which trust anchor may vouch for which credential: trust is per anchor, per format and,
  * where the operator lists them, per credential type. Pure rules; the verifier asks them per Credential
  * Query.
  */

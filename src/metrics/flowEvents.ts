@@ -10,7 +10,7 @@ import type { FlowKind, FlowOutcome, FlowVersion, Metrics } from './metrics.js';
 export const versionOfStep = (stepId: string): FlowVersion => (stepId.startsWith('v1.') ? 'v1' : 'v2');
 
 /**
- * Where flows end (issue 21): each flow is counted once in `vc_flows_total`, and its end written as one
+ * Where flows end: each flow is counted once in `vc_flows_total`, and its end written as one
  * audit line (D17: client, flow, SerialNumber or request id, outcome; never an attribute value, PIN, token
  * or secret). The callers are the places that decide a flow's end once (src/app.ts):
  * - an issued credential (the offer taken once) and an offer failed for good (its last wrong PIN);

@@ -27,7 +27,7 @@ export interface MetricsOptions {
 }
 
 /**
- * The service's Prometheus metrics (issue 21), on a registry of its own: several services may run in one
+ * The service's Prometheus metrics, on a registry of its own: several services may run in one
  * process (tests). Label values are from fixed sets, route templates and (only with `metrics.perClient`)
  * configured client ids: never a raw path, a secret or an attribute value (D17).
  *

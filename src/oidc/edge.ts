@@ -144,7 +144,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   /** The provider answers an authorisation step; its errors are mapped onto the spec's. */
   async function providerAuthorizes(ctx: Context): Promise<void> {
     await toProvider(ctx, notFound);
-    // issue 33: the request (or interaction) the provider loaded names its flow's root
+    // the request (or interaction) the provider loaded names its flow's root
     linkToFlow((ctx as { oidc?: { params?: { vc_trace?: unknown } } }).oidc?.params?.vc_trace);
     if (ctx.status >= 400) {
       mapJsonError(ctx, 'authorize');
@@ -163,7 +163,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     const params = stripInternal(authed.params);
     const client = authed.client;
     const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, 'par'));
-    // issue 33: this request is its flow's root; the flow's later requests link to it
+    // this request is its flow's root; the flow's later requests link to it
     const flow = startFlow();
     if (flow) providerParams.vc_trace = flow;
     if (edgeCanStore(providerParams, ctx.headers)) {
@@ -227,7 +227,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     try {
       const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(client, site));
       await registerHint(d.store, hintRegistration);
-      const flow = startFlow(); // issue 33: a non-PAR request starts its flow here
+      const flow = startFlow(); // a non-PAR request starts its flow here
       if (flow) providerParams.vc_trace = flow;
       ctx.querystring = new URLSearchParams(providerParams).toString();
       ctx.path = profile.paths.authorize; // /oidc/authorizev1 is the provider's authorise endpoint too
@@ -243,7 +243,7 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   async function token(ctx: Context): Promise<void> {
     const { client } = await authenticated(ctx, 'token', TOKEN_FORM_LIMIT);
     await toProvider(ctx, notFound);
-    linkToFlow(ctx.state.flow?.trace); // issue 33: the code's flow, as its claims record keeps it
+    linkToFlow(ctx.state.flow?.trace); // the code's flow, as its claims record keeps it
     noStore(ctx);
     if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile, extras: ctx.state.flow?.tokenExtras });
     else mapJsonError(ctx, 'token');

@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 import { TRACER_NAME, tracingOn } from './tracing.js';
 
 /**
- * The spans of requests and jobs, and how a request joins its flow (issue 33, docs/decisions.md "Traces").
+ * The spans of requests and jobs, and how a request joins its flow (docs/decisions.md "Traces").
  *
  * A flow spans requests from several parties (the relying party's PAR and token, the holder's browser,
  * the wallet, the webhook delivery), which share no `traceparent`. The flow's root is the span of the

@@ -19,7 +19,7 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { startOutboundSpans } from './outbound.js';
 
 /**
- * Traces (issue 33), off by default. They start only when the standard OTEL_* variables ask for them
+ * Traces, off by default. They start only when the standard OTEL_* variables ask for them
  * (`tracingWanted`); otherwise nothing here is created, no tracer provider is registered, and the service's
  * few calls into the API (`trace.getTracer`, `linkToFlow`) meet the API's no-op tracer or return at once.
  */

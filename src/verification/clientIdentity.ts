@@ -96,7 +96,7 @@ async function loadCertificates(cfg: VerifierConfig, host: string, baseDir: stri
 }
 
 /**
- * `verifier.trustAnchors` (issue 31 §2): each entry's PEM file, read and checked as anchors. The single-file
+ * `verifier.trustAnchors`: each entry's PEM file, read and checked as anchors. The single-file
  * form is read as mdoc IACAs only, with a note saying how to write the list: before, one file was trusted
  * for every format, so a certificate under an IACA could issue SD-JWT VCs.
  */

@@ -118,7 +118,7 @@ export async function verifyPresentation(presentation: string, expected: Present
   if (typeof issuer !== 'string') throw refuse('malformed_presentation', 'the credential has no iss');
   let issuerKey = ctx.issuerKeys.resolverFor(issuer);
   if (!issuerKey && header.x5c !== undefined) {
-    // issue 31 §2: only anchors for this format and type; none for this service's own types
+    // only anchors for this format and type; none for this service's own types
     if (!ctx.trustAnchors?.length) throw refuse('issuer_not_trusted', 'no trust anchor may vouch for this credential type by x5c');
     issuerKey = await x5cIssuerKey(header.x5c, issuer, alg, ctx.trustAnchors, now);
   }

@@ -27,7 +27,7 @@ export interface VerificationResult {
   /** one entry per requested attribute that was disclosed, from every requested type */
   claims: Record<string, unknown>;
   types: string[];
-  /** per presented credential type, who vouched for it (issue 31 §2; the ID token's `vc_issuer` when a client asks) */
+  /** per presented credential type, who vouched for it (the ID token's `vc_issuer` when a client asks) */
   issuers?: Record<string, VouchingIssuer>;
 }
 
@@ -56,7 +56,7 @@ export interface VerificationRecord {
   expiresAt: number;
   /** the step is an External Client flow's (D13): its end is announced to the client */
   external?: boolean;
-  /** issue 33: the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
+  /** the flow's root span context (a traceparent), when tracing is on; the wallet's requests link to it */
   trace?: string;
 }
 

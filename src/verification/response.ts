@@ -83,7 +83,7 @@ export interface ResponseExpectations {
   responseUri: string;
   /** the RFC 7638 thumbprint of the request's encryption key when the response was encrypted (mdoc SessionTranscript, §B.2.6.1) */
   jwkThumbprint?: Uint8Array;
-  /** the DER roots that may vouch for a credential type in a format (issue 31 §2); none when left out */
+  /** the DER roots that may vouch for a credential type in a format; none when left out */
   anchorsFor?: (format: AnchorFormat, type: string) => Uint8Array[];
 }
 

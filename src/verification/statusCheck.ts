@@ -33,7 +33,7 @@ interface Cached {
  * credential's `status.status_list.uri` names is fetched (https only, loopback http in development, no
  * redirects to another origin, 5 s, 1 MiB), verified with the keys of the credential's issuer, its `sub`
  * must be the URI, and it is cached for its `ttl` (within its `exp`). Failures are never cached. A list
- * of more than `maxEntries` entries (`statusList.maxEntries`) is refused as it is inflated (issue 31 §1).
+ * of more than `maxEntries` entries (`statusList.maxEntries`) is refused as it is inflated.
  */
 export class StatusChecks {
   readonly #fetch: typeof fetch;

@@ -85,7 +85,7 @@ export type CreateRequestInput = {
    * that link completes only in the browser that comes back.
    */
   returnUri?: string;
-  /** issue 33: the flow's root span context, kept with the request for the wallet's requests */
+  /** the flow's root span context, kept with the request for the wallet's requests */
   trace?: string;
 } & ({ credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined });
 
@@ -149,7 +149,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const requestUriBase = `${opts.baseUrl.replace(/\/$/, '')}/vp/request/`;
   const { clientId, responseMode, trustAnchors } = opts.clientIdentity;
   const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
-  // issue 31 §2: a type of our own vct namespace is never vouched for by a foreign chain
+  // a type of our own vct namespace is never vouched for by a foreign chain
   const ownTypes = new Set(opts.credentialTypes.filter((t) => isOwnVct(vctFor(t, opts.baseUrl), opts.baseUrl)).map((t) => t.name));
   const anchorsOf = (format: AnchorFormat, type: string) => anchorsFor(trustAnchors, format, type, ownTypes.has(type));
   // OpenID4VP 1.0 §6.1.1.1: a type's mdoc query names the roots that may vouch for it by their key identifier
@@ -251,7 +251,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ctx.set('Cache-Control', 'no-store');
     const wallet = post ? await readWalletPost(ctx) : {};
     const record = OPAQUE.test(reference) ? await requests.takeRequestObject(reference) : undefined;
-    linkToFlow(record?.trace); // issue 33: the wallet's requests join the request's flow
+    linkToFlow(record?.trace); // the wallet's requests join the request's flow
     if (!record) {
       ctx.status = 404;
       ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved: start again from the app' };

@@ -11,7 +11,7 @@ export const WEBHOOKS_USAGE = `Usage:
 The config file is the servers' (default config/demo.yaml, or $CONFIG); its store must be Redis.`;
 
 /**
- * `npm run webhooks`: the operator's view of the webhook deliveries (issue 17). It reads the store the
+ * `npm run webhooks`: the operator's view of the webhook deliveries. It reads the store the
  * servers share and never starts the HTTP service; `resend` only queues, the running servers deliver.
  * Exit codes: 0 done, 1 cannot (memory store, unknown id, store unreachable), 2 usage.
  */

@@ -43,7 +43,7 @@ export interface Delivery {
   last?: { at: number; status?: number; error?: string };
   /** epoch ms: the next attempt (pending) */
   nextAt?: number;
-  /** issue 33: the flow's root span context, when tracing is on: each attempt's span links to it */
+  /** the flow's root span context, when tracing is on: each attempt's span links to it */
   trace?: string;
 }
 
