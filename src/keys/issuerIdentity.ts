@@ -1,4 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readText, writeNew } from './files.js';
 import { dirname, join, resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { IssuerConfig } from '../config/schema.js';
@@ -29,22 +30,6 @@ export interface IssuerIdentity {
   warnings: string[];
 }
 
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
-  }
-}
-
-/** Written once (another instance sharing the folder may have written it first: then theirs stays). */
-async function writeNew(file: string, text: string, mode: number): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  await writeFile(file, text, { mode, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err;
-  });
-}
 
 /** The CA's key and certificate in one file, so that two instances starting together cannot mix two CAs. */
 const caFileText = (ca: IssuerCa) => `${ca.key}${ca.certificate}`;

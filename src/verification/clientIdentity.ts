@@ -1,4 +1,5 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { readText, writeNew } from '../keys/files.js';
 import { dirname, join, resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { VerifierConfig } from '../config/schema.js';
@@ -32,22 +33,6 @@ export interface ClientIdentityOrigin {
 export const VERIFIER_STORE_KEY = 'keys:verifier';
 
 
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
-  }
-}
-
-async function writeNew(file: string, text: string, mode: number): Promise<void> {
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  await writeFile(file, text, { mode, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
-    // another instance sharing the folder wrote it first: theirs is read back
-    if (err.code !== 'EEXIST') throw err;
-  });
-}
 
 function isCertificates(v: unknown): v is VerifierCertificates {
   const c = v as Partial<VerifierCertificates> | undefined;
