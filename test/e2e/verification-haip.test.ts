@@ -4,16 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOpenid4vpAuthorizationRequest, resolveOpenid4vpAuthorizationRequest, createOpenid4vpAuthorizationResponse, submitOpenid4vpAuthorizationResponse } from '@openid4vc/openid4vp';
-import { HashAlgorithm, setGlobalConfig, type CallbackContext } from '@openid4vc/oauth2';
+import { setGlobalConfig } from '@openid4vc/oauth2';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, compactVerify, createLocalJWKSet, decodeProtectedHeader, exportJWK, importJWK, importX509, jwtVerify, type JWK } from 'jose';
-import { createHash, createPrivateKey, sign } from 'node:crypto';
+import { CompactEncrypt, createLocalJWKSet, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { createPrivateKey, sign } from 'node:crypto';
 import { startTestService, SECRETS, REDIRECT, VERIFIER_CA_PEM, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, postForm, pkcePair } from '../helpers/rp.js';
 import { holderCompletesIssuance, newWallet, requestFromPage, sameDeviceRequestFromPage } from '../helpers/flows.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
+import { walletCallbacks } from '../helpers/openid4vpHolder.js';
 
 /**
  * The verifier as OpenID4VC HAIP 1.0 wallets expect it (OpenID4VP 1.0 §5.9.3, §5.10, §8.2, §8.3): signed
@@ -26,41 +27,6 @@ const caCert = new X509Certificate(VERIFIER_CA_PEM);
 // the test services listen on loopback http
 setGlobalConfig({ allowInsecureUrls: true });
 
-/** The wallet's callbacks for @openid4vc/openid4vp: trust is the test CA, verification by jose. */
-function walletCallbacks(trust: X509Certificate): Pick<CallbackContext, 'verifyJwt' | 'getX509CertificateMetadata' | 'hash' | 'fetch' | 'encryptJwe' | 'decryptJwe' | 'signJwt'> {
-  return {
-    decryptJwe: () => {
-      throw new Error('the verifier sends no encrypted request objects');
-    },
-    signJwt: () => {
-      throw new Error('the wallet signs nothing here (responses are encrypted, not signed)');
-    },
-    fetch,
-    hash: (data, alg) => new Uint8Array(createHash(alg === HashAlgorithm.Sha384 ? 'sha384' : alg === HashAlgorithm.Sha512 ? 'sha512' : 'sha256').update(data).digest()),
-    getX509CertificateMetadata: (certificate) => {
-      const cert = new X509Certificate(Buffer.from(certificate, 'base64'));
-      const names = (cert.subjectAltName ?? '').split(', ');
-      return { sanDnsNames: names.filter((n) => n.startsWith('DNS:')).map((n) => n.slice(4)), sanUriNames: names.filter((n) => n.startsWith('URI:')).map((n) => n.slice(4)) };
-    },
-    verifyJwt: async (signer, jwt) => {
-      if (signer.method !== 'x5c') return { verified: false };
-      const leaf = new X509Certificate(Buffer.from(signer.x5c[0], 'base64'));
-      // RFC 5280: the leaf is issued and signed by the trusted CA, and valid now
-      const chained = leaf.checkIssued(trust) && leaf.verify(trust.publicKey) && new Date(leaf.validTo) > new Date();
-      const key = await importX509(leaf.toString(), 'ES256');
-      const verified = chained && (await compactVerify(jwt.compact, key).then(() => true, () => false));
-      const signerJwk = (await exportJWK(key)) as never;
-      return verified ? { verified: true, signerJwk } : { verified: false, signerJwk };
-    },
-    encryptJwe: async (encryptor, data) => {
-      if (encryptor.method !== 'jwk') throw new Error('only jwk encryption');
-      const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
-        .setProtectedHeader({ alg: encryptor.alg, enc: encryptor.enc, ...(encryptor.publicJwk.kid ? { kid: encryptor.publicJwk.kid } : {}) })
-        .encrypt(await importJWK(encryptor.publicJwk as JWK, encryptor.alg));
-      return { jwe, encryptionJwk: encryptor.publicJwk };
-    },
-  };
-}
 
 /** An SD-JWT VC presentation by @sd-jwt/sd-jwt-vc (not the dev wallet), every disclosure, bound to the request. */
 async function presentSdJwt(credential: StoredCredential, aud: string, nonce: string): Promise<string> {

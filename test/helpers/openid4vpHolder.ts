@@ -15,7 +15,8 @@ import { CompactEncrypt, compactVerify, exportJWK, importJWK, importX509, type J
 // the test services listen on loopback http
 setGlobalConfig({ allowInsecureUrls: true });
 
-function walletCallbacks(trust: X509Certificate): Pick<CallbackContext, 'verifyJwt' | 'getX509CertificateMetadata' | 'hash' | 'fetch' | 'encryptJwe' | 'decryptJwe' | 'signJwt'> {
+/** The wallet's callbacks for @openid4vc/openid4vp: trust is the given CA, verification by node:crypto and jose. */
+export function walletCallbacks(trust: X509Certificate): Pick<CallbackContext, 'verifyJwt' | 'getX509CertificateMetadata' | 'hash' | 'fetch' | 'encryptJwe' | 'decryptJwe' | 'signJwt'> {
   return {
     decryptJwe: () => {
       throw new Error('the verifier sends no encrypted request objects');
