@@ -73,7 +73,8 @@ describe('rotating key files', () => {
     const oldCookieSig = ring.cookieKeys.sign('a=1');
 
     const idOrigin = origins.find((o) => o.set === 'idToken')!;
-    const result = await rotateKeySet('idToken', idOrigin, { keep, activateAfterMs: 400 });
+    // activation well after the checks before it, however slow the machine; then waited for by its date
+    const result = await rotateKeySet('idToken', idOrigin, { keep, activateAfterMs: 5_000 });
     expect(result.where).toBe(join(dir, 'id.json'));
     expect(statSync(join(dir, 'id.json')).mode & 0o777).toBe(0o600);
     const onDisk = JSON.parse(readFileSync(join(dir, 'id.json'), 'utf8')) as { keys: KeptJwk[] };
@@ -91,15 +92,15 @@ describe('rotating key files', () => {
     expect(ring.idToken.signing().kid).toBe(oldKid);
     expect(ring.idToken.signing()).not.toHaveProperty('rotation');
 
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, Math.max(0, result.activates.getTime() - Date.now()) + 50));
     expect(ring.idToken.signing().kid).toBe(result.added);
 
     // cookies: the rotated secret verifies at once, signs after activation; the old one still verifies
     const cookieOrigin = origins.find((o) => o.set === 'cookies')!;
-    await rotateKeySet('cookies', cookieOrigin, { keep, activateAfterMs: 300 });
+    const cookies = await rotateKeySet('cookies', cookieOrigin, { keep, activateAfterMs: 3_000 });
     await ring.reload();
     expect(ring.cookieKeys.sign('a=1')).toBe(oldCookieSig);
-    await new Promise((r) => setTimeout(r, 350));
+    await new Promise((r) => setTimeout(r, Math.max(0, cookies.activates.getTime() - Date.now()) + 50));
     const newSig = ring.cookieKeys.sign('a=1');
     expect(newSig).not.toBe(oldCookieSig);
     expect(ring.cookieKeys.verify('a=1', oldCookieSig)).toBe(true);
