@@ -13,7 +13,7 @@ import { ProtocolError } from '../rules/errors.js';
 import { isPastCalendarDate } from '../rules/template.js';
 import { html } from '../interaction/views/html.js';
 import { qrSvg } from '../interaction/views/qrSvg.js';
-import { page } from './routes.js';
+import { page } from './page.js';
 
 /**
  * A demo PID issuer (config `demo: true` only, never in production), so that a newcomer can try the
