@@ -1,11 +1,11 @@
-import type { JWTPayload } from 'jose';
-import { discoveryDocument } from '../oidc/discovery.js';
-import type { versionProfiles } from '../oidc/versions.js';
-
 /**
  * The flows the demo relying party starts: the interfaces it speaks, what it keeps of a flow in the store
  * between the start and its end (the callback, or the webhook of an External Client flow), and for how long.
  */
+import type { JWTPayload } from 'jose';
+import { discoveryDocument } from '../oidc/discovery.js';
+import type { versionProfiles } from '../oidc/versions.js';
+
 export type Mode = 'v2-par' | 'v2' | 'v1-par' | 'v1';
 export const MODES = ['v2-par', 'v2', 'v1-par', 'v1'] as const;
 /** the form's mode values for an External Client flow: `v2-par-external`, `v2-external` */

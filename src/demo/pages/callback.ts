@@ -1,3 +1,4 @@
+/** GET /demo/callback: the browser back from the service; the code redeemed, the ID token shown (and an issuance's status forms). */
 import type { Context } from 'koa';
 import { resultPage } from '../page.js';
 import { stateKey, type DemoState } from '../flow.js';
@@ -5,7 +6,7 @@ import { redeem, type RedeemDeps } from '../redeem.js';
 import { statusForms, type StatusFormsDeps } from '../statusForms.js';
 import type { DemoDeps } from '../deps.js';
 
-/** GET /demo/callback: the browser back from the service; the code redeemed, the ID token shown (and an issuance's status forms). */
+/** What the page uses. */
 export type CallbackDeps = Pick<DemoDeps, 'store' | 'client'> & Omit<RedeemDeps, 'client'> & StatusFormsDeps;
 
 export async function callback(ctx: Context, d: CallbackDeps): Promise<void> {

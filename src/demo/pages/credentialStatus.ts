@@ -1,3 +1,7 @@
+/**
+ * POST /demo/credential-status: a status form of an issuance's result (D18). Only a same-origin post of a
+ * form this demo made (its MAC over the action and SerialNumber) changes a credential's status.
+ */
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { readForm } from '../../http/form.js';
@@ -8,10 +12,7 @@ import { ACTIONS, type Action } from '../../admin/credentials.js';
 import { resultPage } from '../page.js';
 import { formMac, statusForms, type StatusFormsDeps } from '../statusForms.js';
 
-/**
- * POST /demo/credential-status: a status form of an issuance's result (D18). Only a same-origin post of a
- * form this demo made (its MAC over the action and SerialNumber) changes a credential's status.
- */
+/** What the endpoint uses. */
 export type CredentialStatusDeps = StatusFormsDeps;
 
 export async function changeCredentialStatus(ctx: Context, d: CredentialStatusDeps): Promise<void> {

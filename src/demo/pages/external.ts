@@ -1,13 +1,14 @@
+/**
+ * GET /demo/external: the relying party's page while its server waits for the webhook of an External
+ * Client flow; then what the webhook led to.
+ */
 import type { Context } from 'koa';
 import { html } from '../../interaction/views/html.js';
 import { page, resultPage } from '../page.js';
 import { STATE, outcomeKey, stateKey, type DemoState, type Outcome } from '../flow.js';
 import type { DemoDeps } from '../deps.js';
 
-/**
- * GET /demo/external: the relying party's page while its server waits for the webhook of an External
- * Client flow; then what the webhook led to.
- */
+/** What the page uses. */
 export type ExternalDeps = Pick<DemoDeps, 'config' | 'store' | 'webhookUrl'>;
 
 /** seconds between the waiting page's reloads (it has no script: the page's CSP allows none) */

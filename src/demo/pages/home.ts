@@ -1,3 +1,4 @@
+/** GET /demo: the relying party's forms, one card for each credential type to issue, Verify, and Verify identity. */
 import type { Context } from 'koa';
 import { pickText } from '../../i18n/catalogues.js';
 import { EXTERNAL } from '../../rules/scopes.js';
@@ -7,7 +8,7 @@ import { page } from '../page.js';
 import { EXTERNAL_SUFFIX } from '../flow.js';
 import { typesFor, type DemoDeps } from '../deps.js';
 
-/** GET /demo: the relying party's forms, one card for each credential type to issue, Verify, and Verify identity. */
+/** What the page uses. */
 export type HomeDeps = Pick<DemoDeps, 'config' | 'client' | 'callback' | 'webhookUrl' | 'webhookSecrets' | 'identityFlows' | 'pidIssuer' | 'languages'>;
 
 const SAMPLE: Record<string, unknown> = {

@@ -1,3 +1,4 @@
+/** /demo/pid, the demo PID issuer's page: GET the form of the PID's claims, POST its offer (link, QR code, dev wallet command). */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { WalletIssuer } from '../../issuance/walletIssuer.js';
@@ -10,7 +11,7 @@ import { qrSvg } from '../../interaction/views/qrSvg.js';
 import { page } from '../page.js';
 import { DEMO_PID_TYPE, DEMO_PID_VCT } from '../pidType.js';
 
-/** /demo/pid, the demo PID issuer's page: GET the form of the PID's claims, POST its offer (link, QR code, dev wallet command). */
+/** What the page uses. */
 export interface PidPageDeps {
   baseUrl: string;
   walletIssuer: Pick<WalletIssuer, 'credentialIssuer' | 'createOffer'>;

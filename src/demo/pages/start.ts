@@ -1,3 +1,8 @@
+/**
+ * POST /demo/start: the relying party starts a code flow from one of its forms. It signs an id_token_hint
+ * for an issuance, pushes the request (PAR) or builds the authorise URL, keeps the flow's state, and sends
+ * the browser to the prompt (or, for an External Client flow, to its own waiting page).
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { SignJWT } from 'jose';
@@ -11,11 +16,7 @@ import { EXTERNAL_SUFFIX, EXTERNAL_TTL, MODES, PENDING_TTL, endpointsOf, profile
 import { typesFor, type DemoDeps } from '../deps.js';
 import { home, type HomeDeps } from './home.js';
 
-/**
- * POST /demo/start: the relying party starts a code flow from one of its forms. It signs an id_token_hint
- * for an issuance, pushes the request (PAR) or builds the authorise URL, keeps the flow's state, and sends
- * the browser to the prompt (or, for an External Client flow, to its own waiting page).
- */
+/** What the endpoint uses, and the home page's dependencies: with no client it answers as the home page. */
 export type StartDeps = HomeDeps & Pick<DemoDeps, 'store' | 'profiles'>;
 
 /** Why the form asks for nothing this demo can start: the result page's title and details. */

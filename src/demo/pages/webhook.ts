@@ -1,3 +1,9 @@
+/**
+ * POST /demo/webhook, the relying party's webhook receiver (mounted only when the client's webhook comes
+ * here). A delivery that does not verify is refused with 400 and changes nothing. A verified one is
+ * answered 204 once handled; its outcome is claimed once per state, so a redelivery (Standard Webhooks
+ * delivers at least once) is answered 204 and otherwise ignored.
+ */
 import type { Context } from 'koa';
 import type { ClientConfig } from '../../config/schema.js';
 import { readBody } from '../../http/form.js';
@@ -6,12 +12,7 @@ import { EXTERNAL_TTL, STATE, endpointsOf, outcomeKey, stateKey, type DemoState,
 import { redeem, type RedeemDeps } from '../redeem.js';
 import type { DemoDeps } from '../deps.js';
 
-/**
- * POST /demo/webhook, the relying party's webhook receiver (mounted only when the client's webhook comes
- * here). A delivery that does not verify is refused with 400 and changes nothing. A verified one is
- * answered 204 once handled; its outcome is claimed once per state, so a redelivery (Standard Webhooks
- * delivers at least once) is answered 204 and otherwise ignored.
- */
+/** What the endpoint uses. */
 export type WebhookDeps = Pick<DemoDeps, 'store'> & RedeemDeps & { webhookSecrets: readonly string[] };
 
 export async function webhook(ctx: Context, d: WebhookDeps): Promise<void> {
