@@ -2,7 +2,7 @@
 import { pathToFileURL } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { decodeJwt } from 'jose';
-import { readPemCertificates } from '../keys/x509.js';
+import { readPemCertificates } from './certificates.js';
 import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
