@@ -164,7 +164,8 @@ async function signedBy(cert: x509.X509Certificate, issuer: x509.X509Certificate
  *  - with `trust`, the chain ends at one of those CAs (its last certificate is one, or is signed by one, which
  *    must be valid at `now`). Without `trust` (empty), nothing anchors it: the result says so, and the caller
  *    decides what else vouches for the leaf.
- * The trust anchor may end the chain or be left out. Revocation is not checked.
+ * The trust anchor may end the chain or be left out. Not processed, as a dev wallet: revocation, policies
+ * and name constraints (a chain certificate with them critical is refused; a trusted root's are not applied).
  */
 export async function checkChain(chain: Uint8Array[], opts: { trust?: Uint8Array[]; now?: Date } = {}): Promise<{ anchored: boolean }> {
   const now = opts.now ?? new Date();

@@ -39,7 +39,7 @@ export async function fetchIssuerKeys(issuer: string, fetchImpl: typeof fetch): 
  *
  * Without trust for issuers the wallet cannot anchor the chain, and a chain anyone can make vouches for
  * nothing by itself: it is still checked for consistency (a broken one is refused), and the caller then
- * asks the issuer's published keys (SD-JWT VC issuer metadata, fetched from `iss` over HTTPS) for the
+ * asks the issuer's published keys (its SD-JWT VC issuer metadata, fetched from the `iss` origin) for the
  * leaf's key, as for a credential without `x5c`.
  */
 export async function checkIssuerX5c(x5c: unknown, iss: string, opts: { trust?: Uint8Array[]; now?: Date } = {}): Promise<{ jwk: JWK; anchored: boolean }> {
