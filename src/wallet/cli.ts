@@ -2,17 +2,19 @@
 import { pathToFileURL } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { decodeJwt } from 'jose';
-import { readPemCertificates } from '../keys/x509.js';
+import { readPemCertificates } from './certificates.js';
 import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
 const USAGE = `usage:
-  npm run wallet -- receive <offer-uri> [--pin 1234] [--wallet FILE]
+  npm run wallet -- receive <offer-uri> [--pin 1234] [--issuer-trust CA.pem] [--wallet FILE]
   npm run wallet -- list [--wallet FILE]
   npm run wallet -- present <openid4vp-uri> [--trust CA.pem] [--wallet FILE]
   npm run wallet -- import-mdoc <mdoc.json> [--wallet FILE]
 The wallet file defaults to ${DEFAULT_WALLET_FILE}. --trust names the CA certificates (PEM) of the verifiers
-to answer; npm start prints the one it made (keys/verifier-ca.pem). The mdoc file is JSON:
+to answer; npm start prints the one it made (keys/verifier-ca.pem). --issuer-trust names the CA
+certificates (PEM) of issuers whose x5c chains vouch for their credentials (e.g. keys/issuer-ca.pem);
+without it an x5c chain is checked, and its key must be one the issuer publishes. The mdoc file is JSON:
 { "issuerSigned": "<base64url IssuerSigned>", "doctype": "...", "deviceKey": <private P-256 JWK> }.`;
 
 export class UsageError extends Error {}
@@ -25,6 +27,8 @@ export interface CliCommand {
   pin?: string;
   /** present: a PEM file of the CA certificates whose verifiers to answer */
   trust?: string;
+  /** receive: a PEM file of the CA certificates that vouch for issuers (their x5c) */
+  issuerTrust?: string;
   /** import-mdoc: the JSON file with issuerSigned, doctype and deviceKey */
   mdocFile?: string;
   wallet: string;
@@ -38,7 +42,7 @@ export function parseArgs(argv: string[]): CliCommand {
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const match = /^--(pin|wallet|trust)(?:=(.*))?$/.exec(arg);
+    const match = /^--(pin|wallet|trust|issuer-trust)(?:=(.*))?$/.exec(arg);
     if (!match) {
       if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
       positional.push(arg);
@@ -49,6 +53,7 @@ export function parseArgs(argv: string[]): CliCommand {
     options[match[1]] = value;
   }
   const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
+  if (command !== 'receive' && options['issuer-trust'] !== undefined) throw new UsageError('--issuer-trust is for receive only');
   if (command === 'list') {
     if (positional.length || options.pin !== undefined || options.trust !== undefined) throw new UsageError('list takes only --wallet');
     return { command, wallet };
@@ -65,7 +70,7 @@ export function parseArgs(argv: string[]): CliCommand {
   }
   if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
-  return { command, offerUri: positional[0], pin: options.pin, wallet };
+  return { command, offerUri: positional[0], pin: options.pin, wallet, ...(options['issuer-trust'] !== undefined ? { issuerTrust: options['issuer-trust'] } : {}) };
 }
 
 /** One credential as a person reads it (an mdoc's elements under their namespaces); long values (images) are shortened. */
@@ -103,6 +108,21 @@ function shorten(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** The CA certificates of a PEM file named by `option`; a missing or unreadable file is the holder's error. */
+async function readTrustFile(option: string, file: string): Promise<Uint8Array[]> {
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new WalletError(`${option} ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  try {
+    return readPemCertificates(pem, `${option} ${file}`);
+  } catch (err) {
+    throw new WalletError((err as Error).message);
+  }
+}
+
 export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
   const cmd = parseArgs(argv);
   if (cmd.command === 'help') return out(USAGE);
@@ -113,20 +133,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (cmd.command === 'present') {
-    let trust: Uint8Array[] | undefined;
-    if (cmd.trust !== undefined) {
-      let pem: string;
-      try {
-        pem = await readFile(cmd.trust, 'utf8');
-      } catch (err) {
-        throw new WalletError(`--trust ${cmd.trust}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
-      }
-      try {
-        trust = readPemCertificates(pem, `--trust ${cmd.trust}`);
-      } catch (err) {
-        throw new WalletError((err as Error).message);
-      }
-    }
+    const trust = cmd.trust !== undefined ? await readTrustFile('--trust', cmd.trust) : undefined;
     const { status, body, redirectUri, verifier } = await wallet.present(cmd.requestUri!, { trust });
     if (status === 200) {
       out(`presented${verifier ? ` to ${verifier}` : ''}: the verifier accepted the presentation`);
@@ -153,7 +160,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
     out(`imported into ${cmd.wallet}:\n${describe(imported)}`);
     return;
   }
-  const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin });
+  const issuerTrust = cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
+  const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);
 }
 

@@ -31,15 +31,18 @@ export class DevWallet {
   #contents: WalletContents;
   /** DER CA certificates whose verifiers this wallet answers (OpenID4VP 1.0 §5.9.3 x509 prefixes) */
   readonly #trust: Uint8Array[];
+  /** DER CA certificates that vouch for the issuers of the credentials it receives (their `x5c`) */
+  readonly #issuerTrust: Uint8Array[];
 
-  private constructor(file: string, contents: WalletContents, trust: Uint8Array[]) {
+  private constructor(file: string, contents: WalletContents, trust: Uint8Array[], issuerTrust: Uint8Array[]) {
     this.#file = file;
     this.#contents = contents;
     this.#trust = trust;
+    this.#issuerTrust = issuerTrust;
   }
 
-  static async open(file: string, opts: { trust?: Uint8Array[] } = {}): Promise<DevWallet> {
-    return new DevWallet(file, await readWalletFile(file), opts.trust ?? []);
+  static async open(file: string, opts: { trust?: Uint8Array[]; issuerTrust?: Uint8Array[] } = {}): Promise<DevWallet> {
+    return new DevWallet(file, await readWalletFile(file), opts.trust ?? [], opts.issuerTrust ?? []);
   }
 
   list(): StoredCredential[] {
@@ -48,9 +51,10 @@ export class DevWallet {
 
   /**
    * Offer → metadata → token (with the PIN as `tx_code`) → nonce → proof with a fresh holder key →
-   * credential → independent verification → stored. Issuer errors surface as "error: description".
+   * credential → independent verification (an `x5c` chain checked, anchored in `issuerTrust` when given) →
+   * stored. Issuer errors surface as "error: description".
    */
-  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredSdJwt> {
+  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {}): Promise<StoredSdJwt> {
     const fetchImpl = opts.fetch ?? fetch;
     const offer = await resolveOffer(offerUri, fetchImpl);
     checkPin(offer.txCode, opts.pin);
@@ -75,7 +79,8 @@ export class DevWallet {
       fetchImpl,
     );
 
-    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk }, fetchImpl);
+    const issuerTrust = opts.issuerTrust ?? this.#issuerTrust;
+    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust }, fetchImpl);
     const stored: StoredSdJwt = {
       id: randomUUID(),
       format: 'dc+sd-jwt',
