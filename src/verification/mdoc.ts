@@ -1,12 +1,9 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
-import { claimSetsFor, type DcqlCredentialQuery } from './dcql.js';
 import { VerificationRefusal, type RefusalReason } from './errors.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
 
-/** OpenID4VP 1.0 §B.2: the Credential Format Identifier of ISO mdocs. */
-export const MDOC_FORMAT = 'mso_mdoc';
 /**
  * COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (-7, what
  * HAIP 1.0 requires), ES384 (-35), ES512 (-36) and EdDSA (-8), each on the curve ISO/IEC 18013-5 pairs it with.
@@ -20,27 +17,6 @@ const MDOC_LIMIT = 1024 * 1024;
  * element it checks, so the work grows with their square. An mDL or a PID has a few dozen.
  */
 const MAX_ELEMENTS = 256;
-
-/**
- * One `mso_mdoc` Credential Query (OpenID4VP 1.0 §6.1, §B.2.3): the doctype, one Claims Query per element
- * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
- * `claim_sets` of SD-JWT VC queries (claimSetsFor), and the trust anchors by key identifier (§6.1.1.1).
- */
-export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
-  const query: DcqlCredentialQuery = {
-    id,
-    format: MDOC_FORMAT,
-    meta: { doctype_value: mdoc.doctype },
-    ...(aki.length ? { trusted_authorities: [{ type: 'aki', values: [...aki] }] } : {}),
-    claims: claims.map((c) => ({ id: c.name, path: [mdoc.namespace, c.name], intent_to_retain: false })),
-  };
-  const claimSets = claimSetsFor(
-    claims.filter((c) => c.required).map((c) => c.name),
-    claims.filter((c) => !c.required).map((c) => c.name),
-  );
-  if (claimSets) query.claim_sets = claimSets;
-  return query;
-}
 
 export interface MdocExpectations {
   doctype: string;
