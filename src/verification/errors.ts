@@ -73,8 +73,8 @@ export class VerificationRefusal extends Error {
 export const refuse = (reason: RefusalReason, description: string) => new VerificationRefusal(reason, description);
 
 /**
- * A library's reason, when it is a short sentence: some of the libraries' messages embed what they failed
- * on (a JWT, a CBOR value), which may carry claim values, and those never leave verification (D17).
+ * A library's reason, when it is a short plain sentence: some of the libraries' messages embed what they failed
+ * on (a JWT, a CBOR value, a schema dump), which may carry claim values, and those never leave verification (D17).
  */
 export function libraryReason(err: unknown): string {
   const message = err instanceof Error ? err.message : '';

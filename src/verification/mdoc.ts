@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
-import { VerificationRefusal, type RefusalReason } from './errors.js';
+import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
 
 /**
@@ -43,14 +43,6 @@ export interface VerifiedMdoc {
   holderJwk: JWK;
   /** RFC 7638 */
   holderKeyThumbprint: string;
-}
-
-const refuse = (reason: RefusalReason, description: string) => new VerificationRefusal(reason, description);
-
-/** A library error message worth appending: a short plain sentence (no values, no multi-line schema dumps). */
-function libraryReason(err: unknown): string {
-  const message = err instanceof Error ? err.message : '';
-  return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
 }
 
 /** A failed check of @owf/mdoc, thrown from its callback so that the first failure ends verification. */
