@@ -1,3 +1,4 @@
+// The verifier's options and its interface to the rest of the service (createVerifier, verifier.ts).
 import type { JWK } from 'jose';
 import type { Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
@@ -6,8 +7,6 @@ import type { Store } from '../store/types.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
 import type { RequestStatus, VerificationRecord, VerificationResult } from './requests.js';
-
-/** The verifier's options and its interface to the rest of the service (createVerifier, verifier.ts). */
 
 export interface VerifierOptions {
   /** e.g. https://vc.example.com (no trailing slash) */
