@@ -1,4 +1,4 @@
-import { DateOnly, Issuer, SignatureAlgorithm } from '@owf/mdoc';
+import { DateOnly, DeviceKey, Issuer, SignatureAlgorithm } from '@owf/mdoc';
 import type { JWK } from 'jose';
 import type { CredentialType } from '../config/schema.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
@@ -55,7 +55,8 @@ export class MdocSigner {
       algorithm: SignatureAlgorithm.ES256,
       digestAlgorithm: 'SHA-256',
       validityInfo: { signed: new Date(), validFrom: input.validFrom, validUntil: input.validUntil },
-      deviceKeyInfo: { deviceKey: coseKeyOfJwk({ kty, crv, x, y }) },
+      // the library's own JWK mapping (right for P-256, the only device key taken: issueCredential.ts)
+      deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
       certificates: signer.chain,
     });
     return Buffer.from(issuerSigned.encode()).toString('base64url');
