@@ -354,7 +354,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     trustedIssuers: config.trustedIssuers,
     ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published() },
     // our own mdocs verify under the local issuer CA, their IACA
-    clientIdentity: issuerIdentity.ca ? { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...ownMdocAnchor(readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0], config.credentialTypes)] } : clientIdentity,
+    clientIdentity: issuerIdentity.ca ? { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...ownMdocAnchor(readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0], config.credentialTypes, clientIdentity.trustAnchors)] } : clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,

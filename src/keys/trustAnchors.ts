@@ -45,11 +45,12 @@ export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat
 }
 
 /**
- * This service's own mdocs (src/issuance/mdoc.ts): the local issuer CA is their IACA, trusted for the doctypes
- * of our types with `mdoc` only. An operator's document signer chains to the operator's IACA, which
- * `verifier.trustAnchors` names.
+ * This service's own mdocs (src/issuance/mdoc.ts): the local issuer CA is their IACA, trusted for the types
+ * with `mdoc` for which `verifier.trustAnchors` names no mdoc anchor. Where the operator names IACAs for a
+ * type, those alone vouch for its mdocs (listing issuer-ca.pem among them trusts ours too); an operator's
+ * document signer chains to the operator's IACA, which `verifier.trustAnchors` names.
  */
-export function ownMdocAnchor(caDer: Uint8Array, types: readonly { name: string; mdoc?: unknown }[]): TrustAnchor[] {
-  const names = types.filter((t) => t.mdoc !== undefined).map((t) => t.name);
+export function ownMdocAnchor(caDer: Uint8Array, types: readonly { name: string; mdoc?: unknown }[], configured: readonly TrustAnchor[]): TrustAnchor[] {
+  const names = types.filter((t) => t.mdoc !== undefined && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0).map((t) => t.name);
   return names.length ? [{ certificates: [caDer], formats: ['mso_mdoc'], types: names }] : [];
 }
