@@ -102,10 +102,10 @@ export async function certifyCredentialKey(ca: IssuerCa, jwk: JWK, issuers: stri
 
 /**
  * A document signer under the local CA (ISO/IEC 18013-5 Annex B.1.4): its own P-256 key, keyUsage
- * digitalSignature and the mdlDS extended key usage (both critical), the CA's countryName, and the same
- * lifetime rule as the credential leaves. PEM certificate and PKCS#8 PEM key, as the CA is kept.
+ * digitalSignature and the mdlDS extended key usage (both critical), the CA's countryName; it lasts as the
+ * credential leaves do, or longer when an mdoc signed now lasts longer (`lastsMs`), within the CA's validity. PEM certificate and PKCS#8 PEM key, as the CA is kept.
  */
-export async function generateDocumentSigner(ca: IssuerCa, host: string, now = new Date()): Promise<IssuerCa> {
+export async function generateDocumentSigner(ca: IssuerCa, host: string, now = new Date(), lastsMs = 0): Promise<IssuerCa> {
   const caCert = new x509.X509Certificate(ca.certificate);
   const caKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'), EC, false, ['sign']);
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -115,7 +115,8 @@ export async function generateDocumentSigner(ca: IssuerCa, host: string, now = n
     subject: `C=${dnEscape(country)}, CN=${dnEscape(host)} mdoc document signer`,
     issuer: caCert.subject,
     notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(Math.min(now.getTime() + LEAF_DAYS * DAY, caCert.notAfter.getTime())),
+    // verifiers check the signer's certificate when the mdoc is presented: it lasts as long as an mdoc signed now
+    notAfter: new Date(Math.min(now.getTime() + Math.max(LEAF_DAYS * DAY, lastsMs + DAY), caCert.notAfter.getTime())),
     publicKey: keys.publicKey,
     signingKey: caKey,
     signingAlgorithm: EC,

@@ -197,7 +197,7 @@ export function localDocumentSigners(o: {
       where = `store key ${key}`;
       const before = await o.store.get<unknown>(key);
       if (!documentSignerFits(before, o.ca, until)) {
-        const candidate = await generateDocumentSigner(o.ca, o.host);
+        const candidate = await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs);
         // compare-and-set: of instances remaking it together, one signer stays
         if (before === undefined) await o.store.setPermanentIfAbsent(key, candidate);
         else await o.store.replacePermanent(key, before, candidate);
@@ -209,7 +209,7 @@ export function localDocumentSigners(o: {
       const text = await readText(file);
       const before = text === undefined ? undefined : signerOfFile(text);
       if (!documentSignerFits(before, o.ca, until)) {
-        const candidate = caFileText(await generateDocumentSigner(o.ca, o.host));
+        const candidate = caFileText(await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs));
         if (text === undefined) await writeNew(file, candidate, 0o600);
         else await writeFile(file, candidate, { mode: 0o600 });
       }
