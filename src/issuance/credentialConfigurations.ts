@@ -56,7 +56,7 @@ const MDOC_SUFFIX = `.${MDOC_FORMAT}`;
 
 export const mdocConfigurationId = (type: CredentialType) => `${type.name}${MDOC_SUFFIX}`;
 
-/** The credential type a configuration id belongs to, and in which format; undefined for no id of ours. */
+/** The credential type a configuration id names, and in which format (the id need not be one we publish: callers look the type up). */
 export function configurationOf(id: string): { typeName: string; format: typeof SD_JWT_VC_FORMAT | typeof MDOC_FORMAT } {
   return id.endsWith(MDOC_SUFFIX) ? { typeName: id.slice(0, -MDOC_SUFFIX.length), format: MDOC_FORMAT } : { typeName: id, format: SD_JWT_VC_FORMAT };
 }
