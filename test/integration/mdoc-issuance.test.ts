@@ -24,6 +24,19 @@ const card = {
   attributes: { MemberName: { type: 'string', required: true }, Since: { type: 'date', required: true } },
 } satisfies CredentialType;
 
+const pass = {
+  name: 'Pass',
+  validity: 'P7D',
+  mdoc: { doctype: 'org.example.pass.1', namespace: 'org.example.pass.1' },
+  attributes: {
+    Photo: { type: 'image', required: true },
+    Born: { type: 'date', required: true },
+    Seen: { type: 'date', required: true },
+    Visits: { type: 'number', required: true },
+    Premium: { type: 'boolean', required: true },
+  },
+} satisfies CredentialType;
+
 let running: Running;
 let ca: IssuerCa;
 
@@ -32,7 +45,7 @@ beforeAll(async () => {
   ca = await generateIssuerCa('127.0.0.1');
   const signer = await generateDocumentSigner(ca, '127.0.0.1');
   const key = await documentSignerKey({ chain: signer.certificate, key: signer.key }, { chain: 'test chain', key: 'test key' });
-  running = await startIssuer({ credentialTypes: [badge, card as CredentialType], documentSigners: { current: async () => key } });
+  running = await startIssuer({ credentialTypes: [badge, card as CredentialType, pass as CredentialType], documentSigners: { current: async () => key } });
 });
 afterAll(async () => {
   setGlobalConfig({ allowInsecureUrls: false });
@@ -70,7 +83,7 @@ describe('mso_mdoc issuance', () => {
   it('publishes an mso_mdoc configuration beside the SD-JWT VC one (OpenID4VCI 1.0 Appendix A.2.2)', async () => {
     const metadata = (await (await fetch(`${running.baseUrl}/.well-known/openid-credential-issuer/wallet`)).json()) as { credential_configurations_supported: Record<string, Record<string, unknown>> };
     const configurations = metadata.credential_configurations_supported;
-    expect(Object.keys(configurations).sort()).toEqual(['EmployeeBadge', 'EmployeeBadge.mso_mdoc', 'MembershipCard']);
+    expect(Object.keys(configurations).sort()).toEqual(['EmployeeBadge', 'EmployeeBadge.mso_mdoc', 'MembershipCard', 'Pass', 'Pass.mso_mdoc']);
     expect(configurations.EmployeeBadge).toMatchObject({ format: 'dc+sd-jwt', cryptographic_binding_methods_supported: ['jwk'] });
     expect(configurations['EmployeeBadge.mso_mdoc']).toMatchObject({
       format: 'mso_mdoc',
@@ -118,6 +131,23 @@ describe('mso_mdoc issuance', () => {
     const o = await offer(running);
     const { credential } = await receive(o.offerUri, 'EmployeeBadge');
     expect(credential.split('~').length).toBeGreaterThan(2);
+  });
+
+  it('attributes become elements of their ISO types: full-date, tdate, image bytes, number, boolean', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const o = await offer(running, {
+      credentialType: 'Pass',
+      attributes: { Photo: `data:image/png;base64,${png.toString('base64')}`, Born: '1815-12-10', Seen: '2026-01-02T03:04:05Z', Visits: 3, Premium: true },
+    });
+    const { credential, holder } = await receive(o.offerUri, 'Pass.mso_mdoc');
+    const handover = { clientId: 'x509_hash:test', nonce: 'n-9', responseUri: 'https://rp.example/response' };
+    const deviceResponse = await presentWithAuth0({ issuerSigned: credential, doctype: 'org.example.pass.1', namespace: 'org.example.pass.1', elements: ['Photo', 'Born', 'Seen', 'Visits', 'Premium'], deviceKey: holder.privateJwk, ...handover });
+    const mdoc = await new Verifier([ca.certificate]).verify(Buffer.from(deviceResponse, 'base64url'), { encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover) });
+    const elements = mdoc.documents[0].getIssuerNameSpace('org.example.pass.1');
+    expect(Buffer.from(elements.Photo as Uint8Array)).toEqual(png);
+    expect(String(elements.Born)).toBe('1815-12-10'); // @auth0/mdl's full-date
+    expect((elements.Seen as Date).toISOString()).toBe('2026-01-02T03:04:05.000Z');
+    expect(elements).toMatchObject({ Visits: 3, Premium: true });
   });
 
   it('a type without mdoc is offered as SD-JWT VC only', async () => {
