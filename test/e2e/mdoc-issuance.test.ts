@@ -17,6 +17,10 @@ import { independentWallet } from '../helpers/openid4vci.js';
 import { Browser, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
 import { issuerCaFile, REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
 import * as oidc from 'openid-client';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { run as walletCli } from '../../src/wallet/cli.js';
+import { DevWallet } from '../../src/wallet/holder.js';
 
 const DOCTYPE = 'org.iso.18013.5.1.mDL';
 const NAMESPACE = 'org.iso.18013.5.1';
@@ -142,6 +146,17 @@ describe('mso_mdoc issuance through the service', () => {
     expect(presented.status, JSON.stringify(presented.body)).toBe(200);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: 's-3', expectedNonce: 'n-3' });
     expect(tokens.claims()).toMatchObject({ family_name: 'Lovelace', given_name: 'Ada' });
+  });
+
+  it('npm run wallet -- receive --format mso_mdoc keeps the mdoc (a PIN offer)', async () => {
+    const started = await startIssuance('1357');
+    const file = join(mkdtempSync(join(tmpdir(), 'vc-wallet-cli-')), 'wallet.json');
+    const lines: string[] = [];
+    await walletCli(['receive', started.offer, '--pin', '1357', '--format', 'mso_mdoc', '--wallet', file], (line) => lines.push(line));
+    expect(lines.join('\n')).toMatch(/received into/);
+    expect((await DevWallet.open(file)).list()).toMatchObject([{ format: 'mso_mdoc', doctype: DOCTYPE, claims: { [NAMESPACE]: licence } }]);
+    await finish(started);
+    await expect(walletCli(['receive', started.offer, '--format', 'jwt_vc'], () => undefined)).rejects.toThrow(/--format takes mso_mdoc/);
   });
 
   it('the same offer still gives the SD-JWT VC to a wallet that takes that (the dev wallet, first configuration)', async () => {
