@@ -7,7 +7,7 @@ import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
 const USAGE = `usage:
-  npm run wallet -- receive <offer-uri> [--pin 1234] [--issuer-trust CA.pem] [--wallet FILE]
+  npm run wallet -- receive <offer-uri> [--pin 1234] [--format mso_mdoc] [--issuer-trust CA.pem] [--wallet FILE]
   npm run wallet -- list [--wallet FILE]
   npm run wallet -- present <openid4vp-uri> [--trust CA.pem] [--wallet FILE]
   npm run wallet -- import-mdoc <mdoc.json> [--wallet FILE]
@@ -25,6 +25,8 @@ export interface CliCommand {
   /** present: the OpenID4VP request link (`openid4vp://?client_id=...&request_uri=...`) */
   requestUri?: string;
   pin?: string;
+  /** receive: `mso_mdoc` takes the offer's ISO mdoc configuration (default: its first, an SD-JWT VC) */
+  format?: 'mso_mdoc';
   /** present: a PEM file of the CA certificates whose verifiers to answer */
   trust?: string;
   /** receive: a PEM file of the CA certificates that vouch for issuers (their x5c) */
@@ -42,7 +44,7 @@ export function parseArgs(argv: string[]): CliCommand {
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const match = /^--(pin|wallet|trust|issuer-trust)(?:=(.*))?$/.exec(arg);
+    const match = /^--(pin|wallet|trust|issuer-trust|format)(?:=(.*))?$/.exec(arg);
     if (!match) {
       if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
       positional.push(arg);
@@ -55,22 +57,30 @@ export function parseArgs(argv: string[]): CliCommand {
   const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
   if (command !== 'receive' && options['issuer-trust'] !== undefined) throw new UsageError('--issuer-trust is for receive only');
   if (command === 'list') {
-    if (positional.length || options.pin !== undefined || options.trust !== undefined) throw new UsageError('list takes only --wallet');
+    if (positional.length || options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('list takes only --wallet');
     return { command, wallet };
   }
   if (command === 'present') {
-    if (options.pin !== undefined) throw new UsageError('present takes no --pin');
+    if (options.pin !== undefined || options.format !== undefined) throw new UsageError('present takes no --pin and no --format');
     if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
     return { command, requestUri: positional[0], wallet, ...(options.trust !== undefined ? { trust: options.trust } : {}) };
   }
   if (command === 'import-mdoc') {
-    if (options.pin !== undefined || options.trust !== undefined) throw new UsageError('import-mdoc takes only --wallet');
+    if (options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('import-mdoc takes only --wallet');
     if (positional.length !== 1) throw new UsageError('import-mdoc takes exactly one JSON file');
     return { command, mdocFile: positional[0], wallet };
   }
   if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
+  if (options.format !== undefined && options.format !== 'mso_mdoc') throw new UsageError('--format takes mso_mdoc (an SD-JWT VC is the default)');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
-  return { command, offerUri: positional[0], pin: options.pin, wallet, ...(options['issuer-trust'] !== undefined ? { issuerTrust: options['issuer-trust'] } : {}) };
+  return {
+    command,
+    offerUri: positional[0],
+    pin: options.pin,
+    wallet,
+    ...(options['issuer-trust'] !== undefined ? { issuerTrust: options['issuer-trust'] } : {}),
+    ...(options.format ? { format: 'mso_mdoc' as const } : {}),
+  };
 }
 
 /** One credential as a person reads it (an mdoc's elements under their namespaces); long values (images) are shortened. */
@@ -161,7 +171,10 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   const issuerTrust = cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
-  const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) });
+  const received =
+    cmd.format === 'mso_mdoc'
+      ? await wallet.receiveMdoc(cmd.offerUri!, { pin: cmd.pin })
+      : await wallet.receive(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);
 }
 

@@ -94,6 +94,12 @@ export class DevWallet {
     return this.#keep(stored);
   }
 
+  /** As `receive`, but the offer's ISO mdoc configuration (OpenID4VCI 1.0 Appendix A.2), kept as an mdoc the wallet presents. */
+  async receiveMdoc(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredMdoc> {
+    const { receiveMdoc } = await import('./mdocReceipt.js'); // the mdoc library loads only when an mdoc is involved
+    return this.#keep(await receiveMdoc(offerUri, opts));
+  }
+
   /** Adds to the file as it is now: another process may have added to it. */
   async #keep<T extends StoredCredential>(stored: T): Promise<T> {
     const contents = await readWalletFile(this.#file);
