@@ -1,9 +1,9 @@
 import type { OpenID4VCICredentialConfiguration } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { textsOf } from '../i18n/catalogues.js';
+import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 
-export const SD_JWT_VC_FORMAT = 'dc+sd-jwt';
-export const MDOC_FORMAT = 'mso_mdoc';
+export { MDOC_FORMAT, SD_JWT_VC_FORMAT };
 
 /** Proof algorithms the credential endpoint accepts for the holder's key (OpenID4VCI 1.0 §8.2.1.1). */
 export const PROOF_SIGNING_ALGS = ['ES256', 'EdDSA'];

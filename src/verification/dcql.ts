@@ -1,6 +1,6 @@
 import type { CredentialType } from '../config/schema.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
-import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from './formats.js';
+import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 
 /**
  * Digital Credentials Query Language (OpenID4VP 1.0 §6). Only what this service asks for is typed:

@@ -1,7 +1,7 @@
 import { base64url, SignJWT, type JWK } from 'jose';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
-import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from './formats.js';
+import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 import { MDOC_DEVICE_AUTH_ALGS, MDOC_ISSUER_AUTH_ALGS } from './mdoc.js';
 import { ISSUER_ALGS, KB_ALGS } from './presentation.js';
 
