@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 
 let svc: TestService;
 let url: string;
@@ -101,17 +102,6 @@ async function send(path: string, init: RequestInit & { duplex?: 'half' } = {}):
   }
   expect(res.status, `never a 500: ${text.slice(0, 300)}`).toBeLessThan(500);
   return { status: res.status, body, headers: res.headers };
-}
-
-/** A direct JSON error (D4): status, code, description naming what is wrong, no-store. */
-function expectError(res: Answer, error: string, names: string | RegExp, status = 400): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.error_description).toBe('string');
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
-  expect(res.headers.get('cache-control')).toContain('no-store');
 }
 
 /** The service still answers normally (discovery, and a PAR that succeeds). */

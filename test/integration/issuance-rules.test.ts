@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 
@@ -185,13 +186,6 @@ const attributesOf = (claims: JWTPayload | Record<string, unknown>) =>
 /** An HS256 hint with exactly the given claims (for nbf). */
 function rawHint(secret: string, payload: Record<string, unknown>): Promise<string> {
   return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(secret));
-}
-
-function expectError(res: Res, error: string, names: string | RegExp): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body.error).toBe(error);
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
 }
 
 describe('the test PNG', () => {

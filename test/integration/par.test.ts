@@ -8,6 +8,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
 
 let svc: TestService;
@@ -99,19 +100,6 @@ async function par(vc: VersionCase, params: Params) {
   const res = await postForm(`${url}${vc.par}`, params);
   expect(res.status, `never a 500: ${JSON.stringify(res.body)}`).toBeLessThan(500);
   return res;
-}
-
-/** A direct error answer (D4): status, code, a description naming the parameter, no-store. */
-function expectError(res: { status: number; body: any; headers: Headers }, error: string, names: string | RegExp, status = 400): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.error_description).toBe('string');
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
-  expect(res.headers.get('cache-control')).toContain('no-store');
-  expect(JSON.stringify(res.body)).not.toMatch(/at .+\.(ts|js):\d+/); // never a stack trace
-  for (const secret of Object.values(SECRETS)) expect(JSON.stringify(res.body)).not.toContain(secret); // never a secret
 }
 
 function expectCreated(res: { status: number; body: any; headers: Headers }): void {
