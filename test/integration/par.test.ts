@@ -10,6 +10,7 @@ import { startTestService, SECRETS, REDIRECT, type TestService } from '../helper
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
 import { expectError } from '../helpers/assertions.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
+import { versionsAt, type VersionAt } from '../helpers/versions.js';
 
 let svc: TestService;
 let url: string;
@@ -24,32 +25,8 @@ afterAll(async () => {
 
 type Params = Record<string, string | undefined>;
 
-interface VersionCase {
-  v: 'v1' | 'v2';
-  par: string;
-  /** the discovery issuer of the version (D1): the `aud` a hint must carry */
-  issuer: () => string;
-  /** the other version's issuer, a wrong `aud` here */
-  otherIssuer: () => string;
-  /** an issuance scope in this version's format */
-  issue: (type: string) => string;
-}
-
-const V2: VersionCase = {
-  v: 'v2',
-  par: '/v2.0/oidc/par',
-  issuer: () => url,
-  otherIssuer: () => `${url}/oidc`,
-  issue: (type) => `openid issue.${type}`,
-};
-const V1: VersionCase = {
-  v: 'v1',
-  par: '/oidc/par',
-  issuer: () => `${url}/oidc`,
-  otherIssuer: () => url,
-  issue: (type) => `issue.${type}`,
-};
-const VERSIONS = [V2, V1];
+type VersionCase = VersionAt;
+const { V2, V1, VERSIONS } = versionsAt(() => url);
 
 const CLIENTS = {
   'issuer-pkce': SECRETS.pkceIssuer,
