@@ -6,8 +6,8 @@ import { launchChromium } from '../helpers/browser.js';
 import { axeViolations } from '../helpers/axe.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { demoClients, demoIdentity } from '../helpers/demoService.js';
-import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { makeHint, pkcePair } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet, pushAuthorization } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
@@ -54,12 +54,8 @@ const hint = (claims: Record<string, unknown>) => makeHint({ clientId: 'issuer-p
 /** A pushed request of the PKCE client (its redirect URI is never served: these pages never go back to it). */
 async function par(params: Record<string, string>): Promise<string> {
   const { challenge } = pkcePair();
-  const res = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    state: randomBytes(12).toString('base64url'), nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', ...params,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(res.body.request_uri)}`;
+  const { authorizeUrl } = await pushAuthorization(t.url, { state: randomBytes(12).toString('base64url'), nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', ...params });
+  return authorizeUrl;
 }
 
 /** The same request at authorise without PAR. */

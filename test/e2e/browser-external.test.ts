@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, REDIRECT, type TestService } from '../helpers/service.js';
-import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { newWallet } from '../helpers/flows.js';
+import { makeHint, pkcePair } from '../helpers/rp.js';
+import { newWallet, pushAuthorization } from '../helpers/flows.js';
 import { startWebhookReceiver, webhookSecret } from '../helpers/webhookReceiver.js';
 
 /**
@@ -33,12 +33,11 @@ afterAll(async () => {
 async function pushExternal(pin?: string): Promise<string> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: t.url, claims: { FirstName: 'Grace', LastName: 'Hopper', ...(pin ? { PinCode: pin } : {}) } });
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: CLIENT.id, client_secret: CLIENT.secret, response_type: 'code', redirect_uri: REDIRECT,
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    client_id: CLIENT.id, client_secret: CLIENT.secret,
     scope: 'openid issue.EmployeeBadge External', state: `st-${Math.random()}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
   });
-  expect(par.status).toBe(201);
-  return `${t.url}/v2.0/oidc/authorize?client_id=${CLIENT.id}&request_uri=${encodeURIComponent(par.body.request_uri)}`;
+  return authorizeUrl;
 }
 
 describe('the External Client flow in a browser', () => {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, readQrCode } from '../helpers/browser.js';
 import { startTestService, SECRETS, type TestService } from '../helpers/service.js';
-import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { newWallet } from '../helpers/flows.js';
+import { makeHint, pkcePair } from '../helpers/rp.js';
+import { newWallet, pushAuthorization } from '../helpers/flows.js';
 import { startRedirectTarget } from '../helpers/rpServer.js';
 import { testConfig } from '../helpers/service.js';
 
@@ -36,12 +36,10 @@ async function pushIssuance(pin: string | undefined) {
     audience: t.url,
     claims: { FirstName: 'Grace', LastName: 'Hopper', ...(pin ? { PinCode: pin } : {}) },
   });
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: rp.redirectUri,
-    scope: 'openid issue.EmployeeBadge', state: 'browser-state', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    redirect_uri: rp.redirectUri, scope: 'openid issue.EmployeeBadge', state: 'browser-state', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
   });
-  expect(par.status).toBe(201);
-  return `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`;
+  return authorizeUrl;
 }
 
 describe('issuance in a browser', () => {

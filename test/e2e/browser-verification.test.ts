@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, testConfig, SECRETS, type TestService } from '../helpers/service.js';
-import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { makeHint, pkcePair } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet, pushAuthorization } from '../helpers/flows.js';
 import { startRedirectTarget } from '../helpers/rpServer.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
@@ -17,9 +17,7 @@ let rp: Awaited<ReturnType<typeof startRedirectTarget>>;
 let wallet: DevWallet;
 
 async function par(params: Record<string, string>): Promise<string> {
-  const res = await postForm(`${t.url}/v2.0/oidc/par`, { client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: rp.redirectUri, nonce: 'n', ...params });
-  expect(res.status).toBe(201);
-  return `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(res.body.request_uri)}`;
+  return (await pushAuthorization(t.url, { redirect_uri: rp.redirectUri, nonce: 'n', ...params })).authorizeUrl;
 }
 
 beforeAll(async () => {

@@ -12,7 +12,7 @@ import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { getListFromStatusListJWT, StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { setGlobalConfig } from '@openid4vc/openid4vci';
-import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holderCompletesIssuance, newWallet, pushIssuance, verifyEmployeeBadge as verify } from '../helpers/flows.js';
@@ -20,15 +20,10 @@ import { REDIRECT, SECRETS, startTestService, type TestService } from '../helper
 import { Browser, offerFromPage } from '../helpers/rp.js';
 import { independentWallet } from '../helpers/openid4vci.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
+import { keyPair } from '../helpers/keys.js';
 
 const ADMIN_TOKEN = 'admin-token-for-the-tests-0123456789abcdef';
 let t: TestService;
-
-async function keyPair(kid?: string): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const extra = kid ? { kid, alg: 'ES256' } : {};
-  return { privateJwk: { ...(await exportJWK(privateKey)), ...extra }, publicJwk: { ...(await exportJWK(publicKey)), ...extra } };
-}
 
 /** An EmployeeBadge issued into a fresh wallet; the SerialNumber from the relying party's ID token. */
 async function issueBadge(base: string, firstName: string): Promise<{ wallet: DevWallet; serialNumber: string; credential: string }> {
@@ -110,8 +105,7 @@ describe('revocation of a credential the independent wallet received (@openid4vc
     const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Mary', LastName: 'Somerville' }, pin: '1234', redirectUri: REDIRECT });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
-    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-    const publicJwk = await exportJWK(publicKey);
+    const { privateKey, publicJwk, privateJwk } = await keyPair();
     const client = independentWallet([{ privateKey, publicJwk }]);
     const credentialOffer = await client.resolveCredentialOffer(offerFromPage(prompt.html!));
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
@@ -125,7 +119,7 @@ describe('revocation of a credential the independent wallet received (@openid4vc
     const serialNumber = tokens.claims()!.SerialNumber as string;
 
     const wallet = await newWallet();
-    await wallet.import(credential, await exportJWK(privateKey));
+    await wallet.import(credential, privateJwk);
     expect(await admin(t.url, `${serialNumber}/revoke`)).toMatchObject({ status: 200, body: { status: 'revoked' } });
     await new Promise((r) => setTimeout(r, 1100)); // a list the verifier may hold from an earlier test
     const refused = await verify(t.url, wallet);

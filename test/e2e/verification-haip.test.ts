@@ -7,14 +7,15 @@ import { parseOpenid4vpAuthorizationRequest, resolveOpenid4vpAuthorizationReques
 import { setGlobalConfig } from '@openid4vc/oauth2';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, createLocalJWKSet, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import { createPrivateKey, sign } from 'node:crypto';
 import { startTestService, SECRETS, REDIRECT, VERIFIER_CA_PEM, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, postForm, pkcePair } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet, requestFromPage, sameDeviceRequestFromPage } from '../helpers/flows.js';
+import { holderCompletesIssuance, newWallet, requestFromPage, sameDeviceRequestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
 import { walletCallbacks } from '../helpers/openid4vpHolder.js';
+import { encryptAnswer } from '../helpers/encryptAnswer.js';
 
 /**
  * The verifier as OpenID4VC HAIP 1.0 wallets expect it (OpenID4VP 1.0 §5.9.3, §5.10, §8.2, §8.3): signed
@@ -47,13 +48,9 @@ interface Started {
 async function startVerification(t: TestService, scope = 'openid EmployeeBadge'): Promise<Started> {
   const { verifier, challenge } = pkcePair();
   const state = `st-${Math.random().toString(36).slice(2)}`;
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT, scope, state, nonce: 'n-1',
-    code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state, nonce: 'n-1', code_challenge: challenge, code_challenge_method: 'S256' });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   expect(prompt.html, `expected the prompt at ${prompt.final}`).toBeTruthy();
   return { browser, promptUrl: prompt.final, html: prompt.html!, state, verifier };
 }
@@ -62,12 +59,7 @@ async function idTokenOf(t: TestService, s: Started, callback: string): Promise<
   const q = new URL(callback).searchParams;
   expect(q.get('error'), q.get('error_description') ?? '').toBeNull();
   expect(q.get('state')).toBe(s.state);
-  const token = await postForm(`${t.url}/v2.0/oidc/token`, {
-    grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: q.get('code')!, redirect_uri: REDIRECT, code_verifier: s.verifier,
-  });
-  expect(token.status, JSON.stringify(token.body)).toBe(200);
-  const jwks = await (await fetch(`${t.url}/v2.0/.well-known/openid-configuration/jwks`)).json();
-  return (await jwtVerify(token.body.id_token, createLocalJWKSet(jwks as never))).payload as Record<string, unknown>;
+  return redeemCode(t.url, { code: q.get('code')!, verifier: s.verifier });
 }
 
 async function expectDenied(s: Started, description: RegExp): Promise<void> {
@@ -81,11 +73,8 @@ async function expectDenied(s: Started, description: RegExp): Promise<void> {
 async function issueBadge(t: TestService, wallet: DevWallet): Promise<StoredCredential> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '1234' } });
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: 'openid issue.EmployeeBadge', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
-  });
-  await holderCompletesIssuance(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirectUri: REDIRECT, wallet, pin: '1234' });
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.EmployeeBadge', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet, pin: '1234' });
   return wallet.list().at(-1)!;
 }
 
@@ -190,8 +179,7 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
     };
     const pa = await fetchPayload(a);
     const pb = await fetchPayload(b);
-    const encrypt = async (to: Record<string, any>, kid: string, body: Record<string, unknown>) =>
-      new CompactEncrypt(new TextEncoder().encode(JSON.stringify(body))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid }).encrypt(await importJWK(to.client_metadata.jwks.keys[0], 'ECDH-ES'));
+    const encrypt = (to: Record<string, any>, kid: string, body: Record<string, unknown>) => encryptAnswer(to.client_metadata.jwks.keys[0], body, { kid });
     // encrypted to B's key, naming A's kid: does not decrypt with A's key
     const vpA = await presentSdJwt(credential, pa.client_id, pa.nonce);
     const wrongKey = await encrypt(pb, pa.client_metadata.jwks.keys[0].kid, { vp_token: { EmployeeBadge: [vpA] }, state: pa.state });

@@ -2,11 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base64url, calculateJwkThumbprint, CompactEncrypt, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
+import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, postForm, pkcePair } from '../helpers/rp.js';
-import { newWallet, requestFromPage } from '../helpers/flows.js';
+import { newWallet, requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
 import { createTestMdocIssuer, presentWithAuth0, type TestMdocIssuer } from '../helpers/mdoc.js';
+import { encryptAnswer } from '../helpers/encryptAnswer.js';
+import { keyPair } from '../helpers/keys.js';
 
 /**
  * mso_mdoc through the whole flow (OpenID4VP 1.0 §B.2, HAIP 1.0): a credential type configured with `mdoc`
@@ -24,8 +26,7 @@ beforeAll(async () => {
   iaca = await createTestMdocIssuer();
   const dir = mkdtempSync(join(tmpdir(), 'vc-iaca-'));
   writeFileSync(join(dir, 'iaca.pem'), iaca.iacaPem);
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  device = { privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
+  device = await keyPair();
   const base = testConfig(0) as { credentialTypes: Array<Record<string, unknown>>; verifier: Record<string, unknown> };
   t = await startTestService({
     credentialTypes: [
@@ -40,12 +41,9 @@ afterAll(async () => t?.stop());
 
 async function start(scope = 'openid DrivingLicence') {
   const { verifier, challenge } = pkcePair();
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT, scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   const res = await fetch(new URL(requestFromPage(prompt.html!)).searchParams.get('request_uri')!);
   const request = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<string, any>;
   return { browser, promptUrl: prompt.final, request, verifier };
@@ -56,9 +54,7 @@ async function answerWithMdoc(request: Record<string, any>, deviceResponse: (thu
   const jwk = request.client_metadata.jwks.keys[0] as JWK;
   const thumbprint = base64url.decode(await calculateJwkThumbprint(jwk));
   const vpToken = { 'DrivingLicence-mdoc': [await deviceResponse(thumbprint)] };
-  const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state })))
-    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM', kid: jwk.kid! })
-    .encrypt(await importJWK(jwk, 'ECDH-ES'));
+  const jwe = await encryptAnswer(jwk, { vp_token: vpToken, state: request.state }, { enc: 'A256GCM' });
   return postForm(request.response_uri, { response: jwe });
 }
 
@@ -83,10 +79,7 @@ describe('mdoc verification', () => {
     const done = await browser.follow(`${promptUrl}/continue`);
     const q = new URL(done.final).searchParams;
     expect(q.get('error'), q.get('error_description') ?? '').toBeNull();
-    const token = await postForm(`${t.url}/v2.0/oidc/token`, { grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: q.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier });
-    expect(token.status, JSON.stringify(token.body)).toBe(200);
-    const jwks = await (await fetch(`${t.url}/v2.0/.well-known/openid-configuration/jwks`)).json();
-    const { payload } = await jwtVerify(token.body.id_token, createLocalJWKSet(jwks as never));
+    const payload = await redeemCode(t.url, { code: q.get('code')!, verifier });
     expect(payload).toMatchObject({ family_name: 'Lovelace', given_name: 'Ada', sub: await calculateJwkThumbprint(device.publicJwk) });
     expect(payload.birth_date).toBeUndefined(); // not disclosed
   });

@@ -3,9 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
-import { Browser, makeHint, offerFromPage, resolveOfferLink } from './rp.js';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { expect } from 'vitest';
+import { Browser, makeHint, offerFromPage, postForm, resolveOfferLink } from './rp.js';
 import type { CredentialOffer } from '../../src/issuance/offerUri.js';
 import { REDIRECT, SECRETS, VERIFIER_TRUST } from './service.js';
+import { CLIENT_SECRETS } from './secrets.js';
 
 /** A dev wallet that trusts the test services' verifier CA (test/helpers/service.ts). */
 export async function newWallet(): Promise<DevWallet> {
@@ -107,4 +110,32 @@ export async function verifyEmployeeBadge(base: string, wallet: DevWallet): Prom
   });
   const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
   return { callback: new URL(callbackUrl), presented };
+}
+
+/**
+ * A Version 2 pushed authorization request (RFC 9126) of the code flow to REDIRECT, by `params.client_id`
+ * (`issuer-pkce` unless said) with its secret; `params` add fields or replace these (undefined leaves one
+ * out). The push must succeed (201): its request_uri and the authorise URL the holder's browser opens.
+ */
+export async function pushAuthorization(base: string, params: Record<string, string | undefined>): Promise<{ requestUri: string; authorizeUrl: string }> {
+  const clientId = params.client_id ?? 'issuer-pkce';
+  const pushed = await postForm(`${base}/v2.0/oidc/par`, { client_id: clientId, client_secret: CLIENT_SECRETS[clientId], response_type: 'code', redirect_uri: REDIRECT, ...params });
+  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const requestUri: string = pushed.body.request_uri;
+  return { requestUri, authorizeUrl: `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}` };
+}
+
+/**
+ * The relying party redeems an authorization code at the Version 2 token endpoint (`verifier`: the PKCE
+ * code verifier, when the request had a challenge). The token request must succeed (200), and the ID token
+ * verify with the service's keys, as issued by the service to this client: its claims.
+ */
+export async function redeemCode(base: string, o: { code: string; verifier?: string; clientId?: string }): Promise<Record<string, unknown>> {
+  const clientId = o.clientId ?? 'issuer-pkce';
+  const token = await postForm(`${base}/v2.0/oidc/token`, {
+    grant_type: 'authorization_code', client_id: clientId, client_secret: CLIENT_SECRETS[clientId], code: o.code, redirect_uri: REDIRECT, code_verifier: o.verifier,
+  });
+  expect(token.status, JSON.stringify(token.body)).toBe(200);
+  const { payload } = await jwtVerify(token.body.id_token, createRemoteJWKSet(new URL(`${base}/v2.0/.well-known/openid-configuration/jwks`)), { issuer: base, audience: clientId });
+  return payload as Record<string, unknown>;
 }

@@ -3,7 +3,8 @@ import { createOpenid4vpAuthorizationResponse, parseOpenid4vpAuthorizationReques
 import { HashAlgorithm, setGlobalConfig, type CallbackContext } from '@openid4vc/oauth2';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, compactVerify, exportJWK, importJWK, importX509, type JWK } from 'jose';
+import { compactVerify, exportJWK, importX509, type JWK } from 'jose';
+import { encryptAnswer } from './encryptAnswer.js';
 
 /**
  * An independent holder on @openid4vc/openid4vp (not the dev wallet): the library resolves the signed
@@ -42,9 +43,7 @@ export function walletCallbacks(trust: X509Certificate): Pick<CallbackContext, '
     },
     encryptJwe: async (encryptor, data) => {
       if (encryptor.method !== 'jwk') throw new Error('only jwk encryption');
-      const jwe = await new CompactEncrypt(new TextEncoder().encode(data))
-        .setProtectedHeader({ alg: encryptor.alg, enc: encryptor.enc, ...(encryptor.publicJwk.kid ? { kid: encryptor.publicJwk.kid } : {}) })
-        .encrypt(await importJWK(encryptor.publicJwk as JWK, encryptor.alg));
+      const jwe = await encryptAnswer(encryptor.publicJwk as JWK, data, { alg: encryptor.alg, enc: encryptor.enc });
       return { jwe, encryptionJwk: encryptor.publicJwk };
     },
   };

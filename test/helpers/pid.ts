@@ -1,9 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { CompactEncrypt, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { decodeJwt, SignJWT, type JWK } from 'jose';
 import type { DevWallet } from '../../src/wallet/holder.js';
 import { newWallet } from './flows.js';
+import { encryptAnswer } from './encryptAnswer.js';
+import { keyPair } from './keys.js';
 
 export const PID_VCT = 'urn:eudi:pid:1';
 
@@ -26,19 +28,16 @@ export interface PidIssuer {
 
 /** A PID issuer other than this service: its own key, credentials made with @sd-jwt/sd-jwt-vc, never our issuer's code. */
 export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIssuer> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const kid = randomUUID();
-  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
-  const privateJwk = { ...(await exportJWK(privateKey)), kid };
+  const { privateJwk, publicJwk: signing } = await keyPair(randomUUID());
+  const publicJwk = { ...signing, use: 'sig' };
   const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
   async function issue(claims: Record<string, unknown>, opts: { vct?: string; exp?: number; iss?: string }) {
-    const holder = await generateKeyPair('ES256', { extractable: true });
-    const holderPublic = await exportJWK(holder.publicKey);
+    const holder = await keyPair();
     const now = Math.floor(Date.now() / 1000);
     const credential = await sdJwt.issue(
-      { ...claims, iss: opts.iss ?? issuer, vct: opts.vct ?? PID_VCT, iat: now - 60, exp: opts.exp ?? now + 3600, cnf: { jwk: holderPublic } },
+      { ...claims, iss: opts.iss ?? issuer, vct: opts.vct ?? PID_VCT, iat: now - 60, exp: opts.exp ?? now + 3600, cnf: { jwk: holder.publicJwk } },
       { _sd: Object.keys(claims) } as never,
-      { header: { kid } },
+      { header: { kid: privateJwk.kid } },
     );
     return { credential, holder };
   }
@@ -59,7 +58,7 @@ export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIss
       // direct_post.jwt (OpenID4VP 1.0 §8.3): encrypted to the request's key, with jose
       const jwk = request.response_mode === 'direct_post.jwt' ? request.client_metadata.jwks!.keys[0] : undefined;
       const form: Record<string, string> = jwk
-        ? { response: await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state }))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid! }).encrypt(await importJWK(jwk, 'ECDH-ES')) }
+        ? { response: await encryptAnswer(jwk, { vp_token: vpToken, state: request.state }) }
         : { state: request.state, vp_token: JSON.stringify(vpToken) };
       const res = await fetch(request.response_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
       return { status: res.status, body: await res.json().catch(() => undefined) };
@@ -67,7 +66,7 @@ export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIss
     async walletWith(claims, opts = {}) {
       const { credential, holder } = await issue(claims, opts);
       const wallet = await newWallet();
-      await wallet.import(credential, await exportJWK(holder.privateKey));
+      await wallet.import(credential, holder.privateJwk);
       return wallet;
     },
   };

@@ -4,3 +4,10 @@ export const SECRETS = {
   plainIssuer: 'test-plain-secret-0123456789',
   other: 'test-other-secret-0123456789',
 };
+
+/** The secret of each test client, by client id (test/helpers/service.ts). */
+export const CLIENT_SECRETS: Record<string, string> = {
+  'issuer-pkce': SECRETS.pkceIssuer,
+  'issuer-plain': SECRETS.plainIssuer,
+  other: SECRETS.other,
+};

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, OTHER_REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
+import { versionsAt, type VersionAt } from '../helpers/versions.js';
 
 let svc: TestService;
 let url: string;
@@ -22,17 +23,8 @@ afterAll(async () => {
 
 type Params = Record<string, string | undefined>;
 
-interface VersionCase {
-  v: 'v1' | 'v2';
-  par: string;
-  authorize: string;
-  issuer: () => string;
-  issue: (type: string) => string;
-}
-
-const V2: VersionCase = { v: 'v2', par: '/v2.0/oidc/par', authorize: '/v2.0/oidc/authorize', issuer: () => url, issue: (t) => `openid issue.${t}` };
-const V1: VersionCase = { v: 'v1', par: '/oidc/par', authorize: '/oidc/authorize', issuer: () => `${url}/oidc`, issue: (t) => `issue.${t}` };
-const VERSIONS = [V2, V1];
+type VersionCase = VersionAt;
+const { V2, V1, VERSIONS } = versionsAt(() => url);
 
 const CLIENTS = { 'issuer-pkce': SECRETS.pkceIssuer, 'issuer-plain': SECRETS.plainIssuer, other: SECRETS.other } as const;
 type ClientId = keyof typeof CLIENTS;

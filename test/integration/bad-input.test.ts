@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
+import { versionsAt, type VersionAt } from '../helpers/versions.js';
 
 let svc: TestService;
 let url: string;
@@ -26,34 +28,8 @@ afterAll(async () => {
 const FORM = 'application/x-www-form-urlencoded';
 const MiB = 1024 * 1024;
 
-interface VersionCase {
-  v: 'v1' | 'v2';
-  par: string;
-  token: string;
-  authorize: string;
-  discovery: string;
-  issuer: () => string;
-  issue: (type: string) => string;
-}
-const V2: VersionCase = {
-  v: 'v2',
-  par: '/v2.0/oidc/par',
-  token: '/v2.0/oidc/token',
-  authorize: '/v2.0/oidc/authorize',
-  discovery: '/v2.0/.well-known/openid-configuration',
-  issuer: () => url,
-  issue: (t) => `openid issue.${t}`,
-};
-const V1: VersionCase = {
-  v: 'v1',
-  par: '/oidc/par',
-  token: '/oidc/token',
-  authorize: '/oidc/authorize',
-  discovery: '/oidc/.well-known/openid-configuration',
-  issuer: () => `${url}/oidc`,
-  issue: (t) => `issue.${t}`,
-};
-const VERSIONS = [V2, V1];
+type VersionCase = VersionAt;
+const { V2, VERSIONS } = versionsAt(() => url);
 
 const membership = () => ({ MemberName: 'Ada Lovelace', MemberNumber: 1815 });
 
@@ -101,17 +77,6 @@ async function send(path: string, init: RequestInit & { duplex?: 'half' } = {}):
   }
   expect(res.status, `never a 500: ${text.slice(0, 300)}`).toBeLessThan(500);
   return { status: res.status, body, headers: res.headers };
-}
-
-/** A direct JSON error (D4): status, code, description naming what is wrong, no-store. */
-function expectError(res: Answer, error: string, names: string | RegExp, status = 400): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.error_description).toBe('string');
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
-  expect(res.headers.get('cache-control')).toContain('no-store');
 }
 
 /** The service still answers normally (discovery, and a PAR that succeeds). */

@@ -13,7 +13,7 @@ import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } f
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, pkcePair, postForm } from '../helpers/rp.js';
-import { requestFromPage } from '../helpers/flows.js';
+import { requestFromPage, pushAuthorization } from '../helpers/flows.js';
 import { startWebhookReceiver, webhookSecret } from '../helpers/webhookReceiver.js';
 
 /** RFC 6749 §4.1.2.1: error_description = 1*( %x20-21 / %x23-5B / %x5D-7E ) */
@@ -51,13 +51,9 @@ interface Started {
 async function start(client: { id: string; secret: string } = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer }, scope = 'openid EmployeeBadge'): Promise<Started> {
   const state = `st-${randomBytes(8).toString('hex')}`;
   const { challenge } = pkcePair();
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: client.id, client_secret: client.secret, response_type: 'code', redirect_uri: REDIRECT, scope, state, nonce: 'n',
-    code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(t.url, { client_id: client.id, client_secret: client.secret, scope, state, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=${client.id}&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   expect(prompt.res?.status).toBe(200);
   const requestUri = new URL(requestFromPage(prompt.html!)).searchParams.get('request_uri')!;
   const payload = decodeJwt((await (await fetch(requestUri)).text()).trim());

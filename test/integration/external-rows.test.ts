@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, REDIRECT, testConfig, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
-import { newWallet } from '../helpers/flows.js';
+import { newWallet, pushAuthorization } from '../helpers/flows.js';
 import { startWebhookReceiver, webhookSecret } from '../helpers/webhookReceiver.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
@@ -59,13 +59,12 @@ async function parFields(over: Record<string, string | undefined> = {}, who = CL
 /** An External issuance whose wallet step succeeded: the webhook's ContinuationContext and the request_uri. */
 async function completedFlow(who = CLIENT): Promise<{ context: string; requestUri: string; state: string }> {
   const fields = await parFields({}, who);
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, fields);
-  expect(par.status).toBe(201);
+  const { requestUri, authorizeUrl } = await pushAuthorization(t.url, fields);
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: who.id, request_uri: par.body.request_uri })}`);
+  const prompt = await browser.follow(authorizeUrl);
   await wallet.receive(offerFromPage(prompt.html!));
   const hook = await receiver.next((h) => h.payload.data.state === fields.state && h.payload.type === 'flow.completed');
-  return { context: hook.payload.data.ContinuationContext, requestUri: par.body.request_uri, state: fields.state! };
+  return { context: hook.payload.data.ContinuationContext, requestUri, state: fields.state! };
 }
 
 const authorize = (params: Record<string, string>) => fetch(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage, postForm } from '../helpers/rp.js';
+import { VERSION_1, VERSION_2, type Version } from '../helpers/versions.js';
 
 // --- the images, built here ----------------------------------------------------------------------------
 
@@ -91,16 +92,10 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-interface VersionCase {
-  v: 'v1' | 'v2';
-  prefix: string;
-  issuer: (base: string) => string;
+interface VersionCase extends Version {
   scope: string;
 }
-const VERSIONS: VersionCase[] = [
-  { v: 'v2', prefix: '/v2.0/oidc', issuer: (base) => base, scope: 'openid issue.MembershipCard' },
-  { v: 'v1', prefix: '/oidc', issuer: (base) => `${base}/oidc`, scope: 'issue.MembershipCard' },
-];
+const VERSIONS: VersionCase[] = [VERSION_2, VERSION_1].map((version) => ({ ...version, scope: version.issue('MembershipCard') }));
 
 /**
  * A MembershipCard issuance with `photo` pushed by `issuer-plain`, then the holder's browser from the
@@ -120,7 +115,7 @@ async function authorise(service: TestService, vc: VersionCase, photo: string) {
     id_token_hint: await makeHint({
       clientId: 'issuer-plain',
       secret: SECRETS.plainIssuer,
-      audience: vc.issuer(service.url),
+      audience: vc.issuerAt(service.url),
       claims: { MemberName: 'Ada Lovelace', MemberNumber: 1815, Photo: photo },
     }),
   });
@@ -143,7 +138,7 @@ function expectRefused(result: Awaited<ReturnType<typeof authorise>>, vc: Versio
   for (const name of names) expect(description).toContain(name);
   expect(q.get('state')).toBe(state);
   expect(q.get('code')).toBeNull();
-  if (q.has('iss')) expect(q.get('iss')).toBe(vc.issuer(service.url));
+  if (q.has('iss')) expect(q.get('iss')).toBe(vc.issuerAt(service.url));
   expect(offersCreated, 'no credential offer is created').toBe(0);
 }
 

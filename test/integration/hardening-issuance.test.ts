@@ -19,6 +19,7 @@ import { createRedisStore, type RedisStore } from '../../src/store/redis.js';
 import { PinAttempts } from '../../src/issuance/pinAttempts.js';
 import { REDIS_URL } from '../helpers/stores.js';
 import type { Store } from '../../src/store/types.js';
+import { pushAuthorization } from '../helpers/flows.js';
 
 const PRE_AUTH = 'urn:ietf:params:oauth:grant-type:pre-authorized_code';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -76,10 +77,9 @@ const hintOf = (claims: Record<string, unknown>, o: { expiresIn?: number; jti?: 
 
 /** PAR and the holder's browser up to the prompt; returns the pre-authorized code of its offer. */
 async function offerWithPin(pin: string): Promise<string> {
-  const par = await postForm(`${svc.url}/v2.0/oidc/par`, parFields(await hintOf({ ...ATTRIBUTES, PinCode: pin })));
-  expect(par.status).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(svc.url, parFields(await hintOf({ ...ATTRIBUTES, PinCode: pin })));
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+  const prompt = await browser.follow(authorizeUrl);
   const offer = await resolveOfferLink(offerFromPage(prompt.html!));
   return offer.grants[PRE_AUTH]['pre-authorized_code'] as string;
 }
@@ -250,10 +250,9 @@ describe('6. deeply nested claims', () => {
   };
 
   it('a validly signed hint with a claim nested 5,000 levels deep: PAR 201, then authorise redirects invalid_scope; never a 500', async () => {
-    const par = await postForm(`${svc.url}/v2.0/oidc/par`, parFields(deepHint('FirstName', 5000)));
-    expect(par.status).toBe(201);
+    const { authorizeUrl } = await pushAuthorization(svc.url, parFields(deepHint('FirstName', 5000)));
     const browser = new Browser(REDIRECT);
-    const done = await browser.follow(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+    const done = await browser.follow(authorizeUrl);
     const location = new URL(done.final);
     expect(location.searchParams.get('error')).toBe('invalid_scope');
     expect(location.searchParams.get('error_description')).toMatch(/FirstName.*must be of type string/);

@@ -14,8 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
+import { versionsAt, type VersionAt } from '../helpers/versions.js';
 
 let svc: TestService;
 
@@ -76,36 +78,16 @@ const PHOTO = `data:image/png;base64,${tinyPng().toString('base64')}`;
 // ---------------------------------------------------------------------------------------------------
 // Flows
 
-interface VersionCase {
-  tag: string;
-  prefix: string;
-  discovery: string;
-  /** D1: the discovery issuer, the `aud` of a hint and the `iss` of ID tokens */
-  issuer: () => string;
+interface VersionCase extends VersionAt {
   scope: (type: string) => string;
   /** the client for a credential type in this version */
   client: (type: 'MembershipCard' | 'EmployeeBadge') => string;
   pkce: boolean;
 }
 
-const V2: VersionCase = {
-  tag: '(v2)',
-  prefix: '/v2.0/oidc',
-  discovery: '/v2.0/.well-known/openid-configuration',
-  issuer: () => svc.url,
-  scope: (type) => `openid issue.${type}`,
-  client: () => 'issuer-pkce',
-  pkce: true,
-};
-const V1: VersionCase = {
-  tag: '(v1)',
-  prefix: '/oidc',
-  discovery: '/oidc/.well-known/openid-configuration',
-  issuer: () => `${svc.url}/oidc`,
-  scope: (type) => `issue.${type}`,
-  client: (type) => (type === 'MembershipCard' ? 'issuer-plain' : 'other'),
-  pkce: false,
-};
+const at = versionsAt(() => svc.url);
+const V2: VersionCase = { ...at.V2, scope: at.V2.issue, client: () => 'issuer-pkce', pkce: true };
+const V1: VersionCase = { ...at.V1, scope: at.V1.issue, client: (type) => (type === 'MembershipCard' ? 'issuer-plain' : 'other'), pkce: false };
 const VERSIONS = [V2, V1];
 
 const CLIENT_SECRETS: Record<string, string> = {
@@ -185,13 +167,6 @@ const attributesOf = (claims: JWTPayload | Record<string, unknown>) =>
 /** An HS256 hint with exactly the given claims (for nbf). */
 function rawHint(secret: string, payload: Record<string, unknown>): Promise<string> {
   return new SignJWT(payload).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(secret));
-}
-
-function expectError(res: Res, error: string, names: string | RegExp): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body.error).toBe(error);
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
 }
 
 describe('the test PNG', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
-import { Browser, makeHint, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
-import { newWallet } from '../helpers/flows.js';
+import { Browser, makeHint, offerFromPage, pkcePair } from '../helpers/rp.js';
+import { newWallet, pushAuthorization } from '../helpers/flows.js';
 
 /** OpenID4VCI 1.0 §4.1.3: the prompt's link carries the offer by reference, so its QR code stays small. */
 let t: TestService;
@@ -14,11 +14,8 @@ afterAll(async () => t?.stop());
 async function promptLink(): Promise<string> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Ada', LastName: 'Lovelace' } });
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: 'openid issue.EmployeeBadge', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
-  });
-  const page = await new Browser(REDIRECT).follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`);
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.EmployeeBadge', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  const page = await new Browser(REDIRECT).follow(authorizeUrl);
   return offerFromPage(page.html!);
 }
 

@@ -3,15 +3,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base64url, calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
+import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
 import { startTestService, testConfig, SECRETS, REDIRECT, VERIFIER_CA_PEM, type TestService } from '../helpers/service.js';
-import { Browser, makeHint, postForm, pkcePair } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet, requestFromPage } from '../helpers/flows.js';
+import { Browser, makeHint, pkcePair } from '../helpers/rp.js';
+import { holderCompletesIssuance, newWallet, requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
 import { createTestMdocIssuer, presentWithAuth0, type TestMdocIssuer } from '../helpers/mdoc.js';
 import { testPidIssuer, type PidIssuer } from '../helpers/pid.js';
 import { firstClaimSet, independentHolderAnswers, presentSdJwtDisclosing, type DcqlCredentialQueryLike, type ResolvedRequest } from '../helpers/openid4vpHolder.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
+import { keyPair } from '../helpers/keys.js';
 
 /**
  * Issue 36 §1, "Optional attributes reach the relying party": a credential that lacks some optional
@@ -43,8 +44,7 @@ beforeAll(async () => {
   pidIssuer = await testPidIssuer('https://pid.test');
   const dir = mkdtempSync(join(tmpdir(), 'vc-iaca-'));
   writeFileSync(join(dir, 'iaca.pem'), iaca.iacaPem);
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  device = { privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
+  device = await keyPair();
   const base = testConfig(0) as { verifier: Record<string, unknown> };
   t = await startTestService({
     credentialTypes: [
@@ -75,24 +75,17 @@ const pick = (o: Record<string, unknown>, names: string[]) => Object.fromEntries
 async function issueClub(wallet: DevWallet, attributes: Record<string, unknown>): Promise<StoredCredential> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: attributes });
-  const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: 'openid issue.Club', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
-  });
-  expect(par.status, JSON.stringify(par.body)).toBe(201);
-  await holderCompletesIssuance(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirectUri: REDIRECT, wallet });
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.Club', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet });
   return wallet.list().at(-1)!;
 }
 
 /** The relying party starts a verification (PAR, PKCE) and the browser lands on the prompt. */
 async function startVerification(scope: string) {
   const { verifier, challenge } = pkcePair();
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT, scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   expect(prompt.html, `expected the prompt at ${prompt.final}`).toBeTruthy();
   return { browser, promptUrl: prompt.final, link: requestFromPage(prompt.html!), verifier };
 }
@@ -102,10 +95,7 @@ async function finish(s: Awaited<ReturnType<typeof startVerification>>): Promise
   const done = await s.browser.follow(`${s.promptUrl}/continue`);
   const q = new URL(done.final).searchParams;
   if (q.get('error')) return { error: q.get('error'), description: q.get('error_description') };
-  const token = await postForm(`${t.url}/v2.0/oidc/token`, { grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: q.get('code')!, redirect_uri: REDIRECT, code_verifier: s.verifier });
-  expect(token.status, JSON.stringify(token.body)).toBe(200);
-  const jwks = await (await fetch(`${t.url}/v2.0/.well-known/openid-configuration/jwks`)).json();
-  return { claims: (await jwtVerify(token.body.id_token, createLocalJWKSet(jwks as never))).payload as Record<string, unknown> };
+  return { claims: await redeemCode(t.url, { code: q.get('code')!, verifier: s.verifier }) };
 }
 
 const queryOf = (request: ResolvedRequest, id: string) => (request.dcql_query.credentials as DcqlCredentialQueryLike[]).find((q) => q.id === id)!;

@@ -8,7 +8,9 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 import { oidcRecordKey } from '../../src/store/oidcAdapter.js';
+import { versionsAt, type VersionAt } from '../helpers/versions.js';
 
 let svc: TestService;
 let url: string;
@@ -23,32 +25,8 @@ afterAll(async () => {
 
 type Params = Record<string, string | undefined>;
 
-interface VersionCase {
-  v: 'v1' | 'v2';
-  par: string;
-  /** the discovery issuer of the version (D1): the `aud` a hint must carry */
-  issuer: () => string;
-  /** the other version's issuer, a wrong `aud` here */
-  otherIssuer: () => string;
-  /** an issuance scope in this version's format */
-  issue: (type: string) => string;
-}
-
-const V2: VersionCase = {
-  v: 'v2',
-  par: '/v2.0/oidc/par',
-  issuer: () => url,
-  otherIssuer: () => `${url}/oidc`,
-  issue: (type) => `openid issue.${type}`,
-};
-const V1: VersionCase = {
-  v: 'v1',
-  par: '/oidc/par',
-  issuer: () => `${url}/oidc`,
-  otherIssuer: () => url,
-  issue: (type) => `issue.${type}`,
-};
-const VERSIONS = [V2, V1];
+type VersionCase = VersionAt;
+const { V2, V1, VERSIONS } = versionsAt(() => url);
 
 const CLIENTS = {
   'issuer-pkce': SECRETS.pkceIssuer,
@@ -99,19 +77,6 @@ async function par(vc: VersionCase, params: Params) {
   const res = await postForm(`${url}${vc.par}`, params);
   expect(res.status, `never a 500: ${JSON.stringify(res.body)}`).toBeLessThan(500);
   return res;
-}
-
-/** A direct error answer (D4): status, code, a description naming the parameter, no-store. */
-function expectError(res: { status: number; body: any; headers: Headers }, error: string, names: string | RegExp, status = 400): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body.error).toBe(error);
-  expect(typeof res.body.error_description).toBe('string');
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
-  expect(res.headers.get('cache-control')).toContain('no-store');
-  expect(JSON.stringify(res.body)).not.toMatch(/at .+\.(ts|js):\d+/); // never a stack trace
-  for (const secret of Object.values(SECRETS)) expect(JSON.stringify(res.body)).not.toContain(secret); // never a secret
 }
 
 function expectCreated(res: { status: number; body: any; headers: Headers }): void {

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, testConfig, type TestService } from '../helpers/service.js';
-import { pushIssuance } from '../helpers/flows.js';
-import { Browser, pkcePair, postForm } from '../helpers/rp.js';
+import { pushIssuance, pushAuthorization } from '../helpers/flows.js';
+import { Browser, pkcePair } from '../helpers/rp.js';
 import { testPidIssuer } from '../helpers/pid.js';
 
 let t: TestService;
@@ -60,11 +60,8 @@ describe('the issuance prompt lists what the credential will contain', () => {
 /** The prompt of a verification or identity flow the relying party started with PAR. */
 async function verificationPrompt(scope: string): Promise<string> {
   const { challenge } = pkcePair();
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT, scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
-  const prompt = await new Browser(REDIRECT).follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const prompt = await new Browser(REDIRECT).follow(authorizeUrl);
   expect(prompt.res?.status).toBe(200);
   return prompt.html!;
 }

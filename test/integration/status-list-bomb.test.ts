@@ -11,11 +11,12 @@ import { createDeflate, createGzip } from 'node:zlib';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newWallet, verifyEmployeeBadge } from '../helpers/flows.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
+import { keyPair } from '../helpers/keys.js';
 
 let listServer: Server;
 let listBase: string;
@@ -25,12 +26,6 @@ let t: TestService;
 const lists: Record<string, { headers?: Record<string, string>; body: string | Buffer }> = {};
 /** called when the list server is asked for a path */
 let onRequest: (path: string) => void = () => undefined;
-
-async function keyPair(kid?: string): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const extra = kid ? { kid, alg: 'ES256' } : {};
-  return { privateJwk: { ...(await exportJWK(privateKey)), ...extra }, publicJwk: { ...(await exportJWK(publicKey)), ...extra } };
-}
 
 /** ZLIB (or gzip) of `size` zero bytes, compressed a MiB at a time (the test never holds the inflated size). */
 async function zeroBomb(size: number, gzip = false): Promise<Buffer> {

@@ -12,16 +12,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
+import { decodeJwt, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyUsageFlags } from '@peculiar/x509';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { validateConfig } from '../../src/config/load.js';
 import { Browser, pkcePair, postForm } from '../helpers/rp.js';
-import { requestFromPage } from '../helpers/flows.js';
+import { requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
 import { createTestMdocIssuer, presentWithAuth0, type DocumentSigner, type TestMdocIssuer } from '../helpers/mdoc.js';
 import { makeCert, unknownCriticalExtension, type TestCert } from '../helpers/pki.js';
 import { issueWithX5c, presentSdJwt } from '../helpers/sdjwt.js';
+import { keyPair } from '../helpers/keys.js';
 
 const EXTERNAL_VCT = 'https://badges.example/vct/external';
 const PARTNER_VCT = 'https://partner.example/vct/pass';
@@ -49,8 +50,7 @@ beforeAll(async () => {
   iaca = await createTestMdocIssuer({ name: 'Trust IACA', pathLength: 1 });
   sdJwtRoot = await makeCert({ subject: 'CN=SD-JWT VC Root, C=NL', ca: true });
   partnerRoot = await makeCert({ subject: 'CN=Partner Root, C=NL', ca: true });
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  holder = { privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
+  holder = await keyPair();
   const dir = mkdtempSync(join(tmpdir(), 'vc-anchors-'));
   writeFileSync(join(dir, 'iaca.pem'), iaca.iacaPem);
   writeFileSync(join(dir, 'sdjwt.pem'), sdJwtRoot.pem);
@@ -86,13 +86,9 @@ interface Started {
 async function start(type: string, clientId: Started['clientId'] = 'issuer-pkce'): Promise<Started> {
   const state = `st-${randomBytes(6).toString('hex')}`;
   const pkce = clientId === 'issuer-pkce' ? pkcePair() : undefined;
-  const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: clientId, client_secret: clientId === 'issuer-pkce' ? SECRETS.pkceIssuer : SECRETS.plainIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: `openid ${type}`, state, nonce: 'n', code_challenge: pkce?.challenge, code_challenge_method: pkce ? 'S256' : undefined,
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(t.url, { client_id: clientId, scope: `openid ${type}`, state, nonce: 'n', code_challenge: pkce?.challenge, code_challenge_method: pkce ? 'S256' : undefined });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=${clientId}&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   const res = await fetch(new URL(requestFromPage(prompt.html!)).searchParams.get('request_uri')!);
   const request = decodeJwt((await res.text()).trim()) as unknown as Started['request'];
   return { clientId, state, verifier: pkce?.verifier, browser, promptUrl: prompt.final, request };
@@ -136,13 +132,7 @@ async function expectIdToken(s: Started, answer: { status: number; body: any }):
   const done = await s.browser.follow(`${s.promptUrl}/continue`);
   const q = new URL(done.final).searchParams;
   expect(q.get('error'), q.get('error_description') ?? '').toBeNull();
-  const token = await postForm(`${t.url}/v2.0/oidc/token`, {
-    grant_type: 'authorization_code', client_id: s.clientId, client_secret: s.clientId === 'issuer-pkce' ? SECRETS.pkceIssuer : SECRETS.plainIssuer,
-    code: q.get('code')!, redirect_uri: REDIRECT, code_verifier: s.verifier,
-  });
-  expect(token.status, JSON.stringify(token.body)).toBe(200);
-  const { payload } = await jwtVerify(token.body.id_token, createRemoteJWKSet(new URL(`${t.url}/v2.0/.well-known/openid-configuration/jwks`)));
-  return payload as Record<string, unknown>;
+  return redeemCode(t.url, { code: q.get('code')!, verifier: s.verifier, clientId: s.clientId });
 }
 
 describe('trust per anchor, format and type (issue 31 §2)', () => {

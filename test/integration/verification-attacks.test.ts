@@ -13,12 +13,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
-import { calculateJwkThumbprint, createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { holderCompletesIssuance, holderCompletesVerification, newWallet, requestFromPage } from '../helpers/flows.js';
+import { holderCompletesIssuance, holderCompletesVerification, newWallet, requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
+import { keyPair } from '../helpers/keys.js';
 
 const EXTERNAL_ISSUER = 'https://issuer.test';
 
@@ -37,22 +38,12 @@ const card = { MemberName: 'Ada Lovelace', MemberNumber: 1815 };
 
 const PLAIN = { ...(testConfig(0).verifier as object), responseMode: 'direct_post' };
 
-async function keyPair(kid?: string): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const extra = kid ? { kid, alg: 'ES256' } : {};
-  return { privateJwk: { ...(await exportJWK(privateKey)), ...extra }, publicJwk: { ...(await exportJWK(publicKey)), ...extra } };
-}
-
 /** Issues a credential into `into` through the issuance flow (Version 2 PAR, issuer-pkce). */
 async function issue(into: DevWallet, type: 'EmployeeBadge' | 'MembershipCard', claims: Record<string, unknown>): Promise<void> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: url, claims });
-  const par = await postForm(`${url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: `openid issue.${type}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
-  });
-  expect(par.status, JSON.stringify(par.body)).toBe(201);
-  await holderCompletesIssuance(`${url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirectUri: REDIRECT, wallet: into });
+  const { authorizeUrl } = await pushAuthorization(url, { scope: `openid issue.${type}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet: into });
 }
 
 beforeAll(async () => {
@@ -107,14 +98,9 @@ async function start(scope = 'openid EmployeeBadge', base = () => url, clientId:
   const state = `st-${randomBytes(8).toString('hex')}`;
   const nonce = `n-${randomBytes(8).toString('hex')}`;
   const pkce = clientId === 'issuer-pkce' ? pkcePair() : undefined;
-  const pushed = await postForm(`${base()}/v2.0/oidc/par`, {
-    client_id: clientId, client_secret: clientId === 'issuer-pkce' ? SECRETS.pkceIssuer : SECRETS.plainIssuer,
-    response_type: 'code', redirect_uri: REDIRECT, scope, state, nonce,
-    code_challenge: pkce?.challenge, code_challenge_method: pkce ? 'S256' : undefined,
-  });
-  expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+  const { authorizeUrl } = await pushAuthorization(base(), { client_id: clientId, scope, state, nonce, code_challenge: pkce?.challenge, code_challenge_method: pkce ? 'S256' : undefined });
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${base()}/v2.0/oidc/authorize?client_id=${clientId}&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(authorizeUrl);
   expect(prompt.res?.status, `expected the prompt page at ${prompt.final}`).toBe(200);
   const link = requestFromPage(prompt.html!);
   const request = await fetchRequestObject(link);
@@ -226,15 +212,7 @@ async function expectBrowserCode(s: Started): Promise<string> {
   return q.get('code')!;
 }
 
-async function redeem(s: { clientId: string; verifier?: string }, code: string, base = url) {
-  const res = await postForm(`${base}/v2.0/oidc/token`, {
-    grant_type: 'authorization_code', client_id: s.clientId, client_secret: s.clientId === 'issuer-pkce' ? SECRETS.pkceIssuer : SECRETS.plainIssuer,
-    code, redirect_uri: REDIRECT, code_verifier: s.verifier,
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  const { payload } = await jwtVerify(res.body.id_token, createRemoteJWKSet(new URL(`${base}/v2.0/.well-known/openid-configuration/jwks`)), { issuer: base, audience: s.clientId });
-  return payload as Record<string, unknown>;
-}
+const redeem = (s: { clientId: string; verifier?: string }, code: string, base = url) => redeemCode(base, { code, verifier: s.verifier, clientId: s.clientId });
 
 /** Signs an SD-JWT VC as an issuer other than this service would (every attribute disclosable, cnf.jwk). */
 async function issueElsewhere(input: {
@@ -619,15 +597,8 @@ describe('credentials of other issuers', () => {
     });
     await external.import(credential, holderKey);
     const s = { clientId: 'issuer-plain', state: 'external-state', nonce: `n-${randomBytes(8).toString('hex')}` };
-    const pushed = await postForm(`${url}/v2.0/oidc/par`, {
-      client_id: 'issuer-plain', client_secret: SECRETS.plainIssuer, response_type: 'code', redirect_uri: REDIRECT,
-      scope: 'openid MembershipCard', state: s.state, nonce: s.nonce,
-    });
-    expect(pushed.status).toBe(201);
-    const { callbackUrl, presented } = await holderCompletesVerification(
-      `${url}/v2.0/oidc/authorize?client_id=issuer-plain&request_uri=${encodeURIComponent(pushed.body.request_uri)}`,
-      { redirectUri: REDIRECT, wallet: external },
-    );
+    const { authorizeUrl } = await pushAuthorization(url, { client_id: 'issuer-plain', scope: 'openid MembershipCard', state: s.state, nonce: s.nonce });
+    const { callbackUrl, presented } = await holderCompletesVerification(authorizeUrl, { redirectUri: REDIRECT, wallet: external });
     expect(presented.status, JSON.stringify(presented.body)).toBe(200);
     const q = new URL(callbackUrl).searchParams;
     expect(q.get('error'), q.toString()).toBeNull();

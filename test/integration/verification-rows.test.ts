@@ -11,6 +11,7 @@ import { calculateJwkThumbprint, createRemoteJWKSet, decodeProtectedHeader, jwtV
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, OTHER_REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, pkcePair, postForm } from '../helpers/rp.js';
+import { expectError } from '../helpers/assertions.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet, requestFromPage } from '../helpers/flows.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
@@ -51,18 +52,6 @@ afterAll(async () => {
 
 const newState = () => `st-${randomBytes(8).toString('hex')}`;
 const newNonce = () => `n-${randomBytes(8).toString('hex')}`;
-
-/** A direct error answer (D4): status, JSON `error`, an `error_description` naming the parameter, no-store. */
-function expectError(res: { status: number; body: any; headers: Headers }, error: string, names: string | RegExp, status = 400): void {
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body.error, JSON.stringify(res.body)).toBe(error);
-  expect(typeof res.body.error_description).toBe('string');
-  if (typeof names === 'string') expect(res.body.error_description).toContain(names);
-  else expect(res.body.error_description).toMatch(names);
-  expect(res.headers.get('cache-control')).toContain('no-store');
-  for (const secret of Object.values(SECRETS)) expect(JSON.stringify(res.body)).not.toContain(secret);
-}
 
 function expectCreated(res: { status: number; body: any }): void {
   expect(res.status, JSON.stringify(res.body)).toBe(201);

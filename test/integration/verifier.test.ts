@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import Koa from 'koa';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType, TrustedIssuer } from '../../src/config/schema.js';
 import { createWalletIssuer, type WalletIssuer } from '../../src/issuance/walletIssuer.js';
@@ -14,6 +14,7 @@ import type { Store } from '../../src/store/types.js';
 import { createVerifier, type Verifier } from '../../src/verification/verifier.js';
 import { DevWallet, WalletError } from '../../src/wallet/holder.js';
 import { testStore } from '../helpers/stores.js';
+import { keyPair, type TestKeyPair as KeyPair } from '../helpers/keys.js';
 
 const employeeBadge = {
   name: 'EmployeeBadge',
@@ -60,16 +61,6 @@ async function listen(): Promise<Server> {
       await new Promise((resolve) => server.close(resolve));
     },
   };
-}
-
-interface KeyPair {
-  privateJwk: JWK;
-  publicJwk: JWK;
-}
-
-async function keyPair(kid: string): Promise<KeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'ES256' }, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256' } };
 }
 
 /** Another SD-JWT VC issuer: its own ES256 key, its metadata at /.well-known/jwt-vc-issuer/issuer, counting fetches. */

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setGlobalConfig } from '@openid4vc/openid4vci';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { decodeJwt, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../src/config/schema.js';
 import { AttestationKeys } from '../../src/issuance/attestationKeys.js';
@@ -19,12 +19,7 @@ import { generateVerifierCertificates, readPemCertificates } from '../../src/key
 import { attributes, employeeBadge, nonce, offer, PRE_AUTH, startIssuer, type Running } from '../helpers/walletIssuer.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { independentWallet } from '../helpers/openid4vci.js';
-
-type KeyPair = { privateKey: CryptoKey; publicJwk: JWK };
-const keyPair = async (): Promise<KeyPair> => {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateKey, publicJwk: await exportJWK(publicKey) };
-};
+import { keyPair, type TestKeyPair as KeyPair } from '../helpers/keys.js';
 
 /** a type whose proofs must carry a key attestation */
 const secureBadge = { ...employeeBadge, name: 'SecureBadge', keyAttestation: 'required' } satisfies CredentialType;

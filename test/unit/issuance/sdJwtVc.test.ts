@@ -1,19 +1,15 @@
-import { calculateJwkThumbprint, compactVerify, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { calculateJwkThumbprint, compactVerify, importJWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../../src/config/schema.js';
 import { credentialConfigurationFor, vctFor } from '../../../src/issuance/credentialConfigurations.js';
 import { publicJwk, SdJwtVcSigner } from '../../../src/issuance/sdJwtVc.js';
 import { verifySdJwtVcIndependently } from '../../helpers/sdjwt.js';
-
-async function issuerKey() {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateJwk: { ...(await exportJWK(privateKey)), kid: 'k1' }, publicJwk: { ...(await exportJWK(publicKey)), kid: 'k1' } };
-}
+import { keyPair } from '../../helpers/keys.js';
 
 describe('the SD-JWT VC a holder receives', () => {
   it('verifies on its own, every attribute selectively disclosable, bound to the holder key', async () => {
-    const { privateJwk, publicJwk: issuerPublic } = await issuerKey();
-    const holder = await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const { privateJwk, publicJwk: issuerPublic } = await keyPair('k1', { kidOnly: true });
+    const holder = (await keyPair()).privateJwk;
     const attributes = { FirstName: 'Ada', Age: 36, Member: true };
     const credential = await new SdJwtVcSigner(privateJwk).sign({
       issuer: 'https://vc.example.com/wallet',
@@ -35,8 +31,8 @@ describe('the SD-JWT VC a holder receives', () => {
   });
 
   it("salts every disclosure with 128 random bits, base64url (SD-JWT's salt entropy recommendation), never twice", async () => {
-    const { privateJwk } = await issuerKey();
-    const holder = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const { privateJwk } = await keyPair('k1', { kidOnly: true });
+    const holder = (await keyPair()).publicJwk;
     const signer = new SdJwtVcSigner(privateJwk);
     const salts: string[] = [];
     for (let i = 0; i < 200; i++) {
@@ -53,8 +49,8 @@ describe('the SD-JWT VC a holder receives', () => {
   });
 
   it('every signature verifies (ES256 in JWS form, whatever the lengths of r and s)', async () => {
-    const { privateJwk, publicJwk: issuerPublic } = await issuerKey();
-    const holder = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const { privateJwk, publicJwk: issuerPublic } = await keyPair('k1', { kidOnly: true });
+    const holder = (await keyPair()).publicJwk;
     const signer = new SdJwtVcSigner(privateJwk);
     const key = await importJWK(issuerPublic, 'ES256');
     for (let i = 0; i < 300; i++) {
@@ -66,15 +62,15 @@ describe('the SD-JWT VC a holder receives', () => {
   });
 
   it('does not verify with another issuer key', async () => {
-    const { privateJwk } = await issuerKey();
-    const { publicJwk: other } = await issuerKey();
-    const holder = await exportJWK((await generateKeyPair('ES256')).publicKey);
+    const { privateJwk } = await keyPair('k1', { kidOnly: true });
+    const { publicJwk: other } = await keyPair('k1', { kidOnly: true });
+    const holder = (await keyPair()).publicJwk;
     const credential = await new SdJwtVcSigner(privateJwk).sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: 1 }, holderJwk: holder, expiresAt: 1_900_000_000 });
     await expect(verifySdJwtVcIndependently(credential, { keys: [other] })).rejects.toThrow();
   });
 
   it('needs an ES256 private key with a kid', async () => {
-    const { privateJwk, publicJwk: pub } = await issuerKey();
+    const { privateJwk, publicJwk: pub } = await keyPair('k1', { kidOnly: true });
     expect(() => new SdJwtVcSigner({ ...privateJwk, kid: undefined })).toThrow('kid');
     expect(() => new SdJwtVcSigner(pub)).toThrow('private ES256');
   });

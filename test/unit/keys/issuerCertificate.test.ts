@@ -2,21 +2,18 @@ import { createPrivateKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { SignJWT, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { certifyCredentialKey, generateIssuerCa, generatedLeafFits, type IssuerCa } from '../../../src/keys/issuerCertificate.js';
 import { loadIssuerIdentity } from '../../../src/keys/issuerIdentity.js';
 import { toPem } from '../../../src/keys/x509.js';
 import type { KeyOrigin } from '../../../src/keys/keys.js';
 import { checkX5cIndependently } from '../../helpers/x5c.js';
+import { keyPair } from '../../helpers/keys.js';
 
 const ISS = 'https://issuer.example.com/wallet';
 const YEAR = 365 * 86_400_000;
 
-async function newKey(): Promise<JWK> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  return { ...(await exportJWK(privateKey)), kid: 'k1', alg: 'ES256' };
-}
 const keyPem = (jwk: JWK) => createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string;
 const chainPem = (x5c: string[]) => x5c.map((c) => toPem(new Uint8Array(Buffer.from(c, 'base64')))).join('');
 
@@ -34,7 +31,7 @@ async function startUp(files: { chain?: string; key?: string }, issuers = [ISS])
 
 async function operatorFiles(o: { ca?: IssuerCa; issuers?: string[]; now?: Date } = {}) {
   const ca = o.ca ?? (await generateIssuerCa('issuer.example.com'));
-  const jwk = await newKey();
+  const jwk = (await keyPair('k1')).privateJwk;
   const x5c = await certifyCredentialKey(ca, jwk, o.issuers ?? [ISS], o.now);
   return { ca, jwk, x5c, chain: chainPem(x5c), key: keyPem(jwk) };
 }
@@ -54,7 +51,7 @@ describe('the generated issuer leaf (issue 32 §1, SD-JWT VC §3.5)', () => {
     expect(generatedLeafFits(x5c, jwk, ca, ['https://other.example/wallet'], new Date())).toBe(false);
     expect(generatedLeafFits(x5c, jwk, ca, [ISS], new Date(Date.now() + 20 * YEAR))).toBe(false);
     expect(generatedLeafFits(x5c, jwk, await generateIssuerCa('issuer.example.com'), [ISS], new Date())).toBe(false);
-    expect(generatedLeafFits(x5c, await newKey(), ca, [ISS], new Date())).toBe(false);
+    expect(generatedLeafFits(x5c, (await keyPair('k1')).privateJwk, ca, [ISS], new Date())).toBe(false);
   });
 
   it('a chain from another CA fails the independent check (the check can fail)', async () => {
@@ -80,7 +77,7 @@ describe('start-up refuses an operator issuer certificate a wallet would refuse 
 
   it('refuses a key that is not the leaf\'s, naming issuer.key', async () => {
     const { chain } = await operatorFiles();
-    await expect(startUp({ chain, key: keyPem(await newKey()) })).rejects.toThrow(/^issuer\.key \(.*issuer-key\.pem\) is not the key of the first certificate/);
+    await expect(startUp({ chain, key: keyPem((await keyPair('k1')).privateJwk) })).rejects.toThrow(/^issuer\.key \(.*issuer-key\.pem\) is not the key of the first certificate/);
   });
 
   it('refuses an expired leaf, naming issuer.certificateChain', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, it, expect } from 'vitest';
 import { CompactSign, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { verifyIdTokenHint, type HintClient } from '../../../src/rules/idTokenHint.js';
 import { expectRejection } from './helpers.js';
+import { keyPair } from '../../helpers/keys.js';
 
 const NOW = 1_700_000_000;
 const AUDIENCE = 'https://vc.example.com';
@@ -38,8 +39,8 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 type Pair = { publicKey: CryptoKey; privateKey: CryptoKey; jwk: JWK };
 async function pair(alg: string): Promise<Pair> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
-  return { publicKey, privateKey, jwk: await exportJWK(publicKey) };
+  const { publicKey, privateKey, publicJwk } = await keyPair(undefined, { alg });
+  return { publicKey, privateKey, jwk: publicJwk };
 }
 
 let rsa: Pair, ec: Pair, ed: Pair, otherRsa: Pair;

@@ -1,5 +1,5 @@
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
-import { exportJWK, generateKeyPair, jwtVerify, decodeProtectedHeader } from 'jose';
+import { jwtVerify, decodeProtectedHeader } from 'jose';
 import Koa from 'koa';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -10,14 +10,10 @@ import { staticKeys } from '../../../src/keys/keyRing.js';
 import { RevocationIsFinal, StatusRegistry, UnknownCredential } from '../../../src/status/registry.js';
 import type { Store } from '../../../src/store/types.js';
 import { STORE_KINDS } from '../../helpers/stores.js';
+import { keyPair } from '../../helpers/keys.js';
 
 const ISSUER = 'https://vc.example.com/wallet';
 const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-
-async function signingKey() {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateJwk: { ...(await exportJWK(privateKey)), kid: 'k1', alg: 'ES256' }, publicKey };
-}
 
 /** What GET /wallet/status/<id> answers over HTTP. */
 async function fetchToken(service: StatusListService, listId: string) {
@@ -85,7 +81,7 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('status 
 
   it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {
     const registry = new StatusRegistry(await store(), 1 << 17, 'wallet');
-    const { privateJwk, publicKey } = await signingKey();
+    const { privateJwk, publicKey } = await keyPair('k1');
     const service = new StatusListService({ registry, credentialIssuer: ISSUER, keys: staticKeys({ keys: [privateJwk] }), ttl: 300 });
     const a = await registry.allocate('a', inAnHour());
     const b = await registry.allocate('b', inAnHour());

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { base64url, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { base64url, importJWK, SignJWT, type JWK } from 'jose';
+import { keyPair as testKeyPair } from '../../helpers/keys.js';
 
 /**
  * Credentials and presentations built with jose alone, so that every part of a presentation (disclosures,
@@ -11,15 +12,9 @@ export interface KeyPair {
   publicJwk: JWK;
 }
 
-export async function keyPair(alg: 'ES256' | 'EdDSA' = 'ES256', kid?: string): Promise<KeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
-  const privateJwk = await exportJWK(privateKey);
-  const publicJwk = await exportJWK(publicKey);
-  if (kid) {
-    privateJwk.kid = kid;
-    publicJwk.kid = kid;
-  }
-  return { privateJwk, publicJwk };
+/** The shared test key pair (test/helpers/keys.ts), algorithm first; a `kid` is written without `alg`. */
+export function keyPair(alg: 'ES256' | 'EdDSA' = 'ES256', kid?: string): Promise<KeyPair> {
+  return testKeyPair(kid, { alg, kidOnly: true });
 }
 
 export function disclosure(name: string, value: unknown): string {

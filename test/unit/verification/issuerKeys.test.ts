@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerKeys, IssuerKeysUnavailable, jwtVcIssuerMetadataUrl } from '../../../src/verification/issuerKeys.js';
+import { keyPair } from '../../helpers/keys.js';
 
 interface Signer {
   privateKey: CryptoKey;
@@ -10,8 +11,8 @@ interface Signer {
 }
 
 async function signer(kid?: string): Promise<Signer> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  return { privateKey, jwk: { ...(await exportJWK(publicKey)), ...(kid ? { kid } : {}) } };
+  const { privateKey, publicJwk } = await keyPair(kid, { kidOnly: true });
+  return { privateKey, jwk: publicJwk };
 }
 
 const sign = (s: Signer, kid = s.jwk.kid) => new SignJWT({ iss: 'x' }).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).sign(s.privateKey);

@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import {
   DeviceAuth,
   DeviceAuthentication,
@@ -25,6 +25,7 @@ import { createTestMdocIssuer, oid4vpSessionTranscriptBytes, presentWithAuth0, t
 
 // @auth0/mdl's full-date class (tag 1004), so that the test issuer encodes birth_date as ISO 18013-5 does
 import { DateOnly } from '@auth0/mdl/lib/cbor/index.js';
+import { keyPair } from '../../helpers/keys.js';
 
 const DOCTYPE = 'org.iso.18013.5.1.mDL';
 const NAMESPACE = 'org.iso.18013.5.1';
@@ -45,15 +46,10 @@ let stranger: TestMdocIssuer;
 let holder: { privateJwk: JWK; publicJwk: JWK };
 let issuerSigned: string;
 
-async function holderKey(alg = 'ES256') {
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
-  return { privateJwk: await exportJWK(privateKey), publicJwk: await exportJWK(publicKey) };
-}
-
 beforeAll(async () => {
   issuer = await createTestMdocIssuer({ name: 'Example IACA' });
   stranger = await createTestMdocIssuer({ name: 'Unknown IACA' });
-  holder = await holderKey();
+  holder = await keyPair();
   ({ issuerSigned } = await issuer.issue({ doctype: DOCTYPE, namespace: NAMESPACE, claims: CLAIMS, deviceKey: holder.publicJwk }));
 });
 
@@ -125,7 +121,7 @@ describe('verifying an mdoc presentation (OpenID4VP 1.0 ยงB.2, ISO/IEC 18013-5 ย
   });
 
   it.each(['ES384', 'ES512', 'EdDSA'])('accepts device keys for %s (the algorithms announced in vp_formats_supported.mso_mdoc)', async (alg) => {
-    const device = await holderKey(alg);
+    const device = await keyPair(undefined, { alg });
     const issued = await issuer.issue({ doctype: DOCTYPE, namespace: NAMESPACE, claims: { given_name: 'Ada' }, deviceKey: device.publicJwk });
     const presentation = await presentMdoc({ issuerSigned: issued.issuerSigned, doctype: DOCTYPE, deviceKey: device.privateJwk }, { namespace: NAMESPACE, elements: ['given_name'] }, HANDOVER);
     const verified = await verifyMdocPresentation(presentation, expectations());
@@ -196,7 +192,7 @@ describe('verifying an mdoc presentation (OpenID4VP 1.0 ยงB.2, ISO/IEC 18013-5 ย
     });
 
     it('a device signature by another key than the MSO device key', async () => {
-      const other = await holderKey();
+      const other = await keyPair();
       const err = await refusal(auth0(['given_name'], { deviceKey: other.privateJwk }));
       expect(err.reason).toBe('mdoc_device_signature_invalid');
     });
