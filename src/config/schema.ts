@@ -283,17 +283,10 @@ export const configSchema = z
             reloadInterval: z.number().positive().max(3600).default(10),
           })
           .strict()
-          .default({ activateAfter: 'PT1H', reloadInterval: 10 }),
+          .prefault({}),
       })
       .strict()
-      .default({
-        idToken: './keys/id-token.jwks.json',
-        credential: './keys/credential.jwks.json',
-        cookies: './keys/cookies.json',
-        pairwise: './keys/pairwise.json',
-        generate: true,
-        rotation: { activateAfter: 'PT1H', reloadInterval: 10 },
-      }),
+      .prefault({}),
     lifetimes: z
       .object({
         par: z.number().int().positive().default(60),
@@ -304,7 +297,7 @@ export const configSchema = z
         continuation: z.number().int().positive().default(300),
       })
       .strict()
-      .default({ par: 60, code: 60, token: 60, offer: 300, interaction: 600, continuation: 300 }),
+      .prefault({}),
     hint: z
       .object({
         clockTolerance: z.number().int().min(0).default(30),
@@ -313,7 +306,7 @@ export const configSchema = z
         maxLifetime: z.number().int().positive().default(3600),
       })
       .strict()
-      .default({ clockTolerance: 30, maxLength: 1024 * 1024, maxLifetime: 3600 }),
+      .prefault({}),
     /** the longest `state` and `nonce` accepted: both are kept with the request and sent back */
     maxParameterLength: z.number().int().min(64).max(65536).default(512),
     pinAttempts: z.number().int().min(1).max(10).default(3),
@@ -342,7 +335,7 @@ export const configSchema = z
         trustAnchors: z.union([z.string().min(1), z.array(trustAnchorSchema)]).optional(),
       })
       .strict()
-      .default({ clientIdPrefix: 'x509_hash', certificateChain: './keys/verifier-chain.pem', key: './keys/verifier-key.pem', responseMode: 'direct_post.jwt' }),
+      .prefault({}),
     /**
      * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1): its chain goes into the `x5c` header
      * of every SD-JWT VC and Status List Token. Both files: that key signs (instead of keys.credential, whose keys
@@ -364,7 +357,7 @@ export const configSchema = z
         documentSigner: z.object({ certificateChain: z.string().min(1), key: z.string().min(1) }).strict().optional(),
       })
       .strict()
-      .default({ certificateChain: './keys/issuer-chain.pem', key: './keys/issuer-key.pem', previousCertificates: [] }),
+      .prefault({}),
     /** D18: the Token Status Lists of issued credentials, and the status checks of presented ones */
     statusList: z
       .object({
@@ -383,7 +376,7 @@ export const configSchema = z
       .strict()
       // this service's verifier reads its own lists too
       .refine((s) => s.size <= s.maxEntries, { message: 'size must not exceed maxEntries', path: ['size'] })
-      .default({ ttl: 300, size: 1 << 17, onUnavailable: 'refuse', maxEntries: 1 << 24 }),
+      .prefault({}),
     /** the operator API (`/admin/...`): off unless a token is set */
     admin: z
       .object({ token: z.string().min(32, 'must be at least 32 characters').optional() })
@@ -404,7 +397,7 @@ export const configSchema = z
           .default([]),
       })
       .strict()
-      .default({ required: false, trustedProviders: [] }),
+      .prefault({}),
     /** D13: delivering External Client flow events */
     webhooks: z
       .object({
@@ -416,7 +409,7 @@ export const configSchema = z
         retryWindow: isoDuration.default('P1D'),
       })
       .strict()
-      .default({ timeout: 10, firstRetry: 5, retryWindow: 'P1D' }),
+      .prefault({}),
     /** Prometheus metrics on a listener of their own (off unless a port is set) */
     metrics: z
       .object({
@@ -427,7 +420,7 @@ export const configSchema = z
         perClient: z.boolean().default(false),
       })
       .strict()
-      .default({ host: '127.0.0.1', perClient: false }),
+      .prefault({}),
     /**
      * Per client and per source address, on the configured store (rate-limiter-flexible's points per
      * duration in seconds). The defaults are flood guards sized above what one instance serves; lower
@@ -442,7 +435,7 @@ export const configSchema = z
         vpResponse: rateLimitSchema.default(DEFAULT_RATE_LIMITS.vpResponse),
       })
       .strict()
-      .default(DEFAULT_RATE_LIMITS),
+      .prefault({}),
     /** the holder pages' languages and the operator's brand */
     ui: z
       .object({
@@ -472,7 +465,7 @@ export const configSchema = z
           }
         }
       })
-      .default({ defaultLocale: 'en' }),
+      .prefault({}),
     /** serves /demo: a relying party for trying the flows in a browser (never in production) */
     demo: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
