@@ -340,6 +340,11 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       return stepFailed(offer.stepId, message, offer.external);
     },
     onPinFailure: () => metrics.pinFailure(),
+    // OpenID4VCI 1.0 §11: what the wallet did with the credential, audited and told to an External flow's client
+    onNotification: async (notice) => {
+      if (notice.external) await external.credentialNotified(notice.stepId, notice.event, notice.description);
+      flowEnds.credentialNotified(notice);
+    },
     rateLimits,
   });
 

@@ -4,7 +4,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
-import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
+import { createProof, requestCredential, requestNonce, requestToken, sendNotification } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
 import { presentationFor, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
@@ -69,7 +69,7 @@ export class DevWallet {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const holderPublicJwk = await exportJWK(publicKey);
     const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk, audience: offer.credentialIssuer, nonce });
-    const credential = await requestCredential(
+    const { credential, notificationId } = await requestCredential(
       issuerMetadata.credential_endpoint,
       { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
       fetchImpl,
@@ -86,7 +86,13 @@ export class DevWallet {
       holderKey: await exportJWK(privateKey),
       claims: verified.claims,
     };
-    return this.#keep(stored);
+    const kept = await this.#keep(stored);
+    // OpenID4VCI 1.0 §11: the issuer is told the credential is stored; the credential is the wallet's either way
+    const notificationEndpoint = issuerMetadata.notification_endpoint;
+    if (notificationId && typeof notificationEndpoint === 'string') {
+      await sendNotification(notificationEndpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event: 'credential_accepted' }, fetchImpl).catch(() => undefined);
+    }
+    return kept;
   }
 
   /** Adds to the file as it is now: another process may have added to it. */
