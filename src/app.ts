@@ -27,6 +27,8 @@ import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { loadClientIdentity, type ClientIdentityOrigin } from './verification/clientIdentity.js';
+import type { OwnIssuer } from './verification/issuerKeys.js';
+import { readPemCertificates } from './keys/x509.js';
 import { PairwiseSubjects } from './identity/subject.js';
 import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
@@ -348,12 +350,14 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     rateLimits,
   });
 
+  // our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts)
+  const ownIssuer: OwnIssuer = { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published(), ...(issuerIdentity.ca ? { issuerCa: readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0] } : {}) };
   const verifier = createVerifier({
     baseUrl: config.baseUrl,
     store,
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
-    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published() },
+    ownIssuer,
     clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
