@@ -75,7 +75,16 @@ export class DevWallet {
       fetchImpl,
     );
 
-    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk }, fetchImpl);
+    // OpenID4VCI 1.0 §11: the issuer is told what became of the credential (best effort: it is optional)
+    const notify = async (event: 'credential_accepted' | 'credential_failure') => {
+      const endpoint = issuerMetadata.notification_endpoint;
+      if (!notificationId || typeof endpoint !== 'string') return;
+      await sendNotification(endpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event }, fetchImpl).catch(() => undefined);
+    };
+    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk }, fetchImpl).catch(async (err: unknown) => {
+      await notify('credential_failure'); // a credential that does not verify is not kept
+      throw err;
+    });
     const stored: StoredSdJwt = {
       id: randomUUID(),
       format: 'dc+sd-jwt',
@@ -86,12 +95,11 @@ export class DevWallet {
       holderKey: await exportJWK(privateKey),
       claims: verified.claims,
     };
-    const kept = await this.#keep(stored);
-    // OpenID4VCI 1.0 §11: the issuer is told the credential is stored; the credential is the wallet's either way
-    const notificationEndpoint = issuerMetadata.notification_endpoint;
-    if (notificationId && typeof notificationEndpoint === 'string') {
-      await sendNotification(notificationEndpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event: 'credential_accepted' }, fetchImpl).catch(() => undefined);
-    }
+    const kept = await this.#keep(stored).catch(async (err: unknown) => {
+      await notify('credential_failure'); // not stored
+      throw err;
+    });
+    await notify('credential_accepted');
     return kept;
   }
 
