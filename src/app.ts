@@ -7,7 +7,9 @@ import type { Config, ClientConfig, CredentialType } from './config/schema.js';
 import { ConfigError, type LoadedConfig } from './config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from './keys/keys.js';
 import { KeyRing, keepPeriods, type SigningKeys } from './keys/keyRing.js';
-import { certifyCredentialKeys, certifySet, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
+import { certifyCredentialKeys, certifySet, documentSignersOf, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from './keys/issuerIdentity.js';
+import { ownMdocAnchor } from './keys/trustAnchors.js';
+import { readPemCertificates } from './keys/x509.js';
 import type { Store } from './store/types.js';
 import { createStore } from './store/create.js';
 import { RedisStore, StoreUnavailableError } from './store/redis.js';
@@ -28,7 +30,6 @@ import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { loadClientIdentity, type ClientIdentityOrigin } from './verification/clientIdentity.js';
 import type { OwnIssuer } from './verification/issuerKeys.js';
-import { readPemCertificates } from './keys/x509.js';
 import { PairwiseSubjects } from './identity/subject.js';
 import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
@@ -262,7 +263,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
   const credentialOrigin = origins.find((o) => o.set === 'credential')!;
   const shared = store.kind === 'redis' ? store : undefined;
   const issuerIdentity = await (async () => {
-    const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until });
+    const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until, mdoc: config.credentialTypes.some((t) => t.mdoc) });
     // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
     if (identity.ca) {
       const certified = await certifyCredentialKeys(credentialOrigin, { store: shared, ca: identity.ca, issuers, until });
@@ -348,6 +349,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       flowEnds.credentialNotified(notice);
     },
     rateLimits,
+    // ISO mdocs beside SD-JWT VCs, signed by a document signer under the issuer CA
+    documentSigners: documentSignersOf(issuerIdentity, { cfg: config.issuer, baseDir: loaded.baseDir, credential: credentialOrigin, issuers, store: shared, activeKid: () => credentialKeys.signing().kid, validForMs: keep.credential }),
   });
 
   // our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts)
@@ -358,7 +361,8 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
     ownIssuer,
-    clientIdentity,
+    // our own mdocs verify under the local issuer CA, their IACA
+    clientIdentity: issuerIdentity.ca ? { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...ownMdocAnchor(readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0], config.credentialTypes, clientIdentity.trustAnchors)] } : clientIdentity,
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,

@@ -73,7 +73,10 @@ export const credentialTypeSchema = z
     displayName: localizedText().optional(),
     validity: isoDuration.default('P365D'),
     pinCodeLength: z.number().int().min(1).max(12).optional(),
-    /** verification: also ask for this type as an ISO mdoc (OpenID4VP 1.0 §B.2), its attributes being elements of `namespace` */
+    /**
+     * also as an ISO mdoc, its attributes being elements of `namespace`: verification asks for it (OpenID4VP 1.0
+     * §B.2) and issuance offers it as a second configuration, `<name>.mso_mdoc` (OpenID4VCI 1.0 Appendix A.2)
+     */
     mdoc: z.object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) }).strict().optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
@@ -353,6 +356,12 @@ export const configSchema = z
         key: z.string().default('./keys/issuer-key.pem'),
         /** PEM leaf certificates of earlier issuer keys: published until removed, so that what they signed keeps verifying */
         previousCertificates: z.array(z.string()).default([]),
+        /**
+         * ISO mdoc issuance: the document signer (PEM chain, signer first, without the IACA; and its P-256 key).
+         * Left out: the local issuer CA makes one per credential key, and with an operator's certificate credential
+         * types are issued as SD-JWT VCs only.
+         */
+        documentSigner: z.object({ certificateChain: z.string().min(1), key: z.string().min(1) }).strict().optional(),
       })
       .strict()
       .default({ certificateChain: './keys/issuer-chain.pem', key: './keys/issuer-key.pem', previousCertificates: [] }),

@@ -1,50 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import compose from 'koa-compose';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import type { JWK } from 'jose';
 import type { SigningKeys } from '../keys/keyRing.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
-import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createWalletIssuer } from '../issuance/walletIssuer.js';
-import { credentialExpiry } from '../issuance/validity.js';
-import { readForm } from '../http/form.js';
-import { ProtocolError } from '../rules/errors.js';
-import { isPastCalendarDate } from '../rules/template.js';
-import { html } from '../interaction/views/html.js';
-import { qrSvg } from '../interaction/views/qrSvg.js';
-import { page } from './routes.js';
+import { DEMO_PID_PATH, DEMO_PID_TYPE } from './pidType.js';
+import { pidForm, pidOffer } from './pages/pid.js';
 
-/**
- * A demo PID issuer (config `demo: true` only, never in production), so that a newcomer can try the
- * VerifiedIdentity flow with the dev wallet: a real OpenID4VCI issuer (the service's own wallet-facing
- * issuer code, `createWalletIssuer`) at `{base_url}/demo-pid`, issuing one SD-JWT VC of vct
- * `urn:eudi:pid:1` with the claims of the EU PID the demo's identity block asks for. It signs with the
- * service's credential keys (every instance has them) and publishes them as SD-JWT VC issuer metadata at
- * `/.well-known/jwt-vc-issuer/demo-pid`, where the verifier finds them for a trusted issuer without keys.
- *
- * `/demo/pid` is its page: a form of the PID's claims, and the offer link, QR code and dev wallet command.
- */
-export const DEMO_PID_PATH = 'demo-pid';
-export const DEMO_PID_VCT = 'urn:eudi:pid:1';
-
-/**
- * The one credential type. `type` matters to id_token_hint templates only (this issuer takes no hint);
- * `nationalities` is an array of ISO 3166-1 alpha-2 codes, as in the EU PID, disclosed as one claim.
- */
-export const DEMO_PID_TYPE: CredentialType = {
-  name: 'PID',
-  vct: DEMO_PID_VCT,
-  displayName: 'Demo PID',
-  validity: 'P30D',
-  attributes: {
-    given_name: { type: 'string', required: true, label: 'Given name' },
-    family_name: { type: 'string', required: true, label: 'Family name' },
-    birthdate: { type: 'date', required: true, label: 'Birth date' },
-    nationalities: { type: 'string', required: false, label: 'Nationalities' },
-    personal_administrative_number: { type: 'string', required: false, label: 'Personal administrative number' },
-  },
-};
+export { DEMO_PID_PATH, DEMO_PID_TYPE, DEMO_PID_VCT } from './pidType.js';
 
 export interface DemoPidOptions {
   baseUrl: string;
@@ -66,13 +30,16 @@ export interface DemoPidIssuer {
   middleware: Middleware;
 }
 
-/** The form's prefilled values. The number is fixed so that each new demo PID is the same person (the same pairwise `sub`). */
-const SAMPLE = { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: 'GB', personal_administrative_number: '4718 2093 5561' };
-type Fields = typeof SAMPLE;
-
-const FORM_LIMIT = 16 * 1024;
-const COUNTRY = /^[A-Z]{2}$/;
-
+/**
+ * A demo PID issuer (config `demo: true` only, never in production), so that a newcomer can try the
+ * VerifiedIdentity flow with the dev wallet: a real OpenID4VCI issuer (the service's own wallet-facing
+ * issuer code, `createWalletIssuer`) at `{base_url}/demo-pid`, issuing one SD-JWT VC of vct
+ * `urn:eudi:pid:1` with the claims of the EU PID the demo's identity block asks for. It signs with the
+ * service's credential keys (every instance has them) and publishes them as SD-JWT VC issuer metadata at
+ * `/.well-known/jwt-vc-issuer/demo-pid`, where the verifier finds them for a trusted issuer without keys.
+ *
+ * `/demo/pid` is its page: a form of the PID's claims, and the offer link, QR code and dev wallet command.
+ */
 export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
   const walletIssuer = createWalletIssuer({
     baseUrl: o.baseUrl,
@@ -87,95 +54,14 @@ export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
     statusList: o.statusList,
     // no holder's prompt waits for these offers: nothing to finish when one is issued or fails
   });
-  const action = `${o.baseUrl}/demo/pid`;
-  const demo = `${o.baseUrl}/demo`;
-
-  function form(ctx: Context, values: Fields, error?: string): void {
-    const field = (name: keyof Fields, label: string, extra = html``) =>
-      html`<label>${label}<input name="${name}" value="${values[name]}" required${extra}></label>`;
-    page(ctx, 'Demo PID issuer', html`<section class="card demo"><h1>Get a demo PID</h1>
-<p class="hint">A person-identification credential (SD-JWT VC, vct <code>${DEMO_PID_VCT}</code>) from this demo's own issuer <code>${walletIssuer.credentialIssuer}</code>, for trying <strong>VerifiedIdentity</strong> with the dev wallet. Demo only: anyone can get one with any name.</p>
-${error && html`<p class="status" role="alert">${error}</p>`}
-<form method="post" action="${action}">
-${field('given_name', 'Given name', html` maxlength="100"`)}
-${field('family_name', 'Family name', html` maxlength="100"`)}
-${field('birthdate', 'Birth date', html` type="date"`)}
-${field('nationalities', 'Nationalities (ISO 3166-1 alpha-2 codes, comma-separated)', html` maxlength="60"`)}
-${field('personal_administrative_number', 'Personal administrative number', html` maxlength="64"`)}
-<button type="submit">Create the offer</button></form>
-<p><a href="${demo}">Back to the demo</a></p></section>`);
-  }
-
-  async function offer(ctx: Context): Promise<void> {
-    let values: Record<string, string>;
-    try {
-      values = await readForm(ctx, FORM_LIMIT);
-    } catch (err) {
-      if (!(err instanceof ProtocolError)) throw err;
-      ctx.status = err.status;
-      return form(ctx, SAMPLE, `The form could not be read: ${err.message}`);
-    }
-    const fields: Fields = {
-      given_name: (values.given_name ?? '').trim(),
-      family_name: (values.family_name ?? '').trim(),
-      birthdate: (values.birthdate ?? '').trim(),
-      nationalities: (values.nationalities ?? '').trim(),
-      personal_administrative_number: (values.personal_administrative_number ?? '').trim(),
-    };
-    const checked = check(fields);
-    if (typeof checked === 'string') {
-      ctx.status = 400;
-      return form(ctx, fields, checked);
-    }
-    const type = DEMO_PID_TYPE;
-    const created = await walletIssuer.createOffer({
-      stepId: `demo-pid.${randomUUID()}`,
-      credentialType: type.name,
-      attributes: checked,
-      serialNumber: randomUUID(),
-      credentialExpiresAt: credentialExpiry(type.validity, new Date()),
-    });
-    const link = created.offerUri;
-    // an <img> of the SVG: the demo's CSP allows data: images, and its width needs no style attribute
-    const qr = `data:image/svg+xml;base64,${Buffer.from(qrSvg(link)).toString('base64')}`;
-    const command = `npm run wallet -- receive '${link}'`;
-    page(ctx, 'Your demo PID offer', html`<section class="card demo"><h1>Your demo PID offer</h1>
-<p>For ${checked.given_name} ${checked.family_name}, born ${checked.birthdate}. Receive it with your wallet app (scan, or open the link on this device), or with the dev wallet:</p>
-<pre>${command}</pre>
-<p><img src="${qr}" width="220" height="220" alt="QR code of the credential offer"></p>
-<p><a href="${link}">Open in wallet</a></p>
-<p class="hint">The offer can be redeemed once, until ${new Date(created.expiresAt * 1000).toISOString()}. Then choose <strong>VerifiedIdentity</strong> under “Verify identity” on the demo page, and present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>
-<p><a href="${demo}">Back to the demo</a> · <a href="${action}">Another PID</a></p></section>`);
-  }
+  const pageDeps = { baseUrl: o.baseUrl, walletIssuer };
 
   const pages: Middleware = async (ctx, next) => {
     if (ctx.path !== '/demo/pid') return next();
-    if (ctx.method === 'GET') return form(ctx, SAMPLE);
-    if (ctx.method === 'POST') return offer(ctx);
+    if (ctx.method === 'GET') return pidForm(ctx, pageDeps);
+    if (ctx.method === 'POST') return pidOffer(ctx, pageDeps);
     return next();
   };
 
   return { credentialIssuer: walletIssuer.credentialIssuer, middleware: compose([pages, walletIssuer.middleware]) };
-}
-
-/** The PID's claims from the form, or what is wrong with it (said to the person filling it in). */
-function check(f: Fields): Record<string, unknown> | string {
-  if (!f.given_name || f.given_name.length > 100) return 'Enter a given name (at most 100 characters).';
-  if (!f.family_name || f.family_name.length > 100) return 'Enter a family name (at most 100 characters).';
-  if (!isPastCalendarDate(f.birthdate)) return 'Enter the birth date as YYYY-MM-DD, a day in the past.';
-  const nationalities = [...new Set(f.nationalities.split(/[\s,]+/).filter(Boolean).map((c) => c.toUpperCase()))];
-  if (nationalities.length === 0 || nationalities.length > 10 || !nationalities.every((c) => COUNTRY.test(c))) {
-    return 'Enter one to ten nationalities as two-letter country codes (ISO 3166-1 alpha-2), such as GB or DE, FR.';
-  }
-  // printable characters only: it becomes the person's identifier at the relying party (through a pairwise sub)
-  if (!f.personal_administrative_number || f.personal_administrative_number.length > 64 || /[\p{Cc}]/u.test(f.personal_administrative_number)) {
-    return 'Enter a personal administrative number (at most 64 characters).';
-  }
-  return {
-    given_name: f.given_name,
-    family_name: f.family_name,
-    birthdate: f.birthdate,
-    nationalities,
-    personal_administrative_number: f.personal_administrative_number,
-  };
 }

@@ -1,7 +1,9 @@
+import type { OpenID4VCICredentialConfiguration } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { textsOf } from '../i18n/catalogues.js';
 
 export const SD_JWT_VC_FORMAT = 'dc+sd-jwt';
+export const MDOC_FORMAT = 'mso_mdoc';
 
 /** Proof algorithms the credential endpoint accepts for the holder's key (OpenID4VCI 1.0 §8.2.1.1). */
 export const PROOF_SIGNING_ALGS = ['ES256', 'EdDSA'];
@@ -45,6 +47,76 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
   };
 }
 
-export function credentialConfigurationsFor(types: CredentialType[], baseUrl: string) {
-  return Object.fromEntries(types.map((type) => [type.name, credentialConfigurationFor(type, baseUrl)]));
+/**
+ * The suffix of a type's mdoc configuration id: `<name>.mso_mdoc`. A type's name has no dot (letters,
+ * digits, `_`, `-`), so the id can name no other type's SD-JWT configuration, and the SD-JWT VC
+ * configuration keeps the type's name as its id.
+ */
+const MDOC_SUFFIX = `.${MDOC_FORMAT}`;
+
+export const mdocConfigurationId = (type: CredentialType) => `${type.name}${MDOC_SUFFIX}`;
+
+/** The credential type a configuration id names, and in which format (the id need not be one we publish: callers look the type up). */
+export function configurationOf(id: string): { typeName: string; format: typeof SD_JWT_VC_FORMAT | typeof MDOC_FORMAT } {
+  return id.endsWith(MDOC_SUFFIX) ? { typeName: id.slice(0, -MDOC_SUFFIX.length), format: MDOC_FORMAT } : { typeName: id, format: SD_JWT_VC_FORMAT };
+}
+
+/** The COSE algorithm of our MSOs (ES256, RFC 9053 §2.1) on its P-256 document signer, and its fully specified name (ESP256). */
+export const MDOC_SIGNING_ALGS = [-7, -9];
+/** Device keys we bind mdocs to: P-256, from an ES256 proof (HAIP 1.0 mandates ES256 for mdoc device signatures). */
+export const MDOC_PROOF_SIGNING_ALGS = ['ES256'];
+
+/**
+ * A type's mdoc configuration (OpenID4VCI 1.0 Appendix A.2.2): `doctype`, the device key as a COSE key
+ * (`cose_key`, taken from the `jwk` of a `jwt` proof), the same scope as the type's SD-JWT VC
+ * configuration (§12.2.4: a scope may be shared by configurations; the offer's token carries it), and the
+ * attributes as claims at [namespace, element].
+ */
+export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: string; namespace: string } }) {
+  return {
+    format: MDOC_FORMAT,
+    scope: scopeFor(type),
+    doctype: type.mdoc.doctype,
+    cryptographic_binding_methods_supported: ['cose_key'],
+    credential_signing_alg_values_supported: MDOC_SIGNING_ALGS,
+    proof_types_supported: {
+      jwt: { proof_signing_alg_values_supported: MDOC_PROOF_SIGNING_ALGS, ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}) },
+    },
+    credential_metadata: {
+      display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
+      claims: Object.entries(type.attributes).map(([name, spec]) => ({
+        path: [type.mdoc.namespace, name],
+        mandatory: spec.required,
+        display: textsOf(spec.label, name).map(({ locale, text }) => ({ name: text, locale })),
+      })),
+    },
+  };
+}
+
+const hasMdoc = (type: CredentialType): type is CredentialType & { mdoc: { doctype: string; namespace: string } } => type.mdoc !== undefined;
+
+/** The ids of a type's configurations, the SD-JWT VC one first: what its offers name (the wallet picks one). */
+export function configurationIdsOf(type: CredentialType, mdoc: boolean): string[] {
+  return mdoc && hasMdoc(type) ? [type.name, mdocConfigurationId(type)] : [type.name];
+}
+
+/** `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer exists). */
+export function credentialConfigurationsFor(types: CredentialType[], baseUrl: string, opts: { mdoc?: boolean } = {}) {
+  return Object.fromEntries(
+    types.flatMap((type) => [
+      [type.name, credentialConfigurationFor(type, baseUrl)] as const,
+      ...(opts.mdoc && hasMdoc(type) ? [[mdocConfigurationId(type), mdocConfigurationFor(type)] as const] : []),
+    ]),
+  );
+}
+
+/**
+ * The configurations as oidc-provider 9 is given them: it checks configurations as if every `jwt` proof
+ * bound a JWK (it refuses any binding method but `jwk`), and reads binding methods nowhere else. Its copy
+ * of an mdoc configuration says `jwk`; the published metadata says `cose_key` (walletProvider.ts).
+ */
+export function providerConfigurations(published: Record<string, { format: string }>): Record<string, OpenID4VCICredentialConfiguration> {
+  return Object.fromEntries(
+    Object.entries(published).map(([id, c]) => [id, (c.format === MDOC_FORMAT ? { ...c, cryptographic_binding_methods_supported: ['jwk'] } : c) as OpenID4VCICredentialConfiguration]),
+  );
 }

@@ -1,6 +1,9 @@
 import type { JWK } from 'jose';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
+import type { CredentialType } from '../config/schema.js';
+import { configurationOf, MDOC_FORMAT } from './credentialConfigurations.js';
+import type { MdocSigner } from './mdoc.js';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
 import type { NotificationBook } from './notification.js';
@@ -10,6 +13,9 @@ export interface IssueCredentialDeps {
   offers: OfferBook;
   signer: SdJwtVcSigner;
   vctOf(credentialType: string): string;
+  /** the mdoc signer, when there is a document signer (the mso_mdoc configurations are published only then) */
+  mdoc?: MdocSigner;
+  typeOf(credentialType: string): CredentialType | undefined;
   /** the credential's status list entry, allocated under its SerialNumber (D18) */
   statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
   /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
@@ -31,9 +37,12 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
   return async (_ctx, { credentialConfigurationId, proofs, accessToken }) => {
     const offerId = (accessToken as { extra?: Record<string, unknown> }).extra?.[OFFER_CLAIM];
     const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
+    // an offer names each configuration of its type (src/issuance/offerUri.ts); the wallet picks one
+    const configuration = configurationOf(credentialConfigurationId);
+    if (configuration.format === MDOC_FORMAT) deviceKeyOf(holderJwk);
     // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
     const offer = typeof offerId === 'string' ? await deps.offers.take(offerId) : undefined;
-    if (!offer || offer.credentialType !== credentialConfigurationId) {
+    if (!offer || offer.credentialType !== configuration.typeName) {
       if (offer) await deps.offers.putBack(offer);
       throw new errors.CredentialRequestDenied(
         offer
@@ -45,15 +54,7 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     }
 
     try {
-      const status = await deps.statusEntry(offer.serialNumber, offer.credentialExpiresAt);
-      const credential = await deps.signer.sign({
-        issuer: deps.credentialIssuer,
-        vct: deps.vctOf(offer.credentialType),
-        attributes: offer.attributes,
-        holderJwk,
-        expiresAt: offer.credentialExpiresAt,
-        status,
-      });
+      const credential = configuration.format === MDOC_FORMAT ? await signMdoc(deps, offer, holderJwk) : await signSdJwtVc(deps, offer, holderJwk);
       const token = accessToken as { jti: string; exp?: number };
       const notificationId = await deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       // in this order: the holder's page must never see the offer done before the claims it finishes with
@@ -65,6 +66,47 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       throw err;
     }
   };
+}
+
+async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<string> {
+  const status = await deps.statusEntry(offer.serialNumber, offer.credentialExpiresAt);
+  return deps.signer.sign({
+    issuer: deps.credentialIssuer,
+    vct: deps.vctOf(offer.credentialType),
+    attributes: offer.attributes,
+    holderJwk,
+    expiresAt: offer.credentialExpiresAt,
+    status,
+  });
+}
+
+/**
+ * The mdoc has no status: neither @owf/mdoc nor @auth0/mdl puts a status (ISO/IEC 18013-5 amendment, Token
+ * Status List `status` in the MSO) into what it signs, so no status list entry is allocated for it.
+ */
+async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<string> {
+  const type = deps.typeOf(offer.credentialType);
+  if (!deps.mdoc || !type?.mdoc) throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
+  return deps.mdoc.sign({
+    doctype: type.mdoc.doctype,
+    namespace: type.mdoc.namespace,
+    attributes: offer.attributes,
+    spec: type.attributes,
+    deviceJwk: holderJwk,
+    validFrom: new Date(),
+    validUntil: new Date(offer.credentialExpiresAt * 1000),
+  });
+}
+
+/**
+ * An mdoc's device key (ISO/IEC 18013-5 §9.1.3.6): a P-256 key, which HAIP 1.0 requires wallets to sign
+ * device authentication with (ES256); the mdoc configuration takes ES256 proofs only.
+ */
+function deviceKeyOf(jwk: JWK): JWK {
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
+    throw new errors.InvalidProof(`jwt proof jwk must be an EC P-256 key for mso_mdoc (the mdoc's device key), not ${String(jwk.kty)} ${String(jwk.crv)}`);
+  }
+  return jwk;
 }
 
 /**

@@ -5,9 +5,11 @@ import { router } from '../http/router.js';
 
 /**
  * `GET /<path>/offers/<offer id>`: the Credential Offer a `credential_offer_uri` points at (OpenID4VCI
- * 1.0 §4.1.3), as JSON, built from the offer record; 404 once the offer can no longer be redeemed.
+ * 1.0 §4.1.3), as JSON, built from the offer record; 404 once the offer can no longer be redeemed. It
+ * names every configuration of the offer's type (SD-JWT VC, and mso_mdoc where there is one): the wallet
+ * picks the one it requests, and gets one credential for the offer.
  */
-export function offerByReference(path: string, credentialIssuer: string, offers: OfferBook): Middleware {
+export function offerByReference(path: string, credentialIssuer: string, offers: OfferBook, configurationIds: (credentialType: string) => string[] = (t) => [t]): Middleware {
   async function serve(ctx: Context, offerId: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Access-Control-Allow-Origin', '*');
@@ -19,7 +21,7 @@ export function offerByReference(path: string, credentialIssuer: string, offers:
     }
     ctx.body = credentialOffer({
       credentialIssuer,
-      credentialConfigurationId: offer.credentialType,
+      credentialConfigurationIds: configurationIds(offer.credentialType),
       preAuthorizedCode: offer.preAuthorizedCode,
       pinLength: offer.pin?.length,
     });

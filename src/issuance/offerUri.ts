@@ -18,18 +18,20 @@ export interface CredentialOffer {
 
 export const TX_CODE_DESCRIPTION = 'Enter the PIN you were given with this offer.';
 
-export function credentialOffer(input: {
-  credentialIssuer: string;
-  credentialConfigurationId: string;
-  preAuthorizedCode: string;
-  pinLength?: number;
-}): CredentialOffer {
+export function credentialOffer(
+  input: {
+    credentialIssuer: string;
+    preAuthorizedCode: string;
+    pinLength?: number;
+    /** one configuration, or the configurations of the offer's type (the SD-JWT VC one first) */
+  } & ({ credentialConfigurationId: string } | { credentialConfigurationIds: string[] }),
+): CredentialOffer {
   const txCode: TxCode | undefined = input.pinLength
     ? { input_mode: 'numeric', length: input.pinLength, description: TX_CODE_DESCRIPTION }
     : undefined;
   return {
     credential_issuer: input.credentialIssuer,
-    credential_configuration_ids: [input.credentialConfigurationId],
+    credential_configuration_ids: 'credentialConfigurationIds' in input ? input.credentialConfigurationIds : [input.credentialConfigurationId],
     grants: {
       [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': input.preAuthorizedCode, ...(txCode ? { tx_code: txCode } : {}) },
     },

@@ -7,7 +7,9 @@ import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { randomBase64url } from '../random.js';
 import { ttlOf } from './offers.js';
-import { scopeFor, vctFor } from './credentialConfigurations.js';
+import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations.js';
+import { MdocSigner } from './mdoc.js';
+import type { DocumentSigners } from '../keys/issuerIdentity.js';
 import { issueCredentialFor } from './issueCredential.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
@@ -70,6 +72,11 @@ export interface WalletIssuerOptions {
   onPinFailure?: () => void;
   /** the wallet's first notification about a credential (OpenID4VCI 1.0 §11): the relying party's event, the audit line */
   onNotification?: (notice: CredentialNotice) => Promise<void>;
+  /**
+   * the mdoc document signer (src/keys/issuerIdentity.ts): with it, a type with `mdoc` is offered as an
+   * ISO mdoc too (configuration `<name>.mso_mdoc`); without, as an SD-JWT VC only
+   */
+  documentSigners?: DocumentSigners;
 }
 
 export interface CreateOfferInput {
@@ -131,6 +138,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
   const notifications = new NotificationBook(opts.store);
   const statusLists = new StatusListService({ registry: statuses, credentialIssuer, keys: credentialKeys, ttl: opts.statusList?.ttl ?? 300 });
+  const mdoc = opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined;
+  const configurationIds = (typeName: string) => configurationIdsOf(types.get(typeName)!, mdoc !== undefined);
 
   const provider = createWalletProvider({
     credentialIssuer,
@@ -144,11 +153,14 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
+    mdoc: mdoc !== undefined,
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers,
       signer: new SdJwtVcSigner(credentialKeys),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
+      mdoc,
+      typeOf: (name) => types.get(name),
       statusEntry: async (serialNumber, exp) => {
         const { listId, idx } = await statuses.allocate(serialNumber, exp);
         return { idx, uri: statusLists.uriOf(listId) };
@@ -178,7 +190,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     credentialIssuer,
     statuses,
     middleware: compose([
-      offerByReference(opts.path, credentialIssuer, offers),
+      offerByReference(opts.path, credentialIssuer, offers, configurationIds),
       statusListRoute(opts.path, statusLists),
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, credentialKeys),

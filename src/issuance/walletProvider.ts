@@ -3,7 +3,7 @@ import Provider, { errors, type Adapter, type AdapterPayload, type Configuration
 import type { CredentialType } from '../config/schema.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import type { Store } from '../store/types.js';
-import { credentialConfigurationsFor, scopeFor } from './credentialConfigurations.js';
+import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
@@ -32,6 +32,8 @@ export interface WalletProviderOptions {
   issueCredential: OpenID4VCIIssueCredential;
   /** wallet providers' keys, for wallet and key attestations */
   attestationKeys: AttestationKeys;
+  /** whether mdocs can be signed: types with `mdoc` then have an mso_mdoc configuration too */
+  mdoc?: boolean;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -85,6 +87,7 @@ const WALLET_NAMESPACE = 'wallet';
 export function createWalletProvider(o: WalletProviderOptions): Provider {
   const issuer = o.credentialIssuer;
   const scope = o.credentialTypes.map(scopeFor).join(' ');
+  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc });
 
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
@@ -170,7 +173,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
         ack: 'experimental-01',
         nonceSecret: nonceSecretFrom(o.secret),
         preAuthorizedCodeGrant: true,
-        credentialConfigurationsSupported: credentialConfigurationsFor(o.credentialTypes, o.baseUrl),
+        credentialConfigurationsSupported: providerConfigurations(published),
         credentialEndpointExpectedAudience: () => issuer,
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
@@ -181,5 +184,15 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
     },
   };
 
-  return new Provider(issuer, configuration);
+  const provider = new Provider(issuer, configuration);
+  // the credential issuer metadata publishes the configurations as OpenID4VCI 1.0 gives them (an mdoc's
+  // binding method is cose_key), where oidc-provider would serve its own copy (providerConfigurations)
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as { credential_configurations_supported?: unknown } | undefined;
+    if (ctx.path === '/.well-known/openid-credential-issuer' && body && typeof body === 'object' && 'credential_configurations_supported' in body) {
+      body.credential_configurations_supported = published;
+    }
+  });
+  return provider;
 }

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 // x509.ts sets @peculiar/x509's crypto provider (and loads reflect-metadata) on import
-import { checkVerifierChain, dnsNames, readPemCertificates, readPemPrivateKey, toPem, uriNames } from './x509.js';
+import { checkLeafPurpose, checkVerifierChain, dnsNames, MDOC_DOCUMENT_SIGNER_EKU, readPemCertificates, readPemPrivateKey, toPem, uriNames } from './x509.js';
 
 /**
  * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1, SD-JWT VC §3.5): the chain goes
@@ -35,12 +35,22 @@ export function isIssuerCa(v: unknown): v is IssuerCa {
   return typeof c?.certificate === 'string' && typeof c.key === 'string';
 }
 
-/** A local issuer CA for development (a wallet must be told to trust its certificate). */
+/**
+ * The country of a generated local CA and its document signers: ISO/IEC 18013-5 Annex B.1.2 requires a
+ * countryName in an IACA (and the document signer's must equal it); a development CA has no country, so it
+ * takes ZZ, an ISO 3166-1 user-assigned code.
+ */
+const LOCAL_COUNTRY = 'ZZ';
+
+/**
+ * A local issuer CA for development (a wallet must be told to trust its certificate). It is also the IACA of
+ * our mdocs (ISO/IEC 18013-5 Annex B.1.2: CA, keyCertSign, countryName).
+ */
 export async function generateIssuerCa(host: string, now = new Date()): Promise<IssuerCa> {
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerial(),
-    name: `CN=${dnEscape(host)} local credential issuer CA (development)`,
+    name: `C=${LOCAL_COUNTRY}, CN=${dnEscape(host)} local credential issuer CA (development)`,
     // a minute in the past, so a wallet whose clock is a little behind accepts it
     notBefore: new Date(now.getTime() - 60_000),
     notAfter: new Date(now.getTime() + 10 * 365 * DAY),
@@ -88,6 +98,76 @@ export async function certifyCredentialKey(ca: IssuerCa, jwk: JWK, issuers: stri
     ],
   });
   return [Buffer.from(leaf.rawData).toString('base64')];
+}
+
+/**
+ * A document signer under the local CA (ISO/IEC 18013-5 Annex B.1.4): its own P-256 key, keyUsage
+ * digitalSignature and the mdlDS extended key usage (both critical), the CA's countryName; it lasts as the
+ * credential leaves do, or longer when an mdoc signed now lasts longer (`lastsMs`), within the CA's validity. PEM certificate and PKCS#8 PEM key, as the CA is kept.
+ */
+export async function generateDocumentSigner(ca: IssuerCa, host: string, now = new Date(), lastsMs = 0): Promise<IssuerCa> {
+  const caCert = new x509.X509Certificate(ca.certificate);
+  const caKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'), EC, false, ['sign']);
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const country = caCert.subjectName.getField('C')[0] ?? LOCAL_COUNTRY;
+  const signer = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerial(),
+    subject: `C=${dnEscape(country)}, CN=${dnEscape(host)} mdoc document signer`,
+    issuer: caCert.subject,
+    notBefore: new Date(now.getTime() - 60_000),
+    // verifiers check the signer's certificate when the mdoc is presented: it lasts as long as an mdoc signed now
+    notAfter: new Date(Math.min(now.getTime() + Math.max(LEAF_DAYS * DAY, lastsMs + DAY), caCert.notAfter.getTime())),
+    publicKey: keys.publicKey,
+    signingKey: caKey,
+    signingAlgorithm: EC,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([MDOC_DOCUMENT_SIGNER_EKU], true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+    ],
+  });
+  const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  return { certificate: toPem(new Uint8Array(signer.rawData)), key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n` };
+}
+
+/** Whether a generated document signer still serves: the local CA signed it, and it lasts past `until`. */
+export function documentSignerFits(signer: unknown, ca: IssuerCa, until: Date): boolean {
+  if (!isIssuerCa(signer)) return false;
+  try {
+    const cert = new NodeCertificate(signer.certificate);
+    const caCert = new NodeCertificate(ca.certificate);
+    return cert.checkIssued(caCert) && cert.verify(caCert.publicKey) && new Date(cert.validTo) >= until;
+  } catch {
+    return false;
+  }
+}
+
+/** A document signer as the mdoc signer takes it: the private JWK and the chain (DER, signer first, without the IACA). */
+export interface DocumentSignerKey {
+  jwk: JWK;
+  chain: Uint8Array[];
+  /** the signer certificate's notAfter */
+  expires: Date;
+}
+
+/** A document signer's PEM key and chain as a `DocumentSignerKey`, checked as a verifier checks it (mdlDS, digitalSignature, P-256). */
+export async function documentSignerKey(text: { chain: string; key: string }, where: { chain: string; key: string }): Promise<DocumentSignerKey> {
+  const chain = readPemCertificates(text.chain, where.chain);
+  const key = readPemPrivateKey(text.key, where.key);
+  const leaf = new NodeCertificate(chain[0]);
+  const spki = (k: KeyObject) => (k.type === 'public' ? k : createPublicKey(k)).export({ format: 'der', type: 'spki' });
+  if (!spki(leaf.publicKey).equals(spki(key))) throw new Error(`${where.key} is not the key of the first certificate (the document signer) of ${where.chain}`);
+  if (leaf.ca) throw new Error(`${where.chain}: the first certificate is a CA certificate; it must be the document signer's own`);
+  try {
+    checkLeafPurpose(chain[0], 'mdoc-document-signer');
+  } catch (err) {
+    throw new Error(`${where.chain}: ${(err as Error).message}`);
+  }
+  await checkVerifierChain(chain, key, where.chain);
+  const { kty, crv, x, y, d } = await exportJWK(key);
+  return { jwk: { kty, crv, x, y, d } as JWK, chain, expires: new Date(leaf.validTo) };
 }
 
 /** SD-JWT VC §3.5: the leaf names `iss` as a subjectAltName URI, or its host as a dNSName (iPAddress for an IP literal). */

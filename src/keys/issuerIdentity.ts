@@ -4,7 +4,19 @@ import { dirname, join, resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { IssuerConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { certifyCredentialKey, checkIssuerFiles, generateIssuerCa, generatedLeafFits, isIssuerCa, previousCertificateKey, type IssuerCa } from './issuerCertificate.js';
+import {
+  certifyCredentialKey,
+  checkIssuerFiles,
+  documentSignerFits,
+  documentSignerKey,
+  generateDocumentSigner,
+  generateIssuerCa,
+  generatedLeafFits,
+  isIssuerCa,
+  previousCertificateKey,
+  type DocumentSignerKey,
+  type IssuerCa,
+} from './issuerCertificate.js';
 import { KINDS, type KeptJwk, type KeyOrigin } from './keys.js';
 import type { SigningKeys } from './keyRing.js';
 import { placeOf } from './rotate.js';
@@ -27,7 +39,17 @@ export interface IssuerIdentity {
   origin: 'file' | 'generated-file' | 'generated-store' | 'local-file' | 'store' | 'none';
   /** generated: the local CA's certificate, which a wallet must be told to trust */
   caFile?: string;
+  /** `issuer.documentSigner`: the operator's mdoc document signer (with the local CA, `localDocumentSigners` makes them) */
+  documentSigner?: DocumentSignerKey;
   warnings: string[];
+}
+
+/** The store key of the document signer made by the local CA for the credential key `kid`. */
+export const documentSignerStoreKey = (kid: string) => `keys:document-signer:${kid}`;
+
+/** Where the mdoc signer gets its document signer (ISO/IEC 18013-5 Annex B.1.4): read when it signs. */
+export interface DocumentSigners {
+  current(): Promise<DocumentSignerKey>;
 }
 
 
@@ -90,8 +112,29 @@ async function localCa(credential: KeyOrigin, chainFile: string, host: string, s
  */
 export async function loadIssuerIdentity(
   cfg: IssuerConfig,
-  opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date },
+  opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date; mdoc?: boolean },
 ): Promise<IssuerIdentity> {
+  const identity = await loadSdJwtIdentity(cfg, opts);
+  if (cfg.documentSigner) {
+    const files = { chain: resolve(opts.baseDir, cfg.documentSigner.certificateChain), key: resolve(opts.baseDir, cfg.documentSigner.key) };
+    const [chain, key] = await Promise.all([readText(files.chain), readText(files.key)]);
+    if (chain === undefined) throw new Error(`issuer.documentSigner.certificateChain (${files.chain}) not found`);
+    if (key === undefined) throw new Error(`issuer.documentSigner.key (${files.key}) not found`);
+    identity.documentSigner = await documentSignerKey({ chain, key }, { chain: `issuer.documentSigner.certificateChain (${files.chain})`, key: `issuer.documentSigner.key (${files.key})` });
+    if (identity.documentSigner.expires < opts.until) {
+      identity.warnings.push(`issuer.documentSigner.certificateChain (${files.chain}): the document signer certificate expires on ${identity.documentSigner.expires.toISOString()}, before mdocs issued now do (up to ${opts.until.toISOString()}); verifiers will refuse them then`);
+    }
+  } else if (opts.mdoc && !identity.ca) {
+    identity.warnings.push(
+      identity.operator
+        ? 'issuer.documentSigner is not given: credential types with mdoc are offered as SD-JWT VCs only (give a document signer certificate under your IACA, with its key, to issue mso_mdoc)'
+        : 'no issuer certificate: credential types with mdoc are offered as SD-JWT VCs only (mso_mdoc needs a document signer: keys.generate, or issuer.documentSigner)',
+    );
+  }
+  return identity;
+}
+
+async function loadSdJwtIdentity(cfg: IssuerConfig, opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date }): Promise<IssuerIdentity> {
   const chainFile = resolve(opts.baseDir, cfg.certificateChain);
   const keyFile = resolve(opts.baseDir, cfg.key);
   const [chain, key] = await Promise.all([readText(chainFile), readText(keyFile)]);
@@ -122,6 +165,98 @@ export async function loadIssuerIdentity(
   const local = await localCa(opts.credential, chainFile, host, opts.store);
   const isStore = local.where.startsWith('store key');
   return { ca: local.ca, origin: local.generated ? (isStore ? 'generated-store' : 'generated-file') : isStore ? 'store' : 'local-file', caFile: local.caFile, warnings };
+}
+
+/**
+ * With the local CA: one mdoc document signer per credential key, made by the first instance that signs an
+ * mdoc with that key and kept where the CA is (the store on Redis, a file beside issuer-ca.pem otherwise).
+ * A rotation of the credential key (`npm run keys -- rotate credential`) so brings a new document signer
+ * with the new key; one that would end before an mdoc signed now (`validForMs`) is remade.
+ */
+export function localDocumentSigners(o: {
+  ca: IssuerCa;
+  credential: KeyOrigin;
+  /** issuer.certificateChain, resolved: the files go beside it */
+  chainFile: string;
+  host: string;
+  store?: Store;
+  /** the kid of the credential key that signs now */
+  activeKid: () => string | undefined;
+  validForMs: number;
+}): DocumentSigners {
+  const inStore = o.credential.origin === 'store' || o.credential.origin === 'generated-store';
+  const held = new Map<string, Promise<DocumentSignerKey>>();
+
+  async function load(kid: string): Promise<DocumentSignerKey> {
+    const until = new Date(Date.now() + o.validForMs);
+    let record: unknown;
+    let where: string;
+    if (inStore) {
+      if (!o.store) throw new Error('issuer: the credential keys are in the store, which is not open');
+      const key = documentSignerStoreKey(kid);
+      where = `store key ${key}`;
+      const before = await o.store.get<unknown>(key);
+      if (!documentSignerFits(before, o.ca, until)) {
+        const candidate = await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs);
+        // compare-and-set: of instances remaking it together, one signer stays
+        if (before === undefined) await o.store.setPermanentIfAbsent(key, candidate);
+        else await o.store.replacePermanent(key, before, candidate);
+      }
+      record = await o.store.get<unknown>(key);
+    } else {
+      const file = join(dirname(o.chainFile), 'document-signers', `${kid.replace(/[^A-Za-z0-9_-]/g, '_')}.pem`);
+      where = file;
+      const text = await readText(file);
+      const before = text === undefined ? undefined : signerOfFile(text);
+      if (!documentSignerFits(before, o.ca, until)) {
+        const candidate = caFileText(await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs));
+        if (text === undefined) await writeNew(file, candidate, 0o600);
+        else await writeFile(file, candidate, { mode: 0o600 });
+      }
+      record = signerOfFile((await readText(file)) ?? '');
+    }
+    if (!isIssuerCa(record)) throw new Error(`${where}: not a document signer (a PKCS#8 private key and its certificate)`);
+    return documentSignerKey({ chain: record.certificate, key: record.key }, { chain: where, key: where });
+  }
+
+  return {
+    async current() {
+      const kid = o.activeKid() ?? 'credential';
+      const kept = held.get(kid);
+      // kept until it would end before an mdoc signed now: then read (and remade) again
+      if (kept) {
+        const signer = await kept.catch(() => undefined);
+        if (signer && signer.expires.getTime() >= Date.now() + o.validForMs) return signer;
+      }
+      const loading = load(kid);
+      held.set(kid, loading);
+      loading.catch(() => held.delete(kid)); // a failed read is tried again at the next mdoc
+      return loading;
+    },
+  };
+}
+
+/**
+ * The document signers of our mdocs: the operator's `issuer.documentSigner`, else with the local CA one per
+ * credential key (`localDocumentSigners`), else none (credential types are offered as SD-JWT VCs only).
+ */
+export function documentSignersOf(
+  identity: IssuerIdentity,
+  o: { cfg: IssuerConfig; baseDir: string; credential: KeyOrigin; issuers: string[]; store?: Store; activeKid: () => string | undefined; validForMs: number },
+): DocumentSigners | undefined {
+  const fixed = identity.documentSigner;
+  if (fixed) return { current: () => Promise.resolve(fixed) };
+  if (!identity.ca) return undefined;
+  const host = new URL(o.issuers[0]).hostname.replace(/^\[(.*)\]$/, '$1');
+  return localDocumentSigners({ ca: identity.ca, credential: o.credential, chainFile: resolve(o.baseDir, o.cfg.certificateChain), host, store: o.store, activeKid: o.activeKid, validForMs: o.validForMs });
+}
+
+function signerOfFile(text: string): IssuerCa | undefined {
+  try {
+    return caOfFile(text, 'document signer');
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -37,10 +37,21 @@ export function isOwnVct(vct: string, baseUrl: string): boolean {
  * The anchors' certificates that may vouch for a credential of `type` in `format`: anchors of that format
  * that list the type, or list no types. For dc+sd-jwt a type of our own namespace (`ownType`) gets none,
  * whatever an anchor lists: a foreign chain never issues our credentials. Our own issuer's chain is checked
- * against the issuer CA we made, and only that CA (src/verification/issuerKeys.ts `OwnIssuer`). An mdoc of any type comes only
- * from an IACA (this service issues no mdocs), so the namespace plays no part there.
+ * against the issuer CA we made, and only that CA (src/verification/issuerKeys.ts `OwnIssuer`). An mdoc of
+ * any type comes only from an IACA (ours among them, `ownMdocAnchor`), so the namespace plays no part there.
  */
 export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat, type: string, ownType: boolean): Uint8Array[] {
   if (format === 'dc+sd-jwt' && ownType) return [];
   return anchors.filter((a) => a.formats.includes(format) && (a.types === undefined || a.types.includes(type))).flatMap((a) => a.certificates);
+}
+
+/**
+ * This service's own mdocs (src/issuance/mdoc.ts): the local issuer CA is their IACA, trusted for the types
+ * with `mdoc` for which `verifier.trustAnchors` names no mdoc anchor. Where the operator names IACAs for a
+ * type, those alone vouch for its mdocs (listing issuer-ca.pem among them trusts ours too); an operator's
+ * document signer chains to the operator's IACA, which `verifier.trustAnchors` names.
+ */
+export function ownMdocAnchor(caDer: Uint8Array, types: readonly { name: string; mdoc?: unknown }[], configured: readonly TrustAnchor[]): TrustAnchor[] {
+  const names = types.filter((t) => t.mdoc !== undefined && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0).map((t) => t.name);
+  return names.length ? [{ certificates: [caDer], formats: ['mso_mdoc'], types: names }] : [];
 }

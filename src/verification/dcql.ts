@@ -1,6 +1,6 @@
 import type { CredentialType } from '../config/schema.js';
-import { SD_JWT_VC_FORMAT, vctFor } from '../issuance/credentialConfigurations.js';
-import { mdocCredentialQuery } from './mdoc.js';
+import { vctFor } from '../issuance/credentialConfigurations.js';
+import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from './formats.js';
 
 /**
  * Digital Credentials Query Language (OpenID4VP 1.0 §6). Only what this service asks for is typed:
@@ -96,6 +96,27 @@ export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Ar
     format: SD_JWT_VC_FORMAT,
     meta: { vct_values: [...vctValues] },
     claims: claims.map((c) => ({ id: c.name, path: [c.name] })),
+  };
+  const claimSets = claimSetsFor(
+    claims.filter((c) => c.required).map((c) => c.name),
+    claims.filter((c) => !c.required).map((c) => c.name),
+  );
+  if (claimSets) query.claim_sets = claimSets;
+  return query;
+}
+
+/**
+ * One `mso_mdoc` Credential Query (OpenID4VP 1.0 §6.1, §B.2.3): the doctype, one Claims Query per element
+ * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
+ * `claim_sets` of SD-JWT VC queries (claimSetsFor), and the trust anchors by key identifier (§6.1.1.1).
+ */
+export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
+  const query: DcqlCredentialQuery = {
+    id,
+    format: MDOC_FORMAT,
+    meta: { doctype_value: mdoc.doctype },
+    ...(aki.length ? { trusted_authorities: [{ type: 'aki', values: [...aki] }] } : {}),
+    claims: claims.map((c) => ({ id: c.name, path: [mdoc.namespace, c.name], intent_to_retain: false })),
   };
   const claimSets = claimSetsFor(
     claims.filter((c) => c.required).map((c) => c.name),

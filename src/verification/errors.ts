@@ -68,3 +68,15 @@ export class VerificationRefusal extends Error {
     this.error = 'invalid_request';
   }
 }
+
+/** A refusal for `reason`, described by `description` (the wallet's error_description). */
+export const refuse = (reason: RefusalReason, description: string) => new VerificationRefusal(reason, description);
+
+/**
+ * A library's reason, when it is a short plain sentence: some of the libraries' messages embed what they failed
+ * on (a JWT, a CBOR value, a schema dump), which may carry claim values, and those never leave verification (D17).
+ */
+export function libraryReason(err: unknown): string {
+  const message = err instanceof Error ? err.message : '';
+  return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
+}

@@ -1,12 +1,9 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
-import { claimSetsFor, type DcqlCredentialQuery } from './dcql.js';
-import { VerificationRefusal, type RefusalReason } from './errors.js';
+import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
 
-/** OpenID4VP 1.0 §B.2: the Credential Format Identifier of ISO mdocs. */
-export const MDOC_FORMAT = 'mso_mdoc';
 /**
  * COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (-7, what
  * HAIP 1.0 requires), ES384 (-35), ES512 (-36) and EdDSA (-8), each on the curve ISO/IEC 18013-5 pairs it with.
@@ -20,27 +17,6 @@ const MDOC_LIMIT = 1024 * 1024;
  * element it checks, so the work grows with their square. An mDL or a PID has a few dozen.
  */
 const MAX_ELEMENTS = 256;
-
-/**
- * One `mso_mdoc` Credential Query (OpenID4VP 1.0 §6.1, §B.2.3): the doctype, one Claims Query per element
- * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
- * `claim_sets` of SD-JWT VC queries (claimSetsFor), and the trust anchors by key identifier (§6.1.1.1).
- */
-export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
-  const query: DcqlCredentialQuery = {
-    id,
-    format: MDOC_FORMAT,
-    meta: { doctype_value: mdoc.doctype },
-    ...(aki.length ? { trusted_authorities: [{ type: 'aki', values: [...aki] }] } : {}),
-    claims: claims.map((c) => ({ id: c.name, path: [mdoc.namespace, c.name], intent_to_retain: false })),
-  };
-  const claimSets = claimSetsFor(
-    claims.filter((c) => c.required).map((c) => c.name),
-    claims.filter((c) => !c.required).map((c) => c.name),
-  );
-  if (claimSets) query.claim_sets = claimSets;
-  return query;
-}
 
 export interface MdocExpectations {
   doctype: string;
@@ -67,14 +43,6 @@ export interface VerifiedMdoc {
   holderJwk: JWK;
   /** RFC 7638 */
   holderKeyThumbprint: string;
-}
-
-const refuse = (reason: RefusalReason, description: string) => new VerificationRefusal(reason, description);
-
-/** A library error message worth appending: a short plain sentence (no values, no multi-line schema dumps). */
-function libraryReason(err: unknown): string {
-  const message = err instanceof Error ? err.message : '';
-  return /^[A-Za-z0-9 _:'-]{1,120}$/.test(message) ? `: ${message}` : '';
 }
 
 /** A failed check of @owf/mdoc, thrown from its callback so that the first failure ends verification. */
@@ -136,6 +104,39 @@ function refusalFor({ category, check }: VerificationAssessment, f: Failure): Ve
  * (ISO/IEC 18013-5 §8.3.2.1.2.2 DeviceNameSpaces) are the wallet's own word and are not returned.
  */
 export async function verifyMdocPresentation(deviceResponse: string, expected: MdocExpectations, ctx: { now?: number; clockTolerance?: number } = {}): Promise<VerifiedMdoc> {
+  const document = decodeDocument(deviceResponse, expected.doctype);
+  if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchor may vouch for this credential type as an mdoc (verifier.trustAnchors)');
+
+  const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
+  const clockTolerance = ctx.clockTolerance ?? 30;
+  const failure: Failure = { now, clockTolerance, document };
+  const context = reportingContext(failure);
+  await verifyIssuerSigned(document, expected, context, failure);
+  await verifyDeviceSigned(document, expected, context, failure);
+
+  const claims = disclosedClaims(document, expected.namespace);
+  let holderJwk: JWK;
+  try {
+    holderJwk = jwkOfCoseKey(document.issuerSigned.issuerAuth.mobileSecurityObject.deviceKeyInfo.deviceKey);
+  } catch (err) {
+    throw refuse('mdoc_invalid', `the MSO device key cannot be read${libraryReason(err)}`);
+  }
+  return {
+    issuer: issuerName(document.issuerSigned.issuerAuth.certificate),
+    documentSigner: subjectName(document.issuerSigned.issuerAuth.certificate),
+    doctype: document.docType,
+    claims,
+    disclosed: Object.keys(claims),
+    holderJwk,
+    holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
+  };
+}
+
+/**
+ * The one Document of a DeviceResponse (OpenID4VP 1.0 §B.2.5: base64url, at most MDOC_LIMIT bytes), of the
+ * requested doctype, with at most MAX_ELEMENTS elements and a detached device signature.
+ */
+function decodeDocument(deviceResponse: string, doctype: string): Document {
   if (typeof deviceResponse !== 'string' || deviceResponse.length === 0) throw refuse('mdoc_invalid', 'the mdoc presentation is not a string (OpenID4VP 1.0 §B.2.5)');
   // before decoding: base64url of 1 MiB is at most 1,398,102 characters
   if (deviceResponse.length > Math.ceil((MDOC_LIMIT * 4) / 3)) throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
@@ -155,7 +156,7 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
   const documents = response.documents ?? [];
   if (documents.length !== 1) throw refuse('mdoc_invalid', `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`);
   const [document] = documents;
-  if (document.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${expected.doctype}`);
+  if (document.docType !== doctype) throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${doctype}`);
   const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce((n, items) => n + items.length, 0);
   if (elements > MAX_ELEMENTS) throw refuse('mdoc_invalid', `the mdoc discloses ${elements} elements; at most ${MAX_ELEMENTS} are accepted`);
   const { deviceAuth } = document.deviceSigned;
@@ -163,13 +164,12 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
   // ISO/IEC 18013-5 §9.1.3.6: the DeviceSignature payload is detached (null). @owf/mdoc would verify an
   // attached payload instead of this request's DeviceAuthentication, letting an old signature be replayed.
   if (deviceAuth.deviceSignature?.payload !== null) throw refuse('mdoc_device_signature_invalid', 'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)');
-  if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchor may vouch for this credential type as an mdoc (verifier.trustAnchors)');
+  return document;
+}
 
-  const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
-  const clockTolerance = ctx.clockTolerance ?? 30;
-  const failure: Failure = { now, clockTolerance, document };
-  // keep the reasons our own modules give (chain, COSE algorithm) for the description
-  const context: MdocContext = {
+/** The library context, keeping the reasons our own modules give (chain, COSE algorithm) for the description. */
+function reportingContext(failure: Failure): MdocContext {
+  return {
     ...mdocContext,
     cose: {
       ...mdocContext.cose,
@@ -197,11 +197,16 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
       },
     },
   };
-  const onCheck = (item: VerificationAssessment) => {
-    if (item.status === 'FAILED') throw new CheckFailed(item);
-  };
+}
 
-  // 1. issuer: the chain, issuerAuth signature, MSO validity, then each element's digest
+/** @owf/mdoc's callback: the first failed check ends verification. */
+const onCheck = (item: VerificationAssessment) => {
+  if (item.status === 'FAILED') throw new CheckFailed(item);
+};
+
+/** 1. issuer: the chain, issuerAuth signature, MSO validity, then each element's digest; the MSO's doctype and signing time. */
+async function verifyIssuerSigned(document: Document, expected: MdocExpectations, context: MdocContext, failure: Failure): Promise<void> {
+  const { now, clockTolerance } = failure;
   try {
     await document.issuerSigned.verify({ trustedCertificates: expected.trustAnchors, now, skewSeconds: clockTolerance, verificationCallback: onCheck }, context);
   } catch (err) {
@@ -214,42 +219,33 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
   if (mso.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the issuer-signed MSO is not of the requested doctype ${expected.doctype} (ISO/IEC 18013-5 §9.3.1)`);
   // a signing time in the future: the library checks only that it lies within the certificate's validity
   if (mso.validityInfo.signed.getTime() > now.getTime() + clockTolerance * 1000) throw refuse('mdoc_not_yet_valid', 'the MSO is signed in the future (validityInfo.signed, ISO/IEC 18013-5 §9.3.1)');
+}
 
-  // 2. device: the signature over DeviceAuthentication with this request's SessionTranscript (§B.2.6.1)
+/** 2. device: the signature over DeviceAuthentication with this request's SessionTranscript (§B.2.6.1). */
+async function verifyDeviceSigned(document: Document, expected: MdocExpectations, context: MdocContext, failure: Failure): Promise<void> {
   try {
     const sessionTranscript = await SessionTranscript.forOid4Vp(
       { clientId: expected.clientId, nonce: expected.nonce, responseUri: expected.responseUri, ...(expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {}) },
       context,
     );
-    await deviceAuth.verify({ document, sessionTranscript, verificationCallback: onCheck }, context);
+    await document.deviceSigned.deviceAuth.verify({ document, sessionTranscript, verificationCallback: onCheck }, context);
   } catch (err) {
     if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
     throw refuse('mdoc_device_signature_invalid', `the mdoc device signature cannot be verified${libraryReason(err)}`);
   }
+}
 
+/** The disclosed issuer-signed elements of `namespace`, as JSON values. */
+function disclosedClaims(document: Document, namespace: string): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
-  for (const item of document.issuerSigned.getIssuerNamespace(expected.namespace) ?? []) {
+  for (const item of document.issuerSigned.getIssuerNamespace(namespace) ?? []) {
     // two items for one element would leave it ambiguous which value the issuer meant
-    if (Object.hasOwn(claims, item.elementIdentifier)) throw refuse('mdoc_invalid', `the mdoc discloses an element of ${expected.namespace} twice`);
+    if (Object.hasOwn(claims, item.elementIdentifier)) throw refuse('mdoc_invalid', `the mdoc discloses an element of ${namespace} twice`);
     try {
       claims[item.elementIdentifier] = mdocValueToJson(item.elementValue);
     } catch (err) {
       throw refuse('mdoc_invalid', `an mdoc element value cannot be read${libraryReason(err)}`);
     }
   }
-  let holderJwk: JWK;
-  try {
-    holderJwk = jwkOfCoseKey(mso.deviceKeyInfo.deviceKey);
-  } catch (err) {
-    throw refuse('mdoc_invalid', `the MSO device key cannot be read${libraryReason(err)}`);
-  }
-  return {
-    issuer: issuerName(document.issuerSigned.issuerAuth.certificate),
-    documentSigner: subjectName(document.issuerSigned.issuerAuth.certificate),
-    doctype: document.docType,
-    claims,
-    disclosed: Object.keys(claims),
-    holderJwk,
-    holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
-  };
+  return claims;
 }

@@ -7,8 +7,8 @@ import type { JWK } from 'jose';
 import { certificatePublicJwk, issuerName, subjectName, toPem, verifyCertificateChain } from '../keys/x509.js';
 
 /**
- * What the verifier (src/verification/mdoc.ts) and the dev wallet (src/wallet/mdoc.ts) share around
- * @owf/mdoc: its pluggable cryptography (`MdocContext`) on node:crypto and our X.509 module, the COSE
+ * What the verifier (src/verification/mdoc.ts) needs around @owf/mdoc (the dev wallet has its own,
+ * src/wallet/mdocCrypto.ts): its pluggable cryptography (`MdocContext`) on node:crypto and our X.509 module, the COSE
  * algorithms we take, and element values as JSON. The library does the CBOR and COSE structures; this
  * gives it signatures, digests and certificate checks.
  */

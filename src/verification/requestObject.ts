@@ -1,7 +1,8 @@
 import { base64url, SignJWT, type JWK } from 'jose';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
-import { MDOC_DEVICE_AUTH_ALGS, MDOC_FORMAT, MDOC_ISSUER_AUTH_ALGS } from './mdoc.js';
+import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from './formats.js';
+import { MDOC_DEVICE_AUTH_ALGS, MDOC_ISSUER_AUTH_ALGS } from './mdoc.js';
 import { ISSUER_ALGS, KB_ALGS } from './presentation.js';
 
 /** OpenID4VP 1.0 §5 / RFC 9101 §10.2: the media type of a Request Object and its `typ`. */
@@ -20,7 +21,7 @@ export const RESPONSE_ALG = 'ECDH-ES';
 export function clientMetadata(encryptionKey?: JWK) {
   return {
     vp_formats_supported: {
-      'dc+sd-jwt': { 'sd-jwt_alg_values': [...ISSUER_ALGS], 'kb-jwt_alg_values': [...KB_ALGS] },
+      [SD_JWT_VC_FORMAT]: { 'sd-jwt_alg_values': [...ISSUER_ALGS], 'kb-jwt_alg_values': [...KB_ALGS] },
       [MDOC_FORMAT]: { issuerauth_alg_values: [...MDOC_ISSUER_AUTH_ALGS], deviceauth_alg_values: [...MDOC_DEVICE_AUTH_ALGS] },
     },
     ...(encryptionKey ? { jwks: { keys: [encryptionKey] }, encrypted_response_enc_values_supported: [...RESPONSE_ENC_VALUES] } : {}),

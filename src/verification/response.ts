@@ -1,6 +1,7 @@
 import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
-import { MDOC_FORMAT, verifyMdocPresentation } from './mdoc.js';
+import { MDOC_FORMAT } from './formats.js';
+import { verifyMdocPresentation } from './mdoc.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
 import type { VerificationResult, VouchingIssuer } from './requests.js';

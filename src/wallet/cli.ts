@@ -2,17 +2,19 @@
 import { pathToFileURL } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { decodeJwt } from 'jose';
-import { readPemCertificates } from '../keys/x509.js';
+import { readPemCertificates } from './certificates.js';
 import { DevWallet, WalletError, type StoredCredential } from './holder.js';
 import { DEFAULT_WALLET_FILE } from './walletFile.js';
 
 const USAGE = `usage:
-  npm run wallet -- receive <offer-uri> [--pin 1234] [--wallet FILE]
+  npm run wallet -- receive <offer-uri> [--pin 1234] [--format mso_mdoc] [--issuer-trust CA.pem] [--wallet FILE]
   npm run wallet -- list [--wallet FILE]
   npm run wallet -- present <openid4vp-uri> [--trust CA.pem] [--wallet FILE]
   npm run wallet -- import-mdoc <mdoc.json> [--wallet FILE]
 The wallet file defaults to ${DEFAULT_WALLET_FILE}. --trust names the CA certificates (PEM) of the verifiers
-to answer; npm start prints the one it made (keys/verifier-ca.pem). The mdoc file is JSON:
+to answer; npm start prints the one it made (keys/verifier-ca.pem). --issuer-trust names the CA
+certificates (PEM) of issuers whose x5c chains vouch for their credentials (e.g. keys/issuer-ca.pem);
+without it an x5c chain is checked, and its key must be one the issuer publishes. The mdoc file is JSON:
 { "issuerSigned": "<base64url IssuerSigned>", "doctype": "...", "deviceKey": <private P-256 JWK> }.`;
 
 export class UsageError extends Error {}
@@ -23,8 +25,12 @@ export interface CliCommand {
   /** present: the OpenID4VP request link (`openid4vp://?client_id=...&request_uri=...`) */
   requestUri?: string;
   pin?: string;
+  /** receive: `mso_mdoc` takes the offer's ISO mdoc configuration (default: its first, an SD-JWT VC) */
+  format?: 'mso_mdoc';
   /** present: a PEM file of the CA certificates whose verifiers to answer */
   trust?: string;
+  /** receive: a PEM file of the CA certificates that vouch for issuers (their x5c) */
+  issuerTrust?: string;
   /** import-mdoc: the JSON file with issuerSigned, doctype and deviceKey */
   mdocFile?: string;
   wallet: string;
@@ -38,7 +44,7 @@ export function parseArgs(argv: string[]): CliCommand {
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    const match = /^--(pin|wallet|trust)(?:=(.*))?$/.exec(arg);
+    const match = /^--(pin|wallet|trust|issuer-trust|format)(?:=(.*))?$/.exec(arg);
     if (!match) {
       if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
       positional.push(arg);
@@ -49,23 +55,32 @@ export function parseArgs(argv: string[]): CliCommand {
     options[match[1]] = value;
   }
   const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
+  if (command !== 'receive' && options['issuer-trust'] !== undefined) throw new UsageError('--issuer-trust is for receive only');
   if (command === 'list') {
-    if (positional.length || options.pin !== undefined || options.trust !== undefined) throw new UsageError('list takes only --wallet');
+    if (positional.length || options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('list takes only --wallet');
     return { command, wallet };
   }
   if (command === 'present') {
-    if (options.pin !== undefined) throw new UsageError('present takes no --pin');
+    if (options.pin !== undefined || options.format !== undefined) throw new UsageError('present takes no --pin and no --format');
     if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
     return { command, requestUri: positional[0], wallet, ...(options.trust !== undefined ? { trust: options.trust } : {}) };
   }
   if (command === 'import-mdoc') {
-    if (options.pin !== undefined || options.trust !== undefined) throw new UsageError('import-mdoc takes only --wallet');
+    if (options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('import-mdoc takes only --wallet');
     if (positional.length !== 1) throw new UsageError('import-mdoc takes exactly one JSON file');
     return { command, mdocFile: positional[0], wallet };
   }
   if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
+  if (options.format !== undefined && options.format !== 'mso_mdoc') throw new UsageError('--format takes mso_mdoc (an SD-JWT VC is the default)');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
-  return { command, offerUri: positional[0], pin: options.pin, wallet };
+  return {
+    command,
+    offerUri: positional[0],
+    pin: options.pin,
+    wallet,
+    ...(options['issuer-trust'] !== undefined ? { issuerTrust: options['issuer-trust'] } : {}),
+    ...(options.format ? { format: 'mso_mdoc' as const } : {}),
+  };
 }
 
 /** One credential as a person reads it (an mdoc's elements under their namespaces); long values (images) are shortened. */
@@ -103,6 +118,21 @@ function shorten(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** The CA certificates of a PEM file named by `option`; a missing or unreadable file is the holder's error. */
+async function readTrustFile(option: string, file: string): Promise<Uint8Array[]> {
+  let pem: string;
+  try {
+    pem = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new WalletError(`${option} ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  try {
+    return readPemCertificates(pem, `${option} ${file}`);
+  } catch (err) {
+    throw new WalletError((err as Error).message);
+  }
+}
+
 export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
   const cmd = parseArgs(argv);
   if (cmd.command === 'help') return out(USAGE);
@@ -113,20 +143,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   if (cmd.command === 'present') {
-    let trust: Uint8Array[] | undefined;
-    if (cmd.trust !== undefined) {
-      let pem: string;
-      try {
-        pem = await readFile(cmd.trust, 'utf8');
-      } catch (err) {
-        throw new WalletError(`--trust ${cmd.trust}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
-      }
-      try {
-        trust = readPemCertificates(pem, `--trust ${cmd.trust}`);
-      } catch (err) {
-        throw new WalletError((err as Error).message);
-      }
-    }
+    const trust = cmd.trust !== undefined ? await readTrustFile('--trust', cmd.trust) : undefined;
     const { status, body, redirectUri, verifier } = await wallet.present(cmd.requestUri!, { trust });
     if (status === 200) {
       out(`presented${verifier ? ` to ${verifier}` : ''}: the verifier accepted the presentation`);
@@ -153,7 +170,11 @@ export async function run(argv: string[], out: (line: string) => void = console.
     out(`imported into ${cmd.wallet}:\n${describe(imported)}`);
     return;
   }
-  const received = await wallet.receive(cmd.offerUri!, { pin: cmd.pin });
+  const issuerTrust = cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
+  const received =
+    cmd.format === 'mso_mdoc'
+      ? await wallet.receiveMdoc(cmd.offerUri!, { pin: cmd.pin })
+      : await wallet.receive(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);
 }
 

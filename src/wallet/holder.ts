@@ -31,15 +31,18 @@ export class DevWallet {
   #contents: WalletContents;
   /** DER CA certificates whose verifiers this wallet answers (OpenID4VP 1.0 §5.9.3 x509 prefixes) */
   readonly #trust: Uint8Array[];
+  /** DER CA certificates that vouch for the issuers of the credentials it receives (their `x5c`) */
+  readonly #issuerTrust: Uint8Array[];
 
-  private constructor(file: string, contents: WalletContents, trust: Uint8Array[]) {
+  private constructor(file: string, contents: WalletContents, trust: Uint8Array[], issuerTrust: Uint8Array[]) {
     this.#file = file;
     this.#contents = contents;
     this.#trust = trust;
+    this.#issuerTrust = issuerTrust;
   }
 
-  static async open(file: string, opts: { trust?: Uint8Array[] } = {}): Promise<DevWallet> {
-    return new DevWallet(file, await readWalletFile(file), opts.trust ?? []);
+  static async open(file: string, opts: { trust?: Uint8Array[]; issuerTrust?: Uint8Array[] } = {}): Promise<DevWallet> {
+    return new DevWallet(file, await readWalletFile(file), opts.trust ?? [], opts.issuerTrust ?? []);
   }
 
   list(): StoredCredential[] {
@@ -48,9 +51,10 @@ export class DevWallet {
 
   /**
    * Offer → metadata → token (with the PIN as `tx_code`) → nonce → proof with a fresh holder key →
-   * credential → independent verification → stored. Issuer errors surface as "error: description".
+   * credential → independent verification (an `x5c` chain checked, anchored in `issuerTrust` when given) →
+   * stored. Issuer errors surface as "error: description".
    */
-  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredSdJwt> {
+  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {}): Promise<StoredSdJwt> {
     const fetchImpl = opts.fetch ?? fetch;
     const offer = await resolveOffer(offerUri, fetchImpl);
     checkPin(offer.txCode, opts.pin);
@@ -81,7 +85,8 @@ export class DevWallet {
       if (!notificationId || typeof endpoint !== 'string') return;
       await sendNotification(endpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event }, fetchImpl).catch(() => undefined);
     };
-    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk }, fetchImpl).catch(async (err: unknown) => {
+    const issuerTrust = opts.issuerTrust ?? this.#issuerTrust;
+    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust }, fetchImpl).catch(async (err: unknown) => {
       await notify('credential_failure'); // a credential that does not verify is not kept
       throw err;
     });
@@ -101,6 +106,12 @@ export class DevWallet {
     });
     await notify('credential_accepted');
     return kept;
+  }
+
+  /** As `receive`, but the offer's ISO mdoc configuration (OpenID4VCI 1.0 Appendix A.2), kept as an mdoc the wallet presents. */
+  async receiveMdoc(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredMdoc> {
+    const { receiveMdoc } = await import('./mdocReceipt.js'); // the mdoc library loads only when an mdoc is involved
+    return this.#keep(await receiveMdoc(offerUri, opts));
   }
 
   /** Adds to the file as it is now: another process may have added to it. */

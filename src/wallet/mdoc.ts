@@ -1,6 +1,6 @@
 import { DeviceRequest, DeviceResponse, DocRequest, IssuerSigned, ItemsRequest, SessionTranscript } from '@owf/mdoc';
 import type { JWK } from 'jose';
-import { coseAlgorithmFor, coseKeyOfJwk, jwkOfCoseKey, mdocContext, mdocValueToJson } from '../verification/mdocContext.js';
+import { coseAlgorithmFor, coseKeyOfJwk, jwkOfCoseKey, mdocValueToJson, walletMdocContext } from './mdocCrypto.js';
 
 /**
  * The dev wallet's ISO mdocs (ISO/IEC 18013-5), with @owf/mdoc: reading a held IssuerSigned and presenting
@@ -83,11 +83,11 @@ export async function presentMdoc(
   });
   const sessionTranscript = await SessionTranscript.forOid4Vp(
     { clientId: handover.clientId, nonce: handover.nonce, responseUri: handover.responseUri, ...(handover.jwkThumbprint ? { jwkThumbprint: handover.jwkThumbprint } : {}) },
-    mdocContext,
+    walletMdocContext,
   );
   const response = await DeviceResponse.createWithDeviceRequest(
     { deviceRequest, sessionTranscript, issuerSigned: [issuerSigned], signature: { signingKey: coseKeyOfJwk(held.deviceKey, coseAlgorithmFor(held.deviceKey)) } },
-    mdocContext,
+    walletMdocContext,
   );
   return Buffer.from(response.encode()).toString('base64url');
 }

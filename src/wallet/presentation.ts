@@ -3,10 +3,9 @@ import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zCl
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { base64url, calculateJwkThumbprint, CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose';
-import { certificatePublicJwk, dnsNames, subjectName, verifyCertificateChain, X509ChainError, x509Hash } from '../keys/x509.js';
+import { altNames, certificatePublicKey, CertificateError, checkChain, readX5c, subjectName, x509Hash } from './certificates.js';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
-import { signEs256 } from '../keys/es256.js';
 import type { StoredCredential, StoredMdoc, StoredSdJwt } from './walletFile.js';
 
 /** The parts of a DCQL Credential Query (OpenID4VP 1.0 §6.1) the dev wallet acts on. */
@@ -96,21 +95,26 @@ async function checkX509Request(jwt: string, header: Record<string, unknown>, pr
   const x5c = header.x5c;
   if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new WalletError(`a ${prefix} request must carry its certificate chain in x5c`);
   if (!trust?.length) throw new WalletError('the request is signed under a verifier certificate: pass --trust <CA file> to say which CAs to trust (npm start prints which: keys/verifier-ca.pem)');
-  const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
+  let chain: Uint8Array[];
   try {
-    await verifyCertificateChain(chain, trust);
-  } catch (err) {
-    if (err instanceof X509ChainError) throw new WalletError(`the verifier certificate is not trusted: ${err.message}`);
+    chain = readX5c(x5c, 'the request x5c');
+  } catch {
     throw new WalletError('the request x5c does not hold readable certificates');
   }
   try {
-    await compactVerify(jwt, await importJWK(await certificatePublicJwk(chain[0]), 'ES256'), { algorithms: ['ES256'] });
+    await checkChain(chain, { trust });
+  } catch (err) {
+    if (err instanceof CertificateError) throw new WalletError(`the verifier certificate is not trusted: ${err.message}`);
+    throw err;
+  }
+  try {
+    await compactVerify(jwt, certificatePublicKey(chain[0]), { algorithms: ['ES256'] });
   } catch {
     throw new WalletError('the request object signature does not verify with its x5c leaf certificate');
   }
   if (prefix === 'x509_hash' && identifier !== x509Hash(chain[0])) throw new WalletError('the x509_hash client_id is not the hash of the x5c leaf certificate');
   if (prefix === 'x509_san_dns') {
-    if (!dnsNames(chain[0]).includes(identifier)) throw new WalletError(`the x5c leaf certificate does not name ${identifier} (subjectAltName dNSName)`);
+    if (!altNames(chain[0], 'dns').includes(identifier)) throw new WalletError(`the x5c leaf certificate does not name ${identifier} (subjectAltName dNSName)`);
     let host: string | undefined;
     try {
       host = new URL(String(responseUri)).hostname;
@@ -421,7 +425,8 @@ export function holderSigner(jwk: JWK): { signer: (data: string) => string; alg:
   if (!jwk.d) throw new WalletError('the holder key of this credential is not a private key');
   const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
   if (jwk.kty === 'EC' && jwk.crv === 'P-256') {
-    return { alg: 'ES256', signer: (data) => signEs256(key, data) };
+    // RFC 7518 §3.4: an ES256 JWS signature is r || s, not DER
+    return { alg: 'ES256', signer: (data) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url') };
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
     return { alg: 'EdDSA', signer: (data) => sign(null, Buffer.from(data), key).toString('base64url') };

@@ -152,7 +152,7 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
     await expectHtml503('continue', `${flow.interactionUrl}/continue`);
   });
 
-  // KNOWN BUG (src/interaction/routes.ts, details()): its `catch {}` swallows StoreUnavailableError
+  // KNOWN BUG (src/interaction/interactionResult.ts, interactionOf()): its `catch {}` swallows StoreUnavailableError
   // from interactionDetails, so while Redis is down the prompt page says "This link can no longer be used" (400)
   // and the holder abandons a flow that would go on once Redis is back. Fix: rethrow
   // StoreUnavailableError in that catch. Turn this `it.fails` into `it` when that lands.

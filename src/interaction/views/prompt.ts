@@ -7,10 +7,10 @@
  * with `textContent`, and polls `statusUrl` (same origin only) for progress. Without JavaScript the page
  * still shows the QR code, the wallet link and a Continue link.
  */
-import { readAsset } from './assets.js';
 import { safeHref } from './escape.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { words } from './words.js';
+import { ICONS, PROMPT_CSS, PROMPT_SCRIPT, inlineSvg, promptHead, statusSection, strong, withMarkup } from './promptParts.js';
 import { renderLayout, renderLayoutBytes, type BrandView, type LayoutOptions } from './layout.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import type { MessageId } from '../../i18n/en.js';
@@ -88,37 +88,11 @@ export function humanizeAttribute(name: string): string {
   return label || String(name);
 }
 
-/** Formats a remaining duration like the script does: `4:59`, `1:02:03`. */
-export function formatRemaining(ms: number): string {
-  const total = Math.max(0, Math.ceil(ms / 1000));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const ss = String(s).padStart(2, '0');
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
-}
-
-function expiresInWords(t: Texts, ms: number): string {
-  if (ms > 0 && ms < 60_000) return t.t('progress.expiresSoon');
-  return t.t('progress.expiresAbout', { minutes: ms <= 0 ? 0 : Math.ceil(ms / 60_000) });
-}
-
-/**
- * A message some of whose values are markup: those values are marked, the message worded in the page's
- * language (a translation may move them), and each mark replaced by its markup.
- */
-function withMarkup(t: Texts, id: MessageId, values: Record<string, string | number>, markup: Record<string, (value: string) => SafeHtml>): SafeHtml {
-  const names = Object.keys(markup);
-  const marked: Record<string, string | number> = { ...values };
-  names.forEach((name, i) => (marked[name] = `\u0001${i}\u0002`));
-  const parts = t.t(id, marked).split(/\u0001(\d+)\u0002/);
-  return html`${parts.map((part, i) => (i % 2 === 0 ? part : markup[names[Number(part)]](String(values[names[Number(part)]] ?? ''))))}`;
-}
-
-const strong = (value: string) => html`<strong>${value}</strong>`;
+/** Formats a remaining duration like the script does (views/promptParts.ts). */
+export { formatRemaining } from './promptParts.js';
 
 /** The texts the page's script shows, in the page's language (it never builds a sentence itself). */
-function scriptTexts(t: Texts, clientName: string, waiting: string, pin = false): string {
+export function scriptTexts(t: Texts, clientName: string, waiting: string, pin = false): string {
   return JSON.stringify({
     waiting,
     connected: t.t('progress.connected'),
@@ -139,34 +113,6 @@ function scriptTexts(t: Texts, clientName: string, waiting: string, pin = false)
     copyFailed: t.t('prompt.copyFailed'),
   });
 }
-
-/** Strips an XML declaration / doctype in front of the trusted QR SVG (they are invalid inside HTML). */
-function inlineSvg(svg: string): string {
-  return String(svg)
-    .replace(/^\s*<\?xml[^>]*\?>\s*/i, '')
-    .replace(/^\s*<!DOCTYPE[^>]*>\s*/i, '');
-}
-
-function initial(name: string): string {
-  const first = Array.from(name.trim())[0];
-  return first ? first.toLocaleUpperCase() : '?';
-}
-
-const ICON_ATTRS = html`width="20" height="20" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"`;
-
-const ICONS = {
-  check: html`<svg class="i-check" ${ICON_ATTRS}><circle cx="12" cy="12" r="9"/><path d="M8 12.5l2.7 2.7L16 10"/></svg>`,
-  warn: html`<svg class="i-warn" ${ICON_ATTRS}><path d="M12 3.5l9.5 16.5h-19z"/><path d="M12 10v4.5"/><path d="M12 17.5h.01"/></svg>`,
-  error: html`<svg class="i-error" ${ICON_ATTRS}><circle cx="12" cy="12" r="9"/><path d="M12 7.5v5.5"/><path d="M12 16.5h.01"/></svg>`,
-  key: html`<svg ${ICON_ATTRS}><circle cx="8" cy="15" r="4"/><path d="M11 12l9-9"/><path d="M17 6l3 3"/><path d="M14.5 8.5l2 2"/></svg>`,
-  wallet: html`<svg ${ICON_ATTRS}><path d="M4 7.5A2.5 2.5 0 016.5 5H18v3"/><rect x="4" y="8" width="16" height="11" rx="2.5"/><path d="M16 13.5h.01"/></svg>`,
-  credential: html`<svg width="22" height="22" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><rect x="2.5" y="5" width="19" height="14" rx="2.5"/><circle cx="8.5" cy="11" r="2"/><path d="M5.5 16c.6-1.5 1.7-2.2 3-2.2s2.4.7 3 2.2"/><path d="M14 10h4.5"/><path d="M14 13.5h3"/></svg>`,
-  copy: html`<svg ${ICON_ATTRS}><rect x="9" y="9" width="11" height="11" rx="2"/><path d="M5 15V6a2 2 0 012-2h9"/></svg>`,
-  dot: html`<svg width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M6 12.5l4 4L18 8"/></svg>`,
-};
-
-const PROMPT_CSS = readAsset('prompt.css');
-const PROMPT_SCRIPT = readAsset('prompt.js');
 
 function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentialType): SafeHtml {
   const name = c.displayName && c.displayName.trim() ? c.displayName : humanizeAttribute(c.name);
@@ -199,36 +145,7 @@ ${list(optional, true)}`;
 </li>`;
 }
 
-/** Who asks, and what for. */
-function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtml, logoHref?: string): SafeHtml {
-  const badge = logoHref ? html`<img class="client-logo" src="${logoHref}" alt="">` : html`<span class="avatar" aria-hidden="true">${initial(clientName)}</span>`;
-  return html`<header class="prompt-head">
-<p class="eyebrow">${badge}<span>${withMarkup(t, 'page.requestFrom', { client: clientName }, { client: strong })}</span></p>
-<h1>${heading}</h1>
-<p class="lead">${lead}</p>
-</header>`;
-}
-
 const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${words(t, 'prompt.walletHint')}</p>`;
-
-/** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
-function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml }): SafeHtml {
-  const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
-  const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
-  return html`<section class="prompt-status" id="progress" aria-label="${t.t('progress.label')}">
-<div class="alert" id="error" role="alert"></div>
-<div class="status">
-<span class="status-icon" aria-hidden="true"><span class="spinner"></span>${ICONS.check}${ICONS.warn}${ICONS.error}</span>
-<div class="status-body">
-<p class="status-text" id="status-text" role="status" aria-live="polite" aria-atomic="true">${o.waiting}</p>
-<p class="expiry" id="expiry">${withMarkup(t, 'progress.expiresIn', { time: formatRemaining(remaining) }, { time: (time) => html`<time id="countdown" datetime="${expiresIso}">${time}</time>` })}</p>
-</div>
-</div>
-<p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
-${o.hint ?? ''}
-<noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>${words(t, 'progress.noscript')} ${expiresInWords(t, remaining)}</p><a class="button button--secondary" href="${o.continueHref}">${words(t, 'progress.continue')}</a></div></noscript>
-</section>`;
-}
 
 /** Renders the prompt page (issuance offer or verification request). */
 export function renderPrompt(v: PromptView): string {
@@ -301,54 +218,4 @@ ${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiti
     css: PROMPT_CSS,
     script: PROMPT_SCRIPT,
   };
-}
-
-/** D12, VerifiedIdentity_Other: the prompt of a journey through another identity provider. */
-export interface IdentityJourneyView {
-  nonce: string;
-  lang?: string;
-  texts?: Texts;
-  brand?: BrandView;
-  clientLogoHref?: string;
-  clientName: string;
-  /** the other provider's display name (config), in the page's language */
-  providerName: string;
-  /** this service's step that sends the browser to the provider */
-  startUrl: string;
-  /** non-PAR: our authorise URL with client_id and context_id, for continuing in another browser */
-  resumeUri?: string;
-  /** An <svg> of `resumeUri` (views/qrSvg.ts); inserted as is (trusted). */
-  resumeQrSvg?: string;
-  statusUrl: string;
-  continueUrl: string;
-  /** epoch milliseconds */
-  expiresAt: number;
-}
-
-export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
-  const t = v.texts ?? ENGLISH;
-  const heading = t.t('journey.heading');
-  const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
-  const continueHref = safeHref(v.continueUrl);
-  const names = { client: v.clientName, provider: v.providerName };
-  const resume = v.resumeUri && v.resumeQrSvg
-    ? html`<section class="prompt-scan" aria-labelledby="resume-title">
-<div class="divider divider--narrow" aria-hidden="true">${words(t, 'prompt.or')}</div>
-<figure class="qr">
-<div class="qr-code" role="img" aria-label="${t.t('journey.qrLabel')}">${trusted(inlineSvg(v.resumeQrSvg))}</div>
-<figcaption><strong class="qr-title" id="resume-title">${words(t, 'journey.otherDevice')}</strong><span>${words(t, 'journey.qrText')}</span></figcaption>
-</figure>
-<p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}" dir="ltr">${v.resumeUri}</a></p>
-</section>`
-    : '';
-  const waiting = t.t('journey.waiting', names);
-  const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-text="${scriptTexts(t, v.clientName, waiting)}">
-${promptHead(t, v.clientName, heading, withMarkup(t, 'journey.lead', names, { client: strong, provider: strong }), v.clientLogoHref)}
-<section class="prompt-details" aria-label="${t.t('journey.section')}">
-<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">${t.t('journey.continueWith', names)}</span></a>
-</section>
-${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting })}
-${resume}
-</main>`;
-  return renderLayoutBytes({ nonce: v.nonce, texts: v.texts, lang: v.lang, brand: v.brand, title: t.t('page.title', { heading, client: v.clientName }), body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
 }

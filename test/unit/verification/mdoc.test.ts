@@ -16,7 +16,9 @@ import {
 } from '@owf/mdoc';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VerificationRefusal } from '../../../src/verification/errors.js';
-import { MDOC_DEVICE_AUTH_ALGS, MDOC_FORMAT, MDOC_ISSUER_AUTH_ALGS, mdocCredentialQuery, verifyMdocPresentation, type MdocExpectations } from '../../../src/verification/mdoc.js';
+import { mdocCredentialQuery } from '../../../src/verification/dcql.js';
+import { MDOC_FORMAT } from '../../../src/verification/formats.js';
+import { MDOC_DEVICE_AUTH_ALGS, MDOC_ISSUER_AUTH_ALGS, verifyMdocPresentation, type MdocExpectations } from '../../../src/verification/mdoc.js';
 import { mdocContext } from '../../../src/verification/mdocContext.js';
 import { presentMdoc } from '../../../src/wallet/mdoc.js';
 import { createTestMdocIssuer, oid4vpSessionTranscriptBytes, presentWithAuth0, type TestMdocIssuer } from '../../helpers/mdoc.js';

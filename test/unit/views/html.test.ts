@@ -60,7 +60,11 @@ describe('html`...`', () => {
     const dir = new URL('../../../src/interaction/views/', import.meta.url);
     const views = readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'escape.ts' && f !== 'html.ts');
     expect(views).toEqual(expect.arrayContaining(['layout.ts', 'message.ts', 'prompt.ts']));
-    for (const file of [...views.map((f) => new URL(f, dir)), new URL('../../../src/demo/routes.ts', import.meta.url)]) {
+    // the demo's pages too: every .ts file under src/demo, however it is split
+    const demo = new URL('../../../src/demo/', import.meta.url);
+    const demoFiles = (readdirSync(demo, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    expect(demoFiles).toEqual(expect.arrayContaining(['routes.ts', 'page.ts']));
+    for (const file of [...views.map((f) => new URL(f, dir)), ...demoFiles.map((f) => new URL(f, demo))]) {
       expect(readFileSync(file, 'utf8'), String(file)).not.toMatch(/escapeHtml/);
     }
   });

@@ -77,7 +77,7 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     const url = prompt('happy', [
       { status: 'pending' },
       { status: 'scanned' },
-      // the server words the attempts left in the page's language (src/interaction/routes.ts forBrowser)
+      // the server words the attempts left in the page's language (src/interaction/actions/status.ts forBrowser)
       { status: 'pin_retry', attemptsLeft: 2, message: 'Wrong PIN. 2 attempts left.' },
       { status: 'pin_retry', attemptsLeft: 1, message: 'Wrong PIN. 1 attempt left.' },
       { status: 'done' },

@@ -1,0 +1,59 @@
+import type { Context } from 'koa';
+import { StoreUnavailableError } from '../store/redis.js';
+import { safeErrorDescription } from '../http/errorDescription.js';
+import { linkToFlow } from '../telemetry/spans.js';
+import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
+import type { WalletStep } from './steps.js';
+import type { Interaction, InteractionDeps, Version } from './deps.js';
+import { flowOf } from './request.js';
+
+/** The interaction of this browser (its cookie), when it is the one the URL names. */
+export async function interactionOf(d: Pick<InteractionDeps, 'providers'>, ctx: Context, version: Version, uid: string): Promise<Interaction | undefined> {
+  try {
+    const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
+    if (found.uid !== uid) return undefined;
+    linkToFlow(found.params.vc_trace); // the prompt's requests join their flow
+    return found;
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw err; // a readable 503, not "expired"
+    return undefined; // no interaction cookie, or the interaction is gone
+  }
+}
+
+/** Ends the interaction with an error for the client (RFC 6749 §4.1.2.1), and goes back to the provider. */
+export async function finishWithError(d: Pick<InteractionDeps, 'providers'>, ctx: Context, version: Version, error: { error: string; error_description: string }): Promise<void> {
+  // oidc-provider keeps the result with the interaction: bounded and in the RFC's characters before it does
+  const result = { error: error.error, error_description: safeErrorDescription(error.error_description) };
+  const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+  ctx.status = 303;
+  ctx.redirect(returnTo);
+}
+
+/**
+ * The holder's consent to the client (the wallet step is it): a Grant for the requested scope, the ID
+ * token's claims kept under it for the token endpoint (D2), and the interaction's result naming it.
+ * Returns where the browser resumes the authorisation.
+ */
+export async function finishWithClaims(
+  d: Pick<InteractionDeps, 'providers' | 'store' | 'config'>,
+  ctx: Context,
+  version: Version,
+  interaction: Interaction,
+  step: WalletStep,
+  claims: FlowClaims,
+): Promise<string> {
+  const provider = d.providers[version];
+  const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
+  grant.addOIDCScope(String(interaction.params.scope));
+  const grantId = await grant.save();
+  const [, returnTo] = await Promise.all([
+    new GrantClaims(d.store).save(grantId, { ...claims, tokenExtras: step.tokenExtras, ...flowOf(interaction.params) }, d.config.lifetimes.interaction),
+    provider.interactionResult(
+      ctx.req,
+      ctx.res,
+      { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: {} },
+      { mergeWithLastSubmission: false },
+    ),
+  ]);
+  return returnTo;
+}

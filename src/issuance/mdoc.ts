@@ -1,0 +1,64 @@
+import { DateOnly, DeviceKey, Issuer, SignatureAlgorithm } from '@owf/mdoc';
+import type { JWK } from 'jose';
+import type { CredentialType } from '../config/schema.js';
+import type { DocumentSigners } from '../keys/issuerIdentity.js';
+import { coseKeyOfJwk, mdocContext } from '../verification/mdocContext.js';
+
+export interface MdocInput {
+  doctype: string;
+  namespace: string;
+  /** the offer's attributes, checked against the type's template when the offer was made */
+  attributes: Record<string, unknown>;
+  /** the type's attributes: how each value becomes an element */
+  spec: CredentialType['attributes'];
+  /** the holder's public key from the proof: the MSO's device key */
+  deviceJwk: JWK;
+  validFrom: Date;
+  validUntil: Date;
+}
+
+const DATA_URI = /^data:[^;,]+;base64,(.*)$/s;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * An attribute's value as an mdoc element (ISO/IEC 18013-5 §7.2.1 types): a calendar date as full-date
+ * (tag 1004), a date-time as tdate (tag 0), an image as a byte string (as the portrait is: the image's
+ * bytes, its media type being the format's signature), and strings, numbers and booleans as they are.
+ */
+export function elementValue(value: unknown, type: CredentialType['attributes'][string]['type'] | undefined): unknown {
+  if (typeof value === 'string' && type === 'date') return DATE_ONLY.test(value) ? new DateOnly(value) : new Date(value);
+  if (typeof value === 'string' && type === 'image') {
+    const m = DATA_URI.exec(value);
+    if (m) return new Uint8Array(Buffer.from(m[1], 'base64'));
+  }
+  return value;
+}
+
+/**
+ * Signs ISO mdocs (ISO/IEC 18013-5 §9.1.2.4) with @owf/mdoc: the attributes as the IssuerSignedItems of the
+ * type's namespace, the MSO (SHA-256 digests, the holder's device key, validity) signed ES256 by the
+ * document signer that `signers` gives now, its chain in the x5chain header. Returns the credential as
+ * OpenID4VCI 1.0 Appendix A.2.4 carries it: base64url of the CBOR IssuerSigned.
+ */
+export class MdocSigner {
+  constructor(private readonly signers: DocumentSigners) {}
+
+  async sign(input: MdocInput): Promise<string> {
+    const signer = await this.signers.current();
+    const elements: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(input.attributes)) {
+      if (value !== undefined && value !== null) elements[name] = elementValue(value, input.spec[name]?.type);
+    }
+    const { kty, crv, x, y } = input.deviceJwk;
+    const issuerSigned = await new Issuer(input.doctype, mdocContext).addIssuerNamespace(input.namespace, elements).sign({
+      signingKey: coseKeyOfJwk(signer.jwk),
+      algorithm: SignatureAlgorithm.ES256,
+      digestAlgorithm: 'SHA-256',
+      validityInfo: { signed: new Date(), validFrom: input.validFrom, validUntil: input.validUntil },
+      // the library's own JWK mapping (right for P-256, the only device key taken: issueCredential.ts)
+      deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
+      certificates: signer.chain,
+    });
+    return Buffer.from(issuerSigned.encode()).toString('base64url');
+  }
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { DateOnly, IssuerSigned } from '@owf/mdoc';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { WalletError } from './errors.js';
+import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
+import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
+import { checkPin, resolveOffer } from './offer.js';
+import type { StoredMdoc } from './walletFile.js';
+
+/**
+ * The dev wallet receiving an ISO mdoc over OpenID4VCI 1.0 (Appendix A.2): the offer's first `mso_mdoc`
+ * configuration, a fresh P-256 device key proven in a `jwt` proof, and the IssuerSigned the issuer returns
+ * (base64url CBOR, §A.2.4), read with @owf/mdoc. The wallet checks what binds the mdoc to it (the MSO's
+ * docType and device key); the issuer's signature is the verifier's to check against its IACAs, which the
+ * wallet does not hold.
+ */
+export async function receiveMdoc(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredMdoc> {
+  const fetchImpl = opts.fetch ?? fetch;
+  const offer = await resolveOffer(offerUri, fetchImpl);
+  checkPin(offer.txCode, opts.pin);
+
+  const issuerMetadata = await fetchIssuerMetadata(offer.credentialIssuer, fetchImpl);
+  const configurationId = offer.credentialConfigurationIds.find((id) => issuerMetadata.credential_configurations_supported[id]?.format === 'mso_mdoc');
+  if (!configurationId) throw new WalletError(`the offer names no mso_mdoc configuration (it offers ${offer.credentialConfigurationIds.join(', ')})`);
+  const doctype = issuerMetadata.credential_configurations_supported[configurationId].doctype;
+  if (typeof doctype !== 'string' || !doctype) throw new WalletError(`the issuer's configuration ${configurationId} names no doctype`);
+
+  const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
+  const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
+  const token = await requestToken(asMetadata.token_endpoint, { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin }, fetchImpl);
+  const nonce = issuerMetadata.nonce_endpoint ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl) : token.cNonce;
+
+  // the device key: P-256, signing ES256 device authentication (HAIP 1.0)
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const devicePublicJwk = await exportJWK(publicKey);
+  const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk: devicePublicJwk, audience: offer.credentialIssuer, nonce });
+  const { credential } = await requestCredential(
+    issuerMetadata.credential_endpoint,
+    { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
+    fetchImpl,
+  );
+
+  const read = readReceivedMdoc(credential, { doctype, devicePublicJwk });
+  return {
+    id: randomUUID(),
+    format: 'mso_mdoc',
+    credential,
+    issuer: offer.credentialIssuer,
+    doctype,
+    receivedAt: new Date().toISOString(),
+    holderKey: await exportJWK(privateKey),
+    claims: read.namespaces,
+    ...(read.validUntil !== undefined ? { validUntil: read.validUntil } : {}),
+  };
+}
+
+/**
+ * A received IssuerSigned: its MSO must be of `doctype` and bound to the device key the proof named
+ * (ISO/IEC 18013-5 §9.1.2.4 deviceKeyInfo); returns its elements as JSON (full-date as YYYY-MM-DD, tdate
+ * as ISO 8601, byte strings base64url) and validUntil.
+ */
+export function readReceivedMdoc(issuerSigned: unknown, expected: { doctype: string; devicePublicJwk: JWK }): { namespaces: Record<string, Record<string, unknown>>; validUntil?: string } {
+  if (typeof issuerSigned !== 'string' || !/^[A-Za-z0-9_-]+$/.test(issuerSigned)) throw new WalletError('the issuer sent an mdoc that is not base64url (OpenID4VCI 1.0 Appendix A.2.4)');
+  let decoded: IssuerSigned;
+  let mso: IssuerSigned['issuerAuth']['mobileSecurityObject'];
+  try {
+    decoded = IssuerSigned.decode(new Uint8Array(Buffer.from(issuerSigned, 'base64url')));
+    mso = decoded.issuerAuth.mobileSecurityObject;
+  } catch {
+    throw new WalletError('the issuer sent an mdoc that is not a CBOR IssuerSigned with an MSO (ISO/IEC 18013-5 §8.3.2.1.2.2)');
+  }
+  if (mso.docType !== expected.doctype) throw new WalletError(`the issuer sent an mdoc of doctype ${mso.docType}, not ${expected.doctype}`);
+  const key = mso.deviceKeyInfo.deviceKey;
+  const b64u = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64url') : undefined);
+  if (b64u(key.x) !== expected.devicePublicJwk.x || b64u(key.y) !== expected.devicePublicJwk.y) {
+    throw new WalletError('the issuer sent an mdoc bound to another device key than the one the proof named');
+  }
+  const namespaces: Record<string, Record<string, unknown>> = {};
+  for (const [namespace, items] of decoded.issuerNamespaces?.issuerNamespaces ?? []) {
+    namespaces[namespace] = Object.fromEntries(items.map((item) => [item.elementIdentifier, asJson(item.elementValue)]));
+  }
+  const validUntil = mso.validityInfo.validUntil;
+  return { namespaces, ...(Number.isNaN(validUntil.getTime()) ? {} : { validUntil: validUntil.toISOString() }) };
+}
+
+function asJson(value: unknown, depth = 0): unknown {
+  if (depth > 32) return null;
+  if (value instanceof DateOnly) return value.toISOString();
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : `${value.toISOString().split('.')[0]}Z`;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), asJson(v, depth + 1)]));
+  if (Array.isArray(value)) return value.map((v) => asJson(v, depth + 1));
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  return value;
+}
