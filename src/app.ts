@@ -29,6 +29,7 @@ import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';
 import { loadClientIdentity, type ClientIdentityOrigin } from './verification/clientIdentity.js';
+import type { OwnIssuer } from './verification/issuerKeys.js';
 import { PairwiseSubjects } from './identity/subject.js';
 import { pidFlowClaims, pidRequestKind } from './identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from './identity/otherProvider.js';
@@ -342,17 +343,24 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
       return stepFailed(offer.stepId, message, offer.external);
     },
     onPinFailure: () => metrics.pinFailure(),
+    // OpenID4VCI 1.0 §11: what the wallet did with the credential, audited and told to an External flow's client
+    onNotification: async (notice) => {
+      if (notice.external) await external.credentialNotified(notice.stepId, notice.event, notice.description);
+      flowEnds.credentialNotified(notice);
+    },
     rateLimits,
     // ISO mdocs beside SD-JWT VCs, signed by a document signer under the issuer CA
     documentSigners: documentSignersOf(issuerIdentity, { cfg: config.issuer, baseDir: loaded.baseDir, credential: credentialOrigin, issuers, store: shared, activeKid: () => credentialKeys.signing().kid, validForMs: keep.credential }),
   });
 
+  // our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts)
+  const ownIssuer: OwnIssuer = { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published(), ...(issuerIdentity.ca ? { issuerCa: readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0] } : {}) };
   const verifier = createVerifier({
     baseUrl: config.baseUrl,
     store,
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
-    ownIssuer: { issuer: walletIssuer.credentialIssuer, jwks: () => credentialKeys.published() },
+    ownIssuer,
     // our own mdocs verify under the local issuer CA, their IACA
     clientIdentity: issuerIdentity.ca ? { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...ownMdocAnchor(readPemCertificates(issuerIdentity.ca.certificate, 'the local issuer CA')[0], config.credentialTypes, clientIdentity.trustAnchors)] } : clientIdentity,
     requestLifetime: config.lifetimes.offer,

@@ -47,7 +47,9 @@ const UNKNOWN_CONTEXT = 'context_id is unknown, expired or already used, or was 
 /**
  * D13: the External Client flow's side of the service. When the flow's wallet step ends, the client is
  * told by webhook (flow.completed with a ContinuationContext, flow.failed, or flow.expired once the step
- * timed out) instead of the holder's browser going back to it. Exactly one of the three is sent per flow.
+ * timed out) instead of the holder's browser going back to it. Exactly one of the three is sent per flow;
+ * an issuance flow's wallet may then tell what became of the credential (credential.accepted or
+ * credential.failed, at most one per flow).
  */
 export class ExternalFlows {
   readonly #poller: Poller;
@@ -104,6 +106,26 @@ export class ExternalFlows {
    */
   async failed(stepId: string, description: string, reported: 'failed' | 'denied' = 'failed'): Promise<void> {
     await this.#end(stepId, 'failed', (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }), reported);
+  }
+
+  /**
+   * The wallet told the issuer what became of the flow's credential (OpenID4VCI 1.0 §11), after
+   * flow.completed: `credential.accepted` for `credential_accepted`, `credential.failed` for
+   * `credential_failure` and `credential_deleted`; `data.wallet_event` names the wallet's event and
+   * `data.event_description` carries its description when it sent one. The first notification per
+   * credential is announced (src/issuance/notification.ts). False when the flow is no longer kept.
+   */
+  async credentialNotified(stepId: string, event: 'credential_accepted' | 'credential_failure' | 'credential_deleted', description?: string): Promise<boolean> {
+    const request = await this.store.get<ExternalRequest>(flowKey(stepId));
+    if (!request) return false;
+    await this.webhooks.enqueue(request.clientId, event === 'credential_accepted' ? 'credential.accepted' : 'credential.failed', {
+      state: request.params.state,
+      client_id: request.clientId,
+      flow: request.kind,
+      wallet_event: event,
+      ...(description ? { event_description: safeErrorDescription(description) } : {}),
+    });
+    return true;
   }
 
   /**

@@ -6,6 +6,7 @@ import { configurationOf, MDOC_FORMAT } from './credentialConfigurations.js';
 import type { MdocSigner } from './mdoc.js';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
+import type { NotificationBook } from './notification.js';
 
 export interface IssueCredentialDeps {
   credentialIssuer: string;
@@ -19,6 +20,8 @@ export interface IssueCredentialDeps {
   statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
   /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
   onIssued?: (offer: OfferRecord) => Promise<void>;
+  /** OpenID4VCI 1.0 §11: a notification_id for the credential, for the access token that fetched it */
+  notifications?: NotificationBook;
 }
 
 /** The access token's claim that names the offer it was issued for (src/issuance/walletProvider.ts, `extraTokenClaims`). */
@@ -52,10 +55,12 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
 
     try {
       const credential = configuration.format === MDOC_FORMAT ? await signMdoc(deps, offer, holderJwk) : await signSdJwtVc(deps, offer, holderJwk);
+      const token = accessToken as { jti: string; exp?: number };
+      const notificationId = await deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       // in this order: the holder's page must never see the offer done before the claims it finishes with
       await deps.onIssued?.(offer);
       await deps.offers.done(offer.offerId);
-      return { credentials: [{ credential }] };
+      return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one
       throw err;

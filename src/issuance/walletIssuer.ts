@@ -25,7 +25,9 @@ import { AttestationKeys } from './attestationKeys.js';
 import { StatusRegistry } from '../status/registry.js';
 import { StatusListService } from '../status/listToken.js';
 import { statusListRoute } from '../status/routes.js';
-import { createWalletProvider, WALLET_CLIENT_ID } from './walletProvider.js';
+import { createWalletProvider, DPOP_SIGNING_ALGS, NOTIFICATION_PATH, WALLET_CLIENT_ID } from './walletProvider.js';
+import { NotificationBook, type CredentialNotice } from './notification.js';
+import { notificationEndpoint } from './notificationEndpoint.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
@@ -68,6 +70,8 @@ export interface WalletIssuerOptions {
   rateLimits?: RateLimits;
   /** told of every wrong PIN a wallet sends (metrics) */
   onPinFailure?: () => void;
+  /** the wallet's first notification about a credential (OpenID4VCI 1.0 §11): the relying party's event, the audit line */
+  onNotification?: (notice: CredentialNotice) => Promise<void>;
   /**
    * the mdoc document signer (src/keys/issuerIdentity.ts): with it, a type with `mdoc` is offered as an
    * ISO mdoc too (configuration `<name>.mso_mdoc`); without, as an SD-JWT VC only
@@ -132,6 +136,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   const offers = new OfferBook(opts.store);
   const pins = new PinAttempts(opts.store, opts.pinAttempts, opts.onPinFailure);
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
+  const notifications = new NotificationBook(opts.store);
   const statusLists = new StatusListService({ registry: statuses, credentialIssuer, keys: credentialKeys, ttl: opts.statusList?.ttl ?? 300 });
   const mdoc = opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined;
   const configurationIds = (typeName: string) => configurationIdsOf(types.get(typeName)!, mdoc !== undefined);
@@ -161,6 +166,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
         return { idx, uri: statusLists.uriOf(listId) };
       },
       onIssued: opts.onIssued,
+      notifications,
     }),
   });
 
@@ -189,6 +195,16 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       metadataAliases(opts.path, mounted),
       jwtVcIssuerMetadata(opts.path, credentialIssuer, credentialKeys),
       limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),
+      limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/${NOTIFICATION_PATH}`),
+      notificationEndpoint({
+        path: `/${opts.path}/${NOTIFICATION_PATH}`,
+        url: `${credentialIssuer}/${NOTIFICATION_PATH}`,
+        notifications,
+        store: opts.store,
+        findAccessToken: (value) => provider.AccessToken.find(value),
+        onNotification: opts.onNotification,
+        dpopAlgorithms: DPOP_SIGNING_ALGS,
+      }),
       mounted,
     ]),
     createOffer: (input) => createOffer(offers, credentialIssuer, types, opts.offerLifetime, input),

@@ -69,6 +69,12 @@ const attestedWallets: Adapter = {
   async revokeByGrantId() {},
 };
 
+/** The notification endpoint's path under the credential issuer identifier (OpenID4VCI 1.0 §11). */
+export const NOTIFICATION_PATH = 'notification';
+
+/** RFC 9449 §5.1: what wallets may sign DPoP proofs with, at the provider's endpoints and the notification endpoint. */
+export const DPOP_SIGNING_ALGS: ('ES256' | 'EdDSA')[] = ['ES256', 'EdDSA'];
+
 /** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
 const WALLET_NAMESPACE = 'wallet';
 
@@ -132,7 +138,7 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       Session: 60,
     },
     // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
-    enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'], attestSigningAlgValues: ['ES256', 'EdDSA'] },
+    enabledJWA: { dPoPSigningAlgValues: DPOP_SIGNING_ALGS, attestSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
       devInteractions: { enabled: false },
       // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
@@ -172,6 +178,8 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
+        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts)
+        metadata: { notification_endpoint: `${issuer}/${NOTIFICATION_PATH}` },
       },
     },
   };

@@ -36,8 +36,9 @@ export function isOwnVct(vct: string, baseUrl: string): boolean {
 /**
  * The anchors' certificates that may vouch for a credential of `type` in `format`: anchors of that format
  * that list the type, or list no types. For dc+sd-jwt a type of our own namespace (`ownType`) gets none,
- * whatever an anchor lists: a foreign chain never issues our credentials. An mdoc of any type comes only
- * from an IACA (ours among them, `ownMdocAnchor`), so the namespace plays no part there.
+ * whatever an anchor lists: a foreign chain never issues our credentials. Our own issuer's chain is checked
+ * against the issuer CA we made, and only that CA (src/verification/issuerKeys.ts `OwnIssuer`). An mdoc of
+ * any type comes only from an IACA (ours among them, `ownMdocAnchor`), so the namespace plays no part there.
  */
 export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat, type: string, ownType: boolean): Uint8Array[] {
   if (format === 'dc+sd-jwt' && ownType) return [];

@@ -4,6 +4,7 @@ import type { VerificationRecord } from '../verification/requests.js';
 import type { WalletStep } from '../interaction/steps.js';
 import type { Journey } from '../identity/journeys.js';
 import type { ExternalRequest } from '../external/flows.js';
+import type { CredentialNotice } from '../issuance/notification.js';
 import type { FlowKind, FlowOutcome, FlowVersion, Metrics } from './metrics.js';
 
 /** A step id's interface version: `v1.<uid>` or `v2.<uid>` (src/interaction/steps.ts). */
@@ -22,6 +23,8 @@ export const versionOfStep = (stepId: string): FlowVersion => (stepId.startsWith
  * - `expired`: the prompt's `/continue` ending an expired step (the holder's page goes there when it sees
  *   the expiry); an External Client flow's expiry watch;
  * - `failed` also: a request the prompt refused before its wallet step started (template, images, hint).
+ * A wallet's notification about an issued credential (OpenID4VCI 1.0 §11) is audited on a line of its own;
+ * it is not a flow's end and is not counted.
  */
 export class FlowEvents {
   constructor(
@@ -48,6 +51,26 @@ export class FlowEvents {
     this.#audit(
       { audit: 'credential_issuance', client: offer.clientId, flow: 'issuance', ...(offer.external ? { external: true } : {}), requestId: offer.stepId, credentialType: offer.credentialType, serialNumber: offer.serialNumber, outcome: 'failed', reason: 'pin_attempts_exhausted' },
       'credential not issued',
+    );
+  }
+
+  /**
+   * The wallet's first notification about an issued credential: `credential_accepted`, `credential_failure`
+   * or `credential_deleted`. The wallet's description is not logged (D17: only what the audit line names).
+   */
+  credentialNotified(notice: CredentialNotice): void {
+    this.#audit(
+      {
+        audit: 'credential_notification',
+        client: notice.clientId,
+        flow: 'issuance',
+        ...(notice.external ? { external: true } : {}),
+        requestId: notice.stepId,
+        credentialType: notice.credentialType,
+        serialNumber: notice.serialNumber,
+        event: notice.event,
+      },
+      notice.event === 'credential_accepted' ? 'credential accepted by the wallet' : 'credential not kept by the wallet',
     );
   }
 

@@ -4,7 +4,7 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
-import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
+import { createProof, requestCredential, requestNonce, requestToken, sendNotification } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
 import { presentationFor, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
@@ -73,14 +73,23 @@ export class DevWallet {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const holderPublicJwk = await exportJWK(publicKey);
     const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk, audience: offer.credentialIssuer, nonce });
-    const credential = await requestCredential(
+    const { credential, notificationId } = await requestCredential(
       issuerMetadata.credential_endpoint,
       { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
       fetchImpl,
     );
 
+    // OpenID4VCI 1.0 §11: the issuer is told what became of the credential (best effort: it is optional)
+    const notify = async (event: 'credential_accepted' | 'credential_failure') => {
+      const endpoint = issuerMetadata.notification_endpoint;
+      if (!notificationId || typeof endpoint !== 'string') return;
+      await sendNotification(endpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event }, fetchImpl).catch(() => undefined);
+    };
     const issuerTrust = opts.issuerTrust ?? this.#issuerTrust;
-    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust }, fetchImpl);
+    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust }, fetchImpl).catch(async (err: unknown) => {
+      await notify('credential_failure'); // a credential that does not verify is not kept
+      throw err;
+    });
     const stored: StoredSdJwt = {
       id: randomUUID(),
       format: 'dc+sd-jwt',
@@ -91,7 +100,12 @@ export class DevWallet {
       holderKey: await exportJWK(privateKey),
       claims: verified.claims,
     };
-    return this.#keep(stored);
+    const kept = await this.#keep(stored).catch(async (err: unknown) => {
+      await notify('credential_failure'); // not stored
+      throw err;
+    });
+    await notify('credential_accepted');
+    return kept;
   }
 
   /** As `receive`, but the offer's ISO mdoc configuration (OpenID4VCI 1.0 Appendix A.2), kept as an mdoc the wallet presents. */

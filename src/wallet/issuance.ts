@@ -45,12 +45,15 @@ export async function createProof(input: { holderPrivateKey: CryptoKey; holderPu
   return jwt.sign(input.holderPrivateKey);
 }
 
-/** OpenID4VCI 1.0 §8: the credential for one configuration, bound to the proven key. */
+/**
+ * OpenID4VCI 1.0 §8: the credential for one configuration, bound to the proven key, and the
+ * `notification_id` the issuer gave with it (§8.3), if any.
+ */
 export async function requestCredential(
   credentialEndpoint: string,
   input: { accessToken: string; tokenType: string; credentialConfigurationId: string; proof: string },
   fetchImpl: typeof fetch,
-): Promise<string> {
+): Promise<{ credential: string; notificationId?: string }> {
   const response = await fetchImpl(credentialEndpoint, {
     method: 'POST',
     headers: { authorization: `${input.tokenType} ${input.accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
@@ -63,5 +66,24 @@ export async function requestCredential(
   }
   const first = credentials[0] as { credential?: unknown };
   if (typeof first?.credential !== 'string') throw new WalletError('credential response: credentials[0].credential must be a string');
-  return first.credential;
+  return { credential: first.credential, ...(typeof json.notification_id === 'string' ? { notificationId: json.notification_id } : {}) };
+}
+
+/**
+ * OpenID4VCI 1.0 §11: tells the issuer what became of the credential (`credential_accepted` once it is
+ * stored), with the access token it was fetched with. The issuer answers 204.
+ */
+export async function sendNotification(
+  notificationEndpoint: string,
+  input: { accessToken: string; tokenType: string; notificationId: string; event: 'credential_accepted' | 'credential_failure' | 'credential_deleted' },
+  fetchImpl: typeof fetch,
+): Promise<void> {
+  const response = await fetchImpl(notificationEndpoint, {
+    method: 'POST',
+    headers: { authorization: `${input.tokenType} ${input.accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ notification_id: input.notificationId, event: input.event }),
+  });
+  if (response.status === 204) return;
+  await jsonOrOAuthError(response, 'notification');
+  throw new WalletError(`notification: the issuer answered HTTP ${response.status}`);
 }

@@ -34,7 +34,7 @@ export async function receiveMdoc(offerUri: string, opts: { pin?: string; fetch?
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const devicePublicJwk = await exportJWK(publicKey);
   const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk: devicePublicJwk, audience: offer.credentialIssuer, nonce });
-  const credential = await requestCredential(
+  const { credential } = await requestCredential(
     issuerMetadata.credential_endpoint,
     { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
     fetchImpl,

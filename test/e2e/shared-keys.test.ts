@@ -149,6 +149,8 @@ run('D20: one key set across instances on one Redis', () => {
       prompt: only(/^\/interaction\/v2\/[^/]+$/, 'GET'),
       walletToken: only(/^\/wallet\/token$/, 'POST'),
       walletCredential: only(/^\/wallet\/credential$/, 'POST'),
+      // the dev wallet tells the issuer it stored the credential (OpenID4VCI 1.0 §11)
+      walletNotification: only(/^\/wallet\/notification$/, 'POST'),
       continue: only(/^\/interaction\/v2\/[^/]+\/continue$/, 'GET'),
       tokenExchange: only(/^\/v2\.0\/oidc\/token$/, 'POST'),
     };
