@@ -6,6 +6,7 @@ import type { RateLimits } from '../http/rateLimits.js';
 import type { Store } from '../store/types.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
+import type { OwnIssuer } from './issuerKeys.js';
 import type { RequestStatus, VerificationRecord, VerificationResult } from './requests.js';
 
 export interface VerifierOptions {
@@ -15,8 +16,8 @@ export interface VerifierOptions {
   credentialTypes: CredentialType[];
   /** from config */
   trustedIssuers: TrustedIssuer[];
-  /** this service's wallet issuer and its PUBLIC credential keys */
-  ownIssuer: { issuer: string; jwks: { keys: JWK[] } | (() => { keys: JWK[] }) };
+  /** this service's wallet issuer: its PUBLIC credential keys, and the local issuer CA when there is one */
+  ownIssuer: OwnIssuer;
   /** how the verifier identifies itself (`verifier` config, src/verification/clientIdentity.ts) */
   clientIdentity: ClientIdentity;
   /** seconds a request (and its request_uri) lives */
