@@ -22,7 +22,7 @@ import { AttestationKeys } from './issuance/attestationKeys.js';
 import { createInteractionRoutes } from './interaction/routes.js';
 import { WalletSteps } from './interaction/steps.js';
 import { router } from './http/router.js';
-import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './interaction/flowClaims.js';
+import { GrantClaims, issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from './flow/flowClaims.js';
 import { WebhookQueue, webhookTargets } from './webhooks/queue.js';
 import { ExternalFlows } from './external/flows.js';
 import { createVerifier, type Verifier } from './verification/verifier.js';

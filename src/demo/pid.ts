@@ -7,7 +7,7 @@ import type { CookieKeys } from '../http/cookieKeys.js';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createWalletIssuer } from '../issuance/walletIssuer.js';
-import { credentialExpiry } from '../issuance/validity.js';
+import { credentialExpiry } from '../rules/validity.js';
 import { readForm } from '../http/form.js';
 import { ProtocolError } from '../rules/errors.js';
 import { isPastCalendarDate } from '../rules/template.js';

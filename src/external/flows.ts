@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { Logger } from '../log.js';
-import type { FlowClaims } from '../interaction/flowClaims.js';
+import type { FlowClaims } from '../flow/flowClaims.js';
 import type { WebhookQueue } from '../webhooks/queue.js';
 import { invalidRequest } from '../rules/errors.js';
 import { Poller } from '../store/poller.js';

@@ -8,7 +8,7 @@ import type { Store } from '../store/types.js';
 import type { UpstreamIdvConfig } from '../config/schema.js';
 import { errorRedirectUrl, noStore, redirectError } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
-import type { FlowClaims, GrantClaims } from '../interaction/flowClaims.js';
+import type { FlowClaims, GrantClaims } from '../flow/flowClaims.js';
 import type { WalletSteps } from '../interaction/steps.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
 import { Journeys, type Journey } from './journeys.js';

@@ -22,7 +22,7 @@ import type { PinHasher } from '../rules/pinHash.js';
 import { edgeCanStore, pushedRequestKey, storePushedRequest } from './pushedRequest.js';
 import type { ExternalFlows } from '../external/flows.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
-import type { GrantClaims } from '../interaction/flowClaims.js';
+import type { GrantClaims } from '../flow/flowClaims.js';
 import type { OtherProvider } from '../identity/otherProvider.js';
 import type { RateLimits } from '../http/rateLimits.js';
 import { linkToFlow, startFlow } from '../telemetry/spans.js';

@@ -4,7 +4,7 @@ import { VC_ISSUER_CLAIM, type Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
-import { GrantClaims } from '../interaction/flowClaims.js';
+import { GrantClaims } from '../flow/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
 import { EXTERNAL, IDENTITY_SCOPES } from '../rules/scopes.js';
@@ -29,7 +29,7 @@ export function scopeClaims(config: Config): Record<string, string[]> {
   for (const type of config.credentialTypes) {
     const attributes = Object.keys(type.attributes);
     claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
-    // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/interaction/flowClaims.ts)
+    // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/flow/flowClaims.ts)
     claims[type.name] = [...attributes, VC_ISSUER_CLAIM];
   }
   // D12: what each identity flow puts in the ID token

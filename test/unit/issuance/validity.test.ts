@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { credentialExpiry } from '../../../src/issuance/validity.js';
+import { credentialExpiry } from '../../../src/rules/validity.js';
 
 const at = (iso: string) => new Date(iso);
 const expiry = (validity: string, from: string) => credentialExpiry(validity, at(from)).toISOString();
