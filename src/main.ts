@@ -2,8 +2,8 @@
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config/load.js';
-import { createService } from './app.js';
-import { listen } from './server.js';
+import { createService, type Service } from './app.js';
+import { listen, type RunningServer } from './server.js';
 import { writeJsonSchema } from './config/jsonSchema.js';
 import { webhooksCommand } from './webhooks/cli.js';
 import { adminCommand } from './admin/cli.js';
@@ -63,19 +63,44 @@ async function serve(file: string): Promise<number> {
   } catch (err) {
     await service.close();
     await tracing?.shutdown();
-    const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
-    if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') throw err;
-    const metrics = e.port !== undefined && e.port === service.config.metrics.port && e.port !== service.config.port;
-    const what = metrics ? `metrics.port ${e.port}` : `port ${e.port ?? service.config.port}`;
-    const change = metrics ? 'set another metrics.port in the config' : `start on another one: PORT=${(e.port ?? service.config.port) + 1} npm start (or port: in the config)`;
-    console.error(
-      e.code === 'EADDRINUSE'
-        ? `error: ${what} on ${e.address ?? service.config.host} is already in use (another copy of this service, or another program). Stop that one, or ${change}.`
-        : `error: not allowed to listen on ${what} (ports below 1024 need privileges). ${change[0].toUpperCase()}${change.slice(1)}.`,
-    );
+    if (!explainListenError(err, service)) throw err;
     return 1;
   }
-  const { config } = service;
+  const log = service.logger;
+  logStartup(service, tracing);
+  printAddresses(service, running);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing requests in flight');
+    await running.stop(10_000);
+    // the spans of the last requests, exported before the process ends
+    await tracing?.shutdown().catch((err: Error) => log.warn({ err: err.message }, 'traces: the last spans could not be exported'));
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  return -1;
+}
+
+/** A port in use or not allowed: said in a sentence with what to change (true); any other error is not explained here. */
+function explainListenError(err: unknown, service: Service): boolean {
+  const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
+  if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') return false;
+  const metrics = e.port !== undefined && e.port === service.config.metrics.port && e.port !== service.config.port;
+  const what = metrics ? `metrics.port ${e.port}` : `port ${e.port ?? service.config.port}`;
+  const change = metrics ? 'set another metrics.port in the config' : `start on another one: PORT=${(e.port ?? service.config.port) + 1} npm start (or port: in the config)`;
+  console.error(
+    e.code === 'EADDRINUSE'
+      ? `error: ${what} on ${e.address ?? service.config.host} is already in use (another copy of this service, or another program). Stop that one, or ${change}.`
+      : `error: not allowed to listen on ${what} (ports below 1024 need privileges). ${change[0].toUpperCase()}${change.slice(1)}.`,
+  );
+  return true;
+}
+
+/** Where the keys and certificates came from (D20, HAIP 1.0 §6.1.1), and what an operator must know; never a key's value. */
+function logStartup(service: Service, tracing: ReturnType<typeof startTracingFromEnv>): void {
   const log = service.logger;
   // once per key set, where it came from (D20); never a key's value
   const keyMessages = {
@@ -86,13 +111,11 @@ async function serve(file: string): Promise<number> {
   } as const;
   for (const o of service.keyOrigins) log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
   const verifier = service.verifierOrigin;
-  const caFile = verifier.caFile && relative(process.cwd(), verifier.caFile);
   log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
   for (const warning of verifier.warnings) log.warn(warning);
   if (tracing) log.info(tracing.description);
   // HAIP 1.0 §6.1.1: the certificate our credentials and status lists carry in x5c
   const issuer = service.issuerOrigin;
-  const issuerCaFile = issuer.caFile && relative(process.cwd(), issuer.caFile);
   const issuerMessages = {
     file: 'issuer: credentials are signed with issuer.key under issuer.certificateChain',
     'generated-file': 'issuer: no certificate files: made a local issuer CA (development) that certifies each credential key',
@@ -104,6 +127,14 @@ async function serve(file: string): Promise<number> {
   log.info({ origin: issuer.origin, ...(issuer.caFile ? { trustCa: issuer.caFile } : {}) }, issuerMessages[issuer.origin]);
   for (const warning of issuer.warnings) log.warn(warning);
   if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
+}
+
+/** The addresses: a banner for a person at a terminal, one JSON log line for a log collector. */
+function printAddresses(service: Service, running: RunningServer): void {
+  const { config } = service;
+  const log = service.logger;
+  const caFile = service.verifierOrigin.caFile && relative(process.cwd(), service.verifierOrigin.caFile);
+  const issuerCaFile = service.issuerOrigin.caFile && relative(process.cwd(), service.issuerOrigin.caFile);
   // the banner is for a person at a terminal; a log collector gets the same addresses as one JSON line
   const links = {
     url: running.url,
@@ -126,19 +157,6 @@ ${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Promet
 ` : ''}${issuerCaFile ? `  Issuer:               signs credentials under a local issuer CA made for development;
                         a wallet must be told to trust ${issuerCaFile}
 ` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: finishing requests in flight');
-    await running.stop(10_000);
-    // the spans of the last requests, exported before the process ends
-    await tracing?.shutdown().catch((err: Error) => log.warn({ err: err.message }, 'traces: the last spans could not be exported'));
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  return -1;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { credentialExpiry } from '../issuance/validity.js';
+import { credentialExpiry } from '../rules/validity.js';
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../rules/claimNames.js';
 import { EXTERNAL, isIdentityScope } from '../rules/scopes.js';

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 import { invalidRequest } from '../rules/errors.js';
-import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from '../interaction/flowClaims.js';
+import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from '../flow/flowClaims.js';
 import type { ExternalRequest } from './flows.js';
 
 /** What continuing takes besides the repeated parameters: `context_id` itself. */

@@ -1,15 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import type { Logger } from '../log.js';
-import type { FlowClaims } from '../interaction/flowClaims.js';
+import type { FlowClaims } from '../flow/flowClaims.js';
 import type { WebhookQueue } from '../webhooks/queue.js';
+import type { VersionProfile } from '../oidc/versions.js';
 import { invalidRequest } from '../rules/errors.js';
 import { Poller } from '../store/poller.js';
 import { safeErrorDescription } from '../http/errorDescription.js';
 
 /** What an External Client flow's request was: what its continuation must match, and what the code is minted from. */
 export interface ExternalRequest {
-  version: 'v1' | 'v2';
+  version: VersionProfile['id'];
   clientId: string;
   kind: 'issuance' | 'verification';
   /** whether it was pushed (PAR): its continuation then names a request_uri */

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../store/types.js';
 import { invalidRequest } from '../rules/errors.js';
 import type { Say } from '../i18n/catalogues.js';
+import type { VersionProfile } from '../oidc/versions.js';
 
 /**
  * D12, VerifiedIdentity_Other: one holder's journey through the other provider. It belongs to one
@@ -10,7 +11,7 @@ import type { Say } from '../i18n/catalogues.js';
  */
 export interface Journey {
   stepId: string;
-  version: 'v1' | 'v2';
+  version: VersionProfile['id'];
   clientId: string;
   /** the request's parameters as the provider holds them (client_id, redirect_uri, scope, state, nonce, PKCE) */
   params: Record<string, string>;

@@ -8,12 +8,13 @@ import type { Store } from '../store/types.js';
 import type { UpstreamIdvConfig } from '../config/schema.js';
 import { errorRedirectUrl, noStore, redirectError } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
-import type { FlowClaims, GrantClaims } from '../interaction/flowClaims.js';
+import type { FlowClaims, GrantClaims } from '../flow/flowClaims.js';
 import type { WalletSteps } from '../interaction/steps.js';
 import { checkContinuationParams, mintContinuationCode } from '../external/continue.js';
 import { Journeys, type Journey } from './journeys.js';
 import { UpstreamError, UpstreamIdv, type UpstreamIdentity } from './upstream.js';
 import type { PairwiseSubjects } from './subject.js';
+import type { VersionProfile } from '../oidc/versions.js';
 
 export interface OtherProviderDeps {
   config: UpstreamIdvConfig;
@@ -23,7 +24,7 @@ export interface OtherProviderDeps {
   subjects: PairwiseSubjects;
   steps: WalletSteps;
   grantClaims: GrantClaims;
-  providers: Record<'v1' | 'v2', Provider>;
+  providers: Record<VersionProfile['id'], Provider>;
   logger: Logger;
   /** for tests: the upstream client */
   upstream?: UpstreamIdv;
@@ -38,7 +39,7 @@ export interface OtherProviderDeps {
  */
 export type CallbackResult =
   /** the journey's first browser: its prompt's /continue finishes the interaction (claims kept, or the failure) */
-  | { kind: 'prompt'; version: 'v1' | 'v2'; uid: string }
+  | { kind: 'prompt'; version: VersionProfile['id']; uid: string }
   /** a browser that continued the journey: on to the client (code or error) */
   | { kind: 'client'; url: string }
   /** nothing to finish here: a page tells the person why */
@@ -104,7 +105,7 @@ export class OtherProvider {
    * flows, D13). Replayed, expired or foreign context_ids: 400 invalid_request. The request may repeat
    * the original's parameters (they must equal it), nothing else.
    */
-  async resumes(ctx: Context, params: Record<string, string>, version: 'v1' | 'v2'): Promise<boolean> {
+  async resumes(ctx: Context, params: Record<string, string>, version: VersionProfile['id']): Promise<boolean> {
     const stepId = await this.journeys.contextStep(params.context_id);
     if (stepId === undefined) return false;
     const journey = await this.journeys.resume(params.context_id, stepId, params.client_id ?? '', version, (j) => checkContinuationParams(params, { pushed: false, params: j.params }));

@@ -1,5 +1,5 @@
 import type { PidFlowConfig } from '../config/schema.js';
-import type { FlowClaims } from '../interaction/flowClaims.js';
+import type { FlowClaims } from '../flow/flowClaims.js';
 import { sdJwtCredentialQuery } from '../verification/dcql.js';
 import type { VerificationResult } from '../verification/requests.js';
 import type { IdentityRequestKind } from '../verification/verifier.js';

@@ -1,3 +1,4 @@
+import type { VersionProfile } from '../oidc/versions.js';
 import type Provider from 'oidc-provider';
 import type { ClientConfig, Config, CredentialType, PidFlowConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
@@ -37,7 +38,7 @@ export interface PromptFlowEnds {
   expired(stepId: string, step: WalletStep): void;
 }
 
-export type Version = 'v1' | 'v2';
+export type Version = VersionProfile['id'];
 
 /** oidc-provider's interaction, as `interactionDetails` reads it from the browser's cookie. */
 export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { StoreUnavailableError } from '../store/redis.js';
 import { safeErrorDescription } from '../http/errorDescription.js';
 import { linkToFlow } from '../telemetry/spans.js';
-import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from './flowClaims.js';
+import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from '../flow/flowClaims.js';
 import type { WalletStep } from './steps.js';
 import type { Interaction, InteractionDeps, Version } from './deps.js';
 import { flowOf } from './request.js';

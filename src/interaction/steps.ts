@@ -1,5 +1,5 @@
 import type { Store } from '../store/types.js';
-import type { FlowClaims } from './flowClaims.js';
+import type { FlowClaims } from '../flow/flowClaims.js';
 
 /**
  * What the prompt remembers about its wallet step, kept beside the interaction for the interaction's

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
 import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
-import { credentialExpiry } from '../issuance/validity.js';
+import { credentialExpiry } from '../rules/validity.js';
 import { createStore } from '../store/create.js';
 import type { Store } from '../store/types.js';
 import { keepPeriods, ROTATING, type RotatingSet } from './keyRing.js';

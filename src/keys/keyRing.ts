@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { JWK } from 'jose';
 import type { Config } from '../config/schema.js';
 import { CookieKeys } from '../http/cookieKeys.js';
-import { credentialExpiry } from '../issuance/validity.js';
+import { credentialExpiry } from '../rules/validity.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { KEY_STORE_KEYS, KINDS, privateJwk, publicJwks, secretOf, type KeptJwk, type KeyOrigin, type KeySet, type SecretEntry } from './keys.js';

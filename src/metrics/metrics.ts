@@ -4,9 +4,10 @@ import type { Middleware } from 'koa';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import type { MetricsConfig, RateLimitEndpoint } from '../config/schema.js';
 import { routeNamer, statusClass } from './routes.js';
+import type { VersionProfile } from '../oidc/versions.js';
 
 export type FlowKind = 'issuance' | 'verification' | 'identity' | 'external';
-export type FlowVersion = 'v1' | 'v2';
+export type FlowVersion = VersionProfile['id'];
 export type FlowOutcome = 'completed' | 'failed' | 'expired' | 'denied';
 /** one webhook attempt: delivered (2xx), retry (to be tried again), failed (gave up) */
 export type WebhookOutcome = 'delivered' | 'retry' | 'failed';

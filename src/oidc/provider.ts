@@ -4,7 +4,7 @@ import { VC_ISSUER_CLAIM, type Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
-import { GrantClaims } from '../interaction/flowClaims.js';
+import { GrantClaims } from '../flow/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
 import { EXTERNAL, IDENTITY_SCOPES } from '../rules/scopes.js';
@@ -29,7 +29,7 @@ export function scopeClaims(config: Config): Record<string, string[]> {
   for (const type of config.credentialTypes) {
     const attributes = Object.keys(type.attributes);
     claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
-    // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/interaction/flowClaims.ts)
+    // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/flow/flowClaims.ts)
     claims[type.name] = [...attributes, VC_ISSUER_CLAIM];
   }
   // D12: what each identity flow puts in the ID token
@@ -51,36 +51,75 @@ function walletStepPolicy() {
   ];
 }
 
+/** What every relying-party provider is configured with, whatever the service's config. */
+const FIXED_CONFIGURATION = {
+  clientAuthMethods: ['client_secret_post'],
+  // every client authenticates with a secret, which a browser must not hold: no cross-origin PAR or token calls
+  clientBasedCORS: () => false,
+  features: {
+    devInteractions: { enabled: false },
+    pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
+    userinfo: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+    claimsParameter: { enabled: false },
+    requestObjects: { enabled: false },
+  },
+  responseTypes: ['code'],
+  conformIdTokenClaims: false,
+  extraParams: INTERNAL_PARAMS,
+  allowOmittingSingleRegisteredRedirectUri: false,
+  pkce: { required: () => false },
+  loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
+    const grantId = (ctx.oidc.result as { consent?: { grantId?: string } } | undefined)?.consent?.grantId;
+    return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+  },
+  // JSON, which the edge maps onto the spec's codes (and shows a browser as the error page)
+  renderError: async (ctx: KoaContextWithOIDC, out: object) => {
+    ctx.type = 'application/json';
+    ctx.body = out;
+  },
+  enabledJWA: {
+    idTokenSigningAlgValues: ['RS256'],
+  },
+};
+
+/** The registered clients, as oidc-provider knows them. */
+const providerClients = (config: Config) =>
+  config.clients.map((c) => ({
+    client_id: c.clientId,
+    client_secret: c.clientSecret,
+    client_name: c.clientName,
+    redirect_uris: c.redirectUris,
+    response_types: ['code'],
+    grant_types: ['authorization_code'],
+    token_endpoint_auth_method: 'client_secret_post',
+    id_token_signed_response_alg: 'RS256',
+    scope: ['openid', ...c.scopes].join(' '),
+  }));
+
 /**
- * One relying-party-facing oidc-provider instance per interface version. It does the protocol work
- * (PAR, code flow, PKCE S256, client authentication, code redemption); the version edge in front of
- * it applies the spec's rules and shapes its answers.
+ * At the token endpoint the flow's claims (kept under the grant the prompt created) decide `sub` (D2)
+ * and the ID token's claims; elsewhere the account is the browser's holder session.
  */
-export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
+const findAccount = (grantClaims: GrantClaims) => async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
+  if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
+  const flow = await grantClaims.find(token.grantId);
+  if (!flow) return undefined;
+  ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
+  return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
+};
+
+/** The configuration of one version's provider: FIXED_CONFIGURATION and what the config and the version decide. */
+function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configuration {
   const { config, store } = deps;
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
   // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
   const Adapter = createOidcAdapterFactory(store, profile.id, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']));
-  const grantClaims = new GrantClaims(store);
-  const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
   const interactionBase = `${config.baseUrl}/interaction/${profile.id}`;
-
-  const configuration: Configuration = {
+  return {
+    ...FIXED_CONFIGURATION,
     adapter: Adapter as unknown as Configuration['adapter'],
-    clients: config.clients.map((c) => ({
-      client_id: c.clientId,
-      client_secret: c.clientSecret,
-      client_name: c.clientName,
-      redirect_uris: c.redirectUris,
-      response_types: ['code'],
-      grant_types: ['authorization_code'],
-      token_endpoint_auth_method: 'client_secret_post',
-      id_token_signed_response_alg: 'RS256',
-      scope: ['openid', ...c.scopes].join(' '),
-    })),
-    clientAuthMethods: ['client_secret_post'],
-    // every client authenticates with a secret, which a browser must not hold: no cross-origin PAR or token calls
-    clientBasedCORS: () => false,
+    clients: providerClients(config),
     // oidc-provider needs a keystore of private keys; it signs nothing with it (the ID token signer is
     // ours, below) and the edge publishes the JWKS (D20: from the rotating keys)
     jwks: { keys: [signingKeysOf(deps.idTokenKeys).signing()] } as Configuration['jwks'],
@@ -90,21 +129,8 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
-    features: {
-      devInteractions: { enabled: false },
-      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
-      userinfo: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
-      claimsParameter: { enabled: false },
-      requestObjects: { enabled: false },
-    },
-    responseTypes: ['code'],
     scopes: ['openid', EXTERNAL, ...IDENTITY_SCOPES, ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
     claims: scopeClaims(config),
-    conformIdTokenClaims: false,
-    extraParams: INTERNAL_PARAMS,
-    allowOmittingSingleRegisteredRedirectUri: false,
-    pkce: { required: () => false },
     routes: profile.routes,
     ttl: {
       AuthorizationCode: config.lifetimes.code,
@@ -118,43 +144,28 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
       url: (_ctx: unknown, interaction: { uid: string }) => `${interactionBase}/${interaction.uid}`,
       policy: walletStepPolicy() as unknown as NonNullable<Configuration['interactions']>['policy'],
     },
-    loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
-      const grantId = (ctx.oidc.result as { consent?: { grantId?: string } } | undefined)?.consent?.grantId;
-      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
-    },
-    /**
-     * At the token endpoint the flow's claims (kept under the grant the prompt created) decide `sub` (D2)
-     * and the ID token's claims; elsewhere the account is the browser's holder session.
-     */
-    findAccount: async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
-      if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
-      const flow = await grantClaims.find(token.grantId);
-      if (!flow) return undefined;
-      ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
-      return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
-    },
-    // JSON, which the edge maps onto the spec's codes (and shows a browser as the error page)
-    renderError: async (ctx: KoaContextWithOIDC, out: object) => {
-      ctx.type = 'application/json';
-      ctx.body = out;
-    },
-    enabledJWA: {
-      idTokenSigningAlgValues: ['RS256'],
-    },
+    findAccount: findAccount(new GrantClaims(store)),
   } as unknown as Configuration;
+}
 
-  const provider = new Provider(profile.issuer, configuration);
+/** The error detail oidc-provider keeps off the wire, for the edge to map onto the spec's codes. */
+const keepErrorDetail = (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
+  ctx.state.oidcErrorDetail = err.error_detail;
+};
+
+/**
+ * One relying-party-facing oidc-provider instance per interface version. It does the protocol work
+ * (PAR, code flow, PKCE S256, client authentication, code redemption); the version edge in front of
+ * it applies the spec's rules and shapes its answers.
+ */
+export async function createRpProvider(profile: VersionProfile, deps: RpProviderDeps): Promise<Provider> {
+  const { config } = deps;
+  const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
+  const provider = new Provider(profile.issuer, rpConfiguration(profile, deps));
   provider.proxy = true;
-  // The error detail oidc-provider keeps off the wire, for the edge to map onto the spec's codes.
-  provider.on('grant.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
-    ctx.state.oidcErrorDetail = err.error_detail;
-  });
-  provider.on('pushed_authorization_request.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
-    ctx.state.oidcErrorDetail = err.error_detail;
-  });
-  provider.on('authorization.error', (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
-    ctx.state.oidcErrorDetail = err.error_detail;
-  });
+  provider.on('grant.error', keepErrorDetail);
+  provider.on('pushed_authorization_request.error', keepErrorDetail);
+  provider.on('authorization.error', keepErrorDetail);
   installIdTokenSigner(provider, await createIdTokenSigner(deps.idTokenKeys), {
     ttl: config.lifetimes.token,
     issuerFor: (clientId) => (profile.legacyIssuer && legacyIssuerClients.has(clientId) ? profile.legacyIssuer : profile.issuer),

@@ -148,7 +148,21 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     return { scope, providerParams };
   }
 
-  const type = r.credentialTypes.get(scope.credentialType)!;
+  const { hint, hintRegistration } = await checkHint(params, r, scope.credentialType, providerParams);
+  return { scope, providerParams, hint, hintRegistration };
+}
+
+/**
+ * Issuance: the id_token_hint verified, its PIN against the type's PIN rule, its attributes against the
+ * template (a mismatch is kept for the authorise step to report); `vc_hint` names the data's record.
+ */
+async function checkHint(
+  params: Record<string, string>,
+  r: RequestContext,
+  credentialType: string,
+  providerParams: Record<string, string>,
+): Promise<{ hint: VerifiedHint; hintRegistration: HintRegistration }> {
+  const type = r.credentialTypes.get(credentialType)!;
   if (params.id_token_hint === undefined) throw invalidRequest('id_token_hint is required for issuance');
   const hint = await verifyIdTokenHint(params.id_token_hint, {
     client: {
@@ -177,8 +191,6 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   const dataKey = `${replayKey}:data`;
   providerParams.vc_hint = dataKey;
   return {
-    scope,
-    providerParams,
     hint,
     hintRegistration: {
       replayKey,

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Store } from '../store/types.js';
 import type { ClientConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { credentialExpiry } from '../issuance/validity.js';
+import { credentialExpiry } from '../rules/validity.js';
 import { Poller } from '../store/poller.js';
 import { currentFlow, inJobSpan, linkToFlow } from '../telemetry/spans.js';
 

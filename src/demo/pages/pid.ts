@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { WalletIssuer } from '../../issuance/walletIssuer.js';
-import { credentialExpiry } from '../../issuance/validity.js';
+import { credentialExpiry } from '../../rules/validity.js';
 import { readForm } from '../../http/form.js';
 import { ProtocolError } from '../../rules/errors.js';
 import { isPastCalendarDate } from '../../rules/template.js';

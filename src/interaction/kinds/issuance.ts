@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolError } from '../../rules/errors.js';
 import { validateImages } from '../../rules/images.js';
 import type { HintHolder } from '../../oidc/requestChecks.js';
-import { credentialExpiry } from '../../issuance/validity.js';
+import { credentialExpiry } from '../../rules/validity.js';
 import type { InteractionDeps } from '../deps.js';
 import type { WalletStep } from '../steps.js';
 import type { StepKind, StepStart } from '../stepKinds.js';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { credentialExpiry } from '../../../src/issuance/validity.js';
+import { credentialExpiry } from '../../../src/rules/validity.js';
 
 const at = (iso: string) => new Date(iso);
 const expiry = (validity: string, from: string) => credentialExpiry(validity, at(from)).toISOString();
@@ -53,14 +53,14 @@ describe("credential expiry (ID token ExpiresAt, SD-JWT VC exp): the credential 
   });
 
   it.each(['P', 'PT', 'P1DT'])('throws on the duration %j, which has no value (or a T without a time)', (v) => {
-    // BUG (src/issuance/validity.ts): every group of the regex is optional, so "P", "PT" and "P1DT"
+    // BUG (src/rules/validity.ts): every group of the regex is optional, so "P", "PT" and "P1DT"
     // match (and "P"/"PT" add nothing). src/config/schema.ts refuses them with lookaheads; this does not.
     expect(() => credentialExpiry(v, at('2025-01-01T00:00:00Z'))).toThrow(/invalid ISO 8601 duration/);
   });
 });
 
 describe('credential expiry: calendar months and years end in the right month (ISO 8601 / XML Schema date + duration)', () => {
-  // BUG (src/issuance/validity.ts): Date.setUTCFullYear(y, m + months, day) overflows a day that the
+  // BUG (src/rules/validity.ts): Date.setUTCFullYear(y, m + months, day) overflows a day that the
   // target month does not have into the next month, so one month from 31 January ends in March.
   it('P1M from 31 January ends on the last day of February', () => {
     expect(expiry('P1M', '2025-01-31T09:00:00Z')).toBe('2025-02-28T09:00:00.000Z');

@@ -1,0 +1,250 @@
+import type Provider from 'oidc-provider';
+import type { JWK } from 'jose';
+import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
+import { ConfigError, type LoadedConfig } from '../config/load.js';
+import { loadKeys, type KeyOrigin, type KeySet } from '../keys/keys.js';
+import { KeyRing, keepPeriods, type SigningKeys } from '../keys/keyRing.js';
+import { certifyCredentialKeys, certifySet, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from '../keys/issuerIdentity.js';
+import type { Store } from '../store/types.js';
+import { createStore } from '../store/create.js';
+import { RedisStore } from '../store/redis.js';
+import { versionProfiles, type VersionProfile } from '../oidc/versions.js';
+import { createRpProvider } from '../oidc/provider.js';
+import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
+import { OfferBook } from '../issuance/offers.js';
+import { WalletSteps } from '../interaction/steps.js';
+import { GrantClaims } from '../flow/flowClaims.js';
+import { WebhookQueue, webhookTargets } from '../webhooks/queue.js';
+import { ExternalFlows } from '../external/flows.js';
+import { PairwiseSubjects } from '../identity/subject.js';
+import { HolderUi } from '../ui/ui.js';
+import { ImageError } from '../ui/images.js';
+import { CatalogueError } from '../i18n/catalogues.js';
+import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
+import { createLogger, type Logger } from '../log.js';
+import { Metrics } from '../metrics/metrics.js';
+import { FlowEvents } from '../metrics/flowEvents.js';
+import { RateLimits, storeKeyPrefix } from '../http/rateLimits.js';
+import type { CookieKeys } from '../http/cookieKeys.js';
+import { tracingOn } from '../telemetry/tracing.js';
+import { tracedStore } from '../telemetry/store.js';
+import { StepOutcomes } from './stepOutcomes.js';
+
+export interface CoreOptions {
+  store?: Store;
+  logger?: Logger;
+  /** false: no periodic webhook deliveries, expiry watch or key reloads from this process */
+  background?: boolean;
+}
+
+/** What every side of the service is built on: the store, the keys, metrics and limits, and the flows' ends. */
+export interface Core {
+  loaded: LoadedConfig;
+  config: Config;
+  logger: Logger;
+  ui: HolderUi;
+  store: Store;
+  keys: KeySet;
+  origins: KeyOrigin[];
+  keyRing: KeyRing;
+  issuerIdentity: IssuerIdentity;
+  /** the issuer identifiers we sign credentials as (the wallet issuer, the demo's PID issuer) */
+  issuers: string[];
+  /** how long what each key set signed may still be checked (D20) */
+  keep: ReturnType<typeof keepPeriods>;
+  clientIdentity: ClientIdentity;
+  verifierOrigin: ClientIdentityOrigin;
+  credentialKeys: SigningKeys;
+  cookieKeys: CookieKeys;
+  /** the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms) */
+  derivedRoot: string;
+  /** the ID-token keys published now (D20: they change with a rotation) */
+  publicKeys: () => { keys: JWK[] };
+  clients: ReadonlyMap<string, ClientConfig>;
+  credentialTypes: ReadonlyMap<string, CredentialType>;
+  profiles: Record<VersionProfile['id'], VersionProfile>;
+  providers: Record<VersionProfile['id'], Provider>;
+  metrics: Metrics;
+  flowEnds: FlowEvents;
+  rateLimits: RateLimits;
+  webhooks: WebhookQueue;
+  steps: WalletSteps;
+  subjects: PairwiseSubjects;
+  external: ExternalFlows;
+  grantClaims: GrantClaims;
+  stepOutcomes: StepOutcomes;
+  /** the wallet issuers' paths (the configured one, and the demo's PID issuer) and the base URL's path */
+  issuerPaths: string[];
+  basePath: string;
+  close(): Promise<void>;
+}
+
+/** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
+interface Identities {
+  keys: KeySet;
+  origins: KeyOrigin[];
+  clientIdentity: ClientIdentity;
+  verifierOrigin: ClientIdentityOrigin;
+  issuerIdentity: IssuerIdentity;
+  issuers: string[];
+  keep: ReturnType<typeof keepPeriods>;
+}
+
+/**
+ * D20: with Redis (shared by every instance) generated keys and certificates live in the store, so all
+ * instances sign with one key set; the memory store is one process's and lost on restart, so they go to
+ * files there. HAIP 1.0 §6.1.1: the issuer certificate names every issuer identifier we sign SD-JWT VCs as.
+ */
+async function loadIdentities(loaded: LoadedConfig, store: Store): Promise<Identities> {
+  const { config, baseDir } = loaded;
+  const shared = store.kind === 'redis' ? store : undefined;
+  const { origins, keys: loadedKeys } = await loadKeys(config.keys, baseDir, { shared });
+  // the verifier's certificate is shared as the key sets are (D20)
+  const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
+    baseUrl: config.baseUrl,
+    responseUri: `${config.baseUrl}/vp/response`,
+    baseDir,
+    generate: config.keys.generate,
+    shared,
+  });
+  let keys = loadedKeys;
+  const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
+  const issuers = signingIssuers(config, DEMO_PID_PATH);
+  const until = new Date(Date.now() + keep.credential);
+  const credentialOrigin = origins.find((o) => o.set === 'credential')!;
+  // mdoc: the local CA also makes document signers (ISO mdoc issuance) when a type is issued as an mdoc
+  const issuerIdentity = await loadIssuerIdentity(config.issuer, { baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until, mdoc: config.credentialTypes.some((t) => t.mdoc) });
+  // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
+  if (issuerIdentity.ca) {
+    const certified = await certifyCredentialKeys(credentialOrigin, { store: shared, ca: issuerIdentity.ca, issuers, until });
+    keys = { ...keys, credential: { keys: certified.keys } };
+    if (certified.readOnly)
+      issuerIdentity.warnings.push(`${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`);
+  }
+  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
+}
+
+/**
+ * D20: the keys that sign and are published now, reloaded from where they came from (a rotation reaches
+ * every instance within keys.rotation.reloadInterval); one signer for every signed cookie.
+ */
+function keyRingOf(id: Identities, store: Store, logger: Logger): KeyRing {
+  const { issuerIdentity, issuers, keep } = id;
+  return new KeyRing(id.keys, id.origins, {
+    keep,
+    store: store.kind === 'redis' ? store : undefined,
+    certifyCredential: issuerIdentity.ca ? async (set) => await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) }) : undefined,
+    logger,
+  });
+}
+
+/** One relying-party provider per version profile (src/oidc/versions.ts). */
+async function providersOf(profiles: Record<VersionProfile['id'], VersionProfile>, deps: Parameters<typeof createRpProvider>[1]): Promise<Record<VersionProfile['id'], Provider>> {
+  const providers: Partial<Record<VersionProfile['id'], Provider>> = {};
+  for (const profile of Object.values(profiles)) providers[profile.id] = await createRpProvider(profile, deps);
+  return providers as Record<VersionProfile['id'], Provider>;
+}
+
+/** The metrics, and the flows' ends, each counted and audited once where it is decided (src/metrics/flowEvents.ts). */
+function observe(config: Config, store: Store, logger: Logger, paths: { issuerPaths: string[]; basePath: string }) {
+  const metrics = new Metrics(config.metrics, { clients: config.clients.map((c) => c.clientId), ...paths });
+  const flowEnds = new FlowEvents(metrics, logger);
+  // per client and per source address, on the store (shared by every instance on Redis)
+  const rateLimits = new RateLimits(config.rateLimits, store, { keyPrefix: storeKeyPrefix(config.store), onLimited: (endpoint) => metrics.rateLimited(endpoint) });
+  const stopCountingStoreErrors = store instanceof RedisStore ? store.onUnavailable(() => metrics.storeError()) : undefined;
+  return { metrics, flowEnds, rateLimits, stopCountingStoreErrors };
+}
+
+/**
+ * Where wallet steps end: the steps, External Client flows (D13: events delivered from the store by every
+ * instance) and the one object that owns a step's outcome (StepOutcomes), built before the sides that call it.
+ */
+function flowsOf(core: { config: Config; store: Store; logger: Logger; flowEnds: FlowEvents; metrics: Metrics; pairwise: string }, poll: boolean) {
+  const { config, store, logger, flowEnds, metrics } = core;
+  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, { poll, onAttempt: (outcome) => metrics.webhookDelivery(outcome) });
+  const steps = new WalletSteps(store);
+  const offers = new OfferBook(store);
+  const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
+    poll,
+    // an offer redeemed in time can still be issued after the prompt's expiry (until its record is kept)
+    openUntil: async (stepId) => {
+      const step = await steps.find(stepId);
+      if (!step?.offerId) return undefined;
+      const { offer, redeemed } = await offers.forRedemption(step.offerId);
+      return offer && redeemed ? offer.keptUntil * 1000 : undefined;
+    },
+    onEnded: (stepId, request, outcome) => flowEnds.externalEnded(stepId, request, outcome),
+  });
+  // D12: pairwise subjects of the identity flows, alike on every instance
+  const subjects = new PairwiseSubjects(core.pairwise);
+  const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
+  const stepOutcomes = new StepOutcomes({ steps, external, flowEnds, subjects, clients, interactionLifetime: config.lifetimes.interaction });
+  return { webhooks, steps, external, subjects, clients, stepOutcomes, grantClaims: new GrantClaims(store) };
+}
+
+/** Closes the store the service opened itself (not one it was given) when the start-up fails. */
+const closingOnFailure = <T>(work: Promise<T>, store: Store, owned: boolean): Promise<T> =>
+  work.catch(async (err) => {
+    if (owned) await store.close();
+    throw err;
+  });
+
+/**
+ * The core, in order: catalogues and logos first (a broken one stops the start-up before anything opens),
+ * the store, the identities, the key ring, one provider per version, metrics and limits, the flows' ends.
+ */
+export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): Promise<Core> {
+  const { config } = loaded;
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const background = opts.background !== false;
+  const ui = await HolderUi.load(config, loaded.baseDir, logger).catch((err) => {
+    throw err instanceof CatalogueError || err instanceof ImageError ? new ConfigError(loaded.file, [err.message]) : err;
+  });
+  const untraced = opts.store ?? (await createStore(config.store));
+  // with tracing on, a span per store operation (src/telemetry/store.ts); off, the store itself
+  const store = tracingOn() ? tracedStore(untraced) : untraced;
+  const id = await closingOnFailure(loadIdentities(loaded, store), store, !opts.store);
+  const keyRing = keyRingOf(id, store, logger);
+  if (background) keyRing.start(config.keys.rotation.reloadInterval * 1000);
+  const cookieKeys = keyRing.cookieKeys;
+  const profiles = versionProfiles(config.baseUrl);
+  const providers = await providersOf(profiles, { config, store, idTokenKeys: keyRing.idToken, cookieKeys });
+  const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
+  const issuerPaths = config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath];
+  const seen = observe(config, store, logger, { issuerPaths, basePath });
+  const flows = flowsOf({ config, store, logger, flowEnds: seen.flowEnds, metrics: seen.metrics, pairwise: id.keys.pairwise[0] }, background);
+  return {
+    ...seen,
+    ...flows,
+    loaded,
+    config,
+    logger,
+    ui,
+    store,
+    keys: id.keys,
+    origins: id.origins,
+    keyRing,
+    issuerIdentity: id.issuerIdentity,
+    issuers: id.issuers,
+    keep: id.keep,
+    clientIdentity: id.clientIdentity,
+    verifierOrigin: id.verifierOrigin,
+    // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
+    credentialKeys: id.issuerIdentity.operator ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential) : keyRing.credential,
+    cookieKeys,
+    derivedRoot: keyRing.pairwise,
+    publicKeys: () => keyRing.idToken.published(),
+    credentialTypes: new Map<string, CredentialType>(config.credentialTypes.map((t) => [t.name, t])),
+    profiles,
+    providers,
+    issuerPaths,
+    basePath,
+    close: async () => {
+      seen.stopCountingStoreErrors?.();
+      await seen.metrics.close();
+      keyRing.close();
+      await Promise.all([flows.webhooks.close(), flows.external.close()]);
+      await store.close();
+    },
+  };
+}
