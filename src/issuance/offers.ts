@@ -111,6 +111,12 @@ export class OfferBook {
     return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
   }
 
+  /** Until when (epoch ms) the offer's credential can still be issued, when the wallet redeemed its code; else undefined. */
+  async issuableUntil(offerId: string): Promise<number | undefined> {
+    const { offer, redeemed } = await this.forRedemption(offerId);
+    return offer && redeemed ? offer.keptUntil * 1000 : undefined;
+  }
+
   /** One redemption at a time (D14): true for the one request that may have the provider redeem the code. */
   claimRedemption(record: OfferRecord): Promise<boolean> {
     return this.store.setIfAbsent(redemptionKey(record.offerId), 'redeeming' satisfies Redemption, ttlOf(record));

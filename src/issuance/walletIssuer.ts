@@ -106,8 +106,6 @@ export interface WalletIssuer {
   createOffer(input: CreateOfferInput): Promise<CreatedOffer>;
   /** `expiresAt` as `createOffer` returned it */
   offerStatus(offerId: string, expiresAt: number): Promise<OfferStatus>;
-  /** Until when (epoch ms) the offer's credential can still be issued, when the wallet redeemed its code; else undefined. */
-  issuableUntil(offerId: string): Promise<number | undefined>;
 }
 
 export interface CreatedOffer {
@@ -209,10 +207,6 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     ]),
     createOffer: (input) => createOffer(offers, credentialIssuer, types, opts.offerLifetime, input),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
-    issuableUntil: async (offerId) => {
-      const { offer, redeemed } = await offers.forRedemption(offerId);
-      return offer && redeemed ? offer.keptUntil * 1000 : undefined;
-    },
   };
 }
 

@@ -170,8 +170,7 @@ function flowsOf(core: { config: Config; store: Store; logger: Logger; flowEnds:
     openUntil: async (stepId) => {
       const step = await steps.find(stepId);
       if (!step?.offerId) return undefined;
-      const { offer, redeemed } = await offers.forRedemption(step.offerId);
-      return offer && redeemed ? offer.keptUntil * 1000 : undefined;
+      return offers.issuableUntil(step.offerId);
     },
     onEnded: (stepId, request, outcome) => flowEnds.externalEnded(stepId, request, outcome),
   });
