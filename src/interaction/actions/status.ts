@@ -44,7 +44,7 @@ export async function status(d: InteractionDeps, ctx: Context, version: Version,
   }
   const result = interaction.result as { wallet?: unknown } | undefined;
   if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
-  else if (result) ctx.body = { status: 'failed', message: texts.t('status.notCompleted') };
+  else if (result) ctx.body = { status: 'failed', message: texts.t('progress.notCompleted') };
   else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(d, ctx, version, interaction, step, claims) };
   else ctx.body = forBrowser(d, await stepStatus(d, stepId, step), texts, step);
 }

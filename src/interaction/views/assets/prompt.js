@@ -70,17 +70,17 @@
     if (progress && progress.scrollIntoView) progress.scrollIntoView({ block: 'nearest' });
   }
 
+  // One message for how the step ended: an expiry is its title alone (the server's message says the same
+  // again), a failure its title and reason. The next step is the status line's, never the message's.
   function showError(kind, message) {
-    var title = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
-    var fallback = kind === 'expired' ? say('expiredText') : say('failedText');
-    var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : fallback;
     var h = document.createElement('p');
     h.className = 'alert-title';
-    h.textContent = title;
-    var p = document.createElement('p');
-    p.textContent = text;
+    h.textContent = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
     errorBox.textContent = '';
     errorBox.appendChild(h);
+    if (kind === 'expired') return;
+    var p = document.createElement('p');
+    p.textContent = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : say('failedText');
     errorBox.appendChild(p);
   }
 
