@@ -70,17 +70,18 @@
     if (progress && progress.scrollIntoView) progress.scrollIntoView({ block: 'nearest' });
   }
 
-  // One message for how the step ended: an expiry is its title alone (the server's message says the same
-  // again), a failure its title and reason. The next step is the status line's, never the message's.
+  // One message for how the step ended: its title, and the server's reason when it gives one (an expiry
+  // has none: the title says it). The next step is the status line's, never the message's.
   function showError(kind, message) {
     var h = document.createElement('p');
     h.className = 'alert-title';
     h.textContent = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
     errorBox.textContent = '';
     errorBox.appendChild(h);
-    if (kind === 'expired') return;
+    var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : kind === 'expired' ? '' : say('failedText');
+    if (!text) return;
     var p = document.createElement('p');
-    p.textContent = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : say('failedText');
+    p.textContent = text;
     errorBox.appendChild(p);
   }
 
