@@ -200,6 +200,8 @@ export const identitySchema = z
         displayName: localizedText().default('Identity document'),
         claims: z.array(claimName).min(1).default(['given_name', 'family_name', 'birthdate']),
         optionalClaims: z.array(claimName).default([]),
+        /** what the prompt calls a claim, per language; the shipped catalogues name the EU PID's standard claims */
+        labels: z.record(claimName, localizedText()).default({}),
         /** a persistent identifier in the PID: `sub` stays the same for the same person */
         subjectClaim: claimName.optional(),
         trustedIssuers: z.array(z.object({ issuer: httpsOrLoopback('issuer'), jwks: jwksSchema.optional(), jwksUri: httpsOrLoopback('jwksUri').optional() }).strict()).min(1),

@@ -1,4 +1,6 @@
 import type { PidFlowConfig } from '../config/schema.js';
+import type { Texts } from '../i18n/catalogues.js';
+import { EN, type MessageId } from '../i18n/en.js';
 import type { FlowClaims } from '../flow/flowClaims.js';
 import { sdJwtCredentialQuery } from '../verification/dcql.js';
 import type { VerificationResult } from '../verification/requests.js';
@@ -14,6 +16,21 @@ export const PID_QUERY_ID = 'pid';
  */
 export function pidOptionalClaims(block: PidFlowConfig): string[] {
   return [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter((name) => !block.claims.includes(name));
+}
+
+/**
+ * What the prompt calls each claim in the page's language: the block's `labels`, else the catalogue's
+ * label of a standard PID claim (`claim.<name>`); a claim with neither keeps its humanised name.
+ */
+export function pidClaimLabels(block: PidFlowConfig, texts: Texts, names: string[]): Record<string, string> {
+  return Object.fromEntries(
+    names.flatMap((name) => {
+      const configured = Object.hasOwn(block.labels ?? {}, name) ? texts.pick(block.labels[name]) : undefined;
+      const id = `claim.${name}`;
+      const label = configured ?? (Object.hasOwn(EN, id) ? texts.t(id as MessageId) : undefined);
+      return label ? [[name, label]] : [];
+    }),
+  );
 }
 
 /**

@@ -134,6 +134,31 @@ describe('VerifiedIdentity: an independent holder (no dev wallet code) presents 
   });
 });
 
+describe('VerifiedIdentity: what the prompt lists is what the ID token carries', () => {
+  it('the required claims all, the optional ones the PID has, nothing the prompt did not list', async () => {
+    const { tokens, prompt } = await identifyDirectly(cases[0], (link) => pidIssuer.presentDirectly(link, person));
+    const listed = [...prompt.matchAll(/<li data-attribute="([^"]+)"( data-optional)?>/g)].map((m) => ({ name: m[1], optional: Boolean(m[2]) }));
+    expect(listed).toEqual([
+      { name: 'given_name', optional: false },
+      { name: 'family_name', optional: false },
+      { name: 'birthdate', optional: false },
+      { name: 'personal_administrative_number', optional: true },
+      { name: 'nationalities', optional: true },
+      { name: 'address', optional: true },
+    ]);
+    const claims = tokens!.claims() as Record<string, unknown>;
+    const protocol = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'sid', 'acr', 'amr', 'azp']);
+    const carried = Object.keys(claims).filter((name) => !protocol.has(name));
+    for (const { name, optional } of listed) {
+      // the subject claim makes `sub` and is carried only when it is also a listed claim of the block
+      if (name === 'personal_administrative_number') continue;
+      if (!optional || Object.hasOwn(person, name)) expect(claims[name], name).toEqual(person[name as keyof typeof person]);
+      else expect(claims[name], name).toBeUndefined();
+    }
+    expect(carried.filter((name) => !listed.some((l) => l.name === name))).toEqual([]);
+  });
+});
+
 describe('VerifiedIdentity: a PID that is not good enough ends the flow with access_denied and says which', () => {
   it('lacks a required claim; the prompt tells the person in plain words, the page never reads the relying party\'s description', async () => {
     const { birthdate: _, ...withoutBirthdate } = person;

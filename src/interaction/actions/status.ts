@@ -11,11 +11,16 @@ import { stepIdOf, type WalletStep } from '../steps.js';
  * party's description stays on the server.
  */
 export function forBrowser(d: InteractionDeps, { description: _, say, ...status }: StepStatus, texts: Texts, step: WalletStep): StepStatus {
+  if (status.status === 'expired') {
+    // the page's title says it has expired; a message saying so again (and how to start over) would be a second
+    const { message: _said, ...rest } = status;
+    return rest;
+  }
   if (!say) {
     // an English message from before the catalogues: the page's own words for how it ended, nothing otherwise
     const { message, ...rest } = status;
     if (message === undefined) return status;
-    return status.status === 'expired' ? { ...rest, message: texts.t('status.expired') } : status.status === 'failed' ? { ...rest, message: texts.t('progress.failedText') } : rest;
+    return status.status === 'failed' ? { ...rest, message: texts.t('progress.failedText') } : rest;
   }
   const named = STEP_KINDS[step.kind].statusValues?.(d, texts);
   const values = named ? { ...say.values, ...named } : say.values;
@@ -34,7 +39,7 @@ export async function status(d: InteractionDeps, ctx: Context, version: Version,
   const { texts } = pageTexts(ctx, interaction?.params.ui_locales);
   if (!interaction || !step) {
     ctx.status = 404;
-    ctx.body = { status: 'expired', message: texts.t('status.expired') };
+    ctx.body = { status: 'expired' };
     return;
   }
   // D13: the client continues an External Client flow; this browser only hears how the step ended
@@ -44,7 +49,7 @@ export async function status(d: InteractionDeps, ctx: Context, version: Version,
   }
   const result = interaction.result as { wallet?: unknown } | undefined;
   if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
-  else if (result) ctx.body = { status: 'failed', message: texts.t('status.notCompleted') };
+  else if (result) ctx.body = { status: 'failed', message: texts.t('progress.notCompleted') };
   else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(d, ctx, version, interaction, step, claims) };
   else ctx.body = forBrowser(d, await stepStatus(d, stepId, step), texts, step);
 }

@@ -1,4 +1,4 @@
-import { pidOptionalClaims } from '../../identity/pid.js';
+import { pidClaimLabels, pidOptionalClaims } from '../../identity/pid.js';
 import type { InteractionDeps } from '../deps.js';
 import type { WalletStep } from '../steps.js';
 import type { StepKind, StepStart } from '../stepKinds.js';
@@ -45,7 +45,8 @@ export const VERIFICATION: StepKind = {
 const pidTypes: PromptTypes = (d, texts, step) => {
   const pid = d.identity.pid;
   if (!pid) return configuredTypes(d, texts, step);
-  return [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims], optional: pidOptionalClaims(pid) }];
+  const optional = pidOptionalClaims(pid);
+  return [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims], optional, labels: pidClaimLabels(pid, texts, [...pid.claims, ...optional]) }];
 };
 
 /** D12, VerifiedIdentity: the wallet presents a PID, through the verifier, for this client's pairwise `sub`. */

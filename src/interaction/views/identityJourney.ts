@@ -6,7 +6,11 @@ import { ICONS, PROMPT_CSS, PROMPT_SCRIPT, inlineSvg, promptHead, statusSection,
 import { scriptTexts } from './prompt.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 
-/** D12, VerifiedIdentity_Other: the prompt of a journey through another identity provider. */
+/**
+ * D12, VerifiedIdentity_Other: the prompt of a journey through another identity provider. It waits for the
+ * holder's click, not for a wallet: no wallet footer, and the button's icon inside its label, so that it
+ * stays with the label's first line when the provider's name wraps it.
+ */
 export interface IdentityJourneyView {
   nonce: string;
   lang?: string;
@@ -48,10 +52,10 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
   const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-text="${scriptTexts(t, v.clientName, waiting)}">
 ${promptHead(t, v.clientName, heading, withMarkup(t, 'journey.lead', names, { client: strong, provider: strong }), v.clientLogoHref)}
 <section class="prompt-details" aria-label="${t.t('journey.section')}">
-<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}">${ICONS.credential}<span class="button-label">${t.t('journey.continueWith', names)}</span></a>
+<a class="button button--primary" id="provider-link" href="${safeHref(v.startUrl)}"><span class="button-label">${ICONS.credential}${t.t('journey.continueWith', names)}</span></a>
 </section>
 ${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting })}
 ${resume}
 </main>`;
-  return renderLayoutBytes({ nonce: v.nonce, texts: v.texts, lang: v.lang, brand: v.brand, title: t.t('page.title', { heading, client: v.clientName }), body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
+  return renderLayoutBytes({ nonce: v.nonce, footer: false, texts: v.texts, lang: v.lang, brand: v.brand, title: t.t('page.title', { heading, client: v.clientName }), body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
 }

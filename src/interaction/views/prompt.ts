@@ -106,7 +106,6 @@ export function scriptTexts(t: Texts, clientName: string, waiting: string, pin =
     connectionProblem: t.t('progress.connectionProblem'),
     lastMinute: t.t('progress.lastMinute'),
     expiredTitle: t.t('progress.expiredTitle'),
-    expiredText: t.t('progress.expiredText'),
     failedTitle: t.t('progress.failedTitle'),
     failedText: t.t('progress.failedText'),
     copied: t.t('prompt.linkCopied'),
@@ -167,9 +166,10 @@ function promptLayout(v: PromptView): LayoutOptions {
   const t = v.texts ?? ENGLISH;
   const issuance = v.kind === 'issuance';
   const kindTexts = KIND_TEXTS[v.kind] ?? KIND_TEXTS.verification;
-  const heading = t.t(kindTexts.heading);
-  const lead = withMarkup(t, kindTexts.lead, { client: v.clientName }, { client: strong });
   const types = Array.isArray(v.credentialTypes) ? v.credentialTypes : [];
+  // the heading counts what is asked: one credential, or several
+  const heading = t.t(kindTexts.heading, { count: Math.max(1, types.length) });
+  const lead = withMarkup(t, kindTexts.lead, { client: v.clientName }, { client: strong });
   const detailsLabel = issuance ? t.t('prompt.credentials', { count: types.length }) : t.t('prompt.requested');
 
   const pinLength = v.pin && Number.isInteger(v.pin.length) && v.pin.length > 0 ? v.pin.length : undefined;

@@ -193,7 +193,8 @@ describe('renderPrompt', () => {
         expect(markup).toContain(`data-attribute="${escapeHtml(`a"b'c`)}"`);
         expect(markup).toContain(`data-status-url="${escapeHtml(v.statusUrl)}"`);
         expect(markup).toContain(`data-continue-url="${escapeHtml(v.continueUrl)}"`);
-        expect(markup).toContain(`<title>${escapeHtml(`${kind === 'issuance' ? 'Add your credential to your wallet' : 'Share your credential'} – ${XSS}`)}</title>`);
+        // two credential types: the heading counts them
+        expect(markup).toContain(`<title>${escapeHtml(`${kind === 'issuance' ? 'Add your credentials to your wallet' : 'Share your credentials'} – ${XSS}`)}</title>`);
       });
 
       it('has only well-formed tags: no value breaks out of its attribute', () => {
@@ -274,7 +275,7 @@ describe('renderPrompt', () => {
         ],
       }),
     );
-    expect(html).toContain('<h1>Share your credential</h1>');
+    expect(html).toContain('<h1>Share your credentials</h1>'); // two types asked for
     expect(html).toContain('Requested information');
     expect(html).toContain('Personal ID');
     expect(html).toContain('<span>Given name</span>');

@@ -70,17 +70,18 @@
     if (progress && progress.scrollIntoView) progress.scrollIntoView({ block: 'nearest' });
   }
 
+  // One message for how the step ended: its title, and the server's reason when it gives one (an expiry
+  // has none: the title says it). The next step is the status line's, never the message's.
   function showError(kind, message) {
-    var title = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
-    var fallback = kind === 'expired' ? say('expiredText') : say('failedText');
-    var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : fallback;
     var h = document.createElement('p');
     h.className = 'alert-title';
-    h.textContent = title;
-    var p = document.createElement('p');
-    p.textContent = text;
+    h.textContent = kind === 'expired' ? say('expiredTitle') : say('failedTitle');
     errorBox.textContent = '';
     errorBox.appendChild(h);
+    var text = typeof message === 'string' && message.trim() ? message.trim().slice(0, 500) : kind === 'expired' ? '' : say('failedText');
+    if (!text) return;
+    var p = document.createElement('p');
+    p.textContent = text;
     errorBox.appendChild(p);
   }
 
