@@ -1,7 +1,10 @@
 /**
- * ESLint for the browser JavaScript the pages inline (the assets folders under src/): tsc checks the
- * TypeScript, nothing else would check these. They run in the page as classic scripts, not modules.
- * And one rule over the dev wallet's TypeScript: it imports nothing of the service.
+ * ESLint, run by `npm test`:
+ * - the TypeScript of src/, test/, bench/ and examples/ with typescript-eslint's recommended rules and its
+ *   type-aware promise rules (a promise nobody awaits loses its error and its order: tsc does not see it);
+ * - the browser JavaScript the pages inline (the assets folders under src/), which nothing else checks.
+ *   They run in the page as classic scripts, not modules;
+ * - one rule over the dev wallet's TypeScript: it imports nothing of the service.
  */
 import js from '@eslint/js';
 import globals from 'globals';
@@ -24,9 +27,36 @@ const walletImportsBelow = (depth) => ({
   },
 });
 
+const TYPESCRIPT = ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'];
+
 export default [
   // every other JavaScript file (dist/, scripts, this config) is left alone
-  { ignores: ['**/*.{js,mjs,cjs}', `!${ASSET_SCRIPTS}`] },
+  { ignores: ['**/*.{js,mjs,cjs}', `!${ASSET_SCRIPTS}`, 'dist/**'] },
+  { ...js.configs.recommended, files: TYPESCRIPT },
+  ...tseslint.configs.recommended.map((c) => ({ ...c, files: TYPESCRIPT })),
+  {
+    files: TYPESCRIPT,
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      // the sanitizers and parsers match control characters on purpose (escape.ts, the CLIs' argument checks)
+      'no-control-regex': 'off',
+      // `_name` says a parameter or binding is unused on purpose (a handler's signature, a destructured rest)
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+    },
+  },
+  {
+    // tests, benchmarks and the example read untyped JSON answers (`any` where a type would only restate the
+    // assertion), and hand async handlers to node:http servers (a handler's failure fails its test or is
+    // answered by its own catch): only src/ is held to both rules
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'examples/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, variables: false } }],
+    },
+  },
   ...[0, 1, 2].map(walletImportsBelow),
   { files: [ASSET_SCRIPTS], ...js.configs.recommended },
   {

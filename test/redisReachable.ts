@@ -15,7 +15,7 @@ export default async function setup(project: TestProject): Promise<void> {
     await redis.connect();
     await redis.ping();
   } catch (err) {
-    throw new Error(`Redis not reachable at ${REDIS_URL} (${(err as Error).message}): the flow tests run on Redis too. Start it (Debian: apt-get install redis-server) or point TEST_REDIS_URL at one.`);
+    throw new Error(`Redis not reachable at ${REDIS_URL} (${(err as Error).message}): the flow tests run on Redis too. Start it (Debian: apt-get install redis-server) or point TEST_REDIS_URL at one.`, { cause: err });
   } finally {
     redis.disconnect();
   }

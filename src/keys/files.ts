@@ -7,7 +7,7 @@ export async function readText(file: string): Promise<string | undefined> {
     return await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`${file}: cannot read: ${(err as Error).message}`);
+    throw new Error(`${file}: cannot read: ${(err as Error).message}`, { cause: err });
   }
 }
 

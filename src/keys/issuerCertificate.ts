@@ -163,7 +163,7 @@ export async function documentSignerKey(text: { chain: string; key: string }, wh
   try {
     checkLeafPurpose(chain[0], 'mdoc-document-signer');
   } catch (err) {
-    throw new Error(`${where.chain}: ${(err as Error).message}`);
+    throw new Error(`${where.chain}: ${(err as Error).message}`, { cause: err });
   }
   await checkVerifierChain(chain, key, where.chain);
   const { kty, crv, x, y, d } = await exportJWK(key);

@@ -69,7 +69,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
     return JSON.parse(await readFile(file, 'utf8')) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`${file}: cannot read key file: ${(err as Error).message}`);
+    throw new Error(`${file}: cannot read key file: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -50,7 +50,7 @@ export function readPemCertificates(pem: string, where: string): Uint8Array[] {
     try {
       readCertificate(der, `certificate ${i + 1}`);
     } catch (err) {
-      throw new Error(`${where}: ${(err as Error).message}`);
+      throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
     }
     return der;
   });
@@ -215,7 +215,7 @@ export async function checkVerifierChain(chain: Uint8Array[], key: KeyObject, wh
     try {
       return readCertificate(der, `certificate ${i + 1}`);
     } catch (err) {
-      throw new Error(`${where}: ${(err as Error).message}`);
+      throw new Error(`${where}: ${(err as Error).message}`, { cause: err });
     }
   });
   const leaf = certs[0];
@@ -236,7 +236,7 @@ export async function checkVerifierChain(chain: Uint8Array[], key: KeyObject, wh
     else await validateCertificatePath(chain.slice(0, -1), chain.slice(-1), now);
   } catch (err) {
     if (!(err instanceof X509ChainError)) throw err;
-    throw new Error(`${where}: ${err.message.replace('the trust anchor', `certificate ${chain.length}`)}${/not in order/.test(err.message) ? ' (the chain must be in order, leaf first)' : ''}`);
+    throw new Error(`${where}: ${err.message.replace('the trust anchor', `certificate ${chain.length}`)}${/not in order/.test(err.message) ? ' (the chain must be in order, leaf first)' : ''}`, { cause: err });
   }
 }
 

@@ -1,5 +1,4 @@
 // The verifier's options and its interface to the rest of the service (createVerifier, verifier.ts).
-import type { JWK } from 'jose';
 import type { Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import type { RateLimits } from '../http/rateLimits.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
-import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { startTestService, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, offerFromPage } from '../helpers/rp.js';
 import { newWallet, requestFromPage } from '../helpers/flows.js';
 import { startWebhookReceiver, webhookSecret, type ReceivedWebhook } from '../helpers/webhookReceiver.js';

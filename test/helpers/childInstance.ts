@@ -70,7 +70,7 @@ export async function startChildInstance(o: {
     ]);
   } catch (err) {
     await stop();
-    throw new Error(`${(err as Error).message}\n${output}`);
+    throw new Error(`${(err as Error).message}\n${output}`, { cause: err });
   }
   return {
     url,

@@ -115,7 +115,7 @@ export async function startRedis(opts: { port?: number; args?: string[]; cluster
         }, 10_000);
       } catch (err) {
         p.kill('SIGKILL');
-        throw new Error(`${(err as Error).message}; redis-server stderr: ${stderr}`);
+        throw new Error(`${(err as Error).message}; redis-server stderr: ${stderr}`, { cause: err });
       }
     },
     async stop() {

@@ -44,7 +44,6 @@ const UNSAFE_SCHEME = /^(?:javascript|vbscript|data|file|blob):/i;
  * the check. Anything refused becomes `#`.
  */
 export function safeHref(url: string): string {
-  // eslint-disable-next-line no-control-regex
   const probe = String(url).replace(/[\u0000-\u0020\u007f]/g, '');
   if (probe === '' || UNSAFE_SCHEME.test(probe)) return '#';
   return String(url).trim();

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, it, expect, vi } from 'vitest';
+import { afterEach, beforeEach, describe, it, expect } from 'vitest';
 import { errors } from 'oidc-provider';
 import { MemoryStore } from '../../../src/store/memory.js';
-import { createOidcAdapterFactory, oidcRecordKey } from '../../../src/store/oidcAdapter.js';
+import { createOidcAdapterFactory } from '../../../src/store/oidcAdapter.js';
 
 let store: MemoryStore;
 let Adapter: ReturnType<typeof createOidcAdapterFactory>;

@@ -28,6 +28,7 @@ describe('html`...`', () => {
   });
 
   it('renders null, undefined and false as nothing', () => {
+    // eslint-disable-next-line no-constant-binary-expression -- what a view's `cond && html` gives when cond is false
     expect(String(html`<p>${null}${undefined}${false}${false && html`<b>`}</p>`)).toBe('<p></p>');
     expect(String(html`<p title="${null}${false}">x</p>`)).toBe('<p title="">x</p>');
   });
@@ -43,6 +44,7 @@ describe('html`...`', () => {
   it('takes markup or nothing between attributes', () => {
     const attrs = html`width="2" aria-hidden="true"`;
     expect(String(html`<svg ${attrs}></svg>`)).toBe('<svg width="2" aria-hidden="true"></svg>');
+    // eslint-disable-next-line no-constant-binary-expression -- both outcomes of a view's `cond && html`
     expect(String(html`<input${true && html` required`}><input${false && html` required`}${''}>`)).toBe('<input required><input>');
     expect(() => html`<input ${'onfocus=alert(1)'}>`).toThrow(/between attributes/);
   });

@@ -97,7 +97,7 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('views preview (Chromium)', () => {
           const watch = await watchPage(p, harness.origin);
           const res = await p.goto(`${harness.origin}/${page}`);
           expect(res?.headers()['content-security-policy']).toContain("script-src 'nonce-");
-          await expect(p.locator('h1')).toBeDefined();
+          expect(p.locator('h1')).toBeDefined();
           if (page === 'error') {
             expect(res?.status()).toBe(410);
             expect(await p.locator('h1').textContent()).toBe('This link has expired');
