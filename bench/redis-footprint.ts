@@ -31,7 +31,9 @@ import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
 import { newWallet } from '../test/helpers/flows.js';
 import { createRedisStore } from '../src/store/redis.js';
 
-const { values } = parseArgs({ options: { flows: { type: 'string', default: '20' }, trace: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { flows: { type: 'string', default: '20' }, trace: { type: 'boolean', default: false } },
+});
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -77,18 +79,31 @@ if (values.trace) {
       .join(':');
   const target = store as unknown as Record<string, (...args: unknown[]) => unknown>;
   // every store operation the class has (not ping and close), whatever the Store interface holds today
-  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(store)).filter((m) => !['constructor', 'ping', 'close'].includes(m) && typeof target[m] === 'function');
+  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(store)).filter(
+    (m) => !['constructor', 'ping', 'close'].includes(m) && typeof target[m] === 'function',
+  );
   for (const method of methods) {
     const original = target[method].bind(store);
     target[method] = (...args: unknown[]) => {
-      if (tracing) trace.at(-1)?.ops.push(`${method} ${args.filter((a) => typeof a === 'string').slice(0, method === 'delete' ? 9 : 1).map((k) => family(k as string)).join(' ')}`);
+      if (tracing)
+        trace.at(-1)?.ops.push(
+          `${method} ${args
+            .filter((a) => typeof a === 'string')
+            .slice(0, method === 'delete' ? 9 : 1)
+            .map((k) => family(k as string))
+            .join(' ')}`,
+        );
       return original(...args);
     };
   }
   const fetch = globalThis.fetch;
   globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (tracing) trace.push({ request: `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${family(url.pathname)}`, ops: [] });
+    if (tracing)
+      trace.push({
+        request: `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${family(url.pathname)}`,
+        ops: [],
+      });
     return fetch(input, init);
   };
 }
@@ -106,7 +121,10 @@ async function commandCalls(): Promise<Map<string, number>> {
   return calls;
 }
 
-function delta(a: Map<string, number>, b: Map<string, number>): { total: number; roundTrips: number; byCommand: Map<string, number> } {
+function delta(
+  a: Map<string, number>,
+  b: Map<string, number>,
+): { total: number; roundTrips: number; byCommand: Map<string, number> } {
   const byCommand = new Map<string, number>();
   let total = 0;
   let roundTrips = 0;
@@ -125,7 +143,11 @@ async function usedMemory(): Promise<number> {
 }
 
 /** The run's keys (SCAN, bounded) with their MEMORY USAGE, grouped by family (ids replaced by *). */
-async function keyFootprint(): Promise<{ keys: number; bytes: number; families: Map<string, { keys: number; bytes: number; ttl: number }> }> {
+async function keyFootprint(): Promise<{
+  keys: number;
+  bytes: number;
+  families: Map<string, { keys: number; bytes: number; ttl: number }>;
+}> {
   const families = new Map<string, { keys: number; bytes: number; ttl: number }>();
   let cursor = '0';
   let keys = 0;
@@ -166,7 +188,12 @@ interface Pending {
 async function pendingFlow(): Promise<Pending> {
   const base = svc.url;
   const { verifier, challenge } = pkcePair();
-  const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
+  const hint = await makeHint({
+    clientId: CLIENT.id,
+    secret: CLIENT.secret,
+    audience: base,
+    claims: { ...attributes, PinCode: PIN },
+  });
   const par = await postForm(`${base}/v2.0/oidc/par`, {
     client_id: CLIENT.id,
     client_secret: CLIENT.secret,
@@ -181,18 +208,28 @@ async function pendingFlow(): Promise<Pending> {
   });
   if (par.status !== 201) throw new Error(`PAR: ${par.status} ${JSON.stringify(par.body)}`);
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+  const prompt = await browser.follow(
+    `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+  );
   if (!prompt.html) throw new Error(`authorise: arrived at ${prompt.final}`);
   const m = /href="(openid-credential-offer[^"]+)"/.exec(prompt.html);
   if (!m) throw new Error('no offer on the prompt page');
-  return { browser, interactionUrl: prompt.final, offer: m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'"), verifier };
+  return {
+    browser,
+    interactionUrl: prompt.final,
+    offer: m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'"),
+    verifier,
+  };
 }
 
 async function completeFlow(p: Pending): Promise<void> {
   const wallet = await newWallet();
   await wallet.receive(p.offer, { pin: PIN });
   // as the page does: its status poll answers done with the provider's resume URL, and it goes there
-  const status = (await (await p.browser.get(`${p.interactionUrl}/status`)).json()) as { status: string; next?: string };
+  const status = (await (await p.browser.get(`${p.interactionUrl}/status`)).json()) as {
+    status: string;
+    next?: string;
+  };
   if (status.status !== 'done' || !status.next) throw new Error(`status after the wallet: ${JSON.stringify(status)}`);
   const done = await p.browser.follow(status.next);
   if (done.html !== undefined) throw new Error(`resume: ${done.res?.status} at ${done.final}`);
@@ -258,7 +295,12 @@ try {
   for (const [c, n] of d2.byCommand) d.byCommand.set(c, (d.byCommand.get(c) ?? 0) + n);
   const rows: [string, string, string, string][] = [
     ['', 'PAR + authorise', 'wallet + token exchange', 'complete flow'],
-    ['Redis round trips (writes of the connection)', per(writes1 - writes0), per(writes2 - writes1), per(writes2 - writes0)],
+    [
+      'Redis round trips (writes of the connection)',
+      per(writes1 - writes0),
+      per(writes2 - writes1),
+      per(writes2 - writes0),
+    ],
     ['client commands sent', per(d1.roundTrips), per(d2.roundTrips), per(d.roundTrips)],
     ['Redis commands (INFO commandstats calls)', per(d1.total), per(d2.total), per(d.total)],
     ['keys stored after the phase', per(atPending.keys), per(atDone.keys), ''],
@@ -266,20 +308,36 @@ try {
     ['used_memory delta since start', per(mem1 - mem0), per(mem2 - mem0), ''],
   ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
-  console.log(`\nRedis footprint per flow (${N} issuance flows, one instance, redis-server ${redis.port}; all values per flow)\n`);
-  for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
+  console.log(
+    `\nRedis footprint per flow (${N} issuance flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
+  );
+  for (const r of rows)
+    console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
 
   const families = [...new Set([...atPending.families.keys(), ...atDone.families.keys()])].sort();
-  const fRows: [string, string, string, string][] = [['key family', 'pending: keys / bytes', 'completed: keys / bytes', 'TTL left (s, max)']];
+  const fRows: [string, string, string, string][] = [
+    ['key family', 'pending: keys / bytes', 'completed: keys / bytes', 'TTL left (s, max)'],
+  ];
   for (const f of families) {
     const a = atPending.families.get(f);
     const b = atDone.families.get(f);
-    fRows.push([f, a ? `${per(a.keys)} / ${per(a.bytes)}` : '-', b ? `${per(b.keys)} / ${per(b.bytes)}` : '-', String((b ?? a)!.ttl)]);
+    fRows.push([
+      f,
+      a ? `${per(a.keys)} / ${per(a.bytes)}` : '-',
+      b ? `${per(b.keys)} / ${per(b.bytes)}` : '-',
+      String((b ?? a)!.ttl),
+    ]);
   }
   const fw = [0, 1, 2, 3].map((c) => Math.max(...fRows.map((r) => r[c].length)));
   console.log('\nper key family (per flow)\n');
-  for (const r of fRows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(fw[c]) : cell.padStart(fw[c]))).join('  '));
-  console.log(`\ncommands per completed flow: ${[...d.byCommand].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${per(n)}`).join(', ')}\n`);
+  for (const r of fRows)
+    console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(fw[c]) : cell.padStart(fw[c]))).join('  '));
+  console.log(
+    `\ncommands per completed flow: ${[...d.byCommand]
+      .sort((a, b) => b[1] - a[1])
+      .map(([c, n]) => `${c} ${per(n)}`)
+      .join(', ')}\n`,
+  );
 } finally {
   admin.disconnect();
   await svc.stop();

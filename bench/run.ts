@@ -48,7 +48,13 @@ const { values: args } = parseArgs({
 const quick = args.quick || process.env.BENCH_QUICK === '1';
 /** interleaved slices unless --sequential (bench/README.md, "Interleaved slices") */
 const interleave = !args.sequential;
-const rounds = Math.max(1, Math.min(interleave ? 40 : 9, Number(args.rounds ?? process.env.BENCH_ROUNDS ?? (interleave ? (quick ? 2 : 12) : quick ? 1 : 3)) || 1));
+const rounds = Math.max(
+  1,
+  Math.min(
+    interleave ? 40 : 9,
+    Number(args.rounds ?? process.env.BENCH_ROUNDS ?? (interleave ? (quick ? 2 : 12) : quick ? 1 : 3)) || 1,
+  ),
+);
 
 const opts: BenchOptions = {
   quick,
@@ -84,7 +90,11 @@ if (args['from-src']) {
   process.env.BENCH_OURS_FROM = 'src';
 } else {
   process.env.BENCH_OURS_FROM = 'dist';
-  execFileSync(process.execPath, [join(process.cwd(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(process.cwd(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    { stdio: 'inherit' },
+  );
   // as `npm run build` does: the files the pages read at run time (src/**/assets) next to the compiled code
   const copyAssets = join(process.cwd(), 'scripts', 'copy-assets.mjs');
   if (existsSync(copyAssets)) execFileSync(process.execPath, [copyAssets], { stdio: 'inherit' });
@@ -99,10 +109,12 @@ const run: Promise<(o: BenchOptions) => Promise<void>> = args.steps
     : soak
       ? import('./modes/soak.js').then((m) => m.soakRun)
       : import('./modes/compare.js').then((m) => m.compareRun);
-run.then((mode) => mode(opts)).then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+run
+  .then((mode) => mode(opts))
+  .then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );

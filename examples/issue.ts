@@ -20,9 +20,15 @@ const port = Number(process.env.PORT ?? 8080);
 const redirectUri = `http://localhost:${port}/callback`;
 
 // Version 2: the full discovery URL (the document lives under /v2.0; its issuer is the base URL)
-const config = await oidc.discovery(new URL(`${issuer}/v2.0/.well-known/openid-configuration`), clientId, clientSecret, oidc.ClientSecretPost(clientSecret), {
-  execute: issuer.startsWith('http://') ? [oidc.allowInsecureRequests] : [], // http only for a local try
-});
+const config = await oidc.discovery(
+  new URL(`${issuer}/v2.0/.well-known/openid-configuration`),
+  clientId,
+  clientSecret,
+  oidc.ClientSecretPost(clientSecret),
+  {
+    execute: issuer.startsWith('http://') ? [oidc.allowInsecureRequests] : [], // http only for a local try
+  },
+);
 /** What each flow needs back at the callback, by state. */
 const flows = new Map<string, { verifier: string; nonce: string }>();
 
@@ -60,7 +66,11 @@ createServer(async (req, res) => {
       const flow = flows.get(state);
       flows.delete(state);
       if (!flow) throw new Error('unknown or used state');
-      const tokens = await oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: flow.verifier, expectedState: state, expectedNonce: flow.nonce });
+      const tokens = await oidc.authorizationCodeGrant(config, url, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: state,
+        expectedNonce: flow.nonce,
+      });
       // the attributes as issued, SerialNumber (the credential's handle for revocation) and ExpiresAt
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(tokens.claims(), null, 2));
       return;

@@ -15,7 +15,16 @@ import type { ExternalFlows } from './external/flows.js';
 import type { Logger } from './log.js';
 import type { Metrics } from './metrics/metrics.js';
 import { buildCore, type Core, type CoreOptions } from './service/core.js';
-import { mountAdmin, mountDemo, mountInteraction, mountOperations, mountRelyingPartyEdges, mountVerifier, mountWalletIssuer, otherProviderOf } from './service/sides.js';
+import {
+  mountAdmin,
+  mountDemo,
+  mountInteraction,
+  mountOperations,
+  mountRelyingPartyEdges,
+  mountVerifier,
+  mountWalletIssuer,
+  otherProviderOf,
+} from './service/sides.js';
 import { outerApp } from './service/middleware.js';
 
 export { trustedForwarding } from './service/middleware.js';

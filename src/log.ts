@@ -10,7 +10,8 @@ let captureFile: { path: string; stream: DestinationStream } | undefined;
 
 function captured(path: string): DestinationStream {
   // one file descriptor per process, however many loggers; synchronous, so no line is lost at exit
-  if (captureFile?.path !== path) captureFile = { path, stream: pino.destination({ dest: path, append: true, sync: true }) };
+  if (captureFile?.path !== path)
+    captureFile = { path, stream: pino.destination({ dest: path, append: true, sync: true }) };
   return captureFile.stream;
 }
 
@@ -43,9 +44,21 @@ function options(): pino.LoggerOptions {
     base: undefined,
     redact: {
       paths: [
-        '*.client_secret', '*.id_token_hint', '*.PinCode', '*.tx_code', '*.code', '*.code_verifier',
-        '*.id_token', '*.access_token', '*.vp_token', '*.credential', '*.password', 'req.headers.authorization',
-        'req.headers.cookie', '*.ContinuationContext', '*.context_id',
+        '*.client_secret',
+        '*.id_token_hint',
+        '*.PinCode',
+        '*.tx_code',
+        '*.code',
+        '*.code_verifier',
+        '*.id_token',
+        '*.access_token',
+        '*.vp_token',
+        '*.credential',
+        '*.password',
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.ContinuationContext',
+        '*.context_id',
       ],
       censor: '[redacted]',
     },

@@ -29,7 +29,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'webhooks') return webhooksCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   if (command === 'admin') return adminCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
   if (command === 'keys') return keysCommand(rest, process.env.CONFIG ?? 'config/demo.yaml');
-  const { values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+  const { values } = parseArgs({
+    args: rest,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -40,7 +44,9 @@ async function main(argv: string[]): Promise<number> {
       return serve(file);
     case 'check-config': {
       const { config } = await loadConfig(file);
-      console.log(`${file}: valid (${config.clients.length} clients, ${config.credentialTypes.length} credential types)`);
+      console.log(
+        `${file}: valid (${config.clients.length} clients, ${config.credentialTypes.length} credential types)`,
+      );
       return 0;
     }
     case 'config-schema':
@@ -76,7 +82,9 @@ async function serve(file: string): Promise<number> {
     log.info({ signal }, 'shutting down: finishing requests in flight');
     await running.stop(10_000);
     // the spans of the last requests, exported before the process ends
-    await tracing?.shutdown().catch((err: Error) => log.warn({ err: err.message }, 'traces: the last spans could not be exported'));
+    await tracing
+      ?.shutdown()
+      .catch((err: Error) => log.warn({ err: err.message }, 'traces: the last spans could not be exported'));
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -90,7 +98,9 @@ function explainListenError(err: unknown, service: Service): boolean {
   if (e.code !== 'EADDRINUSE' && e.code !== 'EACCES') return false;
   const metrics = e.port !== undefined && e.port === service.config.metrics.port && e.port !== service.config.port;
   const what = metrics ? `metrics.port ${e.port}` : `port ${e.port ?? service.config.port}`;
-  const change = metrics ? 'set another metrics.port in the config' : `start on another one: PORT=${(e.port ?? service.config.port) + 1} npm start (or port: in the config)`;
+  const change = metrics
+    ? 'set another metrics.port in the config'
+    : `start on another one: PORT=${(e.port ?? service.config.port) + 1} npm start (or port: in the config)`;
   console.error(
     e.code === 'EADDRINUSE'
       ? `error: ${what} on ${e.address ?? service.config.host} is already in use (another copy of this service, or another program). Stop that one, or ${change}.`
@@ -106,27 +116,42 @@ function logStartup(service: Service, tracing: ReturnType<typeof startTracingFro
   const keyMessages = {
     file: 'keys: loaded from the key file',
     'generated-file': 'keys: no key file: generated a new key file (keep it secret; it is git-ignored)',
-    'generated-store': 'keys: no key file: generated a new key set into the store, where every instance on this store loads it (keep the store secret)',
+    'generated-store':
+      'keys: no key file: generated a new key set into the store, where every instance on this store loads it (keep the store secret)',
     store: 'keys: no key file: loaded the key set from the store (another instance, or an earlier start, generated it)',
   } as const;
-  for (const o of service.keyOrigins) log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
+  for (const o of service.keyOrigins)
+    log.info({ keySet: o.set, file: o.file, ...(o.storeKey ? { storeKey: o.storeKey } : {}) }, keyMessages[o.origin]);
   const verifier = service.verifierOrigin;
-  log.info({ clientId: service.verifier.clientId, origin: verifier.origin, ...(verifier.caFile ? { trustCa: verifier.caFile } : {}) }, 'verifier: the client_id wallets see');
+  log.info(
+    {
+      clientId: service.verifier.clientId,
+      origin: verifier.origin,
+      ...(verifier.caFile ? { trustCa: verifier.caFile } : {}),
+    },
+    'verifier: the client_id wallets see',
+  );
   for (const warning of verifier.warnings) log.warn(warning);
   if (tracing) log.info(tracing.description);
   // HAIP 1.0 §6.1.1: the certificate our credentials and status lists carry in x5c
   const issuer = service.issuerOrigin;
   const issuerMessages = {
     file: 'issuer: credentials are signed with issuer.key under issuer.certificateChain',
-    'generated-file': 'issuer: no certificate files: made a local issuer CA (development) that certifies each credential key',
-    'generated-store': 'issuer: no certificate files: made a local issuer CA (development) in the store; it certifies each credential key',
+    'generated-file':
+      'issuer: no certificate files: made a local issuer CA (development) that certifies each credential key',
+    'generated-store':
+      'issuer: no certificate files: made a local issuer CA (development) in the store; it certifies each credential key',
     'local-file': 'issuer: no certificate files: the local issuer CA (development) certifies each credential key',
     store: 'issuer: no certificate files: the local issuer CA (development) in the store certifies each credential key',
     none: 'issuer: no certificate: credentials carry only a kid',
   } as const;
-  log.info({ origin: issuer.origin, ...(issuer.caFile ? { trustCa: issuer.caFile } : {}) }, issuerMessages[issuer.origin]);
+  log.info(
+    { origin: issuer.origin, ...(issuer.caFile ? { trustCa: issuer.caFile } : {}) },
+    issuerMessages[issuer.origin],
+  );
   for (const warning of issuer.warnings) log.warn(warning);
-  if (service.store.kind === 'memory') log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
+  if (service.store.kind === 'memory')
+    log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
 }
 
 /** The addresses: a banner for a person at a terminal, one JSON log line for a log collector. */
@@ -139,24 +164,36 @@ function printAddresses(service: Service, running: RunningServer): void {
   const links = {
     url: running.url,
     baseUrl: config.baseUrl,
-    discovery: [`${config.baseUrl}/v2.0/.well-known/openid-configuration`, `${config.baseUrl}/oidc/.well-known/openid-configuration`],
+    discovery: [
+      `${config.baseUrl}/v2.0/.well-known/openid-configuration`,
+      `${config.baseUrl}/oidc/.well-known/openid-configuration`,
+    ],
     ...(service.metrics.url ? { metrics: service.metrics.url } : {}),
     ...(config.demo ? { demo: `${config.baseUrl}/demo` } : {}),
   };
   if (!process.stdout.isTTY) log.info(links, 'listening');
-  if (process.stdout.isTTY) console.log(`
+  if (process.stdout.isTTY)
+    console.log(`
   VC OpenID Provider is running (listening on ${running.url}, base URL ${config.baseUrl})
 
   Version 2 discovery:  ${config.baseUrl}/v2.0/.well-known/openid-configuration
   Version 1 discovery:  ${config.baseUrl}/oidc/.well-known/openid-configuration
   Wallet issuer:        ${config.baseUrl}/.well-known/openid-credential-issuer/${config.walletPath}
   Health:               ${config.baseUrl}/healthz  ${config.baseUrl}/readyz
-${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Prometheus; its own listener, not the public port)\n` : ''}${caFile ? `  Verifier:             signs its requests under a local CA made for development;
+${service.metrics.url ? `  Metrics:              ${service.metrics.url}  (Prometheus; its own listener, not the public port)\n` : ''}${
+      caFile
+        ? `  Verifier:             signs its requests under a local CA made for development;
                         a wallet must be told to trust ${caFile}
                         (dev wallet: npm run wallet -- present '<openid4vp link>' --trust ${caFile})
-` : ''}${issuerCaFile ? `  Issuer:               signs credentials under a local issuer CA made for development;
+`
+        : ''
+    }${
+      issuerCaFile
+        ? `  Issuer:               signs credentials under a local issuer CA made for development;
                         a wallet must be told to trust ${issuerCaFile}
-` : ''}${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
+`
+        : ''
+    }${config.demo ? `\n  Try an issuance in your browser:  ${config.baseUrl}/demo\n` : ''}`);
 }
 
 main(process.argv.slice(2)).then(

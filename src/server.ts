@@ -24,7 +24,11 @@ export interface ServerTimeouts {
   connectionsCheckingInterval: number;
 }
 
-export const SERVER_TIMEOUTS: ServerTimeouts = { headersTimeout: 15_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+export const SERVER_TIMEOUTS: ServerTimeouts = {
+  headersTimeout: 15_000,
+  requestTimeout: 30_000,
+  connectionsCheckingInterval: 1_000,
+};
 
 export async function listen(
   service: Service,
@@ -37,14 +41,17 @@ export async function listen(
   // Responses not yet sent, so that stop() can mark them `Connection: close`.
   const inFlight = new Set<ServerResponse>();
   let stopping: Promise<void> | undefined;
-  const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout, headersTimeout, connectionsCheckingInterval }, (req, res) => {
-    // while stopping, a request that still arrives on an open keep-alive connection is answered, and
-    // its connection closed after the answer
-    if (stopping) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
-    void handle(req, res);
-  });
+  const server = createServer(
+    { maxHeaderSize: 32 * 1024, requestTimeout, headersTimeout, connectionsCheckingInterval },
+    (req, res) => {
+      // while stopping, a request that still arrives on an open keep-alive connection is answered, and
+      // its connection closed after the answer
+      if (stopping) res.setHeader('Connection', 'close');
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+      void handle(req, res);
+    },
+  );
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -38,7 +38,9 @@ export default function setup(): () => Promise<void> {
         if (found.length < 50) found.push(...find(line));
       }
       if (found.length) {
-        console.error(`\nD17: log lines of this test run carry secrets (${lines} lines checked; test/logCapture.ts):\n${found.join('\n')}\n`);
+        console.error(
+          `\nD17: log lines of this test run carry secrets (${lines} lines checked; test/logCapture.ts):\n${found.join('\n')}\n`,
+        );
         process.exitCode = 1;
       }
     } finally {

@@ -19,7 +19,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function waitFor<T>(child: ChildProcess, pick: (msg: any) => T | undefined, timeoutMs: number, what: string): Promise<T> {
+function waitFor<T>(
+  child: ChildProcess,
+  pick: (msg: any) => T | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => done(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (msg: any) => {
@@ -58,7 +63,12 @@ export async function startServer(spec: ServerSpec, opts: { nodeFlags?: string[]
     env: { ...process.env, BENCH_SERVER_SPEC: JSON.stringify(spec), NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const ready = await waitFor(child, (m) => (m?.type === 'ready' ? (m as { url: string; pid: number }) : undefined), 60_000, `${spec.kind} server (${spec.store})`);
+  const ready = await waitFor(
+    child,
+    (m) => (m?.type === 'ready' ? (m as { url: string; pid: number }) : undefined),
+    60_000,
+    `${spec.kind} server (${spec.store})`,
+  );
   let nextId = 1;
   const ask = <T>(type: string, key: string, timeoutMs = 30_000) => {
     const id = nextId++;
@@ -90,17 +100,29 @@ export async function startServer(spec: ServerSpec, opts: { nodeFlags?: string[]
 export interface LoadHandle {
   prepare(spec: LoadSpec): Promise<Record<string, unknown>>;
   /** `slice`: measure only this long (or this many operations); the next measure goes on from there */
-  measure(onProgress?: (requests: number) => void, timeoutMs?: number, slice?: { durationMs: number; maxOps: number }): Promise<PhaseResult>;
+  measure(
+    onProgress?: (requests: number) => void,
+    timeoutMs?: number,
+    slice?: { durationMs: number; maxOps: number },
+  ): Promise<PhaseResult>;
   exit(): Promise<void>;
 }
 
 /** The load generator in its own process. */
 export async function startLoad(): Promise<LoadHandle> {
-  const child = fork(here('./load.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(here('./load.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await waitFor(child, (m) => (m?.type === 'up' ? true : undefined), 60_000, 'load process');
   return {
     async prepare(spec) {
-      const p = waitFor(child, (m) => (m?.type === 'prepared' ? (m.info as Record<string, unknown>) : undefined), 600_000, `prepare ${spec.scenario}`);
+      const p = waitFor(
+        child,
+        (m) => (m?.type === 'prepared' ? (m.info as Record<string, unknown>) : undefined),
+        600_000,
+        `prepare ${spec.scenario}`,
+      );
       child.send({ type: 'prepare', spec });
       return p;
     },
@@ -110,7 +132,12 @@ export async function startLoad(): Promise<LoadHandle> {
       };
       child.on('message', progress);
       try {
-        const p = waitFor(child, (m) => (m?.type === 'result' ? (m.result as PhaseResult) : undefined), timeoutMs, 'measure');
+        const p = waitFor(
+          child,
+          (m) => (m?.type === 'result' ? (m.result as PhaseResult) : undefined),
+          timeoutMs,
+          'measure',
+        );
         child.send({ type: 'measure', slice });
         return await p;
       } finally {
@@ -133,7 +160,15 @@ export interface CryptoRate {
   count: number;
 }
 
-export async function cryptoRates(durationMs: number): Promise<Record<'rs256' | 'rs256WebCrypto' | 'es256Sign' | 'es256Verify' | 'sdJwtVc' | 'webhookSignature', CryptoRate>> {
-  const child = fork(here('./cryptoRates.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_CRYPTO_MS: String(durationMs) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function cryptoRates(
+  durationMs: number,
+): Promise<
+  Record<'rs256' | 'rs256WebCrypto' | 'es256Sign' | 'es256Verify' | 'sdJwtVc' | 'webhookSignature', CryptoRate>
+> {
+  const child = fork(here('./cryptoRates.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_CRYPTO_MS: String(durationMs) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return waitFor(child, (m) => (m?.type === 'rates' ? m.rates : undefined), 120_000, 'crypto rates');
 }

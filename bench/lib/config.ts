@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
 
-export const CLIENT = { id: 'bench-rp', secret: 'bench-secret-0123456789abcdef', redirect: 'https://rp.bench.example/cb' };
+export const CLIENT = {
+  id: 'bench-rp',
+  secret: 'bench-secret-0123456789abcdef',
+  redirect: 'https://rp.bench.example/cb',
+};
 export const ATTRIBUTES = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
 export const PIN = '4321';
 export const ISSUE_SCOPE = 'openid issue.EmployeeBadge';
@@ -61,7 +65,10 @@ export const keyFiles = (keyDir: string) => ({
 });
 
 /** The verifier's certificate and key (HAIP 1.0: requests signed under x509_hash), made once per run by setup.ts. */
-export const verifierFiles = (keyDir: string) => ({ certificateChain: join(keyDir, 'verifier-chain.pem'), key: join(keyDir, 'verifier-key.pem') });
+export const verifierFiles = (keyDir: string) => ({
+  certificateChain: join(keyDir, 'verifier-chain.pem'),
+  key: join(keyDir, 'verifier-key.pem'),
+});
 
 /** The bench PID issuer's private ES256 JWK (with its kid), generated with the run's keys (setup.ts makeKeys): our config trusts its public part, the load process signs PIDs with it. */
 export const pidIssuerKeyFile = (keyDir: string) => join(keyDir, 'pid-issuer.jwk.json');
@@ -91,7 +98,11 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
         displayName: 'Employee badge',
         pinCodeLength: 4,
         validity: 'P30D',
-        attributes: { FirstName: { type: 'string' }, LastName: { type: 'string' }, Email: { type: 'email', required: false } },
+        attributes: {
+          FirstName: { type: 'string' },
+          LastName: { type: 'string' },
+          Email: { type: 'email', required: false },
+        },
       },
     ],
     clients: [

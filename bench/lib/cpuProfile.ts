@@ -47,8 +47,14 @@ type Window = { from: number; to: number };
  * `window`: monotonic µs [from, to] (the measured phase), or several such windows (one per request, --steps);
  * samples outside them (start-up, warm-up, other requests) are left out.
  */
-export function analyse(file: string, window?: Window | Window[]): { totalMs: number; idleMs: number; gcMs: number; functions: FunctionCost[] } {
-  const windows = window === undefined ? undefined : (Array.isArray(window) ? window : [window]).slice().sort((a, b) => a.from - b.from);
+export function analyse(
+  file: string,
+  window?: Window | Window[],
+): { totalMs: number; idleMs: number; gcMs: number; functions: FunctionCost[] } {
+  const windows =
+    window === undefined
+      ? undefined
+      : (Array.isArray(window) ? window : [window]).slice().sort((a, b) => a.from - b.from);
   let w = 0;
   const inWindow = (t: number): boolean => {
     if (!windows) return true;
@@ -85,7 +91,11 @@ export function analyse(file: string, window?: Window | Window[]): { totalMs: nu
     const k = keyOf(node);
     self.set(k, (self.get(k) ?? 0) + dt);
     const seen = new Set<string>();
-    for (let id: number | undefined = node.id, guard = 0; id !== undefined && guard < 10_000; id = parent.get(id), guard++) {
+    for (
+      let id: number | undefined = node.id, guard = 0;
+      id !== undefined && guard < 10_000;
+      id = parent.get(id), guard++
+    ) {
       const key = keyOf(byId.get(id)!);
       if (seen.has(key)) continue;
       seen.add(key);
@@ -120,7 +130,12 @@ export function stepReport(file: string, step: string, windows: Window[], top = 
   const n = windows.length;
   const busy = a.totalMs - a.idleMs;
   const lines = [`  ${step}: ${((busy / n) * 1000).toFixed(0)} µs main-thread CPU per request (${n} requests)`];
-  lines.push(`    by package: ${byPackage(a.functions).slice(0, 6).map(([pkg, ms]) => `${pkg} ${((ms / n) * 1000).toFixed(0)}`).join(', ')} (µs)`);
+  lines.push(
+    `    by package: ${byPackage(a.functions)
+      .slice(0, 6)
+      .map(([pkg, ms]) => `${pkg} ${((ms / n) * 1000).toFixed(0)}`)
+      .join(', ')} (µs)`,
+  );
   for (const f of [...a.functions].sort((x, y) => y.selfMs - x.selfMs).slice(0, top)) {
     lines.push(`    ${((f.selfMs / n) * 1000).toFixed(0).padStart(5)} µs self  ${f.fn}  ${f.where}`);
   }
@@ -132,19 +147,28 @@ export function profileReport(file: string, top = 25, window?: Window, ops?: num
   const busy = a.totalMs - a.idleMs;
   const pct = (ms: number) => `${((ms / busy) * 100).toFixed(1).padStart(5)}%`;
   const lines: string[] = [];
-  lines.push(`${file}: ${busy.toFixed(0)} ms busy of ${a.totalMs.toFixed(0)} ms sampled (main thread${window ? ', measured phase only' : ''}; GC ${pct(a.gcMs)})${ops ? `; ${ops} ops, ${(busy / ops).toFixed(3)} ms main-thread CPU per op` : ''}`);
+  lines.push(
+    `${file}: ${busy.toFixed(0)} ms busy of ${a.totalMs.toFixed(0)} ms sampled (main thread${window ? ', measured phase only' : ''}; GC ${pct(a.gcMs)})${ops ? `; ${ops} ops, ${(busy / ops).toFixed(3)} ms main-thread CPU per op` : ''}`,
+  );
   lines.push('  self time by package:');
-  for (const [pkg, ms] of byPackage(a.functions).slice(0, 14)) lines.push(`    ${pct(ms)}  ${ops ? `${(ms / ops).toFixed(3)} ms/op  ` : ''}${pkg}`);
+  for (const [pkg, ms] of byPackage(a.functions).slice(0, 14))
+    lines.push(`    ${pct(ms)}  ${ops ? `${(ms / ops).toFixed(3)} ms/op  ` : ''}${pkg}`);
   lines.push('  by self time:');
   for (const f of [...a.functions].sort((x, y) => y.selfMs - x.selfMs).slice(0, top)) {
     lines.push(`    ${pct(f.selfMs)}  ${f.fn}  ${f.where}`);
   }
   lines.push('  our code (src/), by inclusive time:');
-  for (const f of a.functions.filter((x) => x.where.startsWith('src/')).sort((x, y) => y.totalMs - x.totalMs).slice(0, top)) {
+  for (const f of a.functions
+    .filter((x) => x.where.startsWith('src/'))
+    .sort((x, y) => y.totalMs - x.totalMs)
+    .slice(0, top)) {
     lines.push(`    ${pct(f.totalMs)} incl ${pct(f.selfMs)} self  ${f.fn}  ${f.where}`);
   }
   lines.push('  libraries, by inclusive time:');
-  for (const f of a.functions.filter((x) => !x.where.startsWith('src/') && !x.where.startsWith('node:') && x.where !== '(native)').sort((x, y) => y.totalMs - x.totalMs).slice(0, top)) {
+  for (const f of a.functions
+    .filter((x) => !x.where.startsWith('src/') && !x.where.startsWith('node:') && x.where !== '(native)')
+    .sort((x, y) => y.totalMs - x.totalMs)
+    .slice(0, top)) {
     lines.push(`    ${pct(f.totalMs)} incl ${pct(f.selfMs)} self  ${f.fn}  ${f.where}`);
   }
   return lines.join('\n');

@@ -29,7 +29,11 @@ function tight(fn: () => void, ms: number, maxCount: number): { perSecond: numbe
   return { perSecond: n / (elapsed / 1000), cpuMsPerOp: (cpu.user + cpu.system) / 1000 / n, count: n };
 }
 
-async function sequential(fn: () => Promise<unknown>, ms: number, maxCount: number): Promise<{ perSecond: number; cpuMsPerOp: number; count: number }> {
+async function sequential(
+  fn: () => Promise<unknown>,
+  ms: number,
+  maxCount: number,
+): Promise<{ perSecond: number; cpuMsPerOp: number; count: number }> {
   for (let i = 0; i < 20; i++) await fn();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -46,13 +50,31 @@ async function sequential(fn: () => Promise<unknown>, ms: number, maxCount: numb
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const rs256 = tight(() => sign('sha256', data, rsa.privateKey), durationMs, 200_000);
 
-const subtleKey = await webcrypto.subtle.importKey('jwk', rsa.privateKey.export({ format: 'jwk' }), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
-const rs256WebCrypto = await sequential(() => webcrypto.subtle.sign('RSASSA-PKCS1-v1_5', subtleKey, data), durationMs / 2, 100_000);
+const subtleKey = await webcrypto.subtle.importKey(
+  'jwk',
+  rsa.privateKey.export({ format: 'jwk' }),
+  { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+  false,
+  ['sign'],
+);
+const rs256WebCrypto = await sequential(
+  () => webcrypto.subtle.sign('RSASSA-PKCS1-v1_5', subtleKey, data),
+  durationMs / 2,
+  100_000,
+);
 
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const es256Sign = tight(() => sign('sha256', data, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }), durationMs / 2, 200_000);
+const es256Sign = tight(
+  () => sign('sha256', data, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }),
+  durationMs / 2,
+  200_000,
+);
 const sig = sign('sha256', data, { key: ec.privateKey, dsaEncoding: 'ieee-p1363' });
-const es256Verify = tight(() => verify('sha256', data, { key: ec.publicKey, dsaEncoding: 'ieee-p1363' }, sig), durationMs / 2, 200_000);
+const es256Verify = tight(
+  () => verify('sha256', data, { key: ec.publicKey, dsaEncoding: 'ieee-p1363' }, sig),
+  durationMs / 2,
+  200_000,
+);
 
 const { SdJwtVcSigner } = await import('../../src/issuance/sdJwtVc.js');
 const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -78,10 +100,19 @@ const sdJwtVc = await sequential(
 const hookBody = JSON.stringify({
   type: 'flow.completed',
   timestamp: new Date().toISOString(),
-  data: { state: 'Vq3n0bQm8Jk1r2s3t4u5vw', client_id: CLIENT.id, flow: 'issuance', ContinuationContext: 'a'.repeat(43) },
+  data: {
+    state: 'Vq3n0bQm8Jk1r2s3t4u5vw',
+    client_id: CLIENT.id,
+    flow: 'issuance',
+    ContinuationContext: 'a'.repeat(43),
+  },
 });
 const hookSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-const webhookSignature = tight(() => new Webhook(hookSecret).sign('msg_0123456789abcdef0123456789abcdef', new Date(), hookBody), durationMs / 2, 500_000);
+const webhookSignature = tight(
+  () => new Webhook(hookSecret).sign('msg_0123456789abcdef0123456789abcdef', new Date(), hookBody),
+  durationMs / 2,
+  500_000,
+);
 
 process.send?.({ type: 'rates', rates: { rs256, rs256WebCrypto, es256Sign, es256Verify, sdJwtVc, webhookSignature } });
 process.exit(0);

@@ -13,16 +13,38 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { CompactEncrypt, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
-import { ATTRIBUTES, CLIENT, EXTERNAL_ISSUE_SCOPE, IDENTITY_SCOPE, ISSUE_SCOPE, PID_ISSUER, PID_VCT, PIN, pidClaims, VERIFY_SCOPE } from './config.js';
+import {
+  ATTRIBUTES,
+  CLIENT,
+  EXTERNAL_ISSUE_SCOPE,
+  IDENTITY_SCOPE,
+  ISSUE_SCOPE,
+  PID_ISSUER,
+  PID_VCT,
+  PIN,
+  pidClaims,
+  VERIFY_SCOPE,
+} from './config.js';
 import type { WebhookReceiver } from './webhookReceiver.js';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 const HS256_HEADER = b64({ alg: 'HS256', typ: 'JWT' });
 
 /** An id_token_hint as the relying party signs it (HS256 with its client secret), with a fresh jti. */
-export function signHint(audience: string, expiresIn = 600, claims: Record<string, unknown> = { ...ATTRIBUTES, PinCode: PIN }): string {
+export function signHint(
+  audience: string,
+  expiresIn = 600,
+  claims: Record<string, unknown> = { ...ATTRIBUTES, PinCode: PIN },
+): string {
   const now = Math.floor(Date.now() / 1000);
-  const payload = b64({ ...claims, iss: CLIENT.id, aud: audience, iat: now, exp: now + expiresIn, jti: randomBytes(12).toString('base64url') });
+  const payload = b64({
+    ...claims,
+    iss: CLIENT.id,
+    aud: audience,
+    iat: now,
+    exp: now + expiresIn,
+    jti: randomBytes(12).toString('base64url'),
+  });
   const input = `${HS256_HEADER}.${payload}`;
   return `${input}.${createHmac('sha256', CLIENT.secret).update(input).digest('base64url')}`;
 }
@@ -42,7 +64,12 @@ export interface Endpoints {
 
 export async function discover(client: HttpClient, discoveryPath: string): Promise<Endpoints> {
   const doc = json(await client.get(discoveryPath), 200, 'discovery');
-  return { discovery: discoveryPath, par: doc.pushed_authorization_request_endpoint, authorize: doc.authorization_endpoint, token: doc.token_endpoint };
+  return {
+    discovery: discoveryPath,
+    par: doc.pushed_authorization_request_endpoint,
+    authorize: doc.authorization_endpoint,
+    token: doc.token_endpoint,
+  };
 }
 
 export function parParams(scope: string, challenge: string, hint?: string): Record<string, string> {
@@ -66,7 +93,14 @@ export async function par(client: HttpClient, ep: Endpoints, params: Record<stri
 }
 
 export function tokenParams(code: string, verifier: string): Record<string, string> {
-  return { grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirect, client_id: CLIENT.id, client_secret: CLIENT.secret, code_verifier: verifier };
+  return {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: CLIENT.redirect,
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    code_verifier: verifier,
+  };
 }
 
 export async function redeem(client: HttpClient, ep: Endpoints, code: string, verifier: string): Promise<HttpResponse> {
@@ -76,10 +110,14 @@ export async function redeem(client: HttpClient, ep: Endpoints, code: string, ve
 }
 
 function codeOf(callback: string): string {
-  if (!callback.startsWith(CLIENT.redirect)) throw new Error(`expected the redirect to the client, got ${callback.slice(0, 200)}`);
+  if (!callback.startsWith(CLIENT.redirect))
+    throw new Error(`expected the redirect to the client, got ${callback.slice(0, 200)}`);
   const u = new URL(callback);
   const code = u.searchParams.get('code');
-  if (!code) throw new Error(`the redirect carries no code: ${u.searchParams.get('error')} ${u.searchParams.get('error_description')}`);
+  if (!code)
+    throw new Error(
+      `the redirect carries no code: ${u.searchParams.get('error')} ${u.searchParams.get('error_description')}`,
+    );
   return code;
 }
 
@@ -87,14 +125,24 @@ function codeOf(callback: string): string {
 function walletLink(html: string): string {
   const m = /href="((?:openid-credential-offer|openid4vp)[^"]+)"/.exec(html);
   if (!m) throw new Error('no wallet link on the prompt page');
-  return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  return m[1]
+    .replaceAll('&amp;', '&')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>');
 }
 
 /** The presentation request in the prompt page's QR code (cross-device: no return through the browser). */
 function crossDeviceLink(html: string): string {
   const m = /data-wallet-link="(openid4vp:[^"]+)"/.exec(html);
   if (!m) throw new Error('no openid4vp:// link in the QR code of the prompt page');
-  return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  return m[1]
+    .replaceAll('&amp;', '&')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>');
 }
 
 /** A holder key for proofs (one per virtual user: key generation is the wallet's cost, not the server's). */
@@ -138,13 +186,24 @@ function wellKnown(identifier: string, name: string, where: WalletOptions['metad
 }
 
 /** OpenID4VCI 1.0, pre-authorized code with tx_code: the requests src/wallet/holder.ts receive() makes. */
-async function walletReceive(client: HttpClient, offerLink: string, holder: HolderKey, o: WalletOptions = {}): Promise<string> {
+async function walletReceive(
+  client: HttpClient,
+  offerLink: string,
+  holder: HolderKey,
+  o: WalletOptions = {},
+): Promise<string> {
   // OpenID4VCI 1.0 §4.1: the offer by value, or by reference (one more GET, as a wallet makes it)
   const link = new URL(offerLink).searchParams;
   const byValue = link.get('credential_offer');
-  const offer = (byValue
-    ? JSON.parse(byValue)
-    : json(await client.get(link.get('credential_offer_uri')!, { accept: 'application/json' }), 200, 'credential offer')) as CredentialOffer;
+  const offer = (
+    byValue
+      ? JSON.parse(byValue)
+      : json(
+          await client.get(link.get('credential_offer_uri')!, { accept: 'application/json' }),
+          200,
+          'credential offer',
+        )
+  ) as CredentialOffer;
   return walletRedeem(client, offer, holder, o);
 }
 
@@ -153,16 +212,41 @@ async function walletReceive(client: HttpClient, offerLink: string, holder: Hold
  * metadata, token (pre-authorized code + tx_code), nonce, credential with a fresh ES256 proof. Any
  * answer other than 200 throws.
  */
-export async function walletRedeem(client: HttpClient, offer: CredentialOffer, holder: HolderKey, o: WalletOptions = {}): Promise<string> {
+export async function walletRedeem(
+  client: HttpClient,
+  offer: CredentialOffer,
+  holder: HolderKey,
+  o: WalletOptions = {},
+): Promise<string> {
   const issuer = offer.credential_issuer;
-  const meta = json(await client.get(wellKnown(issuer, 'openid-credential-issuer', o.metadata), { accept: 'application/json' }), 200, 'issuer metadata');
+  const meta = json(
+    await client.get(wellKnown(issuer, 'openid-credential-issuer', o.metadata), { accept: 'application/json' }),
+    200,
+    'issuer metadata',
+  );
   const as = (meta.authorization_servers as string[] | undefined)?.[0] ?? issuer;
-  const asMeta = json(await client.get(wellKnown(as, 'oauth-authorization-server', o.metadata), { accept: 'application/json' }), 200, 'AS metadata');
+  const asMeta = json(
+    await client.get(wellKnown(as, 'oauth-authorization-server', o.metadata), { accept: 'application/json' }),
+    200,
+    'AS metadata',
+  );
   const grant = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'];
-  const tokenParams: Record<string, string> = { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': grant['pre-authorized_code'], tx_code: PIN };
+  const tokenParams: Record<string, string> = {
+    grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+    'pre-authorized_code': grant['pre-authorized_code'],
+    tx_code: PIN,
+  };
   if (o.clientId !== undefined) tokenParams.client_id = o.clientId;
-  const token = json(await client.postForm(asMeta.token_endpoint, tokenParams, { accept: 'application/json' }), 200, 'wallet token');
-  const nonce = json(await client.request('POST', meta.nonce_endpoint, { headers: { accept: 'application/json' } }), 200, 'nonce').c_nonce as string;
+  const token = json(
+    await client.postForm(asMeta.token_endpoint, tokenParams, { accept: 'application/json' }),
+    200,
+    'wallet token',
+  );
+  const nonce = json(
+    await client.request('POST', meta.nonce_endpoint, { headers: { accept: 'application/json' } }),
+    200,
+    'nonce',
+  ).c_nonce as string;
   const proof = await new SignJWT({ nonce })
     .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: holder.publicJwk })
     .setAudience(issuer)
@@ -170,8 +254,15 @@ export async function walletRedeem(client: HttpClient, offer: CredentialOffer, h
     .sign(holder.privateKey);
   const cred = json(
     await client.request('POST', meta.credential_endpoint, {
-      headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ credential_configuration_id: offer.credential_configuration_ids[0], proofs: { jwt: [proof] } }),
+      headers: {
+        authorization: `Bearer ${token.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+      },
+      body: JSON.stringify({
+        credential_configuration_id: offer.credential_configuration_ids[0],
+        proofs: { jwt: [proof] },
+      }),
     }),
     200,
     'credential',
@@ -180,7 +271,11 @@ export async function walletRedeem(client: HttpClient, offer: CredentialOffer, h
 }
 
 /** Browser: authorise (following the redirect to the prompt), returns the prompt URL and its page. */
-async function toPrompt(client: HttpClient, jar: CookieJar, authorizeUrl: string): Promise<{ promptUrl: string; html: string }> {
+async function toPrompt(
+  client: HttpClient,
+  jar: CookieJar,
+  authorizeUrl: string,
+): Promise<{ promptUrl: string; html: string }> {
   let url = authorizeUrl;
   for (let i = 0; i < 4; i++) {
     const res = await browserGet(client, jar, url);
@@ -209,7 +304,8 @@ async function toClient(client: HttpClient, jar: CookieJar, start: string): Prom
  */
 const finishUrlFor = (promptUrl: string) => `${promptUrl}/continue`;
 
-const authorizeUrlFor = (ep: Endpoints, requestUri: string) => `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, request_uri: requestUri })}`;
+const authorizeUrlFor = (ep: Endpoints, requestUri: string) =>
+  `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, request_uri: requestUri })}`;
 
 export interface FlowResult {
   code: string;
@@ -219,7 +315,11 @@ export interface FlowResult {
 }
 
 /** Ours, issuance (Version 2, PAR, PKCE, PIN): PAR, authorise, prompt, wallet (6 requests), resume[, token]. */
-export async function oursIssuance(client: HttpClient, ep: Endpoints, o: { hint: string; holder: HolderKey; redeem: boolean }): Promise<FlowResult> {
+export async function oursIssuance(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { hint: string; holder: HolderKey; redeem: boolean },
+): Promise<FlowResult> {
   const { verifier, challenge } = pkce();
   const requestUri = await par(client, ep, parParams(ISSUE_SCOPE, challenge, o.hint));
   const jar = new CookieJar();
@@ -254,20 +354,46 @@ export async function oursExternalIssuance(
   const t0 = performance.now();
   const event = await hook;
   const webhookWaitMs = performance.now() - t0;
-  if (event.type !== 'flow.completed') throw new Error(`webhook: ${event.type} ${event.data.error ?? ''} ${event.data.error_description ?? ''}`);
-  const continued = await client.get(`${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, context_id: event.data.ContinuationContext, request_uri: requestUri })}`);
+  if (event.type !== 'flow.completed')
+    throw new Error(`webhook: ${event.type} ${event.data.error ?? ''} ${event.data.error_description ?? ''}`);
+  const continued = await client.get(
+    `${ep.authorize}?${new URLSearchParams({ client_id: CLIENT.id, context_id: event.data.ContinuationContext, request_uri: requestUri })}`,
+  );
   const callback = location(continued, ep.authorize);
-  if (new URL(callback).searchParams.get('state') !== state) throw new Error('the redirect after context_id carries another state');
+  if (new URL(callback).searchParams.get('state') !== state)
+    throw new Error('the redirect after context_id carries another state');
   const code = codeOf(callback);
-  return { code, verifier, credential, webhookWaitMs, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+  return {
+    code,
+    verifier,
+    credential,
+    webhookWaitMs,
+    token: o.redeem ? await redeem(client, ep, code, verifier) : undefined,
+  };
 }
 
 /** A credential in the bench wallet: the dev wallet's own record of one (src/wallet); `claims`: what it holds (the wallet's DCQL matching reads them). */
 export type HeldCredential = StoredCredential;
 
-export function held(credential: string, holder: HolderKey, claims: Record<string, unknown> = ATTRIBUTES): HeldCredential {
-  const payload = JSON.parse(Buffer.from(credential.split('~')[0].split('.')[1], 'base64url').toString('utf8')) as { iss: string; vct: string };
-  return { id: randomBytes(8).toString('hex'), format: 'dc+sd-jwt', credential, issuer: payload.iss, vct: payload.vct, receivedAt: new Date().toISOString(), holderKey: holder.privateJwk, claims: { ...claims } };
+export function held(
+  credential: string,
+  holder: HolderKey,
+  claims: Record<string, unknown> = ATTRIBUTES,
+): HeldCredential {
+  const payload = JSON.parse(Buffer.from(credential.split('~')[0].split('.')[1], 'base64url').toString('utf8')) as {
+    iss: string;
+    vct: string;
+  };
+  return {
+    id: randomBytes(8).toString('hex'),
+    format: 'dc+sd-jwt',
+    credential,
+    issuer: payload.iss,
+    vct: payload.vct,
+    receivedAt: new Date().toISOString(),
+    holderKey: holder.privateJwk,
+    claims: { ...claims },
+  };
 }
 
 /**
@@ -277,7 +403,13 @@ export function held(credential: string, holder: HolderKey, claims: Record<strin
  * the issuer's signature is not the server's cost.
  */
 export async function pidCredentials(issuerKey: JWK, n: number): Promise<HeldCredential[]> {
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(issuerKey), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(issuerKey),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   const out: HeldCredential[] = [];
   for (let vu = 0; vu < n; vu++) {
     const holder = await newHolderKey();
@@ -301,7 +433,12 @@ let presentationModule: Promise<PresentationModule> | undefined;
  * (behind the prompt's QR code, signed under the verifier's certificate), the credential presented by
  * direct_post.jwt (the dev wallet's DCQL matching and SD-JWT presentation, encrypted), resume[, token].
  */
-async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+async function oursPresentation(
+  client: HttpClient,
+  ep: Endpoints,
+  scope: string,
+  o: { credential: HeldCredential; redeem: boolean },
+): Promise<FlowResult> {
   const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
   const { verifier, challenge } = pkce();
   const requestUri = await par(client, ep, parParams(scope, challenge));
@@ -310,16 +447,34 @@ async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string
   const link = new URL(crossDeviceLink(html));
   const ro = await client.get(link.searchParams.get('request_uri')!, { accept: 'application/oauth-authz-req+jwt' });
   if (ro.status !== 200) throw new Error(`request object: ${ro.status} ${ro.body.slice(0, 200)}`);
-  const payload = JSON.parse(Buffer.from(ro.body.trim().split('.')[1], 'base64url').toString('utf8')) as Record<string, any>;
-  const request = { clientId: payload.client_id as string, responseUri: payload.response_uri as string, nonce: payload.nonce as string, state: payload.state as string, credentials: payload.dcql_query.credentials };
+  const payload = JSON.parse(Buffer.from(ro.body.trim().split('.')[1], 'base64url').toString('utf8')) as Record<
+    string,
+    any
+  >;
+  const request = {
+    clientId: payload.client_id as string,
+    responseUri: payload.response_uri as string,
+    nonce: payload.nonce as string,
+    state: payload.state as string,
+    credentials: payload.dcql_query.credentials,
+  };
   const selection = wallet.selectCredentials(request, [o.credential]);
   if ('missing' in selection) throw new Error(`the bench wallet cannot answer: ${selection.missing}`);
   const vpToken: Record<string, string[]> = {};
-  for (const s of selection) vpToken[s.query.id] = [await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce })];
+  for (const s of selection)
+    vpToken[s.query.id] = [
+      await wallet.createPresentation(s.credential, s.disclose, { clientId: request.clientId, nonce: request.nonce }),
+    ];
   // direct_post.jwt (OpenID4VP 1.0 §8.3): encrypted to the request's own key, as a HAIP wallet answers
   const jwk = payload.response_mode === 'direct_post.jwt' ? (payload.client_metadata.jwks.keys[0] as JWK) : undefined;
   const form: Record<string, string> = jwk
-    ? { response: await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state }))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid }).encrypt(await importJWK(jwk, 'ECDH-ES')) }
+    ? {
+        response: await new CompactEncrypt(
+          new TextEncoder().encode(JSON.stringify({ vp_token: vpToken, state: request.state })),
+        )
+          .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid })
+          .encrypt(await importJWK(jwk, 'ECDH-ES')),
+      }
     : { vp_token: JSON.stringify(vpToken), state: request.state };
   const answered = await client.postForm(request.responseUri, form, { accept: 'application/json' });
   if (answered.status !== 200) throw new Error(`direct_post: ${answered.status} ${answered.body.slice(0, 300)}`);
@@ -328,17 +483,29 @@ async function oursPresentation(client: HttpClient, ep: Endpoints, scope: string
 }
 
 /** Ours, verification (scope EmployeeBadge): our own credential presented (oursPresentation). */
-export function oursVerification(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+export function oursVerification(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { credential: HeldCredential; redeem: boolean },
+): Promise<FlowResult> {
   return oursPresentation(client, ep, VERIFY_SCOPE, o);
 }
 
 /** Ours, identity (issue 18, scope VerifiedIdentity): a PID of the bench PID issuer presented (oursPresentation, DCQL query `pid`). */
-export function oursIdentity(client: HttpClient, ep: Endpoints, o: { credential: HeldCredential; redeem: boolean }): Promise<FlowResult> {
+export function oursIdentity(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { credential: HeldCredential; redeem: boolean },
+): Promise<FlowResult> {
   return oursPresentation(client, ep, IDENTITY_SCOPE, o);
 }
 
 /** Baseline: bare oidc-provider's code flow: PAR, authorise, interaction (login + consent at once), resume[, token]. */
-export async function baselineFlow(client: HttpClient, ep: Endpoints, o: { redeem: boolean; scope?: string }): Promise<FlowResult> {
+export async function baselineFlow(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { redeem: boolean; scope?: string },
+): Promise<FlowResult> {
   const { verifier, challenge } = pkce();
   const requestUri = await par(client, ep, parParams(o.scope ?? ISSUE_SCOPE, challenge));
   const jar = new CookieJar();

@@ -20,7 +20,8 @@ export class HttpClient {
 
   constructor(origin: string, maxSockets: number) {
     const u = new URL(origin);
-    if (u.hostname !== '127.0.0.1' && u.hostname !== 'localhost') throw new Error(`bench traffic goes to 127.0.0.1 only, not ${u.hostname}`);
+    if (u.hostname !== '127.0.0.1' && u.hostname !== 'localhost')
+      throw new Error(`bench traffic goes to 127.0.0.1 only, not ${u.hostname}`);
     this.host = u.hostname;
     this.port = Number(u.port);
     this.origin = u.origin;
@@ -28,23 +29,37 @@ export class HttpClient {
   }
 
   /** `target` is a path (`/x?y`) or an absolute URL on this origin. */
-  request(method: string, target: string, opts: { headers?: Record<string, string>; body?: string; timeoutMs?: number } = {}): Promise<HttpResponse> {
+  request(
+    method: string,
+    target: string,
+    opts: { headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+  ): Promise<HttpResponse> {
     let path = target;
     if (!target.startsWith('/')) {
       const u = new URL(target);
-      if (u.origin !== this.origin) return Promise.reject(new Error(`refusing a request to ${u.origin} (bench origin is ${this.origin})`));
+      if (u.origin !== this.origin)
+        return Promise.reject(new Error(`refusing a request to ${u.origin} (bench origin is ${this.origin})`));
       path = `${u.pathname}${u.search}`;
     }
     this.sent++;
     const headers: Record<string, string | number> = { ...opts.headers };
     if (opts.body !== undefined) headers['content-length'] = Buffer.byteLength(opts.body);
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: this.host, port: this.port, method, path, headers, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
+      const req = http.request(
+        { host: this.host, port: this.port, method, path, headers, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.setTimeout(opts.timeoutMs ?? 30_000, () => req.destroy(new Error(`timeout: ${method} ${path}`)));
       req.on('error', reject);
       req.end(opts.body);
@@ -55,8 +70,15 @@ export class HttpClient {
     return this.request('GET', target, { headers });
   }
 
-  postForm(target: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpResponse> {
-    return this.request('POST', target, { body: new URLSearchParams(params).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  postForm(
+    target: string,
+    params: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<HttpResponse> {
+    return this.request('POST', target, {
+      body: new URLSearchParams(params).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    });
   }
 
   close(): void {
@@ -98,11 +120,13 @@ export async function browserGet(client: HttpClient, jar: CookieJar, url: string
 
 export function location(res: HttpResponse, base: string): string {
   const loc = res.headers.location;
-  if (!loc || res.status < 300 || res.status >= 400) throw new Error(`expected a redirect, got ${res.status}: ${res.body.slice(0, 200)}`);
+  if (!loc || res.status < 300 || res.status >= 400)
+    throw new Error(`expected a redirect, got ${res.status}: ${res.body.slice(0, 200)}`);
   return new URL(loc, base).href;
 }
 
 export function json(res: HttpResponse, expected: number, what: string): Record<string, any> {
-  if (res.status !== expected) throw new Error(`${what}: expected ${expected}, got ${res.status}: ${res.body.slice(0, 300)}`);
+  if (res.status !== expected)
+    throw new Error(`${what}: expected ${expected}, got ${res.status}: ${res.body.slice(0, 300)}`);
   return JSON.parse(res.body) as Record<string, any>;
 }

@@ -37,7 +37,8 @@ import { ISSUE_SCOPE, readPidIssuerKey, VERIFY_SCOPE, WEBHOOK_SECRET } from './c
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
 /** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow: ours only, the baseline has no such flow). */
-export type Scenario = 'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow' | 'identity_flow';
+export type Scenario =
+  'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow' | 'identity_flow';
 /**
  * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
  * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
@@ -85,7 +86,11 @@ export interface PhaseResult {
 type Op = (vu: number, i: number) => Promise<void>;
 
 /** Runs `op` with `concurrency` workers until `durationMs` passes or `maxOps` operations started. */
-async function runPhase(client: HttpClient, op: Op, o: { concurrency: number; durationMs: number; maxOps: number; stop?: () => boolean }): Promise<PhaseResult> {
+async function runPhase(
+  client: HttpClient,
+  op: Op,
+  o: { concurrency: number; durationMs: number; maxOps: number; stop?: () => boolean },
+): Promise<PhaseResult> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -127,7 +132,8 @@ async function runPhase(client: HttpClient, op: Op, o: { concurrency: number; du
   };
 }
 
-const discoveryPath = (kind: LoadSpec['kind']) => (kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration');
+const discoveryPath = (kind: LoadSpec['kind']) =>
+  kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration';
 
 interface Prepared {
   op: Op;
@@ -140,13 +146,22 @@ interface Prepared {
 }
 
 /** Mints authorization codes by running complete flows (ours: with the wallet step) without redeeming them. */
-async function mintCodes(client: HttpClient, ep: Endpoints, spec: LoadSpec, n: number, issuer: string): Promise<{ code: string; verifier: string }[]> {
+async function mintCodes(
+  client: HttpClient,
+  ep: Endpoints,
+  spec: LoadSpec,
+  n: number,
+  issuer: string,
+): Promise<{ code: string; verifier: string }[]> {
   const out: { code: string; verifier: string }[] = [];
   const holders = await Promise.all(Array.from({ length: spec.mintConcurrency }, () => newHolderKey()));
   const r = await runPhase(
     client,
     async (vu) => {
-      const f = spec.kind === 'ours' ? await oursIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], redeem: false }) : await baselineFlow(client, ep, { redeem: false });
+      const f =
+        spec.kind === 'ours'
+          ? await oursIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], redeem: false })
+          : await baselineFlow(client, ep, { redeem: false });
       out.push({ code: f.code, verifier: f.verifier });
     },
     { concurrency: spec.mintConcurrency, durationMs: 240_000, maxOps: n },
@@ -204,7 +219,9 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         },
         after: (r) => {
           r.extra.decodedResponses = decoded.length;
-          r.extra.rs256JwtsPerResponse = decoded.length ? decoded.reduce((a, d) => a + d.distinct, 0) / decoded.length : null;
+          r.extra.rs256JwtsPerResponse = decoded.length
+            ? decoded.reduce((a, d) => a + d.distinct, 0) / decoded.length
+            : null;
           r.extra.accessTokenIsIdToken = decoded.length ? decoded.every((d) => d.same) : null;
         },
       };
@@ -221,7 +238,10 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
       };
     }
     case 'external_issuance_flow': {
-      if (!ours) throw new Error('external_issuance_flow runs against ours only (bare oidc-provider has no External Client flow)');
+      if (!ours)
+        throw new Error(
+          'external_issuance_flow runs against ours only (bare oidc-provider has no External Client flow)',
+        );
       if (spec.webhookPort === undefined) throw new Error('external_issuance_flow: no port for the webhook receiver');
       receiver = await startWebhookReceiver(spec.webhookPort, WEBHOOK_SECRET);
       const webhooks = receiver;
@@ -231,7 +251,12 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         maxOps: spec.maxOps,
         info: {},
         op: async (vu) => {
-          const f = await oursExternalIssuance(client, ep, { hint: signHint(issuer), holder: holders[vu], webhooks, redeem: true });
+          const f = await oursExternalIssuance(client, ep, {
+            hint: signHint(issuer),
+            holder: holders[vu],
+            webhooks,
+            redeem: true,
+          });
           waits.push(f.webhookWaitMs);
         },
         before: () => {
@@ -265,15 +290,25 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
       };
     }
     case 'identity_flow': {
-      if (!ours) throw new Error('identity_flow runs against ours only (bare oidc-provider has no VerifiedIdentity flow)');
+      if (!ours)
+        throw new Error('identity_flow runs against ours only (bare oidc-provider has no VerifiedIdentity flow)');
       if (spec.keyDir === undefined) throw new Error('identity_flow: no key folder for the bench PID issuer');
       // the holders' wallets: one PID each, from the bench PID issuer (not our server: none of its CPU)
       const credentials = await pidCredentials(readPidIssuerKey(spec.keyDir).privateJwk, spec.concurrency);
       // once, before the warm-up: the ID token carries the PID's claims (so the flow measured is the identity flow)
       const first = await oursIdentity(client, ep, { credential: credentials[0], redeem: true });
-      const idToken = JSON.parse(Buffer.from(String(JSON.parse(first.token!.body).id_token).split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
-      if (idToken.given_name !== 'Ada' || idToken.birthdate !== '1815-12-10' || typeof idToken.sub !== 'string' || 'personal_administrative_number' in idToken) {
-        throw new Error(`identity_flow: the ID token does not carry the PID's claims: ${JSON.stringify(idToken).slice(0, 300)}`);
+      const idToken = JSON.parse(
+        Buffer.from(String(JSON.parse(first.token!.body).id_token).split('.')[1], 'base64url').toString('utf8'),
+      ) as Record<string, unknown>;
+      if (
+        idToken.given_name !== 'Ada' ||
+        idToken.birthdate !== '1815-12-10' ||
+        typeof idToken.sub !== 'string' ||
+        'personal_administrative_number' in idToken
+      ) {
+        throw new Error(
+          `identity_flow: the ID token does not carry the PID's claims: ${JSON.stringify(idToken).slice(0, 300)}`,
+        );
       }
       return {
         maxOps: spec.maxOps,
@@ -293,7 +328,14 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
       const batches = Math.ceil(spec.maxOps / MINT_BATCH);
       for (let b = 0; b < batches; b++) {
         const n = Math.min(MINT_BATCH, spec.maxOps - offers.length);
-        const answer = json(await client.request('POST', `/bench/offers?n=${n}`, { headers: { accept: 'application/json' }, timeoutMs: 120_000 }), 200, 'minting offers');
+        const answer = json(
+          await client.request('POST', `/bench/offers?n=${n}`, {
+            headers: { accept: 'application/json' },
+            timeoutMs: 120_000,
+          }),
+          200,
+          'minting offers',
+        );
         const minted = answer.offers as CredentialOffer[];
         if (minted.length !== n) throw new Error(`minting offers: asked for ${n}, got ${minted.length}`);
         offers.push(...minted);
@@ -338,7 +380,11 @@ async function soak(client: HttpClient, spec: LoadSpec): Promise<PhaseResult> {
     client,
     async (vu) => {
       if (vu < flows) {
-        await oursIssuance(client, ep, { hint: signHint(issuer, spec.hintLifetime), holder: holders[vu], redeem: true });
+        await oursIssuance(client, ep, {
+          hint: signHint(issuer, spec.hintLifetime),
+          holder: holders[vu],
+          redeem: true,
+        });
         issuanceFlows++;
       } else {
         await par(client, ep, { ...base, id_token_hint: signHint(issuer, spec.hintLifetime) });
@@ -374,12 +420,19 @@ process.on('message', (msg: { type: string; spec?: LoadSpec; slice?: { durationM
         }
         prepared = await prepare(client, spec);
         // warm-up: the same operation, not measured (PAR and token take their own fresh hints/codes first)
-        const warm = await runPhase(client, prepared.op, { concurrency: spec.concurrency, durationMs: spec.warmupMs, maxOps: Math.floor(prepared.maxOps / 10) });
+        const warm = await runPhase(client, prepared.op, {
+          concurrency: spec.concurrency,
+          durationMs: spec.warmupMs,
+          maxOps: Math.floor(prepared.maxOps / 10),
+        });
         if (warm.ok === 0 && warm.errors > 0) throw new Error(`warm-up failed: ${warm.firstError}`);
         const skip = warm.ok + warm.errors; // operations the warm-up used up (by index)
         const inner = prepared.op;
         prepared = { ...prepared, maxOps: prepared.maxOps - skip, op: (vu, i) => inner(vu, i + skip) };
-        process.send?.({ type: 'prepared', info: { ...prepared.info, warmupOps: warm.ok, warmupErrors: warm.errors, warmupError: warm.firstError } });
+        process.send?.({
+          type: 'prepared',
+          info: { ...prepared.info, warmupOps: warm.ok, warmupErrors: warm.errors, warmupError: warm.firstError },
+        });
       } else if (msg.type === 'measure') {
         if (spec!.scenario === 'soak') {
           process.send?.({ type: 'result', result: await soak(client!, spec!) });

@@ -98,7 +98,12 @@ export async function preparePhase(opts: BenchOptions, server: ServerHandle, sce
  * The measured part of a prepared phase (or, with `slice`, one slice of it): the server's CPU is sampled
  * right before and right after it.
  */
-export async function measurePhase(opts: BenchOptions, p: PreparedPhase, roundNo: number, slice?: { durationMs: number; maxOps: number }): Promise<PhaseDetail> {
+export async function measurePhase(
+  opts: BenchOptions,
+  p: PreparedPhase,
+  roundNo: number,
+  slice?: { durationMs: number; maxOps: number },
+): Promise<PhaseDetail> {
   const { server, scenario, load, prepared } = p;
   if (opts.gcBefore) await server.gc(); // both servers start the measured part with a collected heap
   const before = await server.snapshot();
@@ -119,14 +124,23 @@ export async function measurePhase(opts: BenchOptions, p: PreparedPhase, roundNo
     serverCpuMs,
     serverCpuMsPerOp: serverCpuMs / ops,
     serverCpuMsPerHttpRequest: serverCpuMs / Math.max(1, result.httpRequests),
-    mainThreadCpuMsPerOp: before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3) : null,
+    mainThreadCpuMsPerOp:
+      before.mainThreadCpuMs !== undefined && after.mainThreadCpuMs !== undefined
+        ? round((after.mainThreadCpuMs - before.mainThreadCpuMs) / ops, 3)
+        : null,
     syscallsPerOp:
       before.syscalls && after.syscalls
-        ? { reads: round((after.syscalls.reads - before.syscalls.reads) / ops, 2), writes: round((after.syscalls.writes - before.syscalls.writes) / ops, 2) }
+        ? {
+            reads: round((after.syscalls.reads - before.syscalls.reads) / ops, 2),
+            writes: round((after.syscalls.writes - before.syscalls.writes) / ops, 2),
+          }
         : null,
     serverCores: serverCpuMs / result.elapsedMs,
     loadCores: result.loadCpuMs / result.elapsedMs,
-    otherCores: busy0 !== undefined && busy1 !== undefined ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs) : null,
+    otherCores:
+      busy0 !== undefined && busy1 !== undefined
+        ? Math.max(0, (busy1 - busy0 - serverCpuMs - result.loadCpuMs) / result.elapsedMs)
+        : null,
     signs,
     signsPerOp: Object.fromEntries(Object.entries(signs).map(([k, v]) => [k, round(v / ops, 3)])),
     rssMb: round(after.mem.rss / 2 ** 20, 1),
@@ -141,7 +155,12 @@ export async function measurePhase(opts: BenchOptions, p: PreparedPhase, roundNo
 }
 
 /** One whole phase: a fresh load process prepares (pools, warm-up), the server's CPU is sampled around the measured part. */
-export async function phase(opts: BenchOptions, server: ServerHandle, scenario: Phase, roundNo = 1): Promise<PhaseDetail> {
+export async function phase(
+  opts: BenchOptions,
+  server: ServerHandle,
+  scenario: Phase,
+  roundNo = 1,
+): Promise<PhaseDetail> {
   const p = await preparePhase(opts, server, scenario);
   try {
     return await measurePhase(opts, p, roundNo);

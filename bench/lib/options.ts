@@ -62,7 +62,13 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
     : {
         discovery: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 100_000 },
         par: { concurrency: 16, warmupMs: 1_000, durationMs: 3_000, maxOps: 10_000 },
-        token: { concurrency: 16, warmupMs: 1_000, durationMs: 10_000, maxOps: 0, tokenPool: interleave ? 500 * rounds : 1_500 },
+        token: {
+          concurrency: 16,
+          warmupMs: 1_000,
+          durationMs: 10_000,
+          maxOps: 0,
+          tokenPool: interleave ? 500 * rounds : 1_500,
+        },
         issuance_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
         // shorter warm-up: it runs on a server issuance_flow has just warmed (the same path up to the wallet's credential)
         external_issuance_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },

@@ -40,8 +40,15 @@ interface Combined {
 /** What was measured: the commit and whether src/ had uncommitted changes. */
 function gitState(): { head?: string; srcDirty?: boolean } {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim() !== '';
     return { head, srcDirty: dirty };
   } catch {
     return {};
@@ -54,7 +61,9 @@ function combine(details: PhaseDetail[]): Map<string, Combined> {
   for (const d of details) {
     const key = `${d.scenario}/${d.store}/${d.kind}`;
     if (combined.has(key)) continue;
-    const rounds = details.filter((x) => x.scenario === d.scenario && x.store === d.store && x.kind === d.kind && x.result.ok > 0);
+    const rounds = details.filter(
+      (x) => x.scenario === d.scenario && x.store === d.store && x.kind === d.kind && x.result.ok > 0,
+    );
     if (!rounds.length) continue;
     const m: Measured = {
       rps: round(median(rounds.map((x) => x.result.rps)), 1),
@@ -76,14 +85,24 @@ function combine(details: PhaseDetail[]): Map<string, Combined> {
  * issuance flow's CPU within the issuance flow's allowance (same store) + one webhook signature. Our
  * identity flow's (VerifiedIdentity, issue 18) CPU within our verification flow's (same store).
  */
-function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: string) => Combined | undefined, details: PhaseDetail[], rates: CryptoRates) {
+function evaluate(
+  rows: Row[],
+  find: (scenario: Phase, store: string, kind: string) => Combined | undefined,
+  details: PhaseDetail[],
+  rates: CryptoRates,
+) {
   const targets = new Map<string, string>();
   const evaluations: Record<string, unknown>[] = [];
   for (const r of rows) {
     if ((r.scenario === 'par' || r.scenario === 'token') && r.ratio !== null) {
       const pass = r.ratio >= 0.9;
       targets.set(`${r.scenario}/${r.store}`, `>=0.90: ${pass ? 'met' : 'MISSED'}`);
-      evaluations.push({ target: `${r.scenario} throughput >= 0.9 x bare oidc-provider`, store: r.store, ratio: r.ratio, met: pass });
+      evaluations.push({
+        target: `${r.scenario} throughput >= 0.9 x bare oidc-provider`,
+        store: r.store,
+        ratio: r.ratio,
+        met: pass,
+      });
     }
     if (r.scenario === 'issuance_flow' && r.ours && r.baseline) {
       const disc = find('discovery', r.store, 'baseline');
@@ -94,8 +113,12 @@ function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: stri
       const sdJwtVc = rates.sdJwtVc.cpuMsPerOp;
       // the previous approximation, kept for comparison: 4 discovery requests + a token request minus its
       // RS256 signature + one ES256 verification with a pre-imported key
-      const previousWalletRequests = disc && tok ? 4 * disc.cpu + Math.max(0, tok.cpu - rates.rs256WebCrypto.cpuMsPerOp) + rates.es256Verify.cpuMsPerOp : null;
-      const previousAllowance = previousWalletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + previousWalletRequests : null;
+      const previousWalletRequests =
+        disc && tok
+          ? 4 * disc.cpu + Math.max(0, tok.cpu - rates.rs256WebCrypto.cpuMsPerOp) + rates.es256Verify.cpuMsPerOp
+          : null;
+      const previousAllowance =
+        previousWalletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + previousWalletRequests : null;
       const notEvaluated = !ws
         ? 'wallet_steps was not measured (no round completed an operation)'
         : wsErrors
@@ -110,12 +133,20 @@ function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: stri
       const offerMinting = mints.length ? median(mints) : 0;
       // D18's status entry of the credential (src/status/registry.ts allocate), priced on the same store in the
       // baseline server beside the minting
-      const entries = wsRounds.map((d) => Number(d.prepared.statusEntryCpuMsPerOffer)).filter((x) => Number.isFinite(x));
+      const entries = wsRounds
+        .map((d) => Number(d.prepared.statusEntryCpuMsPerOffer))
+        .filter((x) => Number.isFinite(x));
       const statusEntry = entries.length ? median(entries) : 0;
-      const withoutMinting = notEvaluated === undefined && walletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + walletRequests + statusEntry : null;
+      const withoutMinting =
+        notEvaluated === undefined && walletRequests !== null
+          ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + walletRequests + statusEntry
+          : null;
       const allowance = withoutMinting !== null ? withoutMinting + offerMinting : null;
       const pass = allowance !== null ? r.ours.cpu_ms_per_req <= allowance : null;
-      targets.set(`${r.scenario}/${r.store}`, allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated');
+      targets.set(
+        `${r.scenario}/${r.store}`,
+        allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
+      );
       evaluations.push({
         target: ISSUANCE_TARGET,
         store: r.store,
@@ -153,9 +184,16 @@ function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: stri
     const allowance = issuanceAllowance !== null ? issuanceAllowance + hmac : null;
     const pass = allowance !== null ? r.ours.cpu_ms_per_req <= allowance : null;
     const oursIssuance = find('issuance_flow', r.store, 'ours');
-    const rounds = details.filter((d) => d.scenario === 'external_issuance_flow' && d.store === r.store && d.result.ok > 0);
-    const waits = rounds.map((d) => (d.result.extra.webhookWaitMs as { p50: number } | undefined)?.p50).filter((x): x is number => x !== undefined);
-    targets.set(`${r.scenario}/${r.store}`, allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated');
+    const rounds = details.filter(
+      (d) => d.scenario === 'external_issuance_flow' && d.store === r.store && d.result.ok > 0,
+    );
+    const waits = rounds
+      .map((d) => (d.result.extra.webhookWaitMs as { p50: number } | undefined)?.p50)
+      .filter((x): x is number => x !== undefined);
+    targets.set(
+      `${r.scenario}/${r.store}`,
+      allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
+    );
     evaluations.push({
       target: EXTERNAL_TARGET,
       store: r.store,
@@ -164,7 +202,13 @@ function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: stri
       webhookSignatureMs: round(hmac, 4),
       externalAllowanceMs: allowance !== null ? round(allowance, 3) : null,
       met: pass,
-      ...(allowance === null ? { notEvaluated: issuance ? `the issuance flow's allowance was not evaluated: ${issuance.notEvaluated ?? '?'}` : 'issuance_flow was not measured' } : {}),
+      ...(allowance === null
+        ? {
+            notEvaluated: issuance
+              ? `the issuance flow's allowance was not evaluated: ${issuance.notEvaluated ?? '?'}`
+              : 'issuance_flow was not measured',
+          }
+        : {}),
       // for reading, not judged: what the External Client flow costs over our own issuance flow, and the wait in its latency
       oursIssuanceCpuMsPerFlow: oursIssuance ? oursIssuance.cpu : null,
       overOursIssuanceMs: oursIssuance ? round(r.ours.cpu_ms_per_req - oursIssuance.cpu, 3) : null,
@@ -177,14 +221,19 @@ function evaluate(rows: Row[], find: (scenario: Phase, store: string, kind: stri
     const verification = find('verification_flow', r.store, 'ours');
     const limit = verification ? verification.cpu : null;
     const pass = limit !== null ? r.ours.cpu_ms_per_req <= limit : null;
-    targets.set(`${r.scenario}/${r.store}`, limit !== null ? `cpu <= ${limit.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated');
+    targets.set(
+      `${r.scenario}/${r.store}`,
+      limit !== null ? `cpu <= ${limit.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
+    );
     evaluations.push({
       target: IDENTITY_TARGET,
       store: r.store,
       oursCpuMsPerFlow: r.ours.cpu_ms_per_req,
       oursVerificationCpuMsPerFlow: limit,
       met: pass,
-      ...(limit === null ? { notEvaluated: 'our verification_flow was not measured (no round completed an operation)' } : {}),
+      ...(limit === null
+        ? { notEvaluated: 'our verification_flow was not measured (no round completed an operation)' }
+        : {}),
       // for reading, not judged: what the identity flow costs over our verification flow
       overOursVerificationMs: limit !== null ? round(r.ours.cpu_ms_per_req - limit, 3) : null,
     });
@@ -204,7 +253,9 @@ function tokenSignatures(combined: Map<string, Combined>, rates: CryptoRates) {
       const ok = c.rounds.reduce((a, d) => a + d.result.ok, 0);
       const rs256 = c.rounds.reduce((a, d) => a + (d.signs.RS256 ?? 0), 0);
       const perResponse = rs256 / Math.max(1, ok);
-      const decoded = c.rounds.map((d) => d.result.extra.rs256JwtsPerResponse as number | null).filter((x): x is number => x !== null);
+      const decoded = c.rounds
+        .map((d) => d.result.extra.rs256JwtsPerResponse as number | null)
+        .filter((x): x is number => x !== null);
       return {
         store: c.rounds[0].store,
         kind: c.rounds[0].kind,
@@ -228,7 +279,21 @@ function fmt(n: number | null | undefined, digits = 1): string {
 const OURS_ONLY = new Set<Scenario>(['external_issuance_flow', 'identity_flow']);
 
 function table(rows: Row[], targets: Map<string, string>): string {
-  const head = ['scenario', 'store', 'ours rps', 'p50 ms', 'p99 ms', 'cpu ms/op', 'base rps', 'p50 ms', 'p99 ms', 'cpu ms/op', 'ratio', 'cpu ratio', 'target'];
+  const head = [
+    'scenario',
+    'store',
+    'ours rps',
+    'p50 ms',
+    'p99 ms',
+    'cpu ms/op',
+    'base rps',
+    'p50 ms',
+    'p99 ms',
+    'cpu ms/op',
+    'ratio',
+    'cpu ratio',
+    'target',
+  ];
   const body = rows.map((r) => [
     r.scenario,
     r.store,
@@ -250,14 +315,22 @@ function table(rows: Row[], targets: Map<string, string>): string {
   ]);
   const all = [head, ...body];
   const w = head.map((_, c) => Math.max(...all.map((row) => row[c].length)));
-  const line = (row: string[]) => row.map((cell, c) => (c < 2 || c === row.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join('  ');
+  const line = (row: string[]) =>
+    row.map((cell, c) => (c < 2 || c === row.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join('  ');
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
 }
 
 /** Combines the comparison's rounds, evaluates the targets, writes latest.json and latest-details.json and prints the summary. */
 export function report(
   opts: BenchOptions,
-  run: { stores: ('memory' | 'redis')[]; scenarios: Scenario[]; details: PhaseDetail[]; rates: CryptoRates; ratesOther: number | null; started: number },
+  run: {
+    stores: ('memory' | 'redis')[];
+    scenarios: Scenario[];
+    details: PhaseDetail[];
+    rates: CryptoRates;
+    ratesOther: number | null;
+    started: number;
+  },
 ): void {
   const { stores, scenarios, details, rates, ratesOther, started } = run;
   const combined = combine(details);
@@ -270,7 +343,13 @@ export function report(
       if (!o && !b) continue;
       const ours = o?.m ?? null;
       const baseline = b?.m ?? null;
-      rows.push({ scenario, store, ours, baseline, ratio: ours && baseline ? round(ours.rps / baseline.rps, 3) : null });
+      rows.push({
+        scenario,
+        store,
+        ours,
+        baseline,
+        ratio: ours && baseline ? round(ours.rps / baseline.rps, 3) : null,
+      });
     }
   }
   const { targets, evaluations } = evaluate(rows, find, details, rates);
@@ -310,8 +389,13 @@ export function report(
     `ops: one request (discovery, par, token) or one complete flow (issuance_flow, external_issuance_flow, verification_flow, identity_flow; latency = the whole flow, for external_issuance_flow its webhook wait included); cpu = server process CPU (all threads) per op; medians of ${opts.rounds} round(s)${opts.interleave ? ' (interleaved slices)' : ''}; ratio = ours rps / baseline rps; cpu ratio = baseline cpu / ours cpu (the throughput ratio a CPU-bound server would show, less sensitive to other load on the machine)`,
   );
   const noisy = details.filter((d) => (d.otherCores ?? 0) > 0.25);
-  if (noisy.length) log(`noise: other processes used > 0.25 cores during ${noisy.map((d) => `${d.scenario}/${d.store}/${d.kind} (${d.otherCores!.toFixed(2)})`).join(', ')}; compare those rows with care`);
-  log(`RS256 (2048-bit) on this machine: ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second of one core (crypto.sign loop; ${rates.rs256.perSecond.toFixed(0)} per wall-clock second)`);
+  if (noisy.length)
+    log(
+      `noise: other processes used > 0.25 cores during ${noisy.map((d) => `${d.scenario}/${d.store}/${d.kind} (${d.otherCores!.toFixed(2)})`).join(', ')}; compare those rows with care`,
+    );
+  log(
+    `RS256 (2048-bit) on this machine: ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second of one core (crypto.sign loop; ${rates.rs256.perSecond.toFixed(0)} per wall-clock second)`,
+  );
   for (const s of signatures) {
     log(
       `  token ${s.kind.padEnd(8)} ${s.store.padEnd(6)}: ${s.countedPerResponse} RS256 signatures per response counted, ${s.decodedRs256JwtsPerResponse ?? '-'} distinct RS256 JWTs per response decoded${s.accessTokenIsIdToken ? ' (access_token = id_token)' : ''}; ${s.tokenRps}/s = ${(s.shareOfOneCoreRs256Limit * 100).toFixed(1)}% of one core's RS256 limit; signing is ${(s.rs256ShareOfServerCpu * 100).toFixed(0)}% of the response's ${s.serverCpuMsPerResponse} ms CPU`,
@@ -323,7 +407,9 @@ export function report(
       if (e.oursVerificationCpuMsPerFlow === null) log(`${head}; target not evaluated: ${e.notEvaluated}`);
       else {
         const over = e.overOursVerificationMs as number;
-        log(`${head} (${over >= 0 ? '+' : ''}${over} ms against ours verification_flow); target <= ours verification_flow ${e.oursVerificationCpuMsPerFlow} ms: ${e.met ? 'met' : 'MISSED'}`);
+        log(
+          `${head} (${over >= 0 ? '+' : ''}${over} ms against ours verification_flow); target <= ours verification_flow ${e.oursVerificationCpuMsPerFlow} ms: ${e.met ? 'met' : 'MISSED'}`,
+        );
       }
       continue;
     }
@@ -331,7 +417,10 @@ export function report(
       const over = e.overOursIssuanceMs as number | null;
       const head = `  external issuance flow ${e.store}: ours ${e.oursCpuMsPerFlow} ms CPU/flow (${over === null ? 'ours issuance_flow not measured' : `${over >= 0 ? '+' : ''}${over} ms against ours issuance_flow ${e.oursIssuanceCpuMsPerFlow}`}; webhook wait after the credential p50 ${e.webhookWaitP50Ms ?? '-'} ms, in the latency only)`;
       if (e.externalAllowanceMs === null) log(`${head}; allowance not evaluated: ${e.notEvaluated}`);
-      else log(`${head}; allowance = issuance flow's ${e.issuanceAllowanceMs} + one webhook signature ${e.webhookSignatureMs} = ${e.externalAllowanceMs} ms: ${e.met ? 'met' : 'MISSED'}`);
+      else
+        log(
+          `${head}; allowance = issuance flow's ${e.issuanceAllowanceMs} + one webhook signature ${e.webhookSignatureMs} = ${e.externalAllowanceMs} ms: ${e.met ? 'met' : 'MISSED'}`,
+        );
       continue;
     }
     if (e.allowanceMs === undefined) continue;
@@ -344,5 +433,7 @@ export function report(
         `${head}; allowance 1.5 x baseline + SD-JWT VC ${x.sdJwtVcSignatureMs} + wallet's requests ${x.walletRequestsMs} (bare wallet_steps ${x.walletStepsMs} + offer GET at discovery ${x.offerByReferenceMs}) + minting the offer ${x.offerMintingMs} + status entry ${x.statusEntryMs} = ${e.allowanceMs} ms: ${e.met ? 'met' : 'MISSED'} (without minting ${e.allowanceWithoutMintingMs} ms: ${e.metWithoutMinting ? 'met' : 'MISSED'}; ${previous})`,
       );
   }
-  log(`\nwrote ${join('bench', 'results', 'latest.json')} and ${join('bench', 'results', 'latest-details.json')} (${Math.round((Date.now() - started) / 1000)} s)`);
+  log(
+    `\nwrote ${join('bench', 'results', 'latest.json')} and ${join('bench', 'results', 'latest-details.json')} (${Math.round((Date.now() - started) / 1000)} s)`,
+  );
 }

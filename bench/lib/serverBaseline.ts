@@ -34,7 +34,10 @@ const { default: mount } = await import('koa-mount');
 const files = keyFiles(spec.keyDir);
 const jwks = JSON.parse(readFileSync(files.idToken, 'utf8'));
 const cookieKeys = JSON.parse(readFileSync(files.cookies, 'utf8')) as string[];
-const store = spec.store === 'memory' ? new MemoryStore() : await createRedisStore({ url: spec.redisUrl, keyPrefix: spec.redisPrefix });
+const store =
+  spec.store === 'memory'
+    ? new MemoryStore()
+    : await createRedisStore({ url: spec.redisUrl, keyPrefix: spec.redisPrefix });
 const issuer = `http://127.0.0.1:${spec.port}`;
 const statuses = new StatusRegistry(store, 1 << 17, 'bench-baseline');
 const ACCOUNT = 'holder';
@@ -56,7 +59,11 @@ const provider = new Provider(issuer, {
   ],
   clientAuthMethods: ['client_secret_post'],
   jwks,
-  cookies: { keys: cookieKeys, long: { signed: true, httpOnly: true, sameSite: 'lax' }, short: { signed: true, httpOnly: true, sameSite: 'lax' } },
+  cookies: {
+    keys: cookieKeys,
+    long: { signed: true, httpOnly: true, sameSite: 'lax' },
+    short: { signed: true, httpOnly: true, sameSite: 'lax' },
+  },
   features: {
     devInteractions: { enabled: false },
     pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
@@ -72,11 +79,23 @@ const provider = new Provider(issuer, {
   },
   conformIdTokenClaims: false,
   pkce: { required: () => true },
-  ttl: { AuthorizationCode: lt.code, AccessToken: lt.token, IdToken: lt.token, Interaction: lt.interaction, Session: lt.interaction, Grant: lt.interaction },
+  ttl: {
+    AuthorizationCode: lt.code,
+    AccessToken: lt.token,
+    IdToken: lt.token,
+    Interaction: lt.interaction,
+    Session: lt.interaction,
+    Grant: lt.interaction,
+  },
   interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
   findAccount: async (_ctx: unknown, sub: string) => ({
     accountId: sub,
-    claims: async () => ({ sub, ...ATTRIBUTES, SerialNumber: '00000000-0000-4000-8000-000000000000', ExpiresAt: '2030-01-01T00:00:00Z' }),
+    claims: async () => ({
+      sub,
+      ...ATTRIBUTES,
+      SerialNumber: '00000000-0000-4000-8000-000000000000',
+      ExpiresAt: '2030-01-01T00:00:00Z',
+    }),
   }),
   renderError: async (ctx: { type: string; body: unknown }, out: object) => {
     ctx.type = 'application/json';
@@ -152,7 +171,12 @@ const walletProvider = new Provider(walletIssuer, {
       useGrantedResource: async () => true,
       getResourceServerInfo: async (_ctx: unknown, resource: string) => {
         if (resource !== walletIssuer) throw new errors.InvalidTarget();
-        return { scope: CREDENTIAL_TYPE, audience: walletIssuer, accessTokenFormat: 'opaque', accessTokenTTL: WALLET_ACCESS_TOKEN_LIFETIME };
+        return {
+          scope: CREDENTIAL_TYPE,
+          audience: walletIssuer,
+          accessTokenFormat: 'opaque',
+          accessTokenTTL: WALLET_ACCESS_TOKEN_LIFETIME,
+        };
       },
     },
     openid4vci: {
@@ -171,7 +195,11 @@ const walletProvider = new Provider(walletIssuer, {
           proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256'] } },
           credential_metadata: {
             display: [{ name: 'Employee badge', locale: 'en' }],
-            claims: Object.keys(ATTRIBUTES).map((name) => ({ path: [name], mandatory: name !== 'Email', display: [{ name, locale: 'en' }] })),
+            claims: Object.keys(ATTRIBUTES).map((name) => ({
+              path: [name],
+              mandatory: name !== 'Email',
+              display: [{ name, locale: 'en' }],
+            })),
           },
         },
       },
@@ -212,7 +240,12 @@ async function mintOffer(): Promise<object> {
   return {
     credential_issuer: walletIssuer,
     credential_configuration_ids: [CREDENTIAL_TYPE],
-    grants: { [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': preAuthorizedCode, tx_code: { length: PIN.length, input_mode: 'numeric' } } },
+    grants: {
+      [PRE_AUTHORIZED_CODE_GRANT]: {
+        'pre-authorized_code': preAuthorizedCode,
+        tx_code: { length: PIN.length, input_mode: 'numeric' },
+      },
+    },
   };
 }
 
@@ -226,7 +259,10 @@ async function mintOffers(req: IncomingMessage, res: ServerResponse): Promise<vo
   req.resume();
   const n = Number(new URL(req.url ?? '/', issuer).searchParams.get('n'));
   if (req.method !== 'POST' || !Number.isInteger(n) || n < 1 || n > MAX_OFFERS_PER_CALL) {
-    send(400, { error: 'invalid_request', error_description: `POST /bench/offers?n=N with 1 <= N <= ${MAX_OFFERS_PER_CALL}` });
+    send(400, {
+      error: 'invalid_request',
+      error_description: `POST /bench/offers?n=N with 1 <= N <= ${MAX_OFFERS_PER_CALL}`,
+    });
     return;
   }
   try {
@@ -235,13 +271,15 @@ async function mintOffers(req: IncomingMessage, res: ServerResponse): Promise<vo
     // the allowance can price minting an offer, work ours does on its prompt page
     const cpu0 = process.cpuUsage();
     // 50 at a time: the store's round trips overlap (Redis), memory stays bounded
-    for (let i = 0; i < n; i += 50) offers.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => mintOffer()))));
+    for (let i = 0; i < n; i += 50)
+      offers.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => mintOffer()))));
     const cpu = process.cpuUsage(cpu0);
     // the status entry every credential of ours gets (D18: src/status/registry.ts on the same store), priced
     // apart: work an issuer that can revoke cannot avoid, which bare oidc-provider does not do
     const cpu1 = process.cpuUsage();
     const exp = Math.floor(Date.now() / 1000) + 3600;
-    for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => statuses.allocate(randomUUID(), exp)));
+    for (let i = 0; i < n; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => statuses.allocate(randomUUID(), exp)));
     const statusCpu = process.cpuUsage(cpu1);
     send(200, { offers, cpuUs: cpu.user + cpu.system, statusCpuUs: statusCpu.user + statusCpu.system });
   } catch (err) {
@@ -256,7 +294,12 @@ async function interaction(req: IncomingMessage, res: ServerResponse): Promise<v
     const grant = new provider.Grant({ accountId: ACCOUNT, clientId: String(details.params.client_id) });
     grant.addOIDCScope(String(details.params.scope));
     const grantId = await grant.save();
-    await provider.interactionFinished(req, res, { login: { accountId: ACCOUNT, remember: false }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: ACCOUNT, remember: false }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
   } catch (err) {
     res.statusCode = 400;
     res.setHeader('content-type', 'application/json');
@@ -265,13 +308,17 @@ async function interaction(req: IncomingMessage, res: ServerResponse): Promise<v
 }
 
 // the same server settings as src/server.ts
-const server = createServer({ maxHeaderSize: 32 * 1024, requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => {
-  const url = req.url ?? '/';
-  if (url.startsWith('/interaction/')) void interaction(req, res);
-  else if (url === WALLET_PATH || url.startsWith(`${WALLET_PATH}/`) || url.startsWith(`${WALLET_PATH}?`)) void walletCallback(req, res);
-  else if (url.startsWith('/bench/offers')) void mintOffers(req, res);
-  else void callback(req, res);
-});
+const server = createServer(
+  { maxHeaderSize: 32 * 1024, requestTimeout: 30_000, headersTimeout: 15_000 },
+  (req, res) => {
+    const url = req.url ?? '/';
+    if (url.startsWith('/interaction/')) void interaction(req, res);
+    else if (url === WALLET_PATH || url.startsWith(`${WALLET_PATH}/`) || url.startsWith(`${WALLET_PATH}?`))
+      void walletCallback(req, res);
+    else if (url.startsWith('/bench/offers')) void mintOffers(req, res);
+    else void callback(req, res);
+  },
+);
 server.keepAliveTimeout = 5_000;
 await new Promise<void>((resolve) => server.listen(spec.port, '127.0.0.1', resolve));
 

@@ -33,16 +33,29 @@ function webCryptoName(alg: unknown, key: CryptoKey): string {
 export function installSignCounter(): void {
   const proto = Object.getPrototypeOf(globalThis.crypto.subtle) as SubtleCrypto;
   const original = proto.sign;
-  proto.sign = function sign(this: SubtleCrypto, alg: Parameters<SubtleCrypto['sign']>[0], key: CryptoKey, data: BufferSource) {
+  proto.sign = function sign(
+    this: SubtleCrypto,
+    alg: Parameters<SubtleCrypto['sign']>[0],
+    key: CryptoKey,
+    data: BufferSource,
+  ) {
     bump(webCryptoName(alg, key));
     return original.call(this, alg, key, data);
   } as SubtleCrypto['sign'];
 
   const nodeCrypto = require('node:crypto') as typeof import('node:crypto');
   const nodeSign = nodeCrypto.sign;
-  (nodeCrypto as { sign: unknown }).sign = function sign(algorithm: string | null | undefined, data: NodeJS.ArrayBufferView, key: unknown, cb?: unknown) {
+  (nodeCrypto as { sign: unknown }).sign = function sign(
+    algorithm: string | null | undefined,
+    data: NodeJS.ArrayBufferView,
+    key: unknown,
+    cb?: unknown,
+  ) {
     const k = key as KeyObject | { key?: KeyObject };
-    const type = (k as KeyObject).asymmetricKeyType ?? ((k as { key?: KeyObject }).key as KeyObject | undefined)?.asymmetricKeyType ?? 'key';
+    const type =
+      (k as KeyObject).asymmetricKeyType ??
+      ((k as { key?: KeyObject }).key as KeyObject | undefined)?.asymmetricKeyType ??
+      'key';
     bump(`node:${type}/${algorithm ?? 'none'}`);
     return (nodeSign as (...a: unknown[]) => unknown)(algorithm, data, key, cb);
   };
@@ -104,7 +117,16 @@ export function serveIpc(opts: { stop: () => Promise<void>; storeSize?: () => nu
     const reply = (body: Record<string, unknown>) => process.send?.({ id: msg.id, ...body });
     switch (msg.type) {
       case 'snapshot': {
-        const snap: Snapshot = { cpu: process.cpuUsage(), mem: process.memoryUsage(), signs: { ...signCounts }, storeSize: opts.storeSize?.(), at: Date.now(), monoUs: Number(process.hrtime.bigint() / 1000n), mainThreadCpuMs: mainThreadCpuMs(), syscalls: syscalls() };
+        const snap: Snapshot = {
+          cpu: process.cpuUsage(),
+          mem: process.memoryUsage(),
+          signs: { ...signCounts },
+          storeSize: opts.storeSize?.(),
+          at: Date.now(),
+          monoUs: Number(process.hrtime.bigint() / 1000n),
+          mainThreadCpuMs: mainThreadCpuMs(),
+          syscalls: syscalls(),
+        };
         reply({ snapshot: snap });
         break;
       }

@@ -22,7 +22,11 @@ export async function makeKeys(): Promise<string> {
   writeFileSync(verifierFiles(dir).certificateChain, verifier.chain);
   writeFileSync(verifierFiles(dir).key, verifier.key, { mode: 0o600 });
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  writeFileSync(pidIssuerKeyFile(dir), JSON.stringify({ ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' }), { mode: 0o600 });
+  writeFileSync(
+    pidIssuerKeyFile(dir),
+    JSON.stringify({ ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' }),
+    { mode: 0o600 },
+  );
   return dir;
 }
 
@@ -37,11 +41,26 @@ export async function serverSpec(
   // ours' webhook receiver (in a load process, started later) gets its port now, so that the server's config can name it
   let webhookPort = await freePort();
   while (webhookPort === port) webhookPort = await freePort();
-  return { kind, store, redisUrl: opts.redisUrl, redisPrefix: `bench:${opts.runId}:${kind}:`, keyDir, lifetimes, port, webhookPort };
+  return {
+    kind,
+    store,
+    redisUrl: opts.redisUrl,
+    redisPrefix: `bench:${opts.runId}:${kind}:`,
+    keyDir,
+    lifetimes,
+    port,
+    webhookPort,
+  };
 }
 
 export async function redisReachable(url: string): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, enableOfflineQueue: false, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1_000,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();

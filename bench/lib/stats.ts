@@ -8,7 +8,12 @@ export function percentile(sorted: Float64Array | number[], p: number): number {
 export function summarize(latencies: number[]): { p50: number; p99: number; mean: number; max: number } {
   const sorted = Float64Array.from(latencies).sort();
   const mean = latencies.length ? latencies.reduce((a, b) => a + b, 0) / latencies.length : 0;
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean, max: sorted.length ? sorted[sorted.length - 1] : 0 };
+  return {
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean,
+    max: sorted.length ? sorted[sorted.length - 1] : 0,
+  };
 }
 
 export const round = (n: number, digits = 2) => {

@@ -33,7 +33,10 @@ export async function startWebhookReceiver(port: number, secret: string): Promis
     req.on('end', () => {
       let event: FlowEvent;
       try {
-        event = verifier.verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as FlowEvent;
+        event = verifier.verify(
+          Buffer.concat(chunks).toString('utf8'),
+          req.headers as Record<string, string>,
+        ) as FlowEvent;
       } catch (err) {
         counts.rejected++;
         counts.firstRejection ??= (err as Error).message;
@@ -63,7 +66,11 @@ export async function startWebhookReceiver(port: number, secret: string): Promis
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           waiting.delete(state);
-          reject(new Error(`no webhook for the flow within ${timeoutMs} ms (verified ${counts.verified}, rejected ${counts.rejected}${counts.firstRejection ? `: ${counts.firstRejection}` : ''})`));
+          reject(
+            new Error(
+              `no webhook for the flow within ${timeoutMs} ms (verified ${counts.verified}, rejected ${counts.rejected}${counts.firstRejection ? `: ${counts.firstRejection}` : ''})`,
+            ),
+          );
         }, timeoutMs);
         waiting.set(state, { resolve, timer });
       });

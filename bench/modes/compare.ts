@@ -13,7 +13,15 @@ import { report } from '../lib/report.js';
 import { cleanRedis, makeKeys, redisReachable, serverSpec } from '../lib/setup.js';
 import { sequential } from './sequential.js';
 
-const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow', 'external_issuance_flow', 'verification_flow', 'identity_flow'];
+const ALL_SCENARIOS: Scenario[] = [
+  'discovery',
+  'par',
+  'token',
+  'issuance_flow',
+  'external_issuance_flow',
+  'verification_flow',
+  'identity_flow',
+];
 
 /**
  * What runs in a scenario's rounds besides ours and the baseline: for issuance_flow, the baseline's
@@ -23,10 +31,20 @@ const ALL_SCENARIOS: Scenario[] = ['discovery', 'par', 'token', 'issuance_flow',
  * verification_flow's CPU: their slices take turns. external_issuance_flow and identity_flow have no
  * rounds of their own.
  */
-function companions(scenario: Scenario, scenarios: Scenario[], ours: ServerHandle, base: ServerHandle): [ServerHandle, Phase][] {
+function companions(
+  scenario: Scenario,
+  scenarios: Scenario[],
+  ours: ServerHandle,
+  base: ServerHandle,
+): [ServerHandle, Phase][] {
   if (scenario === 'verification_flow') return scenarios.includes('identity_flow') ? [[ours, 'identity_flow']] : [];
   if (scenario !== 'issuance_flow') return [];
-  return [[base, 'wallet_steps'], ...(scenarios.includes('external_issuance_flow') ? [[ours, 'external_issuance_flow'] as [ServerHandle, Phase]] : [])];
+  return [
+    [base, 'wallet_steps'],
+    ...(scenarios.includes('external_issuance_flow')
+      ? [[ours, 'external_issuance_flow'] as [ServerHandle, Phase]]
+      : []),
+  ];
 }
 
 /**
@@ -36,7 +54,13 @@ function companions(scenario: Scenario, scenarios: Scenario[], ours: ServerHandl
  * ±20 % within seconds: slices of a second hit both servers alike, where whole phases one after the other
  * put that drift between them.
  */
-async function interleaved(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle, others: [ServerHandle, Phase][]): Promise<PhaseDetail[]> {
+async function interleaved(
+  opts: BenchOptions,
+  scenario: Scenario,
+  ours: ServerHandle,
+  base: ServerHandle,
+  others: [ServerHandle, Phase][],
+): Promise<PhaseDetail[]> {
   const entries: [ServerHandle, Phase][] = [[ours, scenario], [base, scenario], ...others];
   const prepared: PreparedPhase[] = [];
   try {
@@ -48,7 +72,12 @@ async function interleaved(opts: BenchOptions, scenario: Scenario, ours: ServerH
         const cfg = opts.phases[p.scenario];
         // a slice's share of the pool: what the warm-up left (90 %), spread over the rounds
         const pool = cfg.maxOps || cfg.tokenPool || 0;
-        out.push(await measurePhase(opts, p, r, { durationMs: opts.sliceMs, maxOps: Math.max(1, Math.floor((pool * 0.9) / opts.rounds)) }));
+        out.push(
+          await measurePhase(opts, p, r, {
+            durationMs: opts.sliceMs,
+            maxOps: Math.max(1, Math.floor((pool * 0.9) / opts.rounds)),
+          }),
+        );
       }
     }
     return out;
@@ -76,7 +105,10 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   // previous approximation, reported next to it, also needs the baseline's token request
   if (scenarios.includes('issuance_flow')) {
     const missing = (['discovery', 'token'] as Scenario[]).filter((s) => !scenarios.includes(s));
-    if (missing.length) log(`also running ${missing.join(' and ')}: the issuance flow's allowance (discovery) and its previous approximation (discovery, token) are priced with them`);
+    if (missing.length)
+      log(
+        `also running ${missing.join(' and ')}: the issuance flow's allowance (discovery) and its previous approximation (discovery, token) are priced with them`,
+      );
     scenarios.unshift(...missing);
   }
   mkdirSync(opts.results, { recursive: true });
@@ -84,21 +116,33 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   log(
     `method: ${opts.interleave ? `interleaved: ${opts.rounds} rounds, each server in turn for a slice of at most ${opts.sliceMs} ms (--sequential: whole phases one after the other)` : `sequential: ${opts.rounds} rounds of whole phases`}`,
   );
-  log(`bench ${opts.quick ? '(quick) ' : ''}run ${opts.runId}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  log(
+    `bench ${opts.quick ? '(quick) ' : ''}run ${opts.runId}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
 
   log('machine limits (one core):');
   const busyBefore = machineBusyMs();
   const ratesStart = Date.now();
   const rates = await cryptoRates(opts.quick ? 300 : 2_000);
   const busyAfter = machineBusyMs();
-  const ratesOther = busyBefore !== undefined && busyAfter !== undefined ? Math.max(0, (busyAfter - busyBefore) / (Date.now() - ratesStart) - 1) : null;
-  log(`  RS256 crypto.sign (2048-bit): ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second (${rates.rs256.cpuMsPerOp.toFixed(3)} ms each), ${rates.rs256.perSecond.toFixed(0)} per wall-clock second (other load on the machine meanwhile: ${ratesOther?.toFixed(2) ?? '?'} cores); via WebCrypto as jose calls it: ${rates.rs256WebCrypto.cpuMsPerOp.toFixed(3)} ms CPU per sign`);
-  log(`  ES256 sign ${rates.es256Sign.cpuMsPerOp.toFixed(3)} ms, verify ${rates.es256Verify.cpuMsPerOp.toFixed(3)} ms; one SD-JWT VC (src/issuance/sdJwtVc.ts) ${rates.sdJwtVc.cpuMsPerOp.toFixed(3)} ms CPU; one webhook signature (standardwebhooks) ${rates.webhookSignature.cpuMsPerOp.toFixed(4)} ms`);
+  const ratesOther =
+    busyBefore !== undefined && busyAfter !== undefined
+      ? Math.max(0, (busyAfter - busyBefore) / (Date.now() - ratesStart) - 1)
+      : null;
+  log(
+    `  RS256 crypto.sign (2048-bit): ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second (${rates.rs256.cpuMsPerOp.toFixed(3)} ms each), ${rates.rs256.perSecond.toFixed(0)} per wall-clock second (other load on the machine meanwhile: ${ratesOther?.toFixed(2) ?? '?'} cores); via WebCrypto as jose calls it: ${rates.rs256WebCrypto.cpuMsPerOp.toFixed(3)} ms CPU per sign`,
+  );
+  log(
+    `  ES256 sign ${rates.es256Sign.cpuMsPerOp.toFixed(3)} ms, verify ${rates.es256Verify.cpuMsPerOp.toFixed(3)} ms; one SD-JWT VC (src/issuance/sdJwtVc.ts) ${rates.sdJwtVc.cpuMsPerOp.toFixed(3)} ms CPU; one webhook signature (standardwebhooks) ${rates.webhookSignature.cpuMsPerOp.toFixed(4)} ms`,
+  );
 
   const keyDir = await makeKeys();
   const details: PhaseDetail[] = [];
   const redisOk = stores.includes('redis') ? await redisReachable(opts.redisUrl) : false;
-  if (stores.includes('redis') && !redisOk) log(`Redis at ${opts.redisUrl} is not reachable: the redis rows are skipped`);
+  if (stores.includes('redis') && !redisOk)
+    log(`Redis at ${opts.redisUrl} is not reachable: the redis rows are skipped`);
 
   for (const store of stores) {
     if (store === 'redis' && !redisOk) continue;
@@ -116,7 +160,9 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
       await ours.stop();
       await base.stop();
       if (store === 'redis') {
-        const removed = (await cleanRedis(opts.redisUrl, ours.spec.redisPrefix)) + (await cleanRedis(opts.redisUrl, base.spec.redisPrefix));
+        const removed =
+          (await cleanRedis(opts.redisUrl, ours.spec.redisPrefix)) +
+          (await cleanRedis(opts.redisUrl, base.spec.redisPrefix));
         log(`  removed this run's ${removed} Redis keys (prefix bench:${opts.runId}:)`);
       }
     }

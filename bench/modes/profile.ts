@@ -24,7 +24,9 @@ export async function profileRun(opts: BenchOptions): Promise<void> {
       const sub = join(dir, `${kind}-${scenario}-${store}`);
       rmSync(sub, { recursive: true, force: true });
       mkdirSync(sub, { recursive: true });
-      const server = await startServer(await serverSpec(opts, kind, store, keyDir), { nodeFlags: ['--cpu-prof', opts.profileInterval, `--cpu-prof-dir=${sub}`] });
+      const server = await startServer(await serverSpec(opts, kind, store, keyDir), {
+        nodeFlags: ['--cpu-prof', opts.profileInterval, `--cpu-prof-dir=${sub}`],
+      });
       let measured: PhaseDetail | undefined;
       try {
         measured = await phase(opts, server, scenario);

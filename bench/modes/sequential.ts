@@ -14,7 +14,13 @@ import type { BenchOptions } from '../lib/options.js';
  * allowance's price for them, same store, same round) and our external_issuance_flow; for verification_flow,
  * our identity_flow.
  */
-export async function sequential(opts: BenchOptions, scenario: Scenario, ours: ServerHandle, base: ServerHandle, others: [ServerHandle, Phase][] = []): Promise<PhaseDetail[]> {
+export async function sequential(
+  opts: BenchOptions,
+  scenario: Scenario,
+  ours: ServerHandle,
+  base: ServerHandle,
+  others: [ServerHandle, Phase][] = [],
+): Promise<PhaseDetail[]> {
   const out: PhaseDetail[] = [];
   for (let r = 1; r <= opts.rounds; r++) {
     for (const server of r % 2 === 1 ? [ours, base] : [base, ours]) out.push(await phase(opts, server, scenario, r));

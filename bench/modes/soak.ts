@@ -29,22 +29,46 @@ export async function soakRun(opts: BenchOptions): Promise<void> {
   );
   const wait = Number(opts.soakWait ?? maxTtl + 15);
   const keyDir = await makeKeys();
-  const server = await startServer(await serverSpec(opts, 'ours', 'memory', keyDir, SOAK_LIFETIMES), { nodeFlags: ['--expose-gc'] });
+  const server = await startServer(await serverSpec(opts, 'ours', 'memory', keyDir, SOAK_LIFETIMES), {
+    nodeFlags: ['--expose-gc'],
+  });
   const samples: { at: string; requests: number; rssMb: number; heapUsedMb: number; storeSize?: number }[] = [];
   const sample = async (requests: number, gc = false) => {
     if (gc) await server.gc();
     const s = await server.snapshot();
-    const row = { at: new Date(s.at).toISOString(), requests, rssMb: round(s.mem.rss / 2 ** 20, 1), heapUsedMb: round(s.mem.heapUsed / 2 ** 20, 1), storeSize: s.storeSize };
+    const row = {
+      at: new Date(s.at).toISOString(),
+      requests,
+      rssMb: round(s.mem.rss / 2 ** 20, 1),
+      heapUsedMb: round(s.mem.heapUsed / 2 ** 20, 1),
+      storeSize: s.storeSize,
+    };
     samples.push(row);
-    log(`  ${String(requests).padStart(7)} requests: rss ${row.rssMb} MB, heap ${row.heapUsedMb} MB, store ${row.storeSize} entries${gc ? ' (after gc)' : ''}`);
+    log(
+      `  ${String(requests).padStart(7)} requests: rss ${row.rssMb} MB, heap ${row.heapUsedMb} MB, store ${row.storeSize} entries${gc ? ' (after gc)' : ''}`,
+    );
     return row;
   };
-  log(`soak: ${total} requests on the memory store (lifetimes ${JSON.stringify(SOAK_LIFETIMES)}), then ${wait} s for every record to expire`);
+  log(
+    `soak: ${total} requests on the memory store (lifetimes ${JSON.stringify(SOAK_LIFETIMES)}), then ${wait} s for every record to expire`,
+  );
   const load = await startLoad();
   let result: PhaseResult;
   const before = await sample(0, true);
   try {
-    await load.prepare({ scenario: 'soak', kind: 'ours', url: server.url, concurrency: 12, warmupMs: 0, durationMs: 30 * 60_000, maxOps: total, tokenPool: 0, mintConcurrency: 1, soakRequests: total, hintLifetime: 5 });
+    await load.prepare({
+      scenario: 'soak',
+      kind: 'ours',
+      url: server.url,
+      concurrency: 12,
+      warmupMs: 0,
+      durationMs: 30 * 60_000,
+      maxOps: total,
+      tokenPool: 0,
+      mintConcurrency: 1,
+      soakRequests: total,
+      hintLifetime: 5,
+    });
     const pending: Promise<unknown>[] = [];
     result = await load.measure((n) => pending.push(sample(n)), 31 * 60_000);
     await Promise.all(pending);
@@ -76,6 +100,8 @@ export async function soakRun(opts: BenchOptions): Promise<void> {
     samples,
   };
   writeFileSync(join(opts.results, 'soak.json'), `${JSON.stringify(out, null, 2)}\n`);
-  log(`\nsoak: ${out.requests} requests in ${out.seconds} s (${out.errors} errors); heap ${before.heapUsedMb} -> ${end.heapUsedMb} -> ${expired.heapUsedMb} MB after expiry (growth ${out.heapGrowthMb} MB), rss ${before.rssMb} -> ${end.rssMb} -> ${expired.rssMb} MB, store ${before.storeSize} -> peak ${peakStore} -> ${expired.storeSize} entries after expiry`);
+  log(
+    `\nsoak: ${out.requests} requests in ${out.seconds} s (${out.errors} errors); heap ${before.heapUsedMb} -> ${end.heapUsedMb} -> ${expired.heapUsedMb} MB after expiry (growth ${out.heapGrowthMb} MB), rss ${before.rssMb} -> ${end.rssMb} -> ${expired.rssMb} MB, store ${before.storeSize} -> peak ${peakStore} -> ${expired.storeSize} entries after expiry`,
+  );
   log(`wrote ${join('bench', 'results', 'soak.json')}`);
 }

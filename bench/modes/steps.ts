@@ -30,7 +30,10 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
     }
     const windows = new Map<string, { from: number; to: number }[]>();
     let variantNow = '';
-    const server = await startServer(await serverSpec(opts, kind, store, keyDir), opts.profile ? { nodeFlags: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${sub}`] } : {});
+    const server = await startServer(
+      await serverSpec(opts, kind, store, keyDir),
+      opts.profile ? { nodeFlags: ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${sub}`] } : {},
+    );
     try {
       // the cost of a snapshot itself
       const gaps: number[] = [];
@@ -65,13 +68,20 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
         }
       }
       const client = new Metered(server.url, 2);
-      const discovery = kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration';
+      const discovery =
+        kind === 'ours' ? '/v2.0/.well-known/openid-configuration' : '/.well-known/openid-configuration';
       const ep = await flows.discover(client, discovery);
       const holder = await flows.newHolderKey();
       // the baseline's wallet steps: the wallet's requests against bare oidc-provider's issuer (offers minted unmetered)
       const variants = kind === 'ours' ? ['issuance', 'verification', 'identity'] : ['code flow', 'wallet steps'];
       const offers: flows.CredentialOffer[] =
-        kind === 'baseline' ? (JSON.parse((await client.request('POST', `/bench/offers?n=${n + (opts.quick ? 3 : 20)}`)).body) as { offers: flows.CredentialOffer[] }).offers : [];
+        kind === 'baseline'
+          ? (
+              JSON.parse((await client.request('POST', `/bench/offers?n=${n + (opts.quick ? 3 : 20)}`)).body) as {
+                offers: flows.CredentialOffer[];
+              }
+            ).offers
+          : [];
       for (const variant of variants) {
         samples.clear();
         variantNow = variant;
@@ -82,10 +92,14 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
         }
         if (variant === 'identity') [credential] = await flows.pidCredentials(readPidIssuerKey(keyDir).privateJwk, 1);
         const once = async () => {
-          if (variant === 'issuance') await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
-          else if (variant === 'verification') await flows.oursVerification(client, ep, { credential: credential!, redeem: true });
-          else if (variant === 'identity') await flows.oursIdentity(client, ep, { credential: credential!, redeem: true });
-          else if (variant === 'wallet steps') await flows.walletRedeem(client, offers.shift()!, holder, { metadata: 'appended', clientId: 'wallet' });
+          if (variant === 'issuance')
+            await flows.oursIssuance(client, ep, { hint: flows.signHint(server.url), holder, redeem: true });
+          else if (variant === 'verification')
+            await flows.oursVerification(client, ep, { credential: credential!, redeem: true });
+          else if (variant === 'identity')
+            await flows.oursIdentity(client, ep, { credential: credential!, redeem: true });
+          else if (variant === 'wallet steps')
+            await flows.walletRedeem(client, offers.shift()!, holder, { metadata: 'appended', clientId: 'wallet' });
           else await flows.baselineFlow(client, ep, { redeem: true });
         };
         for (let i = 0; i < (opts.quick ? 3 : 20); i++) await once(); // warm-up
@@ -95,7 +109,9 @@ export async function stepsRun(opts: BenchOptions): Promise<void> {
         const rows = [...samples.entries()].map(([step, us]) => ({ step, cpuUs: Math.round(median(us)) }));
         const total = rows.reduce((a, r) => a + r.cpuUs, 0);
         out[`${kind} ${variant}`] = rows;
-        log(`${kind} ${variant} (${store}, ${n} flows one at a time; median server CPU per request, snapshot cost ${Math.round(overhead)} µs subtracted):`);
+        log(
+          `${kind} ${variant} (${store}, ${n} flows one at a time; median server CPU per request, snapshot cost ${Math.round(overhead)} µs subtracted):`,
+        );
         for (const r of rows) log(`  ${String(r.cpuUs).padStart(7)} µs  ${r.step}`);
         log(`  ${String(total).padStart(7)} µs  total per flow (${rows.length} requests)`);
       }

@@ -20,7 +20,11 @@ config/demo.yaml, or $CONFIG); its store must be Redis. The change shows in the 
 export async function adminCommand(args: string[], defaultConfig: string): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true });
+    parsed = parseArgs({
+      args,
+      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+    });
   } catch (err) {
     console.error(`${(err as Error).message}\n${ADMIN_USAGE}`);
     return 2;
@@ -33,7 +37,9 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
   const [sub, serialNumber, ...extra] = positionals;
   const known = sub === 'status' || (sub !== undefined && Object.hasOwn(ACTIONS, sub));
   if (!known || !serialNumber || extra.length) {
-    console.error(`${!sub ? 'admin needs a command' : !known ? `unknown admin command: ${sub}` : !serialNumber ? `${sub} needs a SerialNumber` : `${sub} takes one SerialNumber`}\n${ADMIN_USAGE}`);
+    console.error(
+      `${!sub ? 'admin needs a command' : !known ? `unknown admin command: ${sub}` : !serialNumber ? `${sub} needs a SerialNumber` : `${sub} takes one SerialNumber`}\n${ADMIN_USAGE}`,
+    );
     return 2;
   }
 
@@ -61,7 +67,13 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
       return 0;
     }
     // the audit line goes to stderr, as the servers' logs go to their output
-    const outcome = await changeStatus(registry, createLogger(config.logLevel, process.stderr), serialNumber, sub as Action, 'cli');
+    const outcome = await changeStatus(
+      registry,
+      createLogger(config.logLevel, process.stderr),
+      serialNumber,
+      sub as Action,
+      'cli',
+    );
     if (outcome.kind === 'unknown') return unknown(serialNumber);
     if (outcome.kind === 'final') {
       console.error(`${serialNumber}: revoked, which is final; nothing was changed`);
@@ -75,6 +87,8 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
 }
 
 function unknown(serialNumber: string): number {
-  console.error(`no credential with SerialNumber ${serialNumber.replace(/[\u0000-\u001f\u007f]/g, '?')} is known (never issued here, or expired)`);
+  console.error(
+    `no credential with SerialNumber ${serialNumber.replace(/[\u0000-\u001f\u007f]/g, '?')} is known (never issued here, or expired)`,
+  );
   return 1;
 }

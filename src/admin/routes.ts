@@ -12,7 +12,11 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest();
  * checks each against docs/admin-api.yaml, so a route cannot be added without being documented.
  */
 export const ADMIN_ROUTES = [
-  { method: 'POST', path: new RegExp(`^/admin/credentials/([^/]+)/(${Object.keys(ACTIONS).join('|')})$`), handler: 'change' },
+  {
+    method: 'POST',
+    path: new RegExp(`^/admin/credentials/([^/]+)/(${Object.keys(ACTIONS).join('|')})$`),
+    handler: 'change',
+  },
   { method: 'GET', path: /^\/admin\/credentials\/([^/]+)$/, handler: 'show' },
 ] as const satisfies readonly (Pick<Route, 'method' | 'path'> & { handler: string })[];
 
@@ -39,45 +43,72 @@ export function adminRoutes(token: string, registry: StatusRegistry, logger: Log
    * authorised), the outcome and when; never the token. A status change also writes its own line (changeStatus).
    */
   const audit = (ctx: Context, action: string, serialNumber: string | undefined, outcome: string) =>
-    logger.info({ audit: 'admin_action', action, ...(serialNumber !== undefined ? { serialNumber } : {}), outcome, ...(outcome !== 'error' ? { status: ctx.status } : {}), at: new Date().toISOString() }, 'admin action');
+    logger.info(
+      {
+        audit: 'admin_action',
+        action,
+        ...(serialNumber !== undefined ? { serialNumber } : {}),
+        outcome,
+        ...(outcome !== 'error' ? { status: ctx.status } : {}),
+        at: new Date().toISOString(),
+      },
+      'admin action',
+    );
   const OUTCOMES: Record<number, string> = { 200: 'done', 404: 'unknown', 409: 'final' };
-  const guarded = (handle: (ctx: Context, serialNumber: string, action?: string) => Promise<void>) => async (ctx: Context, [serial, action]: string[]) => {
-    ctx.set('Cache-Control', 'no-store');
-    const named = action ?? 'status';
-    if (!authorised(ctx)) {
-      ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
-      refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
-      return audit(ctx, named, undefined, 'unauthorized');
-    }
-    let serialNumber: string;
-    try {
-      serialNumber = decodeURIComponent(serial);
-    } catch {
-      refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
-      return audit(ctx, named, undefined, 'invalid');
-    }
-    try {
-      await handle(ctx, serialNumber, action);
-    } catch (err) {
-      audit(ctx, named, serialNumber, 'error');
-      throw err;
-    }
-    audit(ctx, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
-  };
+  const guarded =
+    (handle: (ctx: Context, serialNumber: string, action?: string) => Promise<void>) =>
+    async (ctx: Context, [serial, action]: string[]) => {
+      ctx.set('Cache-Control', 'no-store');
+      const named = action ?? 'status';
+      if (!authorised(ctx)) {
+        ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
+        refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
+        return audit(ctx, named, undefined, 'unauthorized');
+      }
+      let serialNumber: string;
+      try {
+        serialNumber = decodeURIComponent(serial);
+      } catch {
+        refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
+        return audit(ctx, named, undefined, 'invalid');
+      }
+      try {
+        await handle(ctx, serialNumber, action);
+      } catch (err) {
+        audit(ctx, named, serialNumber, 'error');
+        throw err;
+      }
+      audit(ctx, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
+    };
 
   async function change(ctx: Context, serialNumber: string, action?: string): Promise<void> {
     const outcome = await changeStatus(registry, logger, serialNumber, action as Action, 'api');
-    if (outcome.kind === 'unknown') return refuse(ctx, 404, 'not_found', `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`);
-    if (outcome.kind === 'final') return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
+    if (outcome.kind === 'unknown')
+      return refuse(
+        ctx,
+        404,
+        'not_found',
+        `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
+      );
+    if (outcome.kind === 'final')
+      return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
     ctx.body = { serialNumber, status: outcome.status, changed: outcome.changed };
   }
 
   async function show(ctx: Context, serialNumber: string): Promise<void> {
     const found = await registry.status(serialNumber);
-    if (!found) return refuse(ctx, 404, 'not_found', `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`);
+    if (!found)
+      return refuse(
+        ctx,
+        404,
+        'not_found',
+        `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
+      );
     ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
   }
 
   const handlers = { change, show } satisfies Record<(typeof ADMIN_ROUTES)[number]['handler'], unknown>;
-  return router(ADMIN_ROUTES.map(({ method, path, handler }) => ({ method, path, handle: guarded(handlers[handler]) })));
+  return router(
+    ADMIN_ROUTES.map(({ method, path, handler }) => ({ method, path, handle: guarded(handlers[handler]) })),
+  );
 }

@@ -52,14 +52,22 @@ function substituteInDocument(doc: ReturnType<typeof parseDocument>, env: NodeJS
 export function validateConfig(doc: unknown, file = 'config'): Config {
   const result = configSchema.safeParse(doc);
   if (!result.success) {
-    throw new ConfigError(file, result.error.issues.map((i) => `${formatPath(i.path, doc) || '(root)'}: ${i.message}${i.code === 'unrecognized_keys' ? suggestions(i.keys, i.path) : ''}`));
+    throw new ConfigError(
+      file,
+      result.error.issues.map(
+        (i) =>
+          `${formatPath(i.path, doc) || '(root)'}: ${i.message}${i.code === 'unrecognized_keys' ? suggestions(i.keys, i.path) : ''}`,
+      ),
+    );
   }
   return result.data;
 }
 
 function suggestions(keys: readonly string[], path: readonly PropertyKey[]): string {
   const known = knownKeys(configSchema, path);
-  const near = keys.map((k) => [k, nearest(k, known)] as const).filter((pair): pair is readonly [string, string] => pair[1] !== undefined);
+  const near = keys
+    .map((k) => [k, nearest(k, known)] as const)
+    .filter((pair): pair is readonly [string, string] => pair[1] !== undefined);
   return near.map(([k, n]) => `; ${k}: did you mean ${n}?`).join('');
 }
 

@@ -39,7 +39,15 @@ export function yamlPath(ancestors: readonly unknown[], node: Node): PropertyKey
   return isMap(chain.at(-2)) ? path.slice(0, -1) : path;
 }
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; element?: z.ZodType; options?: z.ZodType[]; valueType?: z.ZodType };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+  valueType?: z.ZodType;
+};
 const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The keys the schema allows for the object at `path`, or none when it is not one object there. */
@@ -51,7 +59,8 @@ export function knownKeys(schema: z.ZodType, path: readonly PropertyKey[]): stri
     if (def.type === 'union' && def.options) return def.options.flatMap((o) => objects(o, rest));
     if (rest.length === 0) return def.type === 'object' && def.shape ? [def.shape] : [];
     const [seg, ...more] = rest;
-    if (def.type === 'object' && def.shape && typeof seg === 'string' && def.shape[seg]) return objects(def.shape[seg], more);
+    if (def.type === 'object' && def.shape && typeof seg === 'string' && def.shape[seg])
+      return objects(def.shape[seg], more);
     if (def.type === 'array' && def.element && typeof seg === 'number') return objects(def.element, more);
     if (def.type === 'record' && def.valueType) return objects(def.valueType, more);
     return [];
@@ -71,12 +80,15 @@ export function nearest(unknown: string, known: readonly string[]): string | und
 
 function editDistance(a: string, b: string): number {
   // Damerau (optimal string alignment): a swapped pair of letters is one edit, as typists make them
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];

@@ -12,13 +12,24 @@ import { ANCHOR_FORMATS, isOwnVct } from '../keys/trustAnchors.js';
 /** ISO 8601 duration in days/hours/minutes/seconds, e.g. P365D, PT12H. */
 const isoDuration = z
   .string()
-  .regex(/^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/, 'must be an ISO 8601 duration such as P365D');
+  .regex(
+    /^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$/,
+    'must be an ISO 8601 duration such as P365D',
+  );
 
 /** a budget in rate-limiter-flexible's terms: `points` requests per `duration` seconds */
-const budget = z.object({ points: z.number().int().positive(), duration: z.number().int().positive().max(86400) }).strict();
+const budget = z
+  .object({ points: z.number().int().positive(), duration: z.number().int().positive().max(86400) })
+  .strict();
 const rateLimitSchema = z.object({ perClient: budget.optional(), perAddress: budget.optional() }).strict();
 const flood = (points: number) => ({ perClient: { points, duration: 1 }, perAddress: { points, duration: 1 } });
-const DEFAULT_RATE_LIMITS = { par: flood(10000), token: flood(10000), walletToken: flood(2000), credential: flood(2000), vpResponse: flood(2000) };
+const DEFAULT_RATE_LIMITS = {
+  par: flood(10000),
+  token: flood(10000),
+  walletToken: flood(2000),
+  credential: flood(2000),
+  vpResponse: flood(2000),
+};
 
 const absoluteUrl = z.string().refine((v) => {
   try {
@@ -29,13 +40,17 @@ const absoluteUrl = z.string().refine((v) => {
   }
 }, 'must be an absolute http(s) URL');
 
-const languageTag = z.string().refine((v) => canonicalTag(v) !== undefined, 'must be a BCP 47 language tag such as en or de-CH');
+const languageTag = z
+  .string()
+  .refine((v) => canonicalTag(v) !== undefined, 'must be a BCP 47 language tag such as en or de-CH');
 
 /** A text holders read: one string, or one per language (`{en: ..., de: ...}`), shown in the page's language. */
 export const localizedText = (max = 200) =>
   z.union([
     z.string().min(1).max(max),
-    z.record(languageTag, z.string().min(1).max(max)).refine((t) => Object.keys(t).length > 0, 'must give the text in at least one language'),
+    z
+      .record(languageTag, z.string().min(1).max(max))
+      .refine((t) => Object.keys(t).length > 0, 'must give the text in at least one language'),
   ]);
 
 export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
@@ -45,7 +60,10 @@ export const attributeSchema = z
     type: z.enum(attributeTypes),
     required: z.boolean().default(true),
     /** image attributes only: accepted media types and decoded size limit */
-    formats: z.array(z.enum(['image/png', 'image/jpeg'])).min(1).optional(),
+    formats: z
+      .array(z.enum(['image/png', 'image/jpeg']))
+      .min(1)
+      .optional(),
     maxBytes: z.number().int().positive().optional(),
     /**
      * image attributes only: limits on the declared dimensions, checked before anything is decoded, so a
@@ -62,7 +80,8 @@ export const attributeSchema = z
   .superRefine((a, ctx) => {
     if (a.type === 'image') return;
     for (const key of ['maxWidth', 'maxHeight', 'maxPixels'] as const) {
-      if (a[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to image attributes only` });
+      if (a[key] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to image attributes only` });
     }
   });
 
@@ -77,14 +96,19 @@ export const credentialTypeSchema = z
      * also as an ISO mdoc, its attributes being elements of `namespace`: verification asks for it (OpenID4VP 1.0
      * §B.2) and issuance offers it as a second configuration, `<name>.mso_mdoc` (OpenID4VCI 1.0 Appendix A.2)
      */
-    mdoc: z.object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) }).strict().optional(),
+    mdoc: z
+      .object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) })
+      .strict()
+      .optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
-    attributes: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
+    attributes: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
       .superRefine((a, ctx) => {
         for (const name of Object.keys(a)) {
-          if (RESERVED_CLAIM_NAMES.has(name)) ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
+          if (RESERVED_CLAIM_NAMES.has(name))
+            ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
         }
       }),
   })
@@ -101,7 +125,8 @@ const webhookSecret = z.string().refine((v) => {
 }, 'must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes');
 
 /** https, or http on a loopback host (development) */
-const httpsOrLoopbackUrl = (u: URL) => u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
+const httpsOrLoopbackUrl = (u: URL) =>
+  u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
 
 /** https, or http on a loopback host (development). */
 const webhookUrl = z.string().refine((v) => {
@@ -131,15 +156,21 @@ export const clientSchema = z
     clientSecret: z.string().min(16, 'must be at least 16 characters'),
     clientName: z.string().optional(),
     /** the relying party's logo, shown beside "Request from ...": fetched once at start-up and served by us */
-    logoUri: z.string().refine((v) => URL.canParse(v) && httpsOrLoopbackUrl(new URL(v)), 'must be an https URL (http only on a loopback host)').optional(),
+    logoUri: z
+      .string()
+      .refine(
+        (v) => URL.canParse(v) && httpsOrLoopbackUrl(new URL(v)),
+        'must be an https URL (http only on a loopback host)',
+      )
+      .optional(),
     redirectUris: z.array(absoluteUrl).min(1),
     pkce: z.enum(['required', 'optional']).default('optional'),
-    pkceMethods: z.array(z.enum(['S256', 'plain'])).min(1).default(['S256', 'plain']),
+    pkceMethods: z
+      .array(z.enum(['S256', 'plain']))
+      .min(1)
+      .default(['S256', 'plain']),
     scopes: z.array(z.string().min(1)).min(1),
-    hintKeys: z
-      .object({ jwks: jwksSchema.optional(), jwksUri: absoluteUrl.optional() })
-      .strict()
-      .optional(),
+    hintKeys: z.object({ jwks: jwksSchema.optional(), jwksUri: absoluteUrl.optional() }).strict().optional(),
     /** D3: `expires_in` as a string of digits, for clients coded against the spec's sample */
     expiresInAsString: z.boolean().default(false),
     /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */
@@ -204,13 +235,28 @@ export const identitySchema = z
         labels: z.record(claimName, localizedText()).default({}),
         /** a persistent identifier in the PID: `sub` stays the same for the same person */
         subjectClaim: claimName.optional(),
-        trustedIssuers: z.array(z.object({ issuer: httpsOrLoopback('issuer'), jwks: jwksSchema.optional(), jwksUri: httpsOrLoopback('jwksUri').optional() }).strict()).min(1),
+        trustedIssuers: z
+          .array(
+            z
+              .object({
+                issuer: httpsOrLoopback('issuer'),
+                jwks: jwksSchema.optional(),
+                jwksUri: httpsOrLoopback('jwksUri').optional(),
+              })
+              .strict(),
+          )
+          .min(1),
       })
       .strict()
       .superRefine((b, ctx) => {
         const seen = new Set<string>();
         [...b.claims, ...b.optionalClaims].forEach((name, i) => {
-          if (seen.has(name)) ctx.addIssue({ code: 'custom', path: i < b.claims.length ? ['claims', i] : ['optionalClaims', i - b.claims.length], message: `${name} is listed twice` });
+          if (seen.has(name))
+            ctx.addIssue({
+              code: 'custom',
+              path: i < b.claims.length ? ['claims', i] : ['optionalClaims', i - b.claims.length],
+              message: `${name} is listed twice`,
+            });
           seen.add(name);
         });
       })
@@ -223,10 +269,15 @@ export const identitySchema = z
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
         clientAuth: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
-        scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be an OAuth scope token')).min(1).default(['openid'])
+        scopes: z
+          .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be an OAuth scope token'))
+          .min(1)
+          .default(['openid'])
           .refine((s) => s.includes('openid'), 'must contain openid'),
         /** provider claim -> our ID token claim */
-        claims: z.record(z.string().min(1), claimName).refine((c) => Object.keys(c).length > 0, 'must map at least one claim'),
+        claims: z
+          .record(z.string().min(1), claimName)
+          .refine((c) => Object.keys(c).length > 0, 'must map at least one claim'),
         /** OpenID Connect for Identity Assurance: ask for the claims as `verified_claims` and map those */
         verifiedClaims: z.boolean().default(false),
       })
@@ -267,7 +318,13 @@ export const configSchema = z
         }, 'must be an IP address or a CIDR such as 10.0.0.0/8 or fd00::/8'),
       )
       .default([]),
-    store: z.union([z.literal('memory'), z.string().regex(/^rediss?:\/\//, 'must be "memory" or a redis:// URL'), redisSchema]).default('memory'),
+    store: z
+      .union([
+        z.literal('memory'),
+        z.string().regex(/^rediss?:\/\//, 'must be "memory" or a redis:// URL'),
+        redisSchema,
+      ])
+      .default('memory'),
     keys: z
       .object({
         idToken: z.string().default('./keys/id-token.jwks.json'),
@@ -303,7 +360,11 @@ export const configSchema = z
     hint: z
       .object({
         clockTolerance: z.number().int().min(0).default(30),
-        maxLength: z.number().int().positive().default(1024 * 1024),
+        maxLength: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
         /** seconds: a hint whose `exp` is further ahead is refused (D7), so nothing it carries is kept longer */
         maxLifetime: z.number().int().positive().default(3600),
       })
@@ -314,7 +375,10 @@ export const configSchema = z
     pinAttempts: z.number().int().min(1).max(10).default(3),
     /** D4: RFC 6749 error codes (invalid_client, 401) instead of the spec's, for certification runs */
     rfc6749Errors: z.boolean().default(false),
-    walletPath: z.string().regex(/^[a-z0-9-]+$/).default('wallet'),
+    walletPath: z
+      .string()
+      .regex(/^[a-z0-9-]+$/)
+      .default('wallet'),
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
@@ -356,7 +420,10 @@ export const configSchema = z
          * Left out: the local issuer CA makes one per credential key, and with an operator's certificate credential
          * types are issued as SD-JWT VCs only.
          */
-        documentSigner: z.object({ certificateChain: z.string().min(1), key: z.string().min(1) }).strict().optional(),
+        documentSigner: z
+          .object({ certificateChain: z.string().min(1), key: z.string().min(1) })
+          .strict()
+          .optional(),
       })
       .strict()
       .prefault({}),
@@ -366,14 +433,24 @@ export const configSchema = z
         /** seconds a Status List Token may be cached (its `ttl`, and Cache-Control) */
         ttl: z.number().int().min(1).max(86400).default(300),
         /** entries per list; a full list starts a new one */
-        size: z.number().int().min(1024).max(1 << 24).default(1 << 17),
+        size: z
+          .number()
+          .int()
+          .min(1024)
+          .max(1 << 24)
+          .default(1 << 17),
         /** verification: a credential whose status list cannot be fetched is refused (default) or accepted */
         onUnavailable: z.enum(['refuse', 'accept']).default('refuse'),
         /**
          * verification: a fetched list of more entries is refused, before it takes more memory
          * than such a list needs (maxEntries × bits / 8 bytes); the default is 16 Mi
          */
-        maxEntries: z.number().int().min(1024).max(1 << 26).default(1 << 24),
+        maxEntries: z
+          .number()
+          .int()
+          .min(1024)
+          .max(1 << 26)
+          .default(1 << 24),
       })
       .strict()
       // this service's verifier reads its own lists too
@@ -392,9 +469,16 @@ export const configSchema = z
         trustedProviders: z
           .array(
             z
-              .object({ name: z.string().min(1).max(100), jwks: jwksSchema.optional(), certificates: z.string().optional() })
+              .object({
+                name: z.string().min(1).max(100),
+                jwks: jwksSchema.optional(),
+                certificates: z.string().optional(),
+              })
               .strict()
-              .refine((p) => (p.jwks === undefined) !== (p.certificates === undefined), 'needs exactly one of jwks or certificates (a PEM file of roots)'),
+              .refine(
+                (p) => (p.jwks === undefined) !== (p.certificates === undefined),
+                'needs exactly one of jwks or certificates (a PEM file of roots)',
+              ),
           )
           .default([]),
       })
@@ -463,7 +547,11 @@ export const configSchema = z
           if (colour === undefined || !HEX_COLOUR.test(colour)) continue;
           const ratio = contrastRatio(colour, '#ffffff');
           if (ratio < AA_TEXT) {
-            ctx.addIssue({ code: 'custom', path: [key], message: `${colour} against white (#ffffff) has a contrast ratio of ${ratio.toFixed(2)}:1; WCAG AA needs at least ${AA_TEXT}:1 for text (choose a darker colour)` });
+            ctx.addIssue({
+              code: 'custom',
+              path: [key],
+              message: `${colour} against white (#ffffff) has a contrast ratio of ${ratio.toFixed(2)}:1; WCAG AA needs at least ${AA_TEXT}:1 for text (choose a darker colour)`,
+            });
           }
         }
       })
@@ -477,61 +565,104 @@ export const configSchema = z
     const { activateAfter, reloadInterval } = cfg.keys.rotation;
     const now = new Date();
     if (credentialExpiry(activateAfter, now).getTime() - now.getTime() < 2 * reloadInterval * 1000) {
-      ctx.addIssue({ code: 'custom', path: ['keys', 'rotation', 'activateAfter'], message: `must be at least twice keys.rotation.reloadInterval (${reloadInterval} s): every instance must publish a new key before it signs` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['keys', 'rotation', 'activateAfter'],
+        message: `must be at least twice keys.rotation.reloadInterval (${reloadInterval} s): every instance must publish a new key before it signs`,
+      });
     }
     if (cfg.walletAttestation.required && cfg.walletAttestation.trustedProviders.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['walletAttestation', 'trustedProviders'], message: 'must name at least one wallet provider when walletAttestation.required is true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['walletAttestation', 'trustedProviders'],
+        message: 'must name at least one wallet provider when walletAttestation.required is true',
+      });
     }
     const types = new Set<string>();
     cfg.credentialTypes.forEach((t, i) => {
       if (t.keyAttestation === 'required' && cfg.walletAttestation.trustedProviders.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'keyAttestation'], message: 'required needs walletAttestation.trustedProviders: the wallet providers whose key attestations are trusted' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['credentialTypes', i, 'keyAttestation'],
+          message:
+            'required needs walletAttestation.trustedProviders: the wallet providers whose key attestations are trusted',
+        });
       }
-      if (types.has(t.name)) ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'name'], message: `duplicate credential type ${t.name}` });
+      if (types.has(t.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['credentialTypes', i, 'name'],
+          message: `duplicate credential type ${t.name}`,
+        });
       types.add(t.name);
       for (const [name, attr] of Object.entries(t.attributes)) {
         if (attr.type !== 'image' && (attr.formats || attr.maxBytes)) {
-          ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'attributes', name], message: 'formats and maxBytes apply to image attributes only' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['credentialTypes', i, 'attributes', name],
+            message: 'formats and maxBytes apply to image attributes only',
+          });
         }
       }
     });
     const byName = new Map(cfg.credentialTypes.map((t) => [t.name, t]));
     const anchors = cfg.verifier.trustAnchors;
     if (Array.isArray(anchors)) {
-      anchors.forEach((a, i) => a.types?.forEach((name, j) => {
-        const type = byName.get(name);
-        const path = ['verifier', 'trustAnchors', i, 'types', j];
-        if (!type) return ctx.addIssue({ code: 'custom', path, message: `unknown credential type ${name}` });
-        const own = isOwnVct(vctFor(type, cfg.baseUrl.replace(/\/+$/, '')), cfg.baseUrl);
-        const usable = (a.formats.includes('dc+sd-jwt') && !own) || (a.formats.includes('mso_mdoc') && type.mdoc !== undefined);
-        if (!usable) {
-          ctx.addIssue({
-            code: 'custom',
-            path,
-            message: `this anchor cannot vouch for ${name}: ${own ? 'its vct is this service\'s own, so its SD-JWT VCs come only from this service\'s issuer or trustedIssuers' : 'it is not asked for as dc+sd-jwt here'}${a.formats.includes('mso_mdoc') ? ', and it has no mdoc' : ''}`,
-          });
-        }
-      }));
+      anchors.forEach((a, i) =>
+        a.types?.forEach((name, j) => {
+          const type = byName.get(name);
+          const path = ['verifier', 'trustAnchors', i, 'types', j];
+          if (!type) return ctx.addIssue({ code: 'custom', path, message: `unknown credential type ${name}` });
+          const own = isOwnVct(vctFor(type, cfg.baseUrl.replace(/\/+$/, '')), cfg.baseUrl);
+          const usable =
+            (a.formats.includes('dc+sd-jwt') && !own) || (a.formats.includes('mso_mdoc') && type.mdoc !== undefined);
+          if (!usable) {
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `this anchor cannot vouch for ${name}: ${own ? "its vct is this service's own, so its SD-JWT VCs come only from this service's issuer or trustedIssuers" : 'it is not asked for as dc+sd-jwt here'}${a.formats.includes('mso_mdoc') ? ', and it has no mdoc' : ''}`,
+            });
+          }
+        }),
+      );
     }
     const ids = new Set<string>();
     cfg.clients.forEach((c, i) => {
-      if (ids.has(c.clientId)) ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
+      if (ids.has(c.clientId))
+        ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
       ids.add(c.clientId);
       if (c.scopes.includes(EXTERNAL) && !c.webhook) {
-        ctx.addIssue({ code: 'custom', path: ['clients', i, 'webhook'], message: `is required: the client lists the scope ${EXTERNAL}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', i, 'webhook'],
+          message: `is required: the client lists the scope ${EXTERNAL}`,
+        });
       }
       c.scopes.forEach((s, j) => {
         if (c.vcIssuerClaim && byName.get(s)?.attributes[VC_ISSUER_CLAIM]) {
-          ctx.addIssue({ code: 'custom', path: ['clients', i, 'vcIssuerClaim'], message: `the type ${s} has an attribute named ${VC_ISSUER_CLAIM}, the claim this setting adds` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clients', i, 'vcIssuerClaim'],
+            message: `the type ${s} has an attribute named ${VC_ISSUER_CLAIM}, the claim this setting adds`,
+          });
         }
         if (s === EXTERNAL) return;
         if (isIdentityScope(s)) {
-          if (!cfg.identity[s]) ctx.addIssue({ code: 'custom', path: ['identity', s], message: `is required: clients[${i}] lists the scope ${s}` });
+          if (!cfg.identity[s])
+            ctx.addIssue({
+              code: 'custom',
+              path: ['identity', s],
+              message: `is required: clients[${i}] lists the scope ${s}`,
+            });
           return;
         }
         const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
         if (!types.has(name)) {
-          ctx.addIssue({ code: 'custom', path: ['clients', i, 'scopes', j], message: `unknown credential type ${name}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clients', i, 'scopes', j],
+            message: `unknown credential type ${name}`,
+          });
         }
       });
     });

@@ -44,19 +44,49 @@ export interface DemoDeps extends DemoRoutesOptions {
 }
 
 /** `idTokenJwks`: the ID-token keys published now (they change with a rotation, D20), as the JWKS endpoint serves them */
-export function demoDeps(config: Config, store: Store, idTokenJwks: () => { keys: JWK[] }, opts: DemoRoutesOptions): DemoDeps {
+export function demoDeps(
+  config: Config,
+  store: Store,
+  idTokenJwks: () => { keys: JWK[] },
+  opts: DemoRoutesOptions,
+): DemoDeps {
   const callback = `${config.baseUrl}/demo/callback`;
   const webhookUrl = `${config.baseUrl}/demo/webhook`;
-  const client: ClientConfig | undefined = config.clients.find((c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')));
+  const client: ClientConfig | undefined = config.clients.find(
+    (c) => c.redirectUris.includes(callback) && c.scopes.some((s) => s.startsWith('issue.')),
+  );
   // External is offered only when the client's events come to this demo's receiver: otherwise they never arrive here
-  const webhookSecrets = client?.scopes.includes(EXTERNAL) && client.webhook?.url === webhookUrl ? webhookTargets(config.clients).get(client.clientId)?.secrets : undefined;
+  const webhookSecrets =
+    client?.scopes.includes(EXTERNAL) && client.webhook?.url === webhookUrl
+      ? webhookTargets(config.clients).get(client.clientId)?.secrets
+      : undefined;
   const pidBlock = config.identity.VerifiedIdentity;
   const otherBlock = config.identity.VerifiedIdentity_Other;
   const identityFlows: IdentityFlow[] = [
-    ...(pidBlock && client?.scopes.includes('VerifiedIdentity') ? [{ scope: 'VerifiedIdentity' as const, label: 'VerifiedIdentity (PID from your wallet)' }] : []),
-    ...(otherBlock && client?.scopes.includes('VerifiedIdentity_Other') ? [{ scope: 'VerifiedIdentity_Other' as const, label: `VerifiedIdentity_Other (${pickText(otherBlock.displayName, 'en')})` }] : []),
+    ...(pidBlock && client?.scopes.includes('VerifiedIdentity')
+      ? [{ scope: 'VerifiedIdentity' as const, label: 'VerifiedIdentity (PID from your wallet)' }]
+      : []),
+    ...(otherBlock && client?.scopes.includes('VerifiedIdentity_Other')
+      ? [
+          {
+            scope: 'VerifiedIdentity_Other' as const,
+            label: `VerifiedIdentity_Other (${pickText(otherBlock.displayName, 'en')})`,
+          },
+        ]
+      : []),
   ];
-  return { ...opts, config, store, client, callback, webhookUrl, webhookSecrets, profiles: versionProfiles(config.baseUrl), idTokenKeys: publishedKeys(idTokenJwks), identityFlows };
+  return {
+    ...opts,
+    config,
+    store,
+    client,
+    callback,
+    webhookUrl,
+    webhookSecrets,
+    profiles: versionProfiles(config.baseUrl),
+    idTokenKeys: publishedKeys(idTokenJwks),
+    identityFlows,
+  };
 }
 
 /** A key resolver over the keys published now: a local JWKS of their public parts, made again when the set changes. */
@@ -64,7 +94,8 @@ function publishedKeys(idTokenJwks: () => { keys: JWK[] }): JWTVerifyGetKey {
   let made: { set: { keys: JWK[] }; jwks: ReturnType<typeof createLocalJWKSet> } | undefined;
   return (header, token) => {
     const set = idTokenJwks();
-    if (made?.set !== set) made = { set, jwks: createLocalJWKSet({ keys: set.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) }) };
+    if (made?.set !== set)
+      made = { set, jwks: createLocalJWKSet({ keys: set.keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) }) };
     return made.jwks(header, token);
   };
 }

@@ -38,12 +38,16 @@ export interface DemoIdvOptions {
  * under the issuer URL's path (it calls next() for anything else), for use inside a Koa app whose
  * requests arrive with the full path (e.g. /demo/idv/...), without koa-mount.
  */
-export async function createDemoIdvProvider(opts: DemoIdvOptions): Promise<{ provider: Provider; middleware: Middleware }> {
+export async function createDemoIdvProvider(
+  opts: DemoIdvOptions,
+): Promise<{ provider: Provider; middleware: Middleware }> {
   const issuerUrl = new URL(opts.issuer);
   const issuerPath = issuerUrl.pathname.replace(/\/$/, '');
   const issuer = `${issuerUrl.origin}${issuerPath}`;
   // the login form's post ends, through redirects, at a client's redirect URI: the page's CSP must allow that
-  const formTargets = [...new Set(opts.clients.flatMap((c) => c.redirectUris.map((u) => new URL(u).origin)))].filter((o) => o !== issuerUrl.origin);
+  const formTargets = [...new Set(opts.clients.flatMap((c) => c.redirectUris.map((u) => new URL(u).origin)))].filter(
+    (o) => o !== issuerUrl.origin,
+  );
   const people = createPeople();
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
@@ -51,10 +55,16 @@ export async function createDemoIdvProvider(opts: DemoIdvOptions): Promise<{ pro
 
   // the page every authorization request shows, even in a browser that confirmed someone before
   const policy = interactionPolicy.base();
-  policy.get('login')!.checks.add(
-    new interactionPolicy.Check('demo_asks_every_time', 'the demo provider asks the person on every request', (ctx: KoaContextWithOIDC) =>
-      ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT),
-  );
+  policy
+    .get('login')!
+    .checks.add(
+      new interactionPolicy.Check(
+        'demo_asks_every_time',
+        'the demo provider asks the person on every request',
+        (ctx: KoaContextWithOIDC) =>
+          ctx.oidc.result?.login ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+      ),
+    );
 
   const provider = new Provider(issuer, idvConfiguration({ opts, issuer, signingKey, policy, people, formTargets }));
   // behind the service's app (or any proxy) the host and scheme come from X-Forwarded-*

@@ -4,7 +4,8 @@ import { readAsset } from '../interaction/views/assets.js';
 import { html, type SafeHtml } from '../interaction/views/html.js';
 import { renderLayout } from '../interaction/views/layout.js';
 
-const CSP = (nonce: string) => `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+const CSP = (nonce: string) =>
+  `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 const DEMO_CSS = readAsset('demo.css');
 
@@ -18,6 +19,16 @@ export function page(ctx: Context, title: string, body: SafeHtml): void {
 }
 
 /** A result of the relying party's: a title, what it received as JSON, and a way back to the demo's start. */
-export function resultPage(ctx: Context, baseUrl: string, title: string, data: unknown, extra: SafeHtml = html``): void {
-  page(ctx, title, html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre>${extra}<p><a href="${`${baseUrl}/demo`}">Start again</a></p></section>`);
+export function resultPage(
+  ctx: Context,
+  baseUrl: string,
+  title: string,
+  data: unknown,
+  extra: SafeHtml = html``,
+): void {
+  page(
+    ctx,
+    title,
+    html`<section class="card demo"><h1>${title}</h1><pre>${JSON.stringify(data, null, 2)}</pre>${extra}<p><a href="${`${baseUrl}/demo`}">Start again</a></p></section>`,
+  );
 }

@@ -27,7 +27,12 @@ export type { DemoRoutesOptions } from './deps.js';
  *
  * `idTokenJwks`: the ID-token keys published now (they change with a rotation, D20), as the JWKS endpoint serves them
  */
-export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () => { keys: JWK[] }, opts: DemoRoutesOptions = {}): Middleware {
+export function createDemoRoutes(
+  config: Config,
+  store: Store,
+  idTokenJwks: () => { keys: JWK[] },
+  opts: DemoRoutesOptions = {},
+): Middleware {
   const d = demoDeps(config, store, idTokenJwks, opts);
   const { client, webhookSecrets } = d;
   // the External Client flow's receiver and waiting page exist only when the client's events come here
@@ -38,7 +43,8 @@ export function createDemoRoutes(config: Config, store: Store, idTokenJwks: () =
     if (ctx.path === '/demo/callback' && ctx.method === 'GET') return callback(ctx, d);
     if (ctx.path === '/demo/external' && ctx.method === 'GET' && external) return waiting(ctx, external);
     if (ctx.path === '/demo/webhook' && ctx.method === 'POST' && external) return webhook(ctx, external);
-    if (ctx.path === '/demo/credential-status' && ctx.method === 'POST' && d.changeStatus) return changeCredentialStatus(ctx, d);
+    if (ctx.path === '/demo/credential-status' && ctx.method === 'POST' && d.changeStatus)
+      return changeCredentialStatus(ctx, d);
     if (ctx.path === '/' && ctx.method === 'GET') return ctx.redirect(`${config.baseUrl}/demo`);
     return next();
   };

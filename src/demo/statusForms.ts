@@ -9,9 +9,13 @@ import type { DemoDeps } from './deps.js';
  * does not authorise another (revoke). The action is one of ACTIONS, so `:` cannot move between them.
  */
 export const formMac = (formKey: string | undefined, action: string, serialNumber: string) =>
-  createHmac('sha256', formKey ?? '').update(`demo-status:${action}:${serialNumber}`).digest('base64url');
+  createHmac('sha256', formKey ?? '')
+    .update(`demo-status:${action}:${serialNumber}`)
+    .digest('base64url');
 
-export type StatusFormsDeps = Pick<DemoDeps, 'changeStatus' | 'formKey'> & { config: Pick<Config, 'baseUrl' | 'statusList'> };
+export type StatusFormsDeps = Pick<DemoDeps, 'changeStatus' | 'formKey'> & {
+  config: Pick<Config, 'baseUrl' | 'statusList'>;
+};
 
 /** After an issuance: what an operator can do to the credential (D18), as forms. */
 export function statusForms(d: StatusFormsDeps, serialNumber: unknown): SafeHtml {

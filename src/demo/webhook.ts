@@ -4,7 +4,14 @@ import { Webhook } from 'standardwebhooks';
 export interface FlowEvent {
   type: string;
   timestamp?: string;
-  data: { state?: unknown; client_id?: unknown; flow?: unknown; ContinuationContext?: unknown; error?: unknown; error_description?: unknown };
+  data: {
+    state?: unknown;
+    client_id?: unknown;
+    flow?: unknown;
+    ContinuationContext?: unknown;
+    error?: unknown;
+    error_description?: unknown;
+  };
 }
 
 /** Far more than an event's body: the receiver reads no further. */
@@ -15,7 +22,11 @@ export const WEBHOOK_BODY_LIMIT = 64 * 1024;
  * with the `standardwebhooks` package against any of the client's secrets (several during a rotation).
  * The event, or undefined when it does not verify or is not an event.
  */
-export function verifyWebhook(raw: string, headers: Record<string, string>, secrets: readonly string[]): FlowEvent | undefined {
+export function verifyWebhook(
+  raw: string,
+  headers: Record<string, string>,
+  secrets: readonly string[],
+): FlowEvent | undefined {
   for (const secret of secrets) {
     let payload: unknown;
     try {
@@ -24,7 +35,8 @@ export function verifyWebhook(raw: string, headers: Record<string, string>, secr
       continue; // not this secret's signature, too old, or headers missing
     }
     const event = payload as Partial<FlowEvent> | null;
-    if (event && typeof event.type === 'string' && event.data && typeof event.data === 'object') return event as FlowEvent;
+    if (event && typeof event.type === 'string' && event.data && typeof event.data === 'object')
+      return event as FlowEvent;
     return undefined;
   }
   return undefined;

@@ -38,7 +38,8 @@ const outcomeKey = (stepId: string) => `external:{${stepId}}:outcome`;
 /** External flows by when they expire, for the expiry watch. */
 const EXPIRING = 'external:expiring';
 // a ContinuationContext is a bearer value: only its hash names a key
-const continuationKey = (contextId: string) => `continuation:${createHash('sha256').update(contextId).digest('base64url')}`;
+const continuationKey = (contextId: string) =>
+  `continuation:${createHash('sha256').update(contextId).digest('base64url')}`;
 
 /** 256 random bits (D13), base64url. */
 const CONTEXT_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -88,7 +89,10 @@ export class ExternalFlows {
   }
 
   #keepSeconds(expiresAtMs: number): number {
-    return Math.max(1, Math.ceil((expiresAtMs - Date.now()) / 1000) + EXPIRY_GRACE_SECONDS + this.lifetimes.interaction);
+    return Math.max(
+      1,
+      Math.ceil((expiresAtMs - Date.now()) / 1000) + EXPIRY_GRACE_SECONDS + this.lifetimes.interaction,
+    );
   }
 
   /** The wallet step succeeded: a ContinuationContext for the client, and flow.completed. */
@@ -106,7 +110,12 @@ export class ExternalFlows {
    * `reported`: how the flow's end is counted (`denied`: the holder declined in the wallet).
    */
   async failed(stepId: string, description: string, reported: 'failed' | 'denied' = 'failed'): Promise<void> {
-    await this.#end(stepId, 'failed', (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }), reported);
+    await this.#end(
+      stepId,
+      'failed',
+      (request) => this.#announce(request, 'flow.failed', { error: 'access_denied', error_description: description }),
+      reported,
+    );
   }
 
   /**
@@ -116,16 +125,24 @@ export class ExternalFlows {
    * `data.event_description` carries its description when it sent one. The first notification per
    * credential is announced (src/issuance/notification.ts). False when the flow is no longer kept.
    */
-  async credentialNotified(stepId: string, event: 'credential_accepted' | 'credential_failure' | 'credential_deleted', description?: string): Promise<boolean> {
+  async credentialNotified(
+    stepId: string,
+    event: 'credential_accepted' | 'credential_failure' | 'credential_deleted',
+    description?: string,
+  ): Promise<boolean> {
     const request = await this.store.get<ExternalRequest>(flowKey(stepId));
     if (!request) return false;
-    await this.webhooks.enqueue(request.clientId, event === 'credential_accepted' ? 'credential.accepted' : 'credential.failed', {
-      state: request.params.state,
-      client_id: request.clientId,
-      flow: request.kind,
-      wallet_event: event,
-      ...(description ? { event_description: safeErrorDescription(description) } : {}),
-    });
+    await this.webhooks.enqueue(
+      request.clientId,
+      event === 'credential_accepted' ? 'credential.accepted' : 'credential.failed',
+      {
+        state: request.params.state,
+        client_id: request.clientId,
+        flow: request.kind,
+        wallet_event: event,
+        ...(description ? { event_description: safeErrorDescription(description) } : {}),
+      },
+    );
     return true;
   }
 
@@ -133,7 +150,12 @@ export class ExternalFlows {
    * Decides the flow's outcome, then announces it. Should announcing fail (the store), the outcome is
    * taken back, so that the wallet's retry (an offer stays redeemable when issuing fails) announces it.
    */
-  async #end(stepId: string, outcome: 'completed' | 'failed' | 'expired', announce: (request: ExternalRequest) => Promise<void>, reported: FlowEnd = outcome): Promise<void> {
+  async #end(
+    stepId: string,
+    outcome: 'completed' | 'failed' | 'expired',
+    announce: (request: ExternalRequest) => Promise<void>,
+    reported: FlowEnd = outcome,
+  ): Promise<void> {
     const request = await this.#decide(stepId, outcome);
     if (!request) return;
     try {
@@ -166,7 +188,12 @@ export class ExternalFlows {
           await this.store.schedule(EXPIRING, stepId, later + EXPIRY_GRACE_SECONDS * 1000, this.#keepSeconds(later));
           continue;
         }
-        await this.#end(stepId, 'expired', (request) => this.#announce(request, 'flow.expired', { error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' }));
+        await this.#end(stepId, 'expired', (request) =>
+          this.#announce(request, 'flow.expired', {
+            error: 'access_denied',
+            error_description: 'the wallet step expired before the wallet answered',
+          }),
+        );
       } catch (err) {
         this.logger.error({ err: (err as Error).message }, 'external flows: expiry watch failed');
       }
@@ -183,8 +210,16 @@ export class ExternalFlows {
 
   async #announce(request: ExternalRequest, type: string, data: Record<string, string>): Promise<void> {
     // the event's description is the client's error_description (RFC 6749 §4.1.2.1 characters, bounded)
-    const described = data.error_description === undefined ? data : { ...data, error_description: safeErrorDescription(data.error_description) };
-    await this.webhooks.enqueue(request.clientId, type, { state: request.params.state, client_id: request.clientId, flow: request.kind, ...described });
+    const described =
+      data.error_description === undefined
+        ? data
+        : { ...data, error_description: safeErrorDescription(data.error_description) };
+    await this.webhooks.enqueue(request.clientId, type, {
+      state: request.params.state,
+      client_id: request.clientId,
+      flow: request.kind,
+      ...described,
+    });
   }
 
   /**
@@ -192,10 +227,16 @@ export class ExternalFlows {
    * concurrent takers one wins), bound to its client. `check` sees it first and may refuse it; a context
    * refused, or named by another client, stays usable by its own client.
    */
-  async take(contextId: string, clientId: string, version: string, check: (c: Continuation) => void): Promise<Continuation> {
+  async take(
+    contextId: string,
+    clientId: string,
+    version: string,
+    check: (c: Continuation) => void,
+  ): Promise<Continuation> {
     const key = CONTEXT_ID.test(contextId) ? continuationKey(contextId) : undefined;
     const found = key ? await this.store.get<Continuation>(key) : undefined;
-    if (!found || found.request.clientId !== clientId || found.request.version !== version) throw invalidRequest(UNKNOWN_CONTEXT);
+    if (!found || found.request.clientId !== clientId || found.request.version !== version)
+      throw invalidRequest(UNKNOWN_CONTEXT);
     check(found);
     const taken = await this.store.consume<Continuation>(key!);
     if (!taken) throw invalidRequest(UNKNOWN_CONTEXT);

@@ -34,9 +34,16 @@ export class GrantClaims {
 }
 
 /** D2: an issuance's `sub` is the credential's SerialNumber; its claims are the attributes issued, with SerialNumber and ExpiresAt. */
-export function issuanceFlowClaims(offer: { attributes: Record<string, unknown>; serialNumber: string; credentialExpiresAt: number }): FlowClaims {
+export function issuanceFlowClaims(offer: {
+  attributes: Record<string, unknown>;
+  serialNumber: string;
+  credentialExpiresAt: number;
+}): FlowClaims {
   const expiresAt = new Date(offer.credentialExpiresAt * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { sub: offer.serialNumber, claims: { ...offer.attributes, SerialNumber: offer.serialNumber, ExpiresAt: expiresAt } };
+  return {
+    sub: offer.serialNumber,
+    claims: { ...offer.attributes, SerialNumber: offer.serialNumber, ExpiresAt: expiresAt },
+  };
 }
 
 /**

@@ -75,4 +75,5 @@ export class CookieKeys {
   }
 }
 
-const digestOf = (key: KeyObject, data: string): string => createHmac('sha1', key).update(data, 'utf8').digest('base64url');
+const digestOf = (key: KeyObject, data: string): string =>
+  createHmac('sha1', key).update(data, 'utf8').digest('base64url');

@@ -11,7 +11,10 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 export class ClientAborted extends Error {
   constructor(cause?: unknown) {
-    super('the client closed the connection before the request body ended', cause === undefined ? undefined : { cause });
+    super(
+      'the client closed the connection before the request body ended',
+      cause === undefined ? undefined : { cause },
+    );
     this.name = 'ClientAborted';
   }
 }
@@ -60,7 +63,8 @@ export function setForm(ctx: Context, params: Record<string, string>): void {
 export function readBody(ctx: Context, limit: number): Promise<Buffer> {
   const declared = ctx.request.length;
   // A declared length over the limit is refused unread: Node discards the body after the answer.
-  if (declared !== undefined && declared > limit) return Promise.reject(invalidRequest(`request body exceeds ${limit} bytes`));
+  if (declared !== undefined && declared > limit)
+    return Promise.reject(invalidRequest(`request body exceeds ${limit} bytes`));
   const req = ctx.req;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -86,7 +90,8 @@ export function readBody(ctx: Context, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     };
     const onEnd = () => {
-      if (declared !== undefined && received !== declared) return settle(invalidRequest('request body does not match its content-length'));
+      if (declared !== undefined && received !== declared)
+        return settle(invalidRequest('request body does not match its content-length'));
       settle(undefined, Buffer.concat(chunks, received));
     };
     // the request stream fails ('error', ECONNRESET "aborted"), is aborted or closes before its end only

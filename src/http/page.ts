@@ -10,7 +10,12 @@ export const pageCsp = (nonce: string): string =>
   `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data: 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
 
 /** The one HTML page answer: a fresh nonce for `render`, the page's CSP (the service's unless given), uncached. */
-export function sendPage(ctx: Context, status: number, render: (nonce: string) => string | Buffer, csp: (nonce: string) => string = pageCsp): void {
+export function sendPage(
+  ctx: Context,
+  status: number,
+  render: (nonce: string) => string | Buffer,
+  csp: (nonce: string) => string = pageCsp,
+): void {
   const nonce = randomBase64(16);
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';

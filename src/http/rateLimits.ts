@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import type { Middleware } from 'koa';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 import type { Config, RateLimitEndpoint, RateLimitsConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { RedisStore } from '../store/redis.js';
@@ -161,7 +167,12 @@ class LeasedBudget implements Budget {
     const now = Date.now();
     const granted = Math.max(0, Math.min(size, this.points - (res.consumedPoints - size)));
     if (this.#leases.size >= 1000 && now - this.#sweptAt > 1000) this.#sweep(now);
-    this.#leases.set(key, { left: Math.max(0, granted - 1), until: now + res.msBeforeNext, counted: res.consumedPoints, spent: granted === 0 });
+    this.#leases.set(key, {
+      left: Math.max(0, granted - 1),
+      until: now + res.msBeforeNext,
+      counted: res.consumedPoints,
+      spent: granted === 0,
+    });
     return granted === 0 ? { ms: res.msBeforeNext } : undefined;
   }
 
@@ -213,14 +224,22 @@ export class RateLimits {
       const inMemory = new RateLimiterMemory({ keyPrefix, points, duration });
       if (!redis) return new LeasedBudget(inMemory, points);
       const shared = new RLWrapperTimeouts({
-        limiter: new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.keyPrefix ?? 'vc:'}${keyPrefix}`, points, duration, rejectIfRedisNotReady: true }),
+        limiter: new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix: `${opts.keyPrefix ?? 'vc:'}${keyPrefix}`,
+          points,
+          duration,
+          rejectIfRedisNotReady: true,
+        }),
         // on the wrapper only: a call that times out and then fails is counted once
         insuranceLimiter: inMemory,
         timeoutMs: REDIS_WAIT_MS,
       });
       return new LeasedBudget(shared, points);
     };
-    this.#budgets = Object.fromEntries(ENDPOINTS.map((e) => [e, { client: budget(e, 'client'), address: budget(e, 'address') }])) as Record<RateLimitEndpoint, Budgets>;
+    this.#budgets = Object.fromEntries(
+      ENDPOINTS.map((e) => [e, { client: budget(e, 'client'), address: budget(e, 'address') }]),
+    ) as Record<RateLimitEndpoint, Budgets>;
   }
 
   /**
@@ -236,7 +255,10 @@ export class RateLimits {
     [client, address] = await Promise.all([client, address]);
     if (client === undefined && address === undefined) return;
     this.#onLimited?.(endpoint);
-    const [kind, ms] = address === undefined || (client !== undefined && client.ms >= address.ms) ? (['client', client!.ms] as const) : (['address', address.ms] as const);
+    const [kind, ms] =
+      address === undefined || (client !== undefined && client.ms >= address.ms)
+        ? (['client', client!.ms] as const)
+        : (['address', address.ms] as const);
     throw new RateLimited(endpoint, kind, Math.max(1, Math.ceil(ms / 1000)));
   }
 }
@@ -246,7 +268,12 @@ export class RateLimits {
  * access token names the flow only once the provider has looked it up): every `method path` request
  * consumes `endpoint`'s per-address budget, and the 429 goes out before that work.
  */
-export function limitByAddress(limits: RateLimits | undefined, endpoint: RateLimitEndpoint, method: string, path: string): Middleware {
+export function limitByAddress(
+  limits: RateLimits | undefined,
+  endpoint: RateLimitEndpoint,
+  method: string,
+  path: string,
+): Middleware {
   return async (ctx, next) => {
     if (limits && ctx.method === method && ctx.path === path) await limits.consume(endpoint, { address: ctx.ip });
     return next();

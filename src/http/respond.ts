@@ -17,7 +17,12 @@ export function sendError(ctx: Context, err: ProtocolError, headers: Record<stri
 }
 
 /** The redirect URI with an error (RFC 6749 §4.1.2.1, D4): `error`, `error_description`, `state`, and `iss` (RFC 9207). */
-export function errorRedirectUrl(redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): string {
+export function errorRedirectUrl(
+  redirectUri: string,
+  err: ProtocolError,
+  state: string | undefined,
+  issuer: string,
+): string {
   const url = new URL(redirectUri);
   url.searchParams.set('error', err.error);
   url.searchParams.set('error_description', safeErrorDescription(err.description));
@@ -27,7 +32,13 @@ export function errorRedirectUrl(redirectUri: string, err: ProtocolError, state:
 }
 
 /** Redirected error: 302 to `errorRedirectUrl`, uncached. */
-export function redirectError(ctx: Context, redirectUri: string, err: ProtocolError, state: string | undefined, issuer: string): void {
+export function redirectError(
+  ctx: Context,
+  redirectUri: string,
+  err: ProtocolError,
+  state: string | undefined,
+  issuer: string,
+): void {
   noStore(ctx);
   ctx.status = 302;
   ctx.redirect(errorRedirectUrl(redirectUri, err, state, issuer));

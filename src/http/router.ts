@@ -45,10 +45,16 @@ export function router(routes: readonly Route[]): Middleware {
   return function routes(ctx, next) {
     const found = match(ctx.path);
     if (!found) return next();
-    const route = found.candidates.find((r) => r.method === ctx.method || (ctx.method === 'HEAD' && r.method === 'GET' && r.head !== false));
+    const route = found.candidates.find(
+      (r) => r.method === ctx.method || (ctx.method === 'HEAD' && r.method === 'GET' && r.head !== false),
+    );
     if (!route) {
       const allowed = found.candidates.map((r) => r.method).filter((m) => m !== 'OPTIONS');
-      sendError(ctx, new ProtocolError('invalid_request', `${ctx.method} is not allowed here; use ${allowed.join(' or ')}`, 405), { Allow: allowed.join(', ') });
+      sendError(
+        ctx,
+        new ProtocolError('invalid_request', `${ctx.method} is not allowed here; use ${allowed.join(' or ')}`, 405),
+        { Allow: allowed.join(', ') },
+      );
       return Promise.resolve();
     }
     return run(ctx, route, found.params);

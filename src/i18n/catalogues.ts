@@ -31,9 +31,15 @@ type Messages = Partial<Record<MessageId, string>>;
 function argumentsOf(ast: unknown, into = new Set<string>()): Set<string> {
   if (Array.isArray(ast)) for (const el of ast) argumentsOf(el, into);
   else if (ast && typeof ast === 'object') {
-    const el = ast as { type?: number; value?: unknown; options?: Record<string, { value: unknown }>; children?: unknown };
+    const el = ast as {
+      type?: number;
+      value?: unknown;
+      options?: Record<string, { value: unknown }>;
+      children?: unknown;
+    };
     // argument, number, date, time, select, plural: their `value` is the argument's name
-    if (typeof el.value === 'string' && el.type !== undefined && [1, 2, 3, 4, 5, 6].includes(el.type)) into.add(el.value);
+    if (typeof el.value === 'string' && el.type !== undefined && [1, 2, 3, 4, 5, 6].includes(el.type))
+      into.add(el.value);
     if (el.options) for (const option of Object.values(el.options)) argumentsOf(option.value, into);
     if (el.children) argumentsOf(el.children, into);
   }
@@ -57,11 +63,14 @@ export function readCatalogue(file: string, locale: string): Messages {
   } catch (err) {
     throw new CatalogueError(`${where()}: not valid JSON (${(err as Error).message})`);
   }
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new CatalogueError(`${where()}: must be a JSON object of message id to message`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new CatalogueError(`${where()}: must be a JSON object of message id to message`);
   const messages: Messages = {};
   for (const [id, text] of Object.entries(doc)) {
-    if (!Object.hasOwn(EN, id)) throw new CatalogueError(`${where(id)}: not a message id of this service (see src/i18n/en.ts)`);
-    if (typeof text !== 'string' || text.trim() === '') throw new CatalogueError(`${where(id)}: must be a non-empty string`);
+    if (!Object.hasOwn(EN, id))
+      throw new CatalogueError(`${where(id)}: not a message id of this service (see src/i18n/en.ts)`);
+    if (typeof text !== 'string' || text.trim() === '')
+      throw new CatalogueError(`${where(id)}: must be a non-empty string`);
     let ast: unknown;
     try {
       ast = new IntlMessageFormat(text, locale).getAst();
@@ -70,7 +79,10 @@ export function readCatalogue(file: string, locale: string): Messages {
     }
     const english = argumentsOf(new IntlMessageFormat(EN[id as MessageId], 'en').getAst());
     const own = argumentsOf(ast);
-    if (!sameSet(english, own)) throw new CatalogueError(`${where(id)}: uses {${[...own].join('}, {')}} where the English uses {${[...english].join('}, {')}}`);
+    if (!sameSet(english, own))
+      throw new CatalogueError(
+        `${where(id)}: uses {${[...own].join('}, {')}} where the English uses {${[...english].join('}, {')}}`,
+      );
     messages[id as MessageId] = text;
   }
   return messages;
@@ -85,7 +97,9 @@ function readDirectories(dirs: readonly string[]): Map<string, Messages> {
       names = readdirSync(dir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' && dir === SHIPPED_LOCALES) continue;
-      throw new CatalogueError(`${dir}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new CatalogueError(
+        `${dir}: cannot read the directory (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
     for (const name of names.sort()) {
       const m = FILE_NAME.exec(name);
@@ -180,7 +194,8 @@ export class Catalogues {
     this.#texts.set('en', ENGLISH);
     for (const [locale, messages] of own) this.#texts.set(locale, new Texts(locale, messages));
     this.locales = [...this.#texts.keys()];
-    if (!this.#texts.has(defaultLocale)) throw new CatalogueError(`ui.defaultLocale: no catalogue for ${defaultLocale} (have ${this.locales.join(', ')})`);
+    if (!this.#texts.has(defaultLocale))
+      throw new CatalogueError(`ui.defaultLocale: no catalogue for ${defaultLocale} (have ${this.locales.join(', ')})`);
   }
 
   /** `extra`: the operator's directory of catalogues (ui.locales), read after the shipped ones. */

@@ -12,12 +12,16 @@ export const EN = {
   'page.title': '{heading} – {client}',
 
   // the issuance, verification and identity prompt
-  'prompt.issuance.heading': '{count, plural, one {Add your credential to your wallet} other {Add your credentials to your wallet}}',
-  'prompt.issuance.lead': '{client} wants to add this credential to your wallet. You can review it in your wallet before you accept it.',
+  'prompt.issuance.heading':
+    '{count, plural, one {Add your credential to your wallet} other {Add your credentials to your wallet}}',
+  'prompt.issuance.lead':
+    '{client} wants to add this credential to your wallet. You can review it in your wallet before you accept it.',
   'prompt.verification.heading': '{count, plural, one {Share your credential} other {Share your credentials}}',
-  'prompt.verification.lead': '{client} is asking to see the following from your wallet. You review and approve it in your wallet before anything is shared.',
+  'prompt.verification.lead':
+    '{client} is asking to see the following from your wallet. You review and approve it in your wallet before anything is shared.',
   'prompt.identity.heading': 'Prove your identity',
-  'prompt.identity.lead': '{client} is asking you to prove who you are with the identity credential in your wallet. You review and approve it in your wallet before anything is shared.',
+  'prompt.identity.lead':
+    '{client} is asking you to prove who you are with the identity credential in your wallet. You review and approve it in your wallet before anything is shared.',
   'prompt.credentials': '{count, plural, one {Credential} other {Credentials}}',
   'prompt.requested': 'Requested information',
   'prompt.willShare': 'You will share:',
@@ -26,15 +30,18 @@ export const EN = {
   'prompt.willShareAll': 'You will share all information in this credential.',
   'prompt.contains': 'Contains',
   'prompt.pin.title': 'Have your PIN ready.',
-  'prompt.pin.text': 'Your wallet will ask for a {length}-digit PIN. {client} sent it to you separately, for example by e-mail or text message.',
-  'prompt.pin.textNoLength': 'Your wallet will ask for a PIN. {client} sent it to you separately, for example by e-mail or text message.',
+  'prompt.pin.text':
+    'Your wallet will ask for a {length}-digit PIN. {client} sent it to you separately, for example by e-mail or text message.',
+  'prompt.pin.textNoLength':
+    'Your wallet will ask for a PIN. {client} sent it to you separately, for example by e-mail or text message.',
   'prompt.or': 'or',
   'prompt.thisDevice': 'Wallet on this device',
   'prompt.openWallet': 'Open in wallet on this device',
   'prompt.copyLink': 'Copy link',
   'prompt.linkCopied': 'Link copied',
   'prompt.copyFailed': 'Could not copy. Select and copy the link:',
-  'prompt.walletHint': 'No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.',
+  'prompt.walletHint':
+    'No wallet opened? Make sure a compatible wallet app is installed on this device, or scan the QR code with a wallet on another device.',
   'prompt.otherDevice': 'Wallet on another device',
   'prompt.qrLabel': 'QR code for your wallet app',
   'prompt.qrTitle': 'Wallet on another device?',
@@ -45,12 +52,14 @@ export const EN = {
   'progress.waiting': 'Waiting for your wallet…',
   'progress.expiresIn': 'Expires in {time}',
   'progress.noscript': 'This page updates automatically only with JavaScript. When it is done, select Continue.',
-  'progress.expiresAbout': '{minutes, plural, =0 {This request has expired.} one {This request expires in about # minute.} other {This request expires in about # minutes.}}',
+  'progress.expiresAbout':
+    '{minutes, plural, =0 {This request has expired.} one {This request expires in about # minute.} other {This request expires in about # minutes.}}',
   'progress.expiresSoon': 'This request expires in less than a minute.',
   'progress.continue': 'Continue',
   'progress.connected': 'Wallet connected…',
   'progress.returning': 'Presented. Finishing in the browser your wallet opened…',
-  'progress.pinRetry': '{attemptsLeft, plural, =0 {Wrong PIN. No attempts left.} one {Wrong PIN. # attempt left.} other {Wrong PIN. # attempts left.}}',
+  'progress.pinRetry':
+    '{attemptsLeft, plural, =0 {Wrong PIN. No attempts left.} one {Wrong PIN. # attempt left.} other {Wrong PIN. # attempts left.}}',
   'progress.pinRetryAgain': 'Wrong PIN. Please try again.',
   'progress.doneHandover': 'Done. {client} will continue from here. You can close this page.',
   'progress.doneReturning': 'Done. Returning you to {client}…',
@@ -98,7 +107,8 @@ export const EN = {
 
   // the journey through another identity provider
   'journey.heading': 'Verify your identity',
-  'journey.lead': '{client} asks you to verify your identity with {provider}. You will go to {provider} and come back here when you are done.',
+  'journey.lead':
+    '{client} asks you to verify your identity with {provider}. You will go to {provider} and come back here when you are done.',
   'journey.section': 'Identity check',
   'journey.continueWith': 'Continue with {provider}',
   'journey.waiting': 'Waiting for you to finish with {provider}…',
@@ -108,8 +118,10 @@ export const EN = {
   'journey.finished': 'Identity check finished',
   'journey.takingBack': 'Taking you back…',
   'journey.unmatchedTitle': 'This sign-in could not be matched',
-  'journey.unmatched': 'The identity check came back to a browser that did not start it, or it was already used. Go back to the app and start again.',
-  'journey.unknownState': 'The state parameter of this answer does not belong to an identity check started in this browser, so the answer was ignored. If you are verifying your identity, go back to that page and continue there.',
+  'journey.unmatched':
+    'The identity check came back to a browser that did not start it, or it was already used. Go back to the app and start again.',
+  'journey.unknownState':
+    'The state parameter of this answer does not belong to an identity check started in this browser, so the answer was ignored. If you are verifying your identity, go back to that page and continue there.',
   'journey.endedTitle': 'Already finished',
   'journey.ended': 'This identity check has already finished. You can close this page.',
   'journey.unavailable': '{provider} is not available right now. Please try again later.',
@@ -121,14 +133,16 @@ export const EN = {
   'message.hintOurSide': 'This is a problem on our side. Please try again in a few minutes.',
   'message.code': 'Error code {status}',
   'message.expiredTitle': 'This link can no longer be used',
-  'message.expired': 'The request has expired, was already completed, was opened in another browser, or does not exist. Go back to the app and start again.',
+  'message.expired':
+    'The request has expired, was already completed, was opened in another browser, or does not exist. Go back to the app and start again.',
   'message.movedTitle': 'Continued on another device',
   'message.doneTitle': 'All done',
   'message.done': '{client} will continue from here. You can close this page.',
   'message.endedTitle': 'This request did not complete',
   'message.ended': '{client} has been told. You can close this page.',
   'message.authorizeTitle': 'This request cannot be completed',
-  'message.authorize': "The app that sent you here asked for something this service cannot do, or its link is no longer valid. Go back to the app and start again; if it happens again, tell the app's provider.",
+  'message.authorize':
+    "The app that sent you here asked for something this service cannot do, or its link is no longer valid. Go back to the app and start again; if it happens again, tell the app's provider.",
   'message.unavailableTitle': 'Temporarily unavailable',
   'message.unavailable': 'The service cannot complete this step right now. Please try again in a moment.',
   'message.errorTitle': 'Something went wrong',
@@ -138,7 +152,8 @@ export const EN = {
   'status.expired': 'This request has expired. Go back to the app and start again.',
   'status.notCompleted': 'This request did not complete. Go back to the app and start again.',
   'status.offerExpired': 'This offer has expired.',
-  'status.pinExhausted': '{limit, plural, one {The PIN was entered wrongly # time; this offer is no longer valid.} other {The PIN was entered wrongly # times; this offer is no longer valid.}}',
+  'status.pinExhausted':
+    '{limit, plural, one {The PIN was entered wrongly # time; this offer is no longer valid.} other {The PIN was entered wrongly # times; this offer is no longer valid.}}',
   'status.walletDeclined': 'The request was declined in the wallet, or the wallet has no matching credential.',
   'status.walletUnsupportedFormat': 'The wallet does not support the credential format that was asked for.',
   'status.walletUnavailable': 'The wallet is not available.',
@@ -175,7 +190,8 @@ export const EN = {
   'refusal.credential_status_invalid': "The presented credential's status could not be checked.",
   'refusal.credential_revoked': 'The presented credential has been revoked by its issuer.',
   'refusal.credential_suspended': 'The presented credential is suspended by its issuer.',
-  'refusal.credential_status_unavailable': "The presented credential's status could not be checked right now. Please try again later.",
+  'refusal.credential_status_unavailable':
+    "The presented credential's status could not be checked right now. Please try again later.",
   'refusal.presentation_invalid': 'The presented credential could not be verified.',
   'refusal.mdoc_invalid': 'The wallet sent a document this service could not read.',
   'refusal.mdoc_wrong_doctype': 'The presented document is not of the type that was asked for.',

@@ -19,15 +19,39 @@ const MAX_TAGS = 12;
  * koa orders them by q), then the configured default. A regional tag falls back to its language
  * (`de-AT` → `de`); malformed tags are skipped.
  */
-export function chooseLocale(uiLocales: unknown, acceptLanguages: readonly string[], available: readonly string[], fallback: string): string {
+export function chooseLocale(
+  uiLocales: unknown,
+  acceptLanguages: readonly string[],
+  available: readonly string[],
+  fallback: string,
+): string {
   const fromUi = typeof uiLocales === 'string' ? uiLocales.split(' ').filter(Boolean).slice(0, MAX_TAGS) : [];
-  const requested = [...fromUi, ...acceptLanguages.slice(0, MAX_TAGS)].map(canonicalTag).filter((t): t is string => t !== undefined);
+  const requested = [...fromUi, ...acceptLanguages.slice(0, MAX_TAGS)]
+    .map(canonicalTag)
+    .filter((t): t is string => t !== undefined);
   if (requested.length === 0) return fallback;
   return match(requested, available, fallback, { algorithm: 'lookup' });
 }
 
 /** Languages and scripts written right to left. */
-const RTL_LANGUAGES = new Set(['ar', 'arc', 'ckb', 'dv', 'fa', 'he', 'iw', 'ks', 'ku', 'nqo', 'ps', 'sd', 'syr', 'ug', 'ur', 'yi']);
+const RTL_LANGUAGES = new Set([
+  'ar',
+  'arc',
+  'ckb',
+  'dv',
+  'fa',
+  'he',
+  'iw',
+  'ks',
+  'ku',
+  'nqo',
+  'ps',
+  'sd',
+  'syr',
+  'ug',
+  'ur',
+  'yi',
+]);
 const RTL_SCRIPTS = new Set(['Adlm', 'Arab', 'Hebr', 'Nkoo', 'Rohg', 'Syrc', 'Thaa']);
 const LTR_SCRIPTS_OF_RTL_LANGUAGES = new Set(['Latn', 'Cyrl']);
 
@@ -47,7 +71,9 @@ function findDirection(locale: string): 'ltr' | 'rtl' {
   try {
     const l = new Intl.Locale(locale);
     if (l.script) return RTL_SCRIPTS.has(l.script) ? 'rtl' : 'ltr';
-    return RTL_LANGUAGES.has(l.language) && !LTR_SCRIPTS_OF_RTL_LANGUAGES.has(l.maximize().script ?? '') ? 'rtl' : 'ltr';
+    return RTL_LANGUAGES.has(l.language) && !LTR_SCRIPTS_OF_RTL_LANGUAGES.has(l.maximize().script ?? '')
+      ? 'rtl'
+      : 'ltr';
   } catch {
     return 'ltr';
   }

@@ -83,8 +83,12 @@ export class Journeys {
 
   /** Where the journey stands (one round trip): `expired` once it can no longer end, and the journey while it is kept. */
   async current(stepId: string): Promise<{ status: JourneyStatus | { status: 'expired' }; journey?: Journey }> {
-    const [status, journey] = (await this.store.getMany([statusKey(stepId), journeyKey(stepId)])) as [JourneyStatus | undefined, Journey | undefined];
-    if (status && (status.status === 'failed' || status.status === 'done' || status.status === 'moved')) return { status, journey };
+    const [status, journey] = (await this.store.getMany([statusKey(stepId), journeyKey(stepId)])) as [
+      JourneyStatus | undefined,
+      Journey | undefined,
+    ];
+    if (status && (status.status === 'failed' || status.status === 'done' || status.status === 'moved'))
+      return { status, journey };
     if (!status || !journey || journey.expiresAt <= Date.now()) return { status: { status: 'expired' }, journey };
     return { status, journey };
   }
@@ -101,7 +105,12 @@ export class Journeys {
       login.resumed ? undefined : this.store.get<JourneyStatus>(statusKey(journey.stepId)),
     ]);
     // the prompt says the holder is at the provider, unless another status came first
-    if (current?.status === 'pending') await this.store.set(statusKey(journey.stepId), { status: 'at_provider' } satisfies JourneyStatus, ttl + GRACE_SECONDS);
+    if (current?.status === 'pending')
+      await this.store.set(
+        statusKey(journey.stepId),
+        { status: 'at_provider' } satisfies JourneyStatus,
+        ttl + GRACE_SECONDS,
+      );
   }
 
   /** The login an answer's state names, without taking it: the answer must first prove it is this browser's. */
@@ -125,13 +134,24 @@ export class Journeys {
    * journey first and may refuse; a context refused, or named by another client, stays usable by its own
    * client. The journey is then the new browser's: its first browser can no longer end it.
    */
-  async resume(contextId: string, stepId: string, clientId: string, version: string, check: (journey: Journey) => void): Promise<Journey> {
+  async resume(
+    contextId: string,
+    stepId: string,
+    clientId: string,
+    version: string,
+    check: (journey: Journey) => void,
+  ): Promise<Journey> {
     const { status, journey } = await this.current(stepId);
     if (!journey || journey.clientId !== clientId || journey.version !== version) throw invalidRequest(UNKNOWN_CONTEXT);
     check(journey);
     if ((await this.store.consume<string>(contextKey(contextId))) === undefined) throw invalidRequest(UNKNOWN_CONTEXT);
-    if (status.status !== 'pending' && status.status !== 'at_provider') throw invalidRequest('context_id: this journey has already ended; start again from the app');
-    await this.store.set(statusKey(journey.stepId), { status: 'moved' } satisfies JourneyStatus, secondsUntil(journey.expiresAt) + GRACE_SECONDS);
+    if (status.status !== 'pending' && status.status !== 'at_provider')
+      throw invalidRequest('context_id: this journey has already ended; start again from the app');
+    await this.store.set(
+      statusKey(journey.stepId),
+      { status: 'moved' } satisfies JourneyStatus,
+      secondsUntil(journey.expiresAt) + GRACE_SECONDS,
+    );
     return journey;
   }
 

@@ -108,14 +108,22 @@ export class OtherProvider {
   async resumes(ctx: Context, params: Record<string, string>, version: VersionProfile['id']): Promise<boolean> {
     const stepId = await this.journeys.contextStep(params.context_id);
     if (stepId === undefined) return false;
-    const journey = await this.journeys.resume(params.context_id, stepId, params.client_id ?? '', version, (j) => checkContinuationParams(params, { pushed: false, params: j.params }));
+    const journey = await this.journeys.resume(params.context_id, stepId, params.client_id ?? '', version, (j) =>
+      checkContinuationParams(params, { pushed: false, params: j.params }),
+    );
     let url: string;
     try {
       url = await this.#leave(ctx, journey, true);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       await this.#fail(journey, err, true);
-      redirectError(ctx, journey.params.redirect_uri, accessDenied(err), journey.params.state, this.d.providers[journey.version].issuer);
+      redirectError(
+        ctx,
+        journey.params.redirect_uri,
+        accessDenied(err),
+        journey.params.state,
+        this.d.providers[journey.version].issuer,
+      );
       return true;
     }
     noStore(ctx);
@@ -126,10 +134,19 @@ export class OtherProvider {
 
   async #fail(journey: Journey, err: UpstreamError, resumed: boolean): Promise<void> {
     // the reason and the step, never a claim value (UpstreamError's messages carry none)
-    this.d.logger.info({ flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message }, 'identity journey failed');
+    this.d.logger.info(
+      { flow: 'VerifiedIdentity_Other', step: journey.stepId, reason: err.reason, description: err.message },
+      'identity journey failed',
+    );
     const message = personMessage(err.reason);
     const english = ENGLISH.say({ ...message, values: { provider: ENGLISH.pick(this.displayName)! } });
-    if (await this.journeys.end(journey, { status: 'failed', message: english, say: message, description: err.message }, resumed)) {
+    if (
+      await this.journeys.end(
+        journey,
+        { status: 'failed', message: english, say: message, description: err.message },
+        resumed,
+      )
+    ) {
       this.d.onEnded?.(journey, err.reason === 'refused' ? 'denied' : 'failed');
     }
   }
@@ -144,7 +161,13 @@ export class OtherProvider {
     const name = `${COOKIE_PREFIX}${journey.stepId}`;
     const held = ctx.cookies.get(name, { signed: false });
     const binding = held && COOKIE_VALUE.test(held) ? held : randomBytes(32).toString('base64url');
-    await this.journeys.leave(journey, { state: start.state, nonce: start.nonce, codeVerifier: start.codeVerifier, binding: sha256(binding), resumed });
+    await this.journeys.leave(journey, {
+      state: start.state,
+      nonce: start.nonce,
+      codeVerifier: start.codeVerifier,
+      binding: sha256(binding),
+      resumed,
+    });
     ctx.cookies.set(name, binding, {
       httpOnly: true,
       sameSite: 'lax', // the provider's redirect back is a top-level GET navigation from its site
@@ -180,15 +203,24 @@ export class OtherProvider {
         return this.#answered(ctx, journey, login.resumed, () => this.upstream.finish(url, login));
       }
     }
-    this.d.logger.info({ flow: 'VerifiedIdentity_Other' }, 'identity callback refused: its state belongs to no trip of this browser');
+    this.d.logger.info(
+      { flow: 'VerifiedIdentity_Other' },
+      'identity callback refused: its state belongs to no trip of this browser',
+    );
     return { kind: 'page', ...PAGES.unknownState };
   }
 
-  async #answered(ctx: Context, journey: Journey, resumed: boolean, finish: () => Promise<UpstreamIdentity>): Promise<CallbackResult> {
+  async #answered(
+    ctx: Context,
+    journey: Journey,
+    resumed: boolean,
+    finish: () => Promise<UpstreamIdentity>,
+  ): Promise<CallbackResult> {
     const [, uid] = journey.stepId.split('.');
     const status = await this.journeys.status(journey.stepId);
     if (!resumed && status.status === 'moved') return { kind: 'page', ...PAGES.moved };
-    if (status.status === 'done' || status.status === 'failed' || status.status === 'expired') return { kind: 'page', ...PAGES.ended };
+    if (status.status === 'done' || status.status === 'failed' || status.status === 'expired')
+      return { kind: 'page', ...PAGES.ended };
 
     const provider = this.d.providers[journey.version];
     let claims: FlowClaims;
@@ -198,20 +230,37 @@ export class OtherProvider {
       if (!(err instanceof UpstreamError)) throw err;
       await this.#fail(journey, err, resumed);
       if (!resumed) return { kind: 'prompt', version: journey.version, uid };
-      return { kind: 'client', url: errorRedirectUrl(journey.params.redirect_uri, accessDenied(err), journey.params.state, provider.issuer) };
+      return {
+        kind: 'client',
+        url: errorRedirectUrl(journey.params.redirect_uri, accessDenied(err), journey.params.state, provider.issuer),
+      };
     }
     // the first browser's prompt finishes with the claims kept beside its step
-    const keepClaims = resumed ? undefined : () => this.d.steps.succeeded(journey.stepId, claims, this.d.lifetimes.interaction);
-    if (!(await this.journeys.end(journey, { status: 'done' }, resumed, keepClaims))) return { kind: 'page', ...PAGES.ended };
+    const keepClaims = resumed
+      ? undefined
+      : () => this.d.steps.succeeded(journey.stepId, claims, this.d.lifetimes.interaction);
+    if (!(await this.journeys.end(journey, { status: 'done' }, resumed, keepClaims)))
+      return { kind: 'page', ...PAGES.ended };
     this.d.onEnded?.(journey, 'completed');
     if (!resumed) return { kind: 'prompt', version: journey.version, uid };
     // a continuing browser has no interaction: it goes to the client, as the first browser would have
-    return { kind: 'client', url: await mintContinuationCode(provider, this.d.grantClaims, { request: journey, claims: { ...claims, tokenExtras: journey.tokenExtras } }, this.d.lifetimes.interaction) };
+    return {
+      kind: 'client',
+      url: await mintContinuationCode(
+        provider,
+        this.d.grantClaims,
+        { request: journey, claims: { ...claims, tokenExtras: journey.tokenExtras } },
+        this.d.lifetimes.interaction,
+      ),
+    };
   }
 
   /** D12: the provider's claims as configured, and a pairwise `sub` from its `iss` and `sub`. */
   #flowClaims(journey: Journey, identity: UpstreamIdentity): FlowClaims {
-    return { sub: this.d.subjects.of(journey.clientId, ['idv', identity.issuer, identity.subject]), claims: identity.claims };
+    return {
+      sub: this.d.subjects.of(journey.clientId, ['idv', identity.issuer, identity.subject]),
+      claims: identity.claims,
+    };
   }
 }
 
@@ -220,7 +269,9 @@ const accessDenied = (err: UpstreamError) => new ProtocolError('access_denied', 
 
 /** What the prompt tells the person when the provider's part failed (no protocol jargon); the page names the provider in its language. */
 function personMessage(reason: UpstreamError['reason']): Say {
-  return say(reason === 'unavailable' ? 'journey.unavailable' : reason === 'refused' ? 'journey.refused' : 'journey.invalid');
+  return say(
+    reason === 'unavailable' ? 'journey.unavailable' : reason === 'refused' ? 'journey.refused' : 'journey.invalid',
+  );
 }
 
 /** The step ids of the browser's journey cookies (`idv.<stepId>`), read from the header (their names are not known in advance). */

@@ -15,7 +15,9 @@ export const PID_QUERY_ID = 'pid';
  * subject claim first, then optionalClaims as configured (what the prompt lists as optional too).
  */
 export function pidOptionalClaims(block: PidFlowConfig): string[] {
-  return [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter((name) => !block.claims.includes(name));
+  return [...new Set([...(block.subjectClaim ? [block.subjectClaim] : []), ...block.optionalClaims])].filter(
+    (name) => !block.claims.includes(name),
+  );
 }
 
 /**
@@ -40,7 +42,10 @@ export function pidClaimLabels(block: PidFlowConfig, texts: Texts, names: string
  */
 export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
   const optional = pidOptionalClaims(block);
-  const asked = [...block.claims.map((name) => ({ name, required: true })), ...optional.map((name) => ({ name, required: false }))];
+  const asked = [
+    ...block.claims.map((name) => ({ name, required: true })),
+    ...optional.map((name) => ({ name, required: false })),
+  ];
   // claim_sets (claimSetsFor): the PID discloses every optional claim it has, whatever else it lacks
   const query = sdJwtCredentialQuery(PID_QUERY_ID, block.vct, asked);
   return {
@@ -58,7 +63,8 @@ export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
  * presented (the same person gets the same `sub` with every new PID or wallet), else from the holder key.
  */
 export function pidFlowClaims(result: VerificationResult, clientId: string, subjects: PairwiseSubjects): FlowClaims {
-  const subject = typeof result.subject === 'string' || typeof result.subject === 'number' ? String(result.subject) : undefined;
+  const subject =
+    typeof result.subject === 'string' || typeof result.subject === 'number' ? String(result.subject) : undefined;
   const local = subject !== undefined ? ['pid', result.issuer, subject] : ['holder-key', result.holderKeyThumbprint];
   return { sub: subjects.of(clientId, local), claims: result.claims };
 }

@@ -11,11 +11,15 @@ export class PairwiseSubjects {
   readonly #key: KeyObject;
 
   constructor(secret: string) {
-    this.#key = createSecretKey(Buffer.from(hkdfSync('sha256', secret, 'pairwise', 'VC provider pairwise subject', 32)));
+    this.#key = createSecretKey(
+      Buffer.from(hkdfSync('sha256', secret, 'pairwise', 'VC provider pairwise subject', 32)),
+    );
   }
 
   /** `local`: the parts that identify the person (e.g. an issuer and its identifier), unambiguously joined. */
   of(clientId: string, local: readonly string[]): string {
-    return createHmac('sha256', this.#key).update(JSON.stringify([clientId, ...local])).digest('base64url');
+    return createHmac('sha256', this.#key)
+      .update(JSON.stringify([clientId, ...local]))
+      .digest('base64url');
   }
 }

@@ -41,7 +41,6 @@ export interface UpstreamIdentity {
 
 type Step = 'discovery' | 'token' | 'userinfo';
 
-
 /** Errors of the authorization response that mean the provider cannot serve now rather than a refusal. */
 const PROVIDER_DOWN_ERRORS = new Set(['server_error', 'temporarily_unavailable']);
 /** Token endpoint errors about this service's own client registration there (a configuration problem). */
@@ -50,10 +49,16 @@ const CLIENT_ERRORS = new Set(['invalid_client', 'unauthorized_client']);
 /** Text the provider chose, made safe for an error_description: printable ASCII only, bounded. */
 function sanitise(text: unknown, max = 200): string {
   if (typeof text !== 'string') return '';
-  return text.replace(/[^\x20-\x7E]+/g, ' ').replace(/ {2,}/g, ' ').trim().slice(0, max).trim();
+  return text
+    .replace(/[^\x20-\x7E]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim()
+    .slice(0, max)
+    .trim();
 }
 
-const plainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const plainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export class UpstreamIdv {
   readonly displayName: LocalizedText;
@@ -92,7 +97,10 @@ export class UpstreamIdv {
       url = client.buildAuthorizationUrl(configuration, params);
     } catch {
       // the discovery document has no usable authorization endpoint
-      throw new UpstreamError('unavailable', "the identity provider's discovery document names no usable authorization endpoint");
+      throw new UpstreamError(
+        'unavailable',
+        "the identity provider's discovery document names no usable authorization endpoint",
+      );
     }
     return { url: url.href, state, nonce, codeVerifier };
   }
@@ -102,7 +110,10 @@ export class UpstreamIdv {
    * (iss, state; an error answer), redeems the code with the PKCE verifier, and validates the ID token
    * (signature with the provider's JWKS, iss, aud, nonce, expiry); then the claims are mapped.
    */
-  async finish(callbackUrl: URL, expected: { state: string; nonce: string; codeVerifier: string }): Promise<UpstreamIdentity> {
+  async finish(
+    callbackUrl: URL,
+    expected: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<UpstreamIdentity> {
     const configuration = await this.#configuration();
     // the answer's parameters on our own redirect URI, so the code is redeemed for exactly the URI it was issued to
     const current = new URL(this.#redirectUri);
@@ -132,7 +143,11 @@ export class UpstreamIdv {
     }
     const claims = this.#map(idToken, userinfo);
     // an identity check that verified none of what the operator asked for onboards nobody
-    if (Object.keys(claims).length === 0) throw new UpstreamError('invalid', 'the identity provider gave none of the configured claims (check identity.VerifiedIdentity_Other.scopes and claims)');
+    if (Object.keys(claims).length === 0)
+      throw new UpstreamError(
+        'invalid',
+        'the identity provider gave none of the configured claims (check identity.VerifiedIdentity_Other.scopes and claims)',
+      );
     return { issuer: idToken.iss, subject: idToken.sub, claims };
   }
 
@@ -150,14 +165,20 @@ export class UpstreamIdv {
   async #discover(): Promise<client.Configuration> {
     const issuer = new URL(this.#config.issuer);
     const secret = this.#config.clientSecret;
-    const auth = this.#config.clientAuth === 'client_secret_post' ? client.ClientSecretPost(secret) : client.ClientSecretBasic(secret);
+    const auth =
+      this.#config.clientAuth === 'client_secret_post'
+        ? client.ClientSecretPost(secret)
+        : client.ClientSecretBasic(secret);
     // the issue asks for the ID token's signature to be checked against the provider's JWKS, which
     // openid-client does only with its non-repudiation checks (over TLS it relies on TLS by default)
     const execute: Array<(c: client.Configuration) => void> = [client.enableNonRepudiationChecks];
     // http only on loopback (development and tests): the config allows nothing else, and anything else stays https-only here
     if (issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname)) execute.push(client.allowInsecureRequests);
     try {
-      return await client.discovery(issuer, this.#config.clientId, { client_secret: secret }, auth, { execute, timeout: this.#timeout });
+      return await client.discovery(issuer, this.#config.clientId, { client_secret: secret }, auth, {
+        execute,
+        timeout: this.#timeout,
+      });
     } catch (err) {
       throw classify(err, 'discovery');
     }
@@ -174,7 +195,9 @@ export class UpstreamIdv {
         claims: Object.fromEntries(Object.keys(this.#config.claims).map((name) => [name, null])),
       },
     };
-    return configuration.serverMetadata().userinfo_endpoint ? { id_token: request, userinfo: request } : { id_token: request };
+    return configuration.serverMetadata().userinfo_endpoint
+      ? { id_token: request, userinfo: request }
+      : { id_token: request };
   }
 
   /**
@@ -203,9 +226,12 @@ export class UpstreamIdv {
 }
 
 /** The first `verified_claims` element with a verification and claims object (IDA allows one or an array). */
-function verifiedClaims(value: unknown): { verification: Record<string, unknown>; claims: Record<string, unknown> } | undefined {
+function verifiedClaims(
+  value: unknown,
+): { verification: Record<string, unknown>; claims: Record<string, unknown> } | undefined {
   for (const item of Array.isArray(value) ? value : [value]) {
-    if (plainObject(item) && plainObject(item.verification) && plainObject(item.claims)) return { verification: item.verification, claims: item.claims };
+    if (plainObject(item) && plainObject(item.verification) && plainObject(item.claims))
+      return { verification: item.verification, claims: item.claims };
   }
   return undefined;
 }
@@ -235,10 +261,12 @@ function classify(err: unknown, step: Step): UpstreamError {
   }
   // an OAuth error from the token or userinfo endpoint: in the body, or in a WWW-Authenticate challenge (401)
   if (err instanceof client.ResponseBodyError || err instanceof client.WWWAuthenticateChallengeError) {
-    const error = err instanceof client.ResponseBodyError ? err.error : err.cause.find((c) => c.parameters.error)?.parameters.error;
+    const error =
+      err instanceof client.ResponseBodyError ? err.error : err.cause.find((c) => c.parameters.error)?.parameters.error;
     const code = sanitise(error, 64) || `HTTP ${err.status}`;
     if (err.status >= 500) return unavailable(`the identity provider is unavailable (HTTP ${err.status})`);
-    if (step === 'token' && error && CLIENT_ERRORS.has(error)) return unavailable(`the identity provider did not accept this service's client authentication (${code})`);
+    if (step === 'token' && error && CLIENT_ERRORS.has(error))
+      return unavailable(`the identity provider did not accept this service's client authentication (${code})`);
     if (step === 'token') return invalid(`the identity provider did not accept the authorization code (${code})`);
     return invalid(`the identity provider's ${step} endpoint answered ${code}`);
   }
@@ -253,7 +281,8 @@ function classify(err: unknown, step: Step): UpstreamError {
         return unavailable('the identity provider is not reachable over https');
       case 'OAUTH_RESPONSE_IS_NOT_CONFORM': {
         const status = err.cause instanceof Response ? err.cause.status : undefined;
-        if (step === 'discovery' || status === undefined || status >= 500) return unavailable(`the identity provider is unavailable${status ? ` (HTTP ${status})` : ''}`);
+        if (step === 'discovery' || status === undefined || status >= 500)
+          return unavailable(`the identity provider is unavailable${status ? ` (HTTP ${status})` : ''}`);
         return invalid(`the identity provider's ${step} endpoint answered with an unexpected HTTP status (${status})`);
       }
       case 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED':
@@ -261,20 +290,25 @@ function classify(err: unknown, step: Step): UpstreamError {
       case 'OAUTH_KEY_SELECTION_FAILED':
         return invalid("the identity provider's ID token is signed with a key its JWKS does not hold");
       case 'OAUTH_JWT_CLAIM_COMPARISON_FAILED':
-        if (/"nonce"/.test(text)) return invalid("the identity provider's ID token does not carry this journey's nonce");
-        if (/"aud"|"azp"/.test(text)) return invalid("the identity provider's ID token is not meant for this service (aud)");
+        if (/"nonce"/.test(text))
+          return invalid("the identity provider's ID token does not carry this journey's nonce");
+        if (/"aud"|"azp"/.test(text))
+          return invalid("the identity provider's ID token is not meant for this service (aud)");
         if (/"iss"/.test(text)) return invalid("the identity provider's ID token was issued by another issuer (iss)");
         return invalid("the identity provider's ID token does not match this journey");
     }
     if (step === 'discovery') return unavailable("the identity provider's discovery document could not be used");
     if (/signature/i.test(text)) return invalid("the identity provider's ID token signature does not verify");
-    if (/"state"/.test(text)) return invalid('the identity provider answered with a state that does not belong to this journey');
+    if (/"state"/.test(text))
+      return invalid('the identity provider answered with a state that does not belong to this journey');
     if (/"iss"/.test(text)) return invalid('the identity provider answered with another issuer (iss)');
-    if (/"sub"/.test(text)) return invalid("the identity provider's userinfo is about another subject than its ID token");
+    if (/"sub"/.test(text))
+      return invalid("the identity provider's userinfo is about another subject than its ID token");
     return invalid(`the identity provider's answer is malformed or could not be validated`);
   }
   // fetch's own failures (connection refused, DNS, reset) are TypeErrors; openid-client's argument checks carry ERR_INVALID_ARG_*
-  if (err instanceof TypeError && !String((err as { code?: unknown }).code ?? '').startsWith('ERR_INVALID_ARG')) return unavailable();
+  if (err instanceof TypeError && !String((err as { code?: unknown }).code ?? '').startsWith('ERR_INVALID_ARG'))
+    return unavailable();
   if (step === 'discovery') return unavailable();
   return invalid(`the identity provider's answer is malformed or could not be validated`);
 }

@@ -57,4 +57,5 @@ export type StepStatus = {
 };
 
 /** The prompt's own URL for an interaction, or one of its steps (`/status`, `/continue`, ...). */
-export const promptUrl = (config: Config, version: Version, uid: string, step = '') => `${config.baseUrl}/interaction/${version}/${uid}${step}`;
+export const promptUrl = (config: Config, version: Version, uid: string, step = '') =>
+  `${config.baseUrl}/interaction/${version}/${uid}${step}`;

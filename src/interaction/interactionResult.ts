@@ -8,7 +8,12 @@ import type { Interaction, InteractionDeps, Version } from './deps.js';
 import { flowOf } from './request.js';
 
 /** The interaction of this browser (its cookie), when it is the one the URL names. */
-export async function interactionOf(d: Pick<InteractionDeps, 'providers'>, ctx: Context, version: Version, uid: string): Promise<Interaction | undefined> {
+export async function interactionOf(
+  d: Pick<InteractionDeps, 'providers'>,
+  ctx: Context,
+  version: Version,
+  uid: string,
+): Promise<Interaction | undefined> {
   try {
     const found = await d.providers[version].interactionDetails(ctx.req, ctx.res);
     if (found.uid !== uid) return undefined;
@@ -21,10 +26,17 @@ export async function interactionOf(d: Pick<InteractionDeps, 'providers'>, ctx: 
 }
 
 /** Ends the interaction with an error for the client (RFC 6749 §4.1.2.1), and goes back to the provider. */
-export async function finishWithError(d: Pick<InteractionDeps, 'providers'>, ctx: Context, version: Version, error: { error: string; error_description: string }): Promise<void> {
+export async function finishWithError(
+  d: Pick<InteractionDeps, 'providers'>,
+  ctx: Context,
+  version: Version,
+  error: { error: string; error_description: string },
+): Promise<void> {
   // oidc-provider keeps the result with the interaction: bounded and in the RFC's characters before it does
   const result = { error: error.error, error_description: safeErrorDescription(error.error_description) };
-  const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+  const returnTo = await d.providers[version].interactionResult(ctx.req, ctx.res, result, {
+    mergeWithLastSubmission: false,
+  });
   ctx.status = 303;
   ctx.redirect(returnTo);
 }
@@ -47,7 +59,11 @@ export async function finishWithClaims(
   grant.addOIDCScope(String(interaction.params.scope));
   const grantId = await grant.save();
   const [, returnTo] = await Promise.all([
-    new GrantClaims(d.store).save(grantId, { ...claims, tokenExtras: step.tokenExtras, ...flowOf(interaction.params) }, d.config.lifetimes.interaction),
+    new GrantClaims(d.store).save(
+      grantId,
+      { ...claims, tokenExtras: step.tokenExtras, ...flowOf(interaction.params) },
+      d.config.lifetimes.interaction,
+    ),
     provider.interactionResult(
       ctx.req,
       ctx.res,

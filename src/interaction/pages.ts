@@ -29,5 +29,15 @@ export const page = sendPage;
 /** `interaction`: the request's own `ui_locales` choose the language, before the browser's. */
 export function messagePage(ctx: Context, status: number, words: Words, interaction?: Interaction): void {
   const { texts, brand } = pageTexts(ctx, interaction?.params.ui_locales);
-  page(ctx, status, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t(words.title), message: texts.t(words.message, words.values), status, saysWhatToDo: true }));
+  page(ctx, status, (nonce) =>
+    renderMessage({
+      nonce,
+      texts,
+      brand,
+      title: texts.t(words.title),
+      message: texts.t(words.message, words.values),
+      status,
+      saysWhatToDo: true,
+    }),
+  );
 }

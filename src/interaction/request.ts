@@ -19,7 +19,9 @@ export function requestedFlow(scope: string): RequestedFlow {
   const identity = scopes.find(isIdentityScope);
   if (identity) return { kind: 'identity', types: [], identity, external };
   const issue = scopes.find((s) => s.startsWith('issue.'));
-  return issue ? { kind: 'issuance', types: [issue.slice('issue.'.length)], external } : { kind: 'verification', types: scopes, external };
+  return issue
+    ? { kind: 'issuance', types: [issue.slice('issue.'.length)], external }
+    : { kind: 'verification', types: scopes, external };
 }
 
 /** The request's parameters a continuation in another user agent is checked against and its code minted from. */
@@ -30,14 +32,26 @@ export function continuationParams(params: Record<string, unknown>): Record<stri
   return kept;
 }
 
-export function externalRequest(version: Version, kind: ExternalRequest['kind'], params: Record<string, unknown>): ExternalRequest {
-  return { version, clientId: String(params.client_id), kind, pushed: params.vc_site === 'par', params: continuationParams(params) };
+export function externalRequest(
+  version: Version,
+  kind: ExternalRequest['kind'],
+  params: Record<string, unknown>,
+): ExternalRequest {
+  return {
+    version,
+    clientId: String(params.client_id),
+    kind,
+    pushed: params.vc_site === 'par',
+    params: continuationParams(params),
+  };
 }
 
 /** Version 1 non-PAR: the token response also carries the request's state (D3). */
-export const tokenExtrasOf = (params: Record<string, unknown>) => (params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined);
+export const tokenExtrasOf = (params: Record<string, unknown>) =>
+  params.vc_site === 'nonpar' && typeof params.state === 'string' ? { state: params.state } : undefined;
 
 /** the flow's root span context, as the edge put it in the request, for the records the flow writes next. */
-export const flowOf = (params: Record<string, unknown>) => (typeof params.vc_trace === 'string' ? { trace: params.vc_trace } : {});
+export const flowOf = (params: Record<string, unknown>) =>
+  typeof params.vc_trace === 'string' ? { trace: params.vc_trace } : {};
 
 export const secondsLeft = (interaction: Interaction) => Math.max(1, interaction.exp - Math.floor(Date.now() / 1000));

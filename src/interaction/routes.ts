@@ -25,8 +25,27 @@ const promptPath = (step: string) => new RegExp(`^/interaction/(v1|v2)/${UID}${s
  * the error.
  */
 export function createInteractionRoutes(d: InteractionDeps): Middleware {
-  const mount = (step: string, action: PromptAction): Route => ({ method: 'GET', path: promptPath(step), handle: (ctx, [v, id]) => action(d, ctx, v as Version, id) });
+  const mount = (step: string, action: PromptAction): Route => ({
+    method: 'GET',
+    path: promptPath(step),
+    handle: (ctx, [v, id]) => action(d, ctx, v as Version, id),
+  });
   const other = d.identity.other;
-  const otherRoutes: Route[] = other ? [mount('/identity', toOtherProvider), { method: 'GET', path: CALLBACK_PATH, handle: (ctx) => otherProviderCallback({ config: d.config, other }, ctx) }] : [];
-  return router([...otherRoutes, mount('', showPrompt), mount('/status', status), mount('/continue', continueFlow), mount('/return', returnFromWallet)]);
+  const otherRoutes: Route[] = other
+    ? [
+        mount('/identity', toOtherProvider),
+        {
+          method: 'GET',
+          path: CALLBACK_PATH,
+          handle: (ctx) => otherProviderCallback({ config: d.config, other }, ctx),
+        },
+      ]
+    : [];
+  return router([
+    ...otherRoutes,
+    mount('', showPrompt),
+    mount('/status', status),
+    mount('/continue', continueFlow),
+    mount('/return', returnFromWallet),
+  ]);
 }

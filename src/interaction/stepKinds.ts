@@ -64,4 +64,5 @@ export function stepKindFor(flow: RequestedFlow): StepKind {
 }
 
 /** The step's progress, as its kind reads it. */
-export const stepStatus = (d: InteractionDeps, stepId: string, step: WalletStep): Promise<StepStatus> => STEP_KINDS[step.kind].status(d, stepId, step);
+export const stepStatus = (d: InteractionDeps, stepId: string, step: WalletStep): Promise<StepStatus> =>
+  STEP_KINDS[step.kind].status(d, stepId, step);

@@ -51,7 +51,10 @@ export class WalletSteps {
 
   /** The step and, once the wallet step succeeded, the ID token's claims it produced. */
   async withClaims(stepId: string): Promise<{ step?: WalletStep; claims?: FlowClaims }> {
-    const [step, claims] = (await this.store.getMany([stepKey(stepId), claimsKey(stepId)])) as [WalletStep | undefined, FlowClaims | undefined];
+    const [step, claims] = (await this.store.getMany([stepKey(stepId), claimsKey(stepId)])) as [
+      WalletStep | undefined,
+      FlowClaims | undefined,
+    ];
     return { step, claims };
   }
 

@@ -78,7 +78,8 @@ function jwksProvider(name: string, jwks: JSONWebKeySet, where: string): Trusted
     name,
     // by kid only: a set would hand its single key to any header without one, x5c-signed ones included
     keyFor: async (header) => {
-      if (typeof header.kid !== 'string' || header.x5c !== undefined) throw new UntrustedAttestation('not a JWKS-signed attestation');
+      if (typeof header.kid !== 'string' || header.x5c !== undefined)
+        throw new UntrustedAttestation('not a JWKS-signed attestation');
       return (await set(header as unknown as JWTHeaderParameters)) as PublicKey;
     },
   };

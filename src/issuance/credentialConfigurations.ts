@@ -33,7 +33,10 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
     // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` (here without key_storage or
     // user_authentication levels) says that a proof without a key attestation is refused
     proof_types_supported: {
-      jwt: { proof_signing_alg_values_supported: PROOF_SIGNING_ALGS, ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}) },
+      jwt: {
+        proof_signing_alg_values_supported: PROOF_SIGNING_ALGS,
+        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
+      },
     },
     credential_metadata: {
       // OpenID4VCI 1.0 §12.2.4: one entry per language the config gives the name in
@@ -57,8 +60,13 @@ const MDOC_SUFFIX = `.${MDOC_FORMAT}`;
 export const mdocConfigurationId = (type: CredentialType) => `${type.name}${MDOC_SUFFIX}`;
 
 /** The credential type a configuration id names, and in which format (the id need not be one we publish: callers look the type up). */
-export function configurationOf(id: string): { typeName: string; format: typeof SD_JWT_VC_FORMAT | typeof MDOC_FORMAT } {
-  return id.endsWith(MDOC_SUFFIX) ? { typeName: id.slice(0, -MDOC_SUFFIX.length), format: MDOC_FORMAT } : { typeName: id, format: SD_JWT_VC_FORMAT };
+export function configurationOf(id: string): {
+  typeName: string;
+  format: typeof SD_JWT_VC_FORMAT | typeof MDOC_FORMAT;
+} {
+  return id.endsWith(MDOC_SUFFIX)
+    ? { typeName: id.slice(0, -MDOC_SUFFIX.length), format: MDOC_FORMAT }
+    : { typeName: id, format: SD_JWT_VC_FORMAT };
 }
 
 /** The COSE algorithm of our MSOs (ES256, RFC 9053 §2.1) on its P-256 document signer, and its fully specified name (ESP256). */
@@ -80,7 +88,10 @@ export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: s
     cryptographic_binding_methods_supported: ['cose_key'],
     credential_signing_alg_values_supported: MDOC_SIGNING_ALGS,
     proof_types_supported: {
-      jwt: { proof_signing_alg_values_supported: MDOC_PROOF_SIGNING_ALGS, ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}) },
+      jwt: {
+        proof_signing_alg_values_supported: MDOC_PROOF_SIGNING_ALGS,
+        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
+      },
     },
     credential_metadata: {
       display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
@@ -93,7 +104,8 @@ export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: s
   };
 }
 
-const hasMdoc = (type: CredentialType): type is CredentialType & { mdoc: { doctype: string; namespace: string } } => type.mdoc !== undefined;
+const hasMdoc = (type: CredentialType): type is CredentialType & { mdoc: { doctype: string; namespace: string } } =>
+  type.mdoc !== undefined;
 
 /** The ids of a type's configurations, the SD-JWT VC one first: what its offers name (the wallet picks one). */
 export function configurationIdsOf(type: CredentialType, mdoc: boolean): string[] {
@@ -115,8 +127,15 @@ export function credentialConfigurationsFor(types: CredentialType[], baseUrl: st
  * bound a JWK (it refuses any binding method but `jwk`), and reads binding methods nowhere else. Its copy
  * of an mdoc configuration says `jwk`; the published metadata says `cose_key` (walletProvider.ts).
  */
-export function providerConfigurations(published: Record<string, { format: string }>): Record<string, OpenID4VCICredentialConfiguration> {
+export function providerConfigurations(
+  published: Record<string, { format: string }>,
+): Record<string, OpenID4VCICredentialConfiguration> {
   return Object.fromEntries(
-    Object.entries(published).map(([id, c]) => [id, (c.format === MDOC_FORMAT ? { ...c, cryptographic_binding_methods_supported: ['jwk'] } : c) as OpenID4VCICredentialConfiguration]),
+    Object.entries(published).map(([id, c]) => [
+      id,
+      (c.format === MDOC_FORMAT
+        ? { ...c, cryptographic_binding_methods_supported: ['jwk'] }
+        : c) as OpenID4VCICredentialConfiguration,
+    ]),
   );
 }

@@ -54,9 +54,16 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     }
 
     try {
-      const credential = configuration.format === MDOC_FORMAT ? await signMdoc(deps, offer, holderJwk) : await signSdJwtVc(deps, offer, holderJwk);
+      const credential =
+        configuration.format === MDOC_FORMAT
+          ? await signMdoc(deps, offer, holderJwk)
+          : await signSdJwtVc(deps, offer, holderJwk);
       const token = accessToken as { jti: string; exp?: number };
-      const notificationId = await deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
+      const notificationId = await deps.notifications?.create(
+        offer,
+        token.jti,
+        token.exp ?? Math.floor(Date.now() / 1000),
+      );
       // in this order: the holder's page must never see the offer done before the claims it finishes with
       await deps.onIssued?.(offer);
       await deps.offers.done(offer.offerId);
@@ -86,7 +93,8 @@ async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holder
  */
 async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<string> {
   const type = deps.typeOf(offer.credentialType);
-  if (!deps.mdoc || !type?.mdoc) throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
+  if (!deps.mdoc || !type?.mdoc)
+    throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
   return deps.mdoc.sign({
     doctype: type.mdoc.doctype,
     namespace: type.mdoc.namespace,
@@ -104,7 +112,9 @@ async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk
  */
 function deviceKeyOf(jwk: JWK): JWK {
   if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
-    throw new errors.InvalidProof(`jwt proof jwk must be an EC P-256 key for mso_mdoc (the mdoc's device key), not ${String(jwk.kty)} ${String(jwk.crv)}`);
+    throw new errors.InvalidProof(
+      `jwt proof jwk must be an EC P-256 key for mso_mdoc (the mdoc's device key), not ${String(jwk.kty)} ${String(jwk.crv)}`,
+    );
   }
   return jwk;
 }
@@ -136,11 +146,14 @@ function holderKeyOf(proof: string | undefined, now = Math.floor(Date.now() / 10
     throw new errors.InvalidProof('jwt proof is not a valid JWT');
   }
   if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new errors.InvalidProof('jwt proof iat must be a number');
-  if (iat < now - C_NONCE_LIFETIME - PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof('jwt proof iat is too old: sign a new proof with a fresh c_nonce');
+  if (iat < now - C_NONCE_LIFETIME - PROOF_CLOCK_TOLERANCE)
+    throw new errors.InvalidProof('jwt proof iat is too old: sign a new proof with a fresh c_nonce');
   if (iat > now + PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof('jwt proof iat is in the future');
   const jwk = header.jwk;
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw new errors.InvalidProof('jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)');
+    throw new errors.InvalidProof(
+      'jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)',
+    );
   }
   return jwk as JWK;
 }

@@ -26,7 +26,8 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
  * bytes, its media type being the format's signature), and strings, numbers and booleans as they are.
  */
 export function elementValue(value: unknown, type: CredentialType['attributes'][string]['type'] | undefined): unknown {
-  if (typeof value === 'string' && type === 'date') return DATE_ONLY.test(value) ? new DateOnly(value) : new Date(value);
+  if (typeof value === 'string' && type === 'date')
+    return DATE_ONLY.test(value) ? new DateOnly(value) : new Date(value);
   if (typeof value === 'string' && type === 'image') {
     const m = DATA_URI.exec(value);
     if (m) return new Uint8Array(Buffer.from(m[1], 'base64'));
@@ -50,15 +51,17 @@ export class MdocSigner {
       if (value !== undefined && value !== null) elements[name] = elementValue(value, input.spec[name]?.type);
     }
     const { kty, crv, x, y } = input.deviceJwk;
-    const issuerSigned = await new Issuer(input.doctype, mdocContext).addIssuerNamespace(input.namespace, elements).sign({
-      signingKey: coseKeyOfJwk(signer.jwk),
-      algorithm: SignatureAlgorithm.ES256,
-      digestAlgorithm: 'SHA-256',
-      validityInfo: { signed: new Date(), validFrom: input.validFrom, validUntil: input.validUntil },
-      // the library's own JWK mapping (right for P-256, the only device key taken: issueCredential.ts)
-      deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
-      certificates: signer.chain,
-    });
+    const issuerSigned = await new Issuer(input.doctype, mdocContext)
+      .addIssuerNamespace(input.namespace, elements)
+      .sign({
+        signingKey: coseKeyOfJwk(signer.jwk),
+        algorithm: SignatureAlgorithm.ES256,
+        digestAlgorithm: 'SHA-256',
+        validityInfo: { signed: new Date(), validFrom: input.validFrom, validUntil: input.validUntil },
+        // the library's own JWK mapping (right for P-256, the only device key taken: issueCredential.ts)
+        deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
+        certificates: signer.chain,
+      });
     return Buffer.from(issuerSigned.encode()).toString('base64url');
   }
 }

@@ -68,20 +68,37 @@ export const tokenHashOf = (accessTokenId: string) => sha256(accessTokenId);
  * the three the spec defines; `event_description` optional, of the spec's characters. Members the spec
  * does not define are ignored.
  */
-export function parseNotificationRequest(body: unknown): { notificationId: string; event: NotificationEvent; description?: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new NotificationError('invalid_notification_request', 'the notification request must be a JSON object');
+export function parseNotificationRequest(body: unknown): {
+  notificationId: string;
+  event: NotificationEvent;
+  description?: string;
+} {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new NotificationError('invalid_notification_request', 'the notification request must be a JSON object');
   const { notification_id: notificationId, event, event_description: description } = body as Record<string, unknown>;
-  if (notificationId === undefined) throw new NotificationError('invalid_notification_request', 'notification_id is required');
-  if (typeof notificationId !== 'string' || notificationId === '') throw new NotificationError('invalid_notification_request', 'notification_id must be a non-empty string');
+  if (notificationId === undefined)
+    throw new NotificationError('invalid_notification_request', 'notification_id is required');
+  if (typeof notificationId !== 'string' || notificationId === '')
+    throw new NotificationError('invalid_notification_request', 'notification_id must be a non-empty string');
   if (event === undefined) throw new NotificationError('invalid_notification_request', 'event is required');
   if (typeof event !== 'string' || !(NOTIFICATION_EVENTS as readonly string[]).includes(event)) {
-    throw new NotificationError('invalid_notification_request', `event must be one of ${NOTIFICATION_EVENTS.join(', ')}`);
+    throw new NotificationError(
+      'invalid_notification_request',
+      `event must be one of ${NOTIFICATION_EVENTS.join(', ')}`,
+    );
   }
   if (description !== undefined) {
     if (typeof description !== 'string' || !EVENT_DESCRIPTION.test(description)) {
-      throw new NotificationError('invalid_notification_request', 'event_description must be a string of printable ASCII characters other than " and \\');
+      throw new NotificationError(
+        'invalid_notification_request',
+        'event_description must be a string of printable ASCII characters other than " and \\',
+      );
     }
-    if (description.length > MAX_EVENT_DESCRIPTION) throw new NotificationError('invalid_notification_request', `event_description exceeds ${MAX_EVENT_DESCRIPTION} characters`);
+    if (description.length > MAX_EVENT_DESCRIPTION)
+      throw new NotificationError(
+        'invalid_notification_request',
+        `event_description exceeds ${MAX_EVENT_DESCRIPTION} characters`,
+      );
   }
   return { notificationId, event: event as NotificationEvent, ...(description ? { description } : {}) };
 }

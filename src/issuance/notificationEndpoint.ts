@@ -5,7 +5,13 @@ import type { Store } from '../store/types.js';
 import { ClientAborted, readBody } from '../http/form.js';
 import { noStore } from '../http/respond.js';
 import { ProtocolError } from '../rules/errors.js';
-import { NotificationBook, NotificationError, parseNotificationRequest, tokenHashOf, type CredentialNotice } from './notification.js';
+import {
+  NotificationBook,
+  NotificationError,
+  parseNotificationRequest,
+  tokenHashOf,
+  type CredentialNotice,
+} from './notification.js';
 
 /** The access token as the notification endpoint needs it: oidc-provider's AccessToken model (its documented members). */
 export interface FoundAccessToken {
@@ -76,7 +82,8 @@ export function notificationEndpoint(o: NotificationEndpointOptions): Middleware
 async function handle(ctx: Context, o: NotificationEndpointOptions): Promise<void> {
   const accessToken = await authenticate(ctx, o);
 
-  if (!ctx.is('application/json')) throw new NotificationError('invalid_notification_request', 'the notification request must be application/json');
+  if (!ctx.is('application/json'))
+    throw new NotificationError('invalid_notification_request', 'the notification request must be application/json');
   let body: unknown;
   try {
     body = JSON.parse((await readBody(ctx, MAX_NOTIFICATION_BYTES)).toString('utf8'));
@@ -90,7 +97,10 @@ async function handle(ctx: Context, o: NotificationEndpointOptions): Promise<voi
   const record = await o.notifications.find(request.notificationId);
   // one answer for unknown, expired and another token's ids, so that a guess learns nothing
   if (!record || record.token !== tokenHashOf(accessToken.jti)) {
-    throw new NotificationError('invalid_notification_id', 'notification_id is unknown, expired, or was not issued with this access token');
+    throw new NotificationError(
+      'invalid_notification_id',
+      'notification_id is unknown, expired, or was not issued with this access token',
+    );
   }
   if (await o.notifications.decide(request.notificationId, record, request.event)) {
     try {
@@ -119,22 +129,53 @@ async function handle(ctx: Context, o: NotificationEndpointOptions): Promise<voi
  */
 async function authenticate(ctx: Context, o: NotificationEndpointOptions): Promise<FoundAccessToken> {
   const authorization = ctx.get('authorization');
-  if (!authorization) throw new NotificationError('invalid_token', 'the notification request carries no access token (Authorization: Bearer or DPoP)', 401);
+  if (!authorization)
+    throw new NotificationError(
+      'invalid_token',
+      'the notification request carries no access token (Authorization: Bearer or DPoP)',
+      401,
+    );
   const [scheme, value, ...rest] = authorization.split(' ');
   const kind = scheme.toLowerCase();
   if ((kind !== 'bearer' && kind !== 'dpop') || !value || rest.length > 0 || !ACCESS_TOKEN.test(value)) {
-    throw new NotificationError('invalid_token', 'the Authorization header must be "Bearer <access token>" or "DPoP <access token>"', 401);
+    throw new NotificationError(
+      'invalid_token',
+      'the Authorization header must be "Bearer <access token>" or "DPoP <access token>"',
+      401,
+    );
   }
   const token = await o.findAccessToken(value);
   if (!token) throw new NotificationError('invalid_token', 'the access token is unknown or expired', 401);
   const proof = ctx.get('dpop');
   if (!token.jkt) {
-    if (kind === 'dpop' || proof) throw new NotificationError('invalid_token', 'the access token is not DPoP-bound: send it as Bearer, without a DPoP proof', 401);
+    if (kind === 'dpop' || proof)
+      throw new NotificationError(
+        'invalid_token',
+        'the access token is not DPoP-bound: send it as Bearer, without a DPoP proof',
+        401,
+      );
     return token;
   }
-  if (kind !== 'dpop') throw new NotificationError('invalid_token', 'the access token is DPoP-bound: send it as "Authorization: DPoP" with a DPoP proof', 401);
-  if (!proof) throw new NotificationError('invalid_dpop_proof', 'the DPoP header with a DPoP proof is required for a DPoP-bound access token', 401);
-  await checkDpopProof(proof, { htm: 'POST', htu: o.url, accessToken: value, jkt: token.jkt, algorithms: o.dpopAlgorithms, store: o.store });
+  if (kind !== 'dpop')
+    throw new NotificationError(
+      'invalid_token',
+      'the access token is DPoP-bound: send it as "Authorization: DPoP" with a DPoP proof',
+      401,
+    );
+  if (!proof)
+    throw new NotificationError(
+      'invalid_dpop_proof',
+      'the DPoP header with a DPoP proof is required for a DPoP-bound access token',
+      401,
+    );
+  await checkDpopProof(proof, {
+    htm: 'POST',
+    htu: o.url,
+    accessToken: value,
+    jkt: token.jkt,
+    algorithms: o.dpopAlgorithms,
+    store: o.store,
+  });
   return token;
 }
 
@@ -159,14 +200,23 @@ export async function checkDpopProof(
   } catch {
     throw fail(`the DPoP proof must be a dpop+jwt signed (${o.algorithms.join(', ')}) by the key in its jwk header`);
   }
-  if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256) throw fail('the DPoP proof jti must be a non-empty string');
+  if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256)
+    throw fail('the DPoP proof jti must be a non-empty string');
   if (payload.htm !== o.htm) throw fail(`the DPoP proof htm must be ${o.htm}`);
-  if (typeof payload.htu !== 'string' || withoutQuery(payload.htu) !== withoutQuery(o.htu)) throw fail(`the DPoP proof htu must be ${o.htu}`);
+  if (typeof payload.htu !== 'string' || withoutQuery(payload.htu) !== withoutQuery(o.htu))
+    throw fail(`the DPoP proof htu must be ${o.htu}`);
   const now = o.now ?? Math.floor(Date.now() / 1000);
-  if (typeof payload.iat !== 'number' || Math.abs(now - payload.iat) > DPOP_IAT_WINDOW) throw fail(`the DPoP proof iat must be within ${DPOP_IAT_WINDOW} seconds of now`);
+  if (typeof payload.iat !== 'number' || Math.abs(now - payload.iat) > DPOP_IAT_WINDOW)
+    throw fail(`the DPoP proof iat must be within ${DPOP_IAT_WINDOW} seconds of now`);
   if (payload.ath !== sha256(o.accessToken)) throw fail('the DPoP proof ath must be the hash of the access token');
-  if ((await calculateJwkThumbprint(jwk)) !== o.jkt) throw new NotificationError('invalid_token', 'the access token is bound to another key than the DPoP proof is signed with', 401);
-  if (!(await o.store.setIfAbsent(dpopReplayKey(o.jkt, payload.jti), 1, 2 * DPOP_IAT_WINDOW))) throw fail('the DPoP proof was used before (jti)');
+  if ((await calculateJwkThumbprint(jwk)) !== o.jkt)
+    throw new NotificationError(
+      'invalid_token',
+      'the access token is bound to another key than the DPoP proof is signed with',
+      401,
+    );
+  if (!(await o.store.setIfAbsent(dpopReplayKey(o.jkt, payload.jti), 1, 2 * DPOP_IAT_WINDOW)))
+    throw fail('the DPoP proof was used before (jti)');
 }
 
 function withoutQuery(url: string): string | undefined {

@@ -9,14 +9,22 @@ import { router } from '../http/router.js';
  * names every configuration of the offer's type (SD-JWT VC, and mso_mdoc where there is one): the wallet
  * picks the one it requests, and gets one credential for the offer.
  */
-export function offerByReference(path: string, credentialIssuer: string, offers: OfferBook, configurationIds: (credentialType: string) => string[] = (t) => [t]): Middleware {
+export function offerByReference(
+  path: string,
+  credentialIssuer: string,
+  offers: OfferBook,
+  configurationIds: (credentialType: string) => string[] = (t) => [t],
+): Middleware {
   async function serve(ctx: Context, offerId: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Access-Control-Allow-Origin', '*');
     const offer = OFFER_ID.test(offerId) ? await offers.find(offerId) : undefined;
     if (!offer || Math.floor(Date.now() / 1000) >= offer.redeemBy) {
       ctx.status = 404;
-      ctx.body = { error: 'invalid_request', error_description: 'credential_offer_uri: the offer has expired or does not exist' };
+      ctx.body = {
+        error: 'invalid_request',
+        error_description: 'credential_offer_uri: the offer has expired or does not exist',
+      };
       return;
     }
     ctx.body = credentialOffer({
@@ -26,5 +34,7 @@ export function offerByReference(path: string, credentialIssuer: string, offers:
       pinLength: offer.pin?.length,
     });
   }
-  return router([{ method: 'GET', path: new RegExp(`^/${path}/offers/(.*)$`), handle: (ctx, [offerId]) => serve(ctx, offerId) }]);
+  return router([
+    { method: 'GET', path: new RegExp(`^/${path}/offers/(.*)$`), handle: (ctx, [offerId]) => serve(ctx, offerId) },
+  ]);
 }

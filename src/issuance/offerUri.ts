@@ -31,9 +31,13 @@ export function credentialOffer(
     : undefined;
   return {
     credential_issuer: input.credentialIssuer,
-    credential_configuration_ids: 'credentialConfigurationIds' in input ? input.credentialConfigurationIds : [input.credentialConfigurationId],
+    credential_configuration_ids:
+      'credentialConfigurationIds' in input ? input.credentialConfigurationIds : [input.credentialConfigurationId],
     grants: {
-      [PRE_AUTHORIZED_CODE_GRANT]: { 'pre-authorized_code': input.preAuthorizedCode, ...(txCode ? { tx_code: txCode } : {}) },
+      [PRE_AUTHORIZED_CODE_GRANT]: {
+        'pre-authorized_code': input.preAuthorizedCode,
+        ...(txCode ? { tx_code: txCode } : {}),
+      },
     },
   };
 }

@@ -49,7 +49,8 @@ const now = () => Math.floor(Date.now() / 1000);
  * the edge finds the offer (and its PIN) without reading the code's record; the offer's URL
  * (`credential_offer_uri`) carries the id, which does not reveal the code.
  */
-export const offerIdOf = (preAuthorizedCode: string) => createHash('sha256').update(preAuthorizedCode).digest('base64url');
+export const offerIdOf = (preAuthorizedCode: string) =>
+  createHash('sha256').update(preAuthorizedCode).digest('base64url');
 export const OFFER_ID = /^[A-Za-z0-9_-]{43}$/;
 
 // Hash tags keep one offer's keys in one Redis Cluster slot (D14).
@@ -102,11 +103,11 @@ export class OfferBook {
    * offer, whether its code was redeemed, and whether the offer failed (its PIN attempts used up).
    */
   async forRedemption(offerId: string): Promise<{ offer?: OfferRecord; redeemed: boolean; failed: boolean }> {
-    const [offer, status, outcome] = (await this.store.getMany([offerKey(offerId), statusKey(offerId), outcomeKey(offerId)])) as [
-      OfferRecord | undefined,
-      OfferStatus | undefined,
-      OfferStatus | undefined,
-    ];
+    const [offer, status, outcome] = (await this.store.getMany([
+      offerKey(offerId),
+      statusKey(offerId),
+      outcomeKey(offerId),
+    ])) as [OfferRecord | undefined, OfferStatus | undefined, OfferStatus | undefined];
     linkToFlow(offer?.trace);
     return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
   }
@@ -143,13 +144,23 @@ export class OfferBook {
   /** `redeemBy`: the offer's expiry, as `create` was given it (the prompt keeps it): the offer itself is not read. */
   async status(offerId: string, redeemBy: number): Promise<OfferStatus> {
     // one round trip: the keys share the offer's hash tag
-    const [outcome, status] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId)])) as (OfferStatus | undefined)[];
-    return outcome ?? status ?? (now() < redeemBy ? { status: 'pending' } : { status: 'expired', ...said(say('status.offerExpired')) });
+    const [outcome, status] = (await this.store.getMany([outcomeKey(offerId), statusKey(offerId)])) as (
+      OfferStatus | undefined
+    )[];
+    return (
+      outcome ??
+      status ??
+      (now() < redeemBy ? { status: 'pending' } : { status: 'expired', ...said(say('status.offerExpired')) })
+    );
   }
 
   /** Lives as long as the offer, like every progress status. */
   async pinRetry(record: OfferRecord, attemptsLeft: number): Promise<void> {
-    await this.store.set(statusKey(record.offerId), { status: 'pin_retry', ...said(say('progress.pinRetry', { attemptsLeft })), attemptsLeft }, ttlOf(record));
+    await this.store.set(
+      statusKey(record.offerId),
+      { status: 'pin_retry', ...said(say('progress.pinRetry', { attemptsLeft })), attemptsLeft },
+      ttlOf(record),
+    );
   }
 
   /**
@@ -164,7 +175,10 @@ export class OfferBook {
 
   /** The offer as it was before `take`, with no outcome: a credential request that did not issue. */
   async putBack(record: OfferRecord): Promise<void> {
-    await Promise.all([this.store.delete(outcomeKey(record.offerId)), this.store.set(offerKey(record.offerId), record, ttlOf(record))]);
+    await Promise.all([
+      this.store.delete(outcomeKey(record.offerId)),
+      this.store.set(offerKey(record.offerId), record, ttlOf(record)),
+    ]);
   }
 
   outcome(offerId: string): Promise<OfferStatus | undefined> {
@@ -173,7 +187,11 @@ export class OfferBook {
 
   /** The credential is with the holder (its offer, attributes included, was taken by the request). */
   async done(offerId: string): Promise<void> {
-    await this.store.setIfAbsent(outcomeKey(offerId), { status: 'done', message: 'The credential is in your wallet.' }, STATUS_GRACE_SECONDS);
+    await this.store.setIfAbsent(
+      outcomeKey(offerId),
+      { status: 'done', message: 'The credential is in your wallet.' },
+      STATUS_GRACE_SECONDS,
+    );
   }
 
   /**

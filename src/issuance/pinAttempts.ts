@@ -10,7 +10,8 @@ import { say, type Say } from '../i18n/catalogues.js';
  * - `revoke`: the last wrong PIN: the offer is revoked;
  * - `exhausted`: any PIN, right or wrong, after the limit was reached.
  */
-export type PinOutcome = { kind: 'pass' } | { kind: 'retry'; attemptsLeft: number } | { kind: 'revoke' } | { kind: 'exhausted' };
+export type PinOutcome =
+  { kind: 'pass' } | { kind: 'retry'; attemptsLeft: number } | { kind: 'revoke' } | { kind: 'exhausted' };
 
 export const retryDescription = (attemptsLeft: number) => `invalid tx_code provided: ${attemptsLeft} attempt(s) left`;
 export const revokedDescription = 'invalid tx_code provided: no attempts left, the credential offer is no longer valid';

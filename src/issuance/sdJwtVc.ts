@@ -60,7 +60,16 @@ export class SdJwtVcSigner {
     }
     const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
     const signer = (data: string) => signEs256(key, data);
-    this.#current = { jwk, sdJwt: new SDJwtVcInstance({ signer, signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: disclosureSalt }) };
+    this.#current = {
+      jwk,
+      sdJwt: new SDJwtVcInstance({
+        signer,
+        signAlg: 'ES256',
+        hasher: digest,
+        hashAlg: 'sha-256',
+        saltGenerator: disclosureSalt,
+      }),
+    };
     return this.#current;
   }
 
@@ -79,6 +88,8 @@ export class SdJwtVcSigner {
     const { jwk, sdJwt } = this.#instance();
     // HAIP 1.0 §6.1.1: the issuer's certificate chain when the key has one; `kid` stays for wallets and
     // verifiers that resolve the key through the JWT VC issuer metadata
-    return sdJwt.issue(payload, disclosureFrame as never, { header: { kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) } });
+    return sdJwt.issue(payload, disclosureFrame as never, {
+      header: { kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) },
+    });
   }
 }

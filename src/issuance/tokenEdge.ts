@@ -91,7 +91,14 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     if (!preAuthorized) return next();
     if (unattested) {
       // as the provider answers a failed client authentication: 401 invalid_client
-      return sendError(ctx, new ProtocolError('invalid_client', 'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider', 401));
+      return sendError(
+        ctx,
+        new ProtocolError(
+          'invalid_client',
+          'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider',
+          401,
+        ),
+      );
     }
     if (!hasClientAuthentication(ctx, params)) params.client_id = deps.walletClientId;
 
@@ -99,7 +106,8 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
     const { offer, redeemed, failed } = found;
     if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
     if (!offer) return next(); // the provider answers: not found
-    if (Math.floor(Date.now() / 1000) >= offer.redeemBy) return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
+    if (Math.floor(Date.now() / 1000) >= offer.redeemBy)
+      return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
 
     if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
 
@@ -155,11 +163,20 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
 }
 
 /** Checks the wallet's `tx_code` against the offer's PIN; false when the request has been answered. */
-async function pinPasses(ctx: Context, deps: TokenEdgeDeps, offer: OfferRecord, redeemed: boolean, params: Record<string, string>): Promise<boolean> {
+async function pinPasses(
+  ctx: Context,
+  deps: TokenEdgeDeps,
+  offer: OfferRecord,
+  redeemed: boolean,
+  params: Record<string, string>,
+): Promise<boolean> {
   const txCode = params.tx_code;
   // OpenID4VCI 1.0 §6.1: required when the offer has a tx_code
   if (txCode === undefined) {
-    sendError(ctx, new ProtocolError('invalid_request', 'tx_code is required: this credential offer is protected by a PIN'));
+    sendError(
+      ctx,
+      new ProtocolError('invalid_request', 'tx_code is required: this credential offer is protected by a PIN'),
+    );
     return false;
   }
   delete params.tx_code; // the provider's code has no tx_code to compare it with

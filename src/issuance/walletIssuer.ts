@@ -135,7 +135,12 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
   const pins = new PinAttempts(opts.store, opts.pinAttempts, opts.onPinFailure);
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
   const notifications = new NotificationBook(opts.store);
-  const statusLists = new StatusListService({ registry: statuses, credentialIssuer, keys: credentialKeys, ttl: opts.statusList?.ttl ?? 300 });
+  const statusLists = new StatusListService({
+    registry: statuses,
+    credentialIssuer,
+    keys: credentialKeys,
+    ttl: opts.statusList?.ttl ?? 300,
+  });
   const mdoc = opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined;
   const configurationIds = (typeName: string) => configurationIdsOf(types.get(typeName)!, mdoc !== undefined);
 
@@ -176,7 +181,8 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
       walletClientId: WALLET_CLIENT_ID,
       revoke: (offer) => revokeOffer(provider, opts.store, offer),
       onFailed: opts.onFailed,
-      codeFor: (offer, clientId) => codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
+      codeFor: (offer, clientId) =>
+        codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
       attestationRequired: opts.attestationRequired ?? false,
       rateLimits: opts.rateLimits,
     }),
@@ -224,7 +230,8 @@ async function createOffer(
 ): Promise<CreatedOffer> {
   const type = types.get(input.credentialType);
   if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
-  if (Number.isNaN(input.credentialExpiresAt.getTime())) throw new TypeError('credentialExpiresAt must be a valid date');
+  if (Number.isNaN(input.credentialExpiresAt.getTime()))
+    throw new TypeError('credentialExpiresAt must be a valid date');
   const preAuthorizedCode = randomBase64url(32);
   const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
   const offerId = offerIdOf(preAuthorizedCode);
@@ -275,9 +282,16 @@ async function codeFor(
   const grant = new provider.Grant({ accountId: offer.stepId, clientId });
   grant.addResourceScope(credentialIssuer, scope);
   const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
-  const preAuthorizedCode = new provider.PreAuthorizedCode({ accountId: offer.stepId, clientId, grantId, scope, resource: credentialIssuer });
+  const preAuthorizedCode = new provider.PreAuthorizedCode({
+    accountId: offer.stepId,
+    clientId,
+    grantId,
+    scope,
+    resource: credentialIssuer,
+  });
   const code = await preAuthorizedCode.save();
-  if (await store.setIfAbsent(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer))) return { code, fresh: true };
+  if (await store.setIfAbsent(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer)))
+    return { code, fresh: true };
   // a code bought a token before (this is a replay, or another client): ours goes, that one answers
   await Promise.all([preAuthorizedCode.destroy(), grant.destroy()]);
   const minted = await store.get<MintedCode>(mintedKey(offer.offerId));
@@ -288,7 +302,10 @@ async function codeFor(
 async function revokeOffer(provider: Provider, store: Store, offer: OfferRecord): Promise<void> {
   const minted = await store.consume<MintedCode>(mintedKey(offer.offerId));
   if (!minted) return;
-  const [code, grant] = await Promise.all([provider.PreAuthorizedCode.find(minted.code), provider.Grant.find(minted.grantId)]);
+  const [code, grant] = await Promise.all([
+    provider.PreAuthorizedCode.find(minted.code),
+    provider.Grant.find(minted.grantId),
+  ]);
   await Promise.all([code?.destroy(), grant?.destroy()]);
 }
 

@@ -1,5 +1,11 @@
 import type { JWK } from 'jose';
-import Provider, { errors, type Adapter, type AdapterPayload, type Configuration, type OpenID4VCIIssueCredential } from 'oidc-provider';
+import Provider, {
+  errors,
+  type Adapter,
+  type AdapterPayload,
+  type Configuration,
+  type OpenID4VCIIssueCredential,
+} from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import type { Store } from '../store/types.js';
@@ -190,7 +196,12 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as { credential_configurations_supported?: unknown } | undefined;
-    if (ctx.path === '/.well-known/openid-credential-issuer' && body && typeof body === 'object' && 'credential_configurations_supported' in body) {
+    if (
+      ctx.path === '/.well-known/openid-credential-issuer' &&
+      body &&
+      typeof body === 'object' &&
+      'credential_configurations_supported' in body
+    ) {
       body.credential_configurations_supported = published;
     }
   });

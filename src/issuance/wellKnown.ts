@@ -20,7 +20,8 @@ export function metadataAliases(path: string, mounted: Middleware): Middleware {
   const cache = new Map<string, { body: string; headers: Record<string, string> }>();
   // not async: a request for another path passes on without a promise of its own
   return function metadataAlias(ctx, next) {
-    const target = ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
+    const target =
+      ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS' ? aliases.get(ctx.path) : undefined;
     return target ? serve(ctx, next, target) : next();
   };
 
@@ -64,12 +65,15 @@ export function jwtVcIssuerMetadata(path: string, credentialIssuer: string, keys
   const jwks = (): { keys: JWK[] } => {
     const published = keys.published();
     if (made?.published === published) return made.jwks;
-    const set = { keys: published.keys.map((k: JWK) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })) };
+    const set = {
+      keys: published.keys.map((k: JWK) => ({ ...publicJwk(k), kid: k.kid, use: 'sig', alg: k.alg ?? 'ES256' })),
+    };
     made = { published, jwks: set };
     return set;
   };
   return function jwtVcIssuer(ctx, next) {
-    if ((ctx.path !== route && ctx.path !== jwksRoute) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if ((ctx.path !== route && ctx.path !== jwksRoute) || (ctx.method !== 'GET' && ctx.method !== 'HEAD'))
+      return next();
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = ctx.path === route ? { issuer: credentialIssuer, jwks: jwks() } : jwks();

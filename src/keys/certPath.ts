@@ -55,7 +55,10 @@ const SIGNATURE_ALGORITHMS = new Map<string, string[]>([
   ['1.2.840.113549.1.1.10', ['rsa', 'rsa-pss']],
   ['1.3.101.112', ['ed25519']],
 ]);
-const OID_NAMES: Record<string, string> = { '1.2.840.113549.1.1.5': 'RSA with SHA-1', '1.2.840.10045.4.1': 'ECDSA with SHA-1' };
+const OID_NAMES: Record<string, string> = {
+  '1.2.840.113549.1.1.5': 'RSA with SHA-1',
+  '1.2.840.10045.4.1': 'ECDSA with SHA-1',
+};
 
 interface Cert {
   der: Uint8Array;
@@ -81,19 +84,26 @@ export function checkCertificateExtensions(der: Uint8Array, label: string): void
 function checkExtensions(c: pkijs.Certificate, label: string): void {
   for (const ext of c.extensions ?? []) {
     if (ext.critical && !PROCESSED_EXTENSIONS.has(ext.extnID)) {
-      throw new X509ChainError(`${label} has a critical extension this service does not process (${ext.extnID}; RFC 5280 §4.2)`);
+      throw new X509ChainError(
+        `${label} has a critical extension this service does not process (${ext.extnID}; RFC 5280 §4.2)`,
+      );
     }
     // pkijs keeps a malformed known extension as an empty value with `parsingError`: a malformed name
     // constraint would then constrain nothing
     if ((ext.parsedValue as { parsingError?: string } | undefined)?.parsingError) {
-      throw new X509ChainError(`${label} has a malformed ${PROCESSED_EXTENSIONS.get(ext.extnID) ?? ext.extnID} extension`);
+      throw new X509ChainError(
+        `${label} has a malformed ${PROCESSED_EXTENSIONS.get(ext.extnID) ?? ext.extnID} extension`,
+      );
     }
   }
 }
 
 function basicConstraints(c: pkijs.Certificate): { ca: boolean; pathLength?: number } {
   const bc = extension(c, pkijs.id_BasicConstraints)?.parsedValue as pkijs.BasicConstraints | undefined;
-  return { ca: bc?.cA === true, ...(typeof bc?.pathLenConstraint === 'number' ? { pathLength: bc.pathLenConstraint } : {}) };
+  return {
+    ca: bc?.cA === true,
+    ...(typeof bc?.pathLenConstraint === 'number' ? { pathLength: bc.pathLenConstraint } : {}),
+  };
 }
 
 /** RFC 4055, RFC 5758, RFC 8410: the issuer's key fits the signature algorithm, whose hash is SHA-2. */
@@ -103,7 +113,8 @@ function acceptedSignatureAlgorithm(subject: Cert, issuer: Cert): string | undef
   const key = issuer.node.publicKey;
   const type = key.asymmetricKeyType ?? '';
   if (keyTypes?.includes(type)) {
-    if (type === 'ec' && !GOOD_CURVES.includes(key.asymmetricKeyDetails?.namedCurve ?? '')) return `ECDSA on ${key.asymmetricKeyDetails?.namedCurve ?? 'an unknown curve'}`;
+    if (type === 'ec' && !GOOD_CURVES.includes(key.asymmetricKeyDetails?.namedCurve ?? ''))
+      return `ECDSA on ${key.asymmetricKeyDetails?.namedCurve ?? 'an unknown curve'}`;
     if (oid !== '1.2.840.113549.1.1.10') return undefined;
     const params = subject.pki.signatureAlgorithm.algorithmParams;
     const pss = params ? new pkijs.RSASSAPSSParams({ schema: params }) : undefined;
@@ -118,13 +129,21 @@ function acceptedSignatureAlgorithm(subject: Cert, issuer: Cert): string | undef
  * the issuer name (RFC 5280 §6.1.3 (a)(4)) and the signature verifies with node:crypto.
  */
 function issuerFinder(nodes: Map<pkijs.Certificate, NodeCertificate>) {
-  return async (cert: pkijs.Certificate, engine: pkijs.CertificateChainValidationEngine): Promise<pkijs.Certificate[]> => {
+  return async (
+    cert: pkijs.Certificate,
+    engine: pkijs.CertificateChainValidationEngine,
+  ): Promise<pkijs.Certificate[]> => {
     const node = nodes.get(cert);
     if (!node) return [];
     if (cert.subject.isEqual(cert.issuer) && node.verify(node.publicKey)) return [cert];
     return [...engine.trustedCerts, ...engine.certs].filter((candidate) => {
       const issuer = nodes.get(candidate);
-      return candidate !== cert && issuer !== undefined && cert.issuer.isEqual(candidate.subject) && node.verify(issuer.publicKey);
+      return (
+        candidate !== cert &&
+        issuer !== undefined &&
+        cert.issuer.isEqual(candidate.subject) &&
+        node.verify(issuer.publicKey)
+      );
     });
   };
 }
@@ -143,13 +162,17 @@ function describeFailure(code: number | undefined, message: string, chain: Cert[
   }
   if (code === 14) {
     for (let i = 1; i < chain.length; i++) {
-      if (!basicConstraints(chain[i].pki).ca) return `${label(i)} is not a CA certificate (basicConstraints cA is not true) but signs ${label(i - 1)}`;
-      if (!maySignCertificates(chain[i].pki)) return `${label(i)} may not sign certificates (its keyUsage lacks keyCertSign)`;
+      if (!basicConstraints(chain[i].pki).ca)
+        return `${label(i)} is not a CA certificate (basicConstraints cA is not true) but signs ${label(i - 1)}`;
+      if (!maySignCertificates(chain[i].pki))
+        return `${label(i)} may not sign certificates (its keyUsage lacks keyCertSign)`;
     }
     return 'the trust anchor is not a CA certificate allowed to sign certificates (basicConstraints, keyUsage keyCertSign)';
   }
-  if (code === 41 || code === 42) return 'a certificate of the chain is outside the name constraints of a CA above it (RFC 5280 §4.2.1.10)';
-  if (code === 98 || code === 99 || /policies/i.test(message)) return 'the certificate policies of the chain are not valid (RFC 5280 §6.1.4)';
+  if (code === 41 || code === 42)
+    return 'a certificate of the chain is outside the name constraints of a CA above it (RFC 5280 §4.2.1.10)';
+  if (code === 98 || code === 99 || /policies/i.test(message))
+    return 'the certificate policies of the chain are not valid (RFC 5280 §6.1.4)';
   if (code === 10) return 'the certificates of the chain do not chain by name (RFC 5280 §6.1.3)';
   return 'the chain does not end at a trusted root';
 }
@@ -168,23 +191,37 @@ function nameConstraints(c: pkijs.Certificate): pkijs.NameConstraints | undefine
  * Validates `chain` (DER, leaf first; the trust anchor may end it) up to one of `anchors` at `now`. Throws
  * X509ChainError with a reason when the path is not valid; certificates must already be readable.
  */
-export async function validateCertificatePath(chainDer: Uint8Array[], anchorDer: Uint8Array[], now: Date): Promise<void> {
+export async function validateCertificatePath(
+  chainDer: Uint8Array[],
+  anchorDer: Uint8Array[],
+  now: Date,
+): Promise<void> {
   if (chainDer.length === 0) throw new X509ChainError('the chain is empty');
   if (anchorDer.length === 0) throw new X509ChainError('there is no trusted root to verify the chain against');
   const anchors = anchorDer.map(read);
   // an anchor at the end of the chain is the anchor, not part of the path to validate
-  const given = chainDer.length > 1 && anchorDer.some((a) => sameDer(a, chainDer[chainDer.length - 1])) ? chainDer.slice(0, -1) : chainDer;
+  const given =
+    chainDer.length > 1 && anchorDer.some((a) => sameDer(a, chainDer[chainDer.length - 1]))
+      ? chainDer.slice(0, -1)
+      : chainDer;
   const chain = given.map(read);
-  const label: Label = (i) => (i === 0 ? 'the leaf certificate' : i < chain.length ? `intermediate certificate ${i}` : 'the trust anchor');
+  const label: Label = (i) =>
+    i === 0 ? 'the leaf certificate' : i < chain.length ? `intermediate certificate ${i}` : 'the trust anchor';
 
   // the certificates' own rules first, so that their reasons are named
   chain.forEach((c, i) => checkExtensions(c.pki, label(i)));
-  if (basicConstraints(chain[0].pki).ca) throw new X509ChainError('the leaf certificate is a CA certificate (basicConstraints cA=true)');
+  if (basicConstraints(chain[0].pki).ca)
+    throw new X509ChainError('the leaf certificate is a CA certificate (basicConstraints cA=true)');
 
   const nodes = new Map<pkijs.Certificate, NodeCertificate>([...chain, ...anchors].map((c) => [c.pki, c.node]));
   const validate = async (constraints?: pkijs.NameConstraints) => {
     // pkijs takes the leaf as the last of `certs`
-    const engine = new pkijs.CertificateChainValidationEngine({ trustedCerts: anchors.map((a) => a.pki), certs: chain.map((c) => c.pki).reverse(), checkDate: now, findIssuer: issuerFinder(nodes) });
+    const engine = new pkijs.CertificateChainValidationEngine({
+      trustedCerts: anchors.map((a) => a.pki),
+      certs: chain.map((c) => c.pki).reverse(),
+      checkDate: now,
+      findIssuer: issuerFinder(nodes),
+    });
     return engine.verify({
       ...(constraints?.permittedSubtrees ? { initialPermittedSubtreesSet: constraints.permittedSubtrees } : {}),
       ...(constraints?.excludedSubtrees ? { initialExcludedSubtreesSet: constraints.excludedSubtrees } : {}),
@@ -195,25 +232,32 @@ export async function validateCertificatePath(chainDer: Uint8Array[], anchorDer:
   // §6.1.1 (d): the anchor's own name constraints, when it has them, bind everything below it
   const anchorConstraints = result.result && anchorOf(result) ? nameConstraints(anchorOf(result)!) : undefined;
   if (anchorConstraints) result = await validate(anchorConstraints);
-  if (!result.result || !result.certificatePath) throw new X509ChainError(describeFailure(result.resultCode, result.resultMessage ?? '', chain, now, label));
+  if (!result.result || !result.certificatePath)
+    throw new X509ChainError(describeFailure(result.resultCode, result.resultMessage ?? '', chain, now, label));
 
   const path = result.certificatePath;
   const anchor = anchors.find((a) => a.pki === path[path.length - 1]);
   // pkijs found a path; it must be the chain as given, in order, ending at the anchor
   if (!anchor || path.length !== chain.length + 1 || chain.some((c, i) => path[i] !== c.pki)) {
-    throw new X509ChainError('the chain is not in order: each certificate must be followed by the one that issued it, leaf first');
+    throw new X509ChainError(
+      'the chain is not in order: each certificate must be followed by the one that issued it, leaf first',
+    );
   }
   const certs = [...chain, anchor];
   for (let i = 1; i < certs.length; i++) {
     // the issuer at index i has i - 1 intermediates below it
     const { pathLength } = basicConstraints(certs[i].pki);
     if (pathLength !== undefined && i - 1 > pathLength) {
-      throw new X509ChainError(`${label(i)} allows ${pathLength} intermediate certificate(s) below it (pathLenConstraint); the chain has ${i - 1}`);
+      throw new X509ChainError(
+        `${label(i)} allows ${pathLength} intermediate certificate(s) below it (pathLenConstraint); the chain has ${i - 1}`,
+      );
     }
     const bad = acceptedSignatureAlgorithm(certs[i - 1], certs[i]);
     if (bad) throw new X509ChainError(`${label(i - 1)} is signed with an algorithm that is not accepted (${bad})`);
   }
   if (certs.filter((c) => nameConstraints(c.pki)?.permittedSubtrees?.length).length > 1) {
-    throw new X509ChainError('more than one certificate of the chain permits name subtrees; such nested name constraints are not accepted (RFC 5280 §4.2.1.10)');
+    throw new X509ChainError(
+      'more than one certificate of the chain permits name subtrees; such nested name constraints are not accepted (RFC 5280 §4.2.1.10)',
+    );
   }
 }

@@ -32,7 +32,11 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   try {
     parsed = parseArgs({
       args,
-      options: { config: { type: 'string', short: 'c' }, 'activate-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        'activate-after': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
     });
   } catch (err) {
@@ -46,11 +50,17 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   }
   const [sub, set, ...extra] = positionals;
   const usage = (message: string) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
-  if (sub !== 'rotate' && sub !== 'list' && sub !== 'generate') return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
-  if (sub === 'generate' && (!(set in KINDS) || extra.length)) return usage(`generate needs one of ${Object.keys(KINDS).join(', ')}`);
+  if (sub !== 'rotate' && sub !== 'list' && sub !== 'generate')
+    return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
+  if (sub === 'generate' && (!(set in KINDS) || extra.length))
+    return usage(`generate needs one of ${Object.keys(KINDS).join(', ')}`);
   if (sub === 'list' && (set || extra.length)) return usage('list takes no arguments');
   if (sub === 'rotate' && (!ROTATING.includes(set as RotatingSet) || extra.length)) {
-    return usage(set === 'pairwise' ? 'the pairwise secret is never rotated: a new one would change every pairwise subject' : `rotate needs one of ${ROTATING.join(', ')}`);
+    return usage(
+      set === 'pairwise'
+        ? 'the pairwise secret is never rotated: a new one would change every pairwise subject'
+        : `rotate needs one of ${ROTATING.join(', ')}`,
+    );
   }
 
   const loaded = await loadConfig(values.config ?? defaultConfig);
@@ -61,7 +71,9 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
       await generateKeyFile(set as KeySetName, file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      console.error(`${file} exists: nothing was changed (to add a key to a set in use: npm run keys -- rotate ${set})`);
+      console.error(
+        `${file} exists: nothing was changed (to add a key to a set in use: npm run keys -- rotate ${set})`,
+      );
       return 1;
     }
     console.log(`${set}: wrote ${file}`);
@@ -96,7 +108,8 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
           const dates = [
             view.activates && `signs from ${view.activates.toISOString()}`,
             view.retired && `retired ${view.retired.toISOString()}`,
-            view.removed && `${view.state === 'expired' ? 'unpublished since' : 'published until'} ${view.removed.toISOString()}`,
+            view.removed &&
+              `${view.state === 'expired' ? 'unpublished since' : 'published until'} ${view.removed.toISOString()}`,
             view.state === 'retired' && !view.removed && 'kept until removed from the set by hand',
           ].filter(Boolean);
           console.log(`  ${view.state.padEnd(8)} ${name}${dates.length ? `  ${dates.join(', ')}` : ''}`);
@@ -110,13 +123,22 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
       // the issuer certificate rotates with the key: the local CA certifies the new key; an
       // operator's certificate is the operator's to replace
       const issuers = signingIssuers(config, DEMO_PID_PATH);
-      const identity = await loadIssuerIdentity(config.issuer, { baseDir: loaded.baseDir, generate: config.keys.generate, issuers, credential: origin, store, until: new Date(Date.now() + keep.credential) });
+      const identity = await loadIssuerIdentity(config.issuer, {
+        baseDir: loaded.baseDir,
+        generate: config.keys.generate,
+        issuers,
+        credential: origin,
+        store,
+        until: new Date(Date.now() + keep.credential),
+      });
       if (identity.operator) throw new RotationRefused(operatorRotationRefusal(config.issuer));
       const ca = identity.ca;
       if (ca) certify = (jwk) => certifyCredentialKey(ca, jwk, issuers);
     }
     const result = await rotateKeySet(set as RotatingSet, origin, { store, keep, activateAfterMs, certify });
-    console.log(`${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`);
+    console.log(
+      `${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`,
+    );
     if (certify) console.log(`${set}: the local issuer CA certified the new key (its x5c leaf goes with it)`);
     if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
     return 0;

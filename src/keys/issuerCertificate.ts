@@ -5,7 +5,16 @@ import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 // x509.ts sets @peculiar/x509's crypto provider (and loads reflect-metadata) on import
-import { checkLeafPurpose, checkVerifierChain, dnsNames, MDOC_DOCUMENT_SIGNER_EKU, readPemCertificates, readPemPrivateKey, toPem, uriNames } from './x509.js';
+import {
+  checkLeafPurpose,
+  checkVerifierChain,
+  dnsNames,
+  MDOC_DOCUMENT_SIGNER_EKU,
+  readPemCertificates,
+  readPemPrivateKey,
+  toPem,
+  uriNames,
+} from './x509.js';
 
 /**
  * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1, SD-JWT VC §3.5): the chain goes
@@ -27,7 +36,11 @@ const DAY = 86_400_000;
 const LEAF_DAYS = 3 * 365;
 const randomSerial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
 const dnEscape = (v: string) => v.replace(/[,+"\\<>;=]/g, (c) => `\\${c}`);
-const pemBody = (der: Uint8Array) => Buffer.from(der).toString('base64').match(/.{1,64}/g)?.join('\n') ?? '';
+const pemBody = (der: Uint8Array) =>
+  Buffer.from(der)
+    .toString('base64')
+    .match(/.{1,64}/g)
+    ?.join('\n') ?? '';
 const hostOf = (iss: string) => new URL(iss).hostname.replace(/^\[(.*)\]$/, '$1');
 
 export function isIssuerCa(v: unknown): v is IssuerCa {
@@ -63,7 +76,10 @@ export async function generateIssuerCa(host: string, now = new Date()): Promise<
     ],
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { certificate: toPem(new Uint8Array(ca.rawData)), key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n` };
+  return {
+    certificate: toPem(new Uint8Array(ca.rawData)),
+    key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n`,
+  };
 }
 
 /**
@@ -71,10 +87,27 @@ export async function generateIssuerCa(host: string, now = new Date()): Promise<
  * their host as dNSName (an iPAddress for an IP literal, RFC 5280 §4.2.1.6), so that a wallet matches
  * `iss` either way (SD-JWT VC §3.5). Returns `x5c`: base64 DER, leaf first, without the CA.
  */
-export async function certifyCredentialKey(ca: IssuerCa, jwk: JWK, issuers: string[], now = new Date()): Promise<string[]> {
+export async function certifyCredentialKey(
+  ca: IssuerCa,
+  jwk: JWK,
+  issuers: string[],
+  now = new Date(),
+): Promise<string[]> {
   const caCert = new x509.X509Certificate(ca.certificate);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'), EC, false, ['sign']);
-  const publicKey = await webcrypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }, EC, true, ['verify']);
+  const caKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'),
+    EC,
+    false,
+    ['sign'],
+  );
+  const publicKey = await webcrypto.subtle.importKey(
+    'jwk',
+    { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y },
+    EC,
+    true,
+    ['verify'],
+  );
   const hosts = [...new Set(issuers.map(hostOf))];
   const notAfter = new Date(Math.min(now.getTime() + LEAF_DAYS * DAY, caCert.notAfter.getTime()));
   const leaf = await x509.X509CertificateGenerator.create({
@@ -105,9 +138,20 @@ export async function certifyCredentialKey(ca: IssuerCa, jwk: JWK, issuers: stri
  * digitalSignature and the mdlDS extended key usage (both critical), the CA's countryName; it lasts as the
  * credential leaves do, or longer when an mdoc signed now lasts longer (`lastsMs`), within the CA's validity. PEM certificate and PKCS#8 PEM key, as the CA is kept.
  */
-export async function generateDocumentSigner(ca: IssuerCa, host: string, now = new Date(), lastsMs = 0): Promise<IssuerCa> {
+export async function generateDocumentSigner(
+  ca: IssuerCa,
+  host: string,
+  now = new Date(),
+  lastsMs = 0,
+): Promise<IssuerCa> {
   const caCert = new x509.X509Certificate(ca.certificate);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'), EC, false, ['sign']);
+  const caKey = await webcrypto.subtle.importKey(
+    'pkcs8',
+    Buffer.from(ca.key.replace(/-----[^-]+-----|\s+/g, ''), 'base64'),
+    EC,
+    false,
+    ['sign'],
+  );
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const country = caCert.subjectName.getField('C')[0] ?? LOCAL_COUNTRY;
   const signer = await x509.X509CertificateGenerator.create({
@@ -129,7 +173,10 @@ export async function generateDocumentSigner(ca: IssuerCa, host: string, now = n
     ],
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { certificate: toPem(new Uint8Array(signer.rawData)), key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n` };
+  return {
+    certificate: toPem(new Uint8Array(signer.rawData)),
+    key: `-----BEGIN PRIVATE KEY-----\n${pemBody(pkcs8)}\n-----END PRIVATE KEY-----\n`,
+  };
 }
 
 /** Whether a generated document signer still serves: the local CA signed it, and it lasts past `until`. */
@@ -153,13 +200,18 @@ export interface DocumentSignerKey {
 }
 
 /** A document signer's PEM key and chain as a `DocumentSignerKey`, checked as a verifier checks it (mdlDS, digitalSignature, P-256). */
-export async function documentSignerKey(text: { chain: string; key: string }, where: { chain: string; key: string }): Promise<DocumentSignerKey> {
+export async function documentSignerKey(
+  text: { chain: string; key: string },
+  where: { chain: string; key: string },
+): Promise<DocumentSignerKey> {
   const chain = readPemCertificates(text.chain, where.chain);
   const key = readPemPrivateKey(text.key, where.key);
   const leaf = new NodeCertificate(chain[0]);
   const spki = (k: KeyObject) => (k.type === 'public' ? k : createPublicKey(k)).export({ format: 'der', type: 'spki' });
-  if (!spki(leaf.publicKey).equals(spki(key))) throw new Error(`${where.key} is not the key of the first certificate (the document signer) of ${where.chain}`);
-  if (leaf.ca) throw new Error(`${where.chain}: the first certificate is a CA certificate; it must be the document signer's own`);
+  if (!spki(leaf.publicKey).equals(spki(key)))
+    throw new Error(`${where.key} is not the key of the first certificate (the document signer) of ${where.chain}`);
+  if (leaf.ca)
+    throw new Error(`${where.chain}: the first certificate is a CA certificate; it must be the document signer's own`);
   try {
     checkLeafPurpose(chain[0], 'mdoc-document-signer');
   } catch (err) {
@@ -224,20 +276,33 @@ export async function checkIssuerFiles(
   const leaf = new NodeCertificate(chain[0]);
   const spki = (k: KeyObject) => (k.type === 'public' ? k : createPublicKey(k)).export({ format: 'der', type: 'spki' });
   if (!spki(leaf.publicKey).equals(spki(key))) {
-    throw new Error(`issuer.key (${files.key}) is not the key of the first certificate (the leaf) of ${where}: give the leaf's private key, and the leaf first`);
+    throw new Error(
+      `issuer.key (${files.key}) is not the key of the first certificate (the leaf) of ${where}: give the leaf's private key, and the leaf first`,
+    );
   }
-  if (leaf.ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the credential issuer's own`);
+  if (leaf.ca)
+    throw new Error(
+      `${where}: the leaf certificate is a CA certificate; the first certificate must be the credential issuer's own`,
+    );
   // order, validity, P-256 and no self-signed certificate: the checks the verifier's own chain gets
   await checkVerifierChain(chain, key, where);
   for (const iss of issuers) {
     if (!leafNamesIssuer(chain[0], iss)) {
       const names = [...uriNames(chain[0]).map((u) => `URI ${u}`), ...dnsNames(chain[0]).map((d) => `DNS ${d}`)];
-      throw new Error(`${where}: the leaf certificate must name the credential issuer ${iss} as a subjectAltName URI, or its host ${hostOf(iss)} as a dNSName (SD-JWT VC §3.5); it names ${names.length ? names.join(', ') : 'neither'}`);
+      throw new Error(
+        `${where}: the leaf certificate must name the credential issuer ${iss} as a subjectAltName URI, or its host ${hostOf(iss)} as a dNSName (SD-JWT VC §3.5); it names ${names.length ? names.join(', ') : 'neither'}`,
+      );
     }
   }
   const { kty, crv, x, y, d } = await exportJWK(key);
   const pub = { kty, crv, x, y } as JWK;
-  const jwk: JWK = { ...pub, d, kid: await calculateJwkThumbprint(pub), alg: 'ES256', x5c: chain.map((der) => Buffer.from(der).toString('base64')) };
+  const jwk: JWK = {
+    ...pub,
+    d,
+    kid: await calculateJwkThumbprint(pub),
+    alg: 'ES256',
+    x5c: chain.map((der) => Buffer.from(der).toString('base64')),
+  };
   return { jwk, expires: new Date(leaf.validTo) };
 }
 

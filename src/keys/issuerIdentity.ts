@@ -25,7 +25,10 @@ import { placeOf } from './rotate.js';
 export const ISSUER_CA_STORE_KEY = 'keys:issuer-ca';
 
 /** Every issuer identifier we sign SD-JWT VCs as (the wallet issuer, and the demo's PID issuer): the leaf names each. */
-export function signingIssuers(config: { baseUrl: string; walletPath: string; demo?: boolean }, demoPath: string): string[] {
+export function signingIssuers(
+  config: { baseUrl: string; walletPath: string; demo?: boolean },
+  demoPath: string,
+): string[] {
   return [`${config.baseUrl}/${config.walletPath}`, ...(config.demo ? [`${config.baseUrl}/${demoPath}`] : [])];
 }
 
@@ -52,13 +55,13 @@ export interface DocumentSigners {
   current(): Promise<DocumentSignerKey>;
 }
 
-
 /** The CA's key and certificate in one file, so that two instances starting together cannot mix two CAs. */
 const caFileText = (ca: IssuerCa) => `${ca.key}${ca.certificate}`;
 function caOfFile(text: string, where: string): IssuerCa {
   const key = /-----BEGIN PRIVATE KEY-----[^-]+-----END PRIVATE KEY-----\n?/.exec(text)?.[0];
   const certificate = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\n?/.exec(text)?.[0];
-  if (!key || !certificate) throw new Error(`${where}: not a local issuer CA (a PKCS#8 private key and its certificate)`);
+  if (!key || !certificate)
+    throw new Error(`${where}: not a local issuer CA (a PKCS#8 private key and its certificate)`);
   return { key, certificate };
 }
 
@@ -67,7 +70,12 @@ function caOfFile(text: string, where: string): IssuerCa {
  * instance certifies with one CA), else beside the configured chain as issuer-ca-key.pem (secret) and
  * issuer-ca.pem (the certificate wallets must trust). The first writer wins.
  */
-async function localCa(credential: KeyOrigin, chainFile: string, host: string, store?: Store): Promise<{ ca: IssuerCa; generated: boolean; caFile: string; where: string }> {
+async function localCa(
+  credential: KeyOrigin,
+  chainFile: string,
+  host: string,
+  store?: Store,
+): Promise<{ ca: IssuerCa; generated: boolean; caFile: string; where: string }> {
   const caFile = join(dirname(chainFile), 'issuer-ca.pem');
   let ca: IssuerCa;
   let generated = false;
@@ -112,17 +120,36 @@ async function localCa(credential: KeyOrigin, chainFile: string, host: string, s
  */
 export async function loadIssuerIdentity(
   cfg: IssuerConfig,
-  opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date; mdoc?: boolean },
+  opts: {
+    baseDir: string;
+    generate: boolean;
+    issuers: string[];
+    credential: KeyOrigin;
+    store?: Store;
+    until: Date;
+    mdoc?: boolean;
+  },
 ): Promise<IssuerIdentity> {
   const identity = await loadSdJwtIdentity(cfg, opts);
   if (cfg.documentSigner) {
-    const files = { chain: resolve(opts.baseDir, cfg.documentSigner.certificateChain), key: resolve(opts.baseDir, cfg.documentSigner.key) };
+    const files = {
+      chain: resolve(opts.baseDir, cfg.documentSigner.certificateChain),
+      key: resolve(opts.baseDir, cfg.documentSigner.key),
+    };
     const [chain, key] = await Promise.all([readText(files.chain), readText(files.key)]);
     if (chain === undefined) throw new Error(`issuer.documentSigner.certificateChain (${files.chain}) not found`);
     if (key === undefined) throw new Error(`issuer.documentSigner.key (${files.key}) not found`);
-    identity.documentSigner = await documentSignerKey({ chain, key }, { chain: `issuer.documentSigner.certificateChain (${files.chain})`, key: `issuer.documentSigner.key (${files.key})` });
+    identity.documentSigner = await documentSignerKey(
+      { chain, key },
+      {
+        chain: `issuer.documentSigner.certificateChain (${files.chain})`,
+        key: `issuer.documentSigner.key (${files.key})`,
+      },
+    );
     if (identity.documentSigner.expires < opts.until) {
-      identity.warnings.push(`issuer.documentSigner.certificateChain (${files.chain}): the document signer certificate expires on ${identity.documentSigner.expires.toISOString()}, before mdocs issued now do (up to ${opts.until.toISOString()}); verifiers will refuse them then`);
+      identity.warnings.push(
+        `issuer.documentSigner.certificateChain (${files.chain}): the document signer certificate expires on ${identity.documentSigner.expires.toISOString()}, before mdocs issued now do (up to ${opts.until.toISOString()}); verifiers will refuse them then`,
+      );
     }
   } else if (opts.mdoc && !identity.ca) {
     identity.warnings.push(
@@ -134,7 +161,10 @@ export async function loadIssuerIdentity(
   return identity;
 }
 
-async function loadSdJwtIdentity(cfg: IssuerConfig, opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date }): Promise<IssuerIdentity> {
+async function loadSdJwtIdentity(
+  cfg: IssuerConfig,
+  opts: { baseDir: string; generate: boolean; issuers: string[]; credential: KeyOrigin; store?: Store; until: Date },
+): Promise<IssuerIdentity> {
   const chainFile = resolve(opts.baseDir, cfg.certificateChain);
   const keyFile = resolve(opts.baseDir, cfg.key);
   const [chain, key] = await Promise.all([readText(chainFile), readText(keyFile)]);
@@ -142,7 +172,9 @@ async function loadSdJwtIdentity(cfg: IssuerConfig, opts: { baseDir: string; gen
   if (chain !== undefined && key !== undefined) {
     const operator = await checkIssuerFiles({ chain: chainFile, key: keyFile }, { chain, key }, opts.issuers);
     if (operator.expires < opts.until) {
-      warnings.push(`issuer.certificateChain (${chainFile}): the leaf certificate expires on ${operator.expires.toISOString()}, before credentials issued now do (up to ${opts.until.toISOString()}); wallets and verifiers that check it then will refuse them`);
+      warnings.push(
+        `issuer.certificateChain (${chainFile}): the leaf certificate expires on ${operator.expires.toISOString()}, before credentials issued now do (up to ${opts.until.toISOString()}); wallets and verifiers that check it then will refuse them`,
+      );
     }
     const previous: JWK[] = [];
     for (const [i, path] of cfg.previousCertificates.entries()) {
@@ -154,17 +186,29 @@ async function loadSdJwtIdentity(cfg: IssuerConfig, opts: { baseDir: string; gen
     return { operator: { jwk: operator.jwk, previous }, origin: 'file', warnings };
   }
   if (chain !== undefined || key !== undefined) {
-    const [missing, present] = chain === undefined ? [`issuer.certificateChain (${chainFile})`, `issuer.key (${keyFile})`] : [`issuer.key (${keyFile})`, `issuer.certificateChain (${chainFile})`];
-    throw new Error(`${missing} is missing while ${present} exists; give both, or neither to have a local issuer CA made (keys.generate)`);
+    const [missing, present] =
+      chain === undefined
+        ? [`issuer.certificateChain (${chainFile})`, `issuer.key (${keyFile})`]
+        : [`issuer.key (${keyFile})`, `issuer.certificateChain (${chainFile})`];
+    throw new Error(
+      `${missing} is missing while ${present} exists; give both, or neither to have a local issuer CA made (keys.generate)`,
+    );
   }
   if (!opts.generate) {
-    warnings.push(`issuer.certificateChain (${chainFile}) not found and keys.generate is off: credentials carry no x5c, only a kid (HAIP 1.0 wallets want an issuer certificate)`);
+    warnings.push(
+      `issuer.certificateChain (${chainFile}) not found and keys.generate is off: credentials carry no x5c, only a kid (HAIP 1.0 wallets want an issuer certificate)`,
+    );
     return { origin: 'none', warnings };
   }
   const host = new URL(opts.issuers[0]).hostname.replace(/^\[(.*)\]$/, '$1');
   const local = await localCa(opts.credential, chainFile, host, opts.store);
   const isStore = local.where.startsWith('store key');
-  return { ca: local.ca, origin: local.generated ? (isStore ? 'generated-store' : 'generated-file') : isStore ? 'store' : 'local-file', caFile: local.caFile, warnings };
+  return {
+    ca: local.ca,
+    origin: local.generated ? (isStore ? 'generated-store' : 'generated-file') : isStore ? 'store' : 'local-file',
+    caFile: local.caFile,
+    warnings,
+  };
 }
 
 /**
@@ -215,7 +259,8 @@ export function localDocumentSigners(o: {
       }
       record = signerOfFile((await readText(file)) ?? '');
     }
-    if (!isIssuerCa(record)) throw new Error(`${where}: not a document signer (a PKCS#8 private key and its certificate)`);
+    if (!isIssuerCa(record))
+      throw new Error(`${where}: not a document signer (a PKCS#8 private key and its certificate)`);
     return documentSignerKey({ chain: record.certificate, key: record.key }, { chain: where, key: where });
   }
 
@@ -242,13 +287,29 @@ export function localDocumentSigners(o: {
  */
 export function documentSignersOf(
   identity: IssuerIdentity,
-  o: { cfg: IssuerConfig; baseDir: string; credential: KeyOrigin; issuers: string[]; store?: Store; activeKid: () => string | undefined; validForMs: number },
+  o: {
+    cfg: IssuerConfig;
+    baseDir: string;
+    credential: KeyOrigin;
+    issuers: string[];
+    store?: Store;
+    activeKid: () => string | undefined;
+    validForMs: number;
+  },
 ): DocumentSigners | undefined {
   const fixed = identity.documentSigner;
   if (fixed) return { current: () => Promise.resolve(fixed) };
   if (!identity.ca) return undefined;
   const host = new URL(o.issuers[0]).hostname.replace(/^\[(.*)\]$/, '$1');
-  return localDocumentSigners({ ca: identity.ca, credential: o.credential, chainFile: resolve(o.baseDir, o.cfg.certificateChain), host, store: o.store, activeKid: o.activeKid, validForMs: o.validForMs });
+  return localDocumentSigners({
+    ca: identity.ca,
+    credential: o.credential,
+    chainFile: resolve(o.baseDir, o.cfg.certificateChain),
+    host,
+    store: o.store,
+    activeKid: o.activeKid,
+    validForMs: o.validForMs,
+  });
 }
 
 function signerOfFile(text: string): IssuerCa | undefined {
@@ -265,7 +326,10 @@ function signerOfFile(text: string): IssuerCa | undefined {
  * that instances starting together agree on one leaf per key. Returns the set as it is now.
  */
 /** Every key of the set with a fitting leaf of the local CA (made where missing or unfit), in memory. */
-export async function certifySet(set: { keys: KeptJwk[] }, o: { ca: IssuerCa; issuers: string[]; until: Date }): Promise<{ keys: KeptJwk[]; changed: boolean }> {
+export async function certifySet(
+  set: { keys: KeptJwk[] },
+  o: { ca: IssuerCa; issuers: string[]; until: Date },
+): Promise<{ keys: KeptJwk[]; changed: boolean }> {
   let changed = false;
   const keys: KeptJwk[] = [];
   for (const jwk of set.keys) {

@@ -5,7 +5,17 @@ import { CookieKeys } from '../http/cookieKeys.js';
 import { credentialExpiry } from '../rules/validity.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
-import { KEY_STORE_KEYS, KINDS, privateJwk, publicJwks, secretOf, type KeptJwk, type KeyOrigin, type KeySet, type SecretEntry } from './keys.js';
+import {
+  KEY_STORE_KEYS,
+  KINDS,
+  privateJwk,
+  publicJwks,
+  secretOf,
+  type KeptJwk,
+  type KeyOrigin,
+  type KeySet,
+  type SecretEntry,
+} from './keys.js';
 import { viewSet, type SetView } from './rotation.js';
 
 /** What signs and what is published, asked at each use: a rotation changes both without a restart. */
@@ -86,10 +96,16 @@ export interface KeepPeriods {
  * credential it signed may be valid (the longest validity of any credential type) or a Status List Token
  * it signed (two ttl). Cookie secrets: as long as the longest signed cookie (the interaction's).
  */
-export function keepPeriods(config: Pick<Config, 'lifetimes' | 'credentialTypes' | 'statusList'>, extraValidities: string[] = []): KeepPeriods {
+export function keepPeriods(
+  config: Pick<Config, 'lifetimes' | 'credentialTypes' | 'statusList'>,
+  extraValidities: string[] = [],
+): KeepPeriods {
   const now = new Date();
   const validities = [...config.credentialTypes.map((t) => t.validity), ...extraValidities];
-  const longest = Math.max(...validities.map((v) => credentialExpiry(v, now).getTime() - now.getTime()), 2 * config.statusList.ttl * 1000);
+  const longest = Math.max(
+    ...validities.map((v) => credentialExpiry(v, now).getTime() - now.getTime()),
+    2 * config.statusList.ttl * 1000,
+  );
   return { idToken: config.lifetimes.token * 1000, credential: longest, cookies: config.lifetimes.interaction * 1000 };
 }
 
@@ -123,7 +139,16 @@ export class KeyRing {
   /** with the local issuer CA: certifies a reloaded credential set's keys that have no fitting leaf (one an operator added by hand) */
   readonly #certify?: (set: { keys: KeptJwk[] }) => Promise<{ keys: KeptJwk[] }>;
 
-  constructor(keys: KeySet, origins: KeyOrigin[], o: { keep: KeepPeriods; store?: Store; logger?: Logger; certifyCredential?: (set: { keys: KeptJwk[] }) => Promise<{ keys: KeptJwk[] }> }) {
+  constructor(
+    keys: KeySet,
+    origins: KeyOrigin[],
+    o: {
+      keep: KeepPeriods;
+      store?: Store;
+      logger?: Logger;
+      certifyCredential?: (set: { keys: KeptJwk[] }) => Promise<{ keys: KeptJwk[] }>;
+    },
+  ) {
     this.#certify = o.certifyCredential;
     this.#keep = o.keep;
     this.#store = o.store;
@@ -142,7 +167,9 @@ export class KeyRing {
   /** The cookie secrets, the signing one first, without those past their keep period. */
   #cookieSecrets(): { secrets: string[]; until: number } {
     const view: SetView = viewSet(this.#cookies, Date.now(), this.#keep.cookies);
-    const kept = view.keys.filter((k) => k.state !== 'expired' && k.index !== view.signing).map((k) => secretOf(this.#cookies[k.index]));
+    const kept = view.keys
+      .filter((k) => k.state !== 'expired' && k.index !== view.signing)
+      .map((k) => secretOf(this.#cookies[k.index]));
     return { secrets: [secretOf(this.#cookies[view.signing]), ...kept], until: view.until };
   }
 
@@ -164,7 +191,10 @@ export class KeyRing {
         try {
           await this.#reloadSet(set);
         } catch (err) {
-          this.#logger?.warn({ keySet: set, err: (err as Error).message }, 'keys: cannot reload a key set; keeping the keys loaded before');
+          this.#logger?.warn(
+            { keySet: set, err: (err as Error).message },
+            'keys: cannot reload a key set; keeping the keys loaded before',
+          );
         }
       }
     })().finally(() => (this.#reloading = undefined));

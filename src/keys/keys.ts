@@ -59,7 +59,10 @@ export const KEY_STORE_KEYS: Record<KeySetName, string> = {
 };
 
 export async function newSigningKey(alg: 'RS256' | 'ES256'): Promise<JWK> {
-  const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
+  const { privateKey } = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === 'RS256' ? { modulusLength: 2048 } : {}),
+  });
   const jwk = await exportJWK(privateKey);
   return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
 }
@@ -82,7 +85,8 @@ async function writeSecret(file: string, value: unknown): Promise<void> {
 }
 
 function checkJwks(where: string, set: { keys: JWK[] } | undefined, kty: string): { keys: JWK[] } {
-  if (!set || !Array.isArray(set.keys) || set.keys.length === 0) throw new Error(`${where}: expected a JWKS with at least one private key`);
+  if (!set || !Array.isArray(set.keys) || set.keys.length === 0)
+    throw new Error(`${where}: expected a JWKS with at least one private key`);
   set.keys.forEach((k, i) => {
     if (k.kty !== kty || !k.d) throw new Error(`${where}: keys[${i}] must be a private ${kty} key`);
   });
@@ -100,16 +104,30 @@ function checkSecrets(where: string, secrets: SecretEntry[] | undefined, what: s
     const secret = typeof s === 'object' && s !== null ? (s as { secret?: unknown }).secret : s;
     return typeof secret !== 'string' || secret.length === 0;
   });
-  if (bad >= 0) throw new Error(`${where}: [${bad}] must be a non-empty string, or {"secret": ..., "rotation": ...} (${what})`);
+  if (bad >= 0)
+    throw new Error(`${where}: [${bad}] must be a non-empty string, or {"secret": ..., "rotation": ...} (${what})`);
   return secrets;
 }
 
 /** How each set is generated and checked (whether read from a file or from the store). */
 export const KINDS = {
-  idToken: { make: async () => ({ keys: [await newSigningKey('RS256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'RSA') },
-  credential: { make: async () => ({ keys: [await newSigningKey('ES256')] }), check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'EC') },
-  cookies: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'a secret that signs cookies') },
-  pairwise: { make: async () => [randomBytes(32).toString('base64url')], check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'the secret behind pairwise subjects').map(secretOf) },
+  idToken: {
+    make: async () => ({ keys: [await newSigningKey('RS256')] }),
+    check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'RSA'),
+  },
+  credential: {
+    make: async () => ({ keys: [await newSigningKey('ES256')] }),
+    check: (where: string, v: unknown) => checkJwks(where, v as { keys: JWK[] }, 'EC'),
+  },
+  cookies: {
+    make: async () => [randomBytes(32).toString('base64url')],
+    check: (where: string, v: unknown) => checkSecrets(where, v as SecretEntry[], 'a secret that signs cookies'),
+  },
+  pairwise: {
+    make: async () => [randomBytes(32).toString('base64url')],
+    check: (where: string, v: unknown) =>
+      checkSecrets(where, v as SecretEntry[], 'the secret behind pairwise subjects').map(secretOf),
+  },
 } as const;
 
 /** What losing each set costs, for an operator who is about to make a new one. */
@@ -117,7 +135,8 @@ const LOSS: Record<KeySetName, string> = {
   idToken: 'a new set only changes the keys relying parties fetch from jwks_uri',
   credential: 'credentials issued under a lost key can no longer be verified',
   cookies: 'a new set only ends the browser sessions and prompts in progress',
-  pairwise: 'a new secret changes every pairwise subject relying parties already know, so restore the old file if it exists anywhere',
+  pairwise:
+    'a new secret changes every pairwise subject relying parties already know, so restore the old file if it exists anywhere',
 };
 
 /** The start-up error for a missing key file with `keys.generate` off: the command that makes it, and what is at stake. */
@@ -145,7 +164,10 @@ async function fromStore(store: Store, name: KeySetName): Promise<{ value: unkno
   // than sign with keys of its own); with key files it does not need the store to start.
   const reach = <T>(p: Promise<T>): Promise<T> =>
     p.catch((err: Error) => {
-      throw new Error(`store key ${key}: no key file, and the store that holds the generated keys cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message})`, { cause: err });
+      throw new Error(
+        `store key ${key}: no key file, and the store that holds the generated keys cannot be reached (${(err.cause as Error | undefined)?.message ?? err.message})`,
+        { cause: err },
+      );
     });
   // a few rounds only for the case of an operator deleting the key between our write attempt and read
   for (let round = 0; round < 3; round++) {
@@ -154,7 +176,9 @@ async function fromStore(store: Store, name: KeySetName): Promise<{ value: unkno
     const candidate = await KINDS[name].make();
     if (await reach(store.setPermanentIfAbsent(key, candidate))) return { value: candidate, generated: true };
   }
-  throw new Error(`store key ${key}: cannot read the key set that another instance wrote (was it deleted during start-up?)`);
+  throw new Error(
+    `store key ${key}: cannot read the key set that another instance wrote (was it deleted during start-up?)`,
+  );
 }
 
 /**
@@ -164,7 +188,11 @@ async function fromStore(store: Store, name: KeySetName): Promise<{ value: unkno
  * so instances behind a load balancer sign and verify with one key set; without one (the memory store,
  * one process) the file is generated, 0600, into a git-ignored folder. Production mounts its own files.
  */
-export async function loadKeys(paths: KeyPaths, baseDir: string, opts: { shared?: Store } = {}): Promise<{ keys: KeySet; origins: KeyOrigin[] }> {
+export async function loadKeys(
+  paths: KeyPaths,
+  baseDir: string,
+  opts: { shared?: Store } = {},
+): Promise<{ keys: KeySet; origins: KeyOrigin[] }> {
   const origins: KeyOrigin[] = [];
   const load = async (name: KeySetName): Promise<unknown> => {
     const file = resolve(baseDir, paths[name]);

@@ -58,7 +58,9 @@ export function viewSet(entries: readonly unknown[], now: number, keepMs: number
   if (entries.length === 0) throw new Error('a key set needs at least one key');
   const dates = entries.map(rotationOf);
   // newest first: by activation, undated keys (−∞) last, among them the earlier position first
-  const order = entries.map((_, i) => i).sort((a, b) => (dates[b]?.activates ?? -Infinity) - (dates[a]?.activates ?? -Infinity) || a - b);
+  const order = entries
+    .map((_, i) => i)
+    .sort((a, b) => (dates[b]?.activates ?? -Infinity) - (dates[a]?.activates ?? -Infinity) || a - b);
   const activated = order.filter((i) => (dates[i]?.activates ?? -Infinity) <= now);
   // only pending keys (an operator's hand edit): the earliest to activate signs rather than nothing
   const signing = activated[0] ?? order[order.length - 1];
@@ -76,7 +78,12 @@ export function viewSet(entries: readonly unknown[], now: number, keepMs: number
     if (successor === undefined) return { ...base, state: 'retired' }; // undated, superseded by an undated key
     const removed = successor + keepMs;
     if (removed > now) until = Math.min(until, removed);
-    return { ...base, state: removed > now ? 'retired' : 'expired', retired: new Date(successor), removed: new Date(removed) };
+    return {
+      ...base,
+      state: removed > now ? 'retired' : 'expired',
+      retired: new Date(successor),
+      removed: new Date(removed),
+    };
   });
   return { keys, signing, until };
 }

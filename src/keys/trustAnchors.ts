@@ -40,9 +40,16 @@ export function isOwnVct(vct: string, baseUrl: string): boolean {
  * against the issuer CA we made, and only that CA (src/verification/issuerKeys.ts `OwnIssuer`). An mdoc of
  * any type comes only from an IACA (ours among them, `ownMdocAnchor`), so the namespace plays no part there.
  */
-export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat, type: string, ownType: boolean): Uint8Array[] {
+export function anchorsFor(
+  anchors: readonly TrustAnchor[],
+  format: AnchorFormat,
+  type: string,
+  ownType: boolean,
+): Uint8Array[] {
   if (format === 'dc+sd-jwt' && ownType) return [];
-  return anchors.filter((a) => a.formats.includes(format) && (a.types === undefined || a.types.includes(type))).flatMap((a) => a.certificates);
+  return anchors
+    .filter((a) => a.formats.includes(format) && (a.types === undefined || a.types.includes(type)))
+    .flatMap((a) => a.certificates);
 }
 
 /**
@@ -51,7 +58,13 @@ export function anchorsFor(anchors: readonly TrustAnchor[], format: AnchorFormat
  * type, those alone vouch for its mdocs (listing issuer-ca.pem among them trusts ours too); an operator's
  * document signer chains to the operator's IACA, which `verifier.trustAnchors` names.
  */
-export function ownMdocAnchor(caDer: Uint8Array, types: readonly { name: string; mdoc?: unknown }[], configured: readonly TrustAnchor[]): TrustAnchor[] {
-  const names = types.filter((t) => t.mdoc !== undefined && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0).map((t) => t.name);
+export function ownMdocAnchor(
+  caDer: Uint8Array,
+  types: readonly { name: string; mdoc?: unknown }[],
+  configured: readonly TrustAnchor[],
+): TrustAnchor[] {
+  const names = types
+    .filter((t) => t.mdoc !== undefined && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0)
+    .map((t) => t.name);
   return names.length ? [{ certificates: [caDer], formats: ['mso_mdoc'], types: names }] : [];
 }

@@ -1,6 +1,13 @@
 // @peculiar/x509 resolves its parsers through tsyringe, which needs the Reflect metadata API
 import 'reflect-metadata';
-import { createHash, createPrivateKey, createPublicKey, webcrypto, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  webcrypto,
+  X509Certificate as NodeCertificate,
+  type KeyObject,
+} from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import { base64url, exportJWK, type JWK } from 'jose';
@@ -41,11 +48,13 @@ export function readPemCertificates(pem: string, where: string): Uint8Array[] {
   const begins = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
   const blocks = [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]*)-----END CERTIFICATE-----/g)];
   if (begins === 0) throw new Error(`${where}: no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  if (blocks.length !== begins) throw new Error(`${where}: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----`);
+  if (blocks.length !== begins)
+    throw new Error(`${where}: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----`);
   return blocks.map((block, i) => {
     const b64 = block[1].replace(/\s+/g, '');
     // RFC 7468 §3: the body is base64; Buffer would silently skip anything else
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new Error(`${where}: certificate ${i + 1} is malformed PEM (not base64)`);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
+      throw new Error(`${where}: certificate ${i + 1} is malformed PEM (not base64)`);
     const der = new Uint8Array(Buffer.from(b64, 'base64'));
     try {
       readCertificate(der, `certificate ${i + 1}`);
@@ -70,9 +79,14 @@ export function readPemPrivateKey(pem: string, where: string): KeyObject {
   return key;
 }
 
-const describeKey = (key: KeyObject) => [key.asymmetricKeyType, key.asymmetricKeyDetails?.namedCurve].filter(Boolean).join(' ');
+const describeKey = (key: KeyObject) =>
+  [key.asymmetricKeyType, key.asymmetricKeyDetails?.namedCurve].filter(Boolean).join(' ');
 
-const pemBody = (der: Uint8Array) => Buffer.from(der).toString('base64').match(/.{1,64}/g)?.join('\n') ?? '';
+const pemBody = (der: Uint8Array) =>
+  Buffer.from(der)
+    .toString('base64')
+    .match(/.{1,64}/g)
+    ?.join('\n') ?? '';
 
 export function toPem(der: Uint8Array): string {
   return `-----BEGIN CERTIFICATE-----\n${pemBody(der)}\n-----END CERTIFICATE-----\n`;
@@ -133,7 +147,8 @@ function basicConstraints(c: Certificate): { ca: boolean; pathLength?: number } 
 }
 
 /** The issuer name matches (RFC 5280 §6.1.3 (a)(4)) and the signature verifies under the issuer's key. */
-const signedBy = (subject: Certificate, issuer: Certificate) => subject.node.checkIssued(issuer.node) && subject.node.verify(issuer.node.publicKey);
+const signedBy = (subject: Certificate, issuer: Certificate) =>
+  subject.node.checkIssued(issuer.node) && subject.node.verify(issuer.node.publicKey);
 
 const selfSigned = (c: Certificate) => signedBy(c, c);
 
@@ -159,13 +174,20 @@ export function checkLeafPurpose(der: Uint8Array, purpose: LeafPurpose): void {
   const eku = cert.getExtension(x509.ExtendedKeyUsageExtension);
   const usages = (eku?.usages ?? []).map(String);
   if (purpose === 'mdoc-document-signer') {
-    if (!usages.includes(MDOC_DOCUMENT_SIGNER_EKU)) throw new X509ChainError('the document signer certificate lacks the mdlDS extended key usage (1.0.18013.5.1.2, ISO/IEC 18013-5 Annex B.1.4)');
-    if (!ku || (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0) throw new X509ChainError('the document signer certificate lacks keyUsage digitalSignature (ISO/IEC 18013-5 Annex B.1.4)');
+    if (!usages.includes(MDOC_DOCUMENT_SIGNER_EKU))
+      throw new X509ChainError(
+        'the document signer certificate lacks the mdlDS extended key usage (1.0.18013.5.1.2, ISO/IEC 18013-5 Annex B.1.4)',
+      );
+    if (!ku || (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0)
+      throw new X509ChainError(
+        'the document signer certificate lacks keyUsage digitalSignature (ISO/IEC 18013-5 Annex B.1.4)',
+      );
     return;
   }
-  if (ku && (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0) throw new X509ChainError('the issuer certificate\'s keyUsage lacks digitalSignature (RFC 5280 §4.2.1.3)');
+  if (ku && (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0)
+    throw new X509ChainError("the issuer certificate's keyUsage lacks digitalSignature (RFC 5280 §4.2.1.3)");
   if (eku && usages.length > 0 && usages.every((u) => u.startsWith(ISO_18013_5_ARC))) {
-    throw new X509ChainError('the issuer certificate\'s extendedKeyUsage limits it to ISO/IEC 18013-5 (mdoc) purposes');
+    throw new X509ChainError("the issuer certificate's extendedKeyUsage limits it to ISO/IEC 18013-5 (mdoc) purposes");
   }
 }
 
@@ -175,7 +197,12 @@ export function checkLeafPurpose(der: Uint8Array, purpose: LeafPurpose): void {
  * leaf's key usages for it. A certificate that cannot be read throws a plain Error, so that callers can
  * tell malformed input from an untrusted chain (X509ChainError).
  */
-export async function verifyCertificateChain(chain: Uint8Array[], anchors: Uint8Array[], now: Date = new Date(), purpose?: LeafPurpose): Promise<void> {
+export async function verifyCertificateChain(
+  chain: Uint8Array[],
+  anchors: Uint8Array[],
+  now: Date = new Date(),
+  purpose?: LeafPurpose,
+): Promise<void> {
   if (chain.length === 0) throw new X509ChainError('the chain is empty');
   if (anchors.length === 0) throw new X509ChainError('there is no trusted root to verify the chain against');
   chain.forEach((der, i) => readCertificate(der, `certificate ${i + 1} of the chain`));
@@ -194,11 +221,18 @@ export function checkTrustAnchors(anchors: Uint8Array[], where: string, now: Dat
   anchors.forEach((der, i) => {
     const label = `${where}: certificate ${i + 1}`;
     const c = readCertificate(der, label);
-    if (!basicConstraints(c).ca) throw new Error(`${label} is not a CA certificate (basicConstraints cA is not true): a trust anchor issues the certificates it vouches for`);
+    if (!basicConstraints(c).ca)
+      throw new Error(
+        `${label} is not a CA certificate (basicConstraints cA is not true): a trust anchor issues the certificates it vouches for`,
+      );
     const ku = c.cert.getExtension(x509.KeyUsagesExtension);
-    if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0) throw new Error(`${label} may not sign certificates (its keyUsage lacks keyCertSign)`);
+    if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0)
+      throw new Error(`${label} may not sign certificates (its keyUsage lacks keyCertSign)`);
     checkCertificateExtensions(der, label);
-    if (now < c.cert.notBefore || now > c.cert.notAfter) warnings.push(`${label} (${c.cert.subject}) is outside its validity (${c.cert.notBefore.toISOString()} to ${c.cert.notAfter.toISOString()}): no chain to it is accepted`);
+    if (now < c.cert.notBefore || now > c.cert.notAfter)
+      warnings.push(
+        `${label} (${c.cert.subject}) is outside its validity (${c.cert.notBefore.toISOString()} to ${c.cert.notAfter.toISOString()}): no chain to it is accepted`,
+      );
   });
   return warnings;
 }
@@ -220,23 +254,40 @@ export async function checkVerifierChain(chain: Uint8Array[], key: KeyObject, wh
   });
   const leaf = certs[0];
   const spki = (k: KeyObject) => (k.type === 'public' ? k : createPublicKey(k)).export({ format: 'der', type: 'spki' });
-  if (!spki(leaf.node.publicKey).equals(spki(key))) throw new Error(`${where}: the first certificate (the leaf) is not the certificate of the configured private key`);
-  if (leaf.node.publicKey.asymmetricKeyType !== 'ec' || leaf.node.publicKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw new Error(`${where}: the leaf certificate's key must be EC P-256 (ES256), not ${describeKey(leaf.node.publicKey)}`);
+  if (!spki(leaf.node.publicKey).equals(spki(key)))
+    throw new Error(`${where}: the first certificate (the leaf) is not the certificate of the configured private key`);
+  if (
+    leaf.node.publicKey.asymmetricKeyType !== 'ec' ||
+    leaf.node.publicKey.asymmetricKeyDetails?.namedCurve !== 'prime256v1'
+  ) {
+    throw new Error(
+      `${where}: the leaf certificate's key must be EC P-256 (ES256), not ${describeKey(leaf.node.publicKey)}`,
+    );
   }
   const now = new Date();
-  if (now < leaf.cert.notBefore) throw new Error(`${where}: the leaf certificate is not valid until ${leaf.cert.notBefore.toISOString()}`);
-  if (now > leaf.cert.notAfter) throw new Error(`${where}: the leaf certificate has expired (on ${leaf.cert.notAfter.toISOString()})`);
-  if (basicConstraints(leaf).ca) throw new Error(`${where}: the leaf certificate is a CA certificate; the first certificate must be the verifier's own`);
+  if (now < leaf.cert.notBefore)
+    throw new Error(`${where}: the leaf certificate is not valid until ${leaf.cert.notBefore.toISOString()}`);
+  if (now > leaf.cert.notAfter)
+    throw new Error(`${where}: the leaf certificate has expired (on ${leaf.cert.notAfter.toISOString()})`);
+  if (basicConstraints(leaf).ca)
+    throw new Error(
+      `${where}: the leaf certificate is a CA certificate; the first certificate must be the verifier's own`,
+    );
   certs.forEach((c, i) => {
-    if (selfSigned(c)) throw new Error(`${where}: certificate ${i + 1} is self-signed (a trust anchor): leave the root out of the chain`);
+    if (selfSigned(c))
+      throw new Error(
+        `${where}: certificate ${i + 1} is self-signed (a trust anchor): leave the root out of the chain`,
+      );
   });
   try {
     if (chain.length === 1) checkCertificateExtensions(chain[0], 'the leaf certificate');
     else await validateCertificatePath(chain.slice(0, -1), chain.slice(-1), now);
   } catch (err) {
     if (!(err instanceof X509ChainError)) throw err;
-    throw new Error(`${where}: ${err.message.replace('the trust anchor', `certificate ${chain.length}`)}${/not in order/.test(err.message) ? ' (the chain must be in order, leaf first)' : ''}`, { cause: err });
+    throw new Error(
+      `${where}: ${err.message.replace('the trust anchor', `certificate ${chain.length}`)}${/not in order/.test(err.message) ? ' (the chain must be in order, leaf first)' : ''}`,
+      { cause: err },
+    );
   }
 }
 
@@ -263,7 +314,10 @@ const dnEscape = (v: string) => v.replace(/[,+"\\<>;=]/g, (c) => `\\${c}`);
  * For an IP literal (e.g. "127.0.0.1", "::1" or "[::1]") the subjectAltName is an iPAddress, as
  * RFC 5280 §4.2.1.6 wants, and there is no dNSName: such a leaf serves `x509_hash` but not `x509_san_dns`.
  */
-export async function generateVerifierCertificates(host: string, opts: { now?: Date } = {}): Promise<VerifierCertificates> {
+export async function generateVerifierCertificates(
+  host: string,
+  opts: { now?: Date } = {},
+): Promise<VerifierCertificates> {
   const name = host.replace(/^\[(.*)\]$/, '$1');
   const now = opts.now ?? new Date();
   // a minute in the past, so a wallet whose clock is a little behind accepts it

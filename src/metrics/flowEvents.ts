@@ -40,7 +40,16 @@ export class FlowEvents {
   issued(offer: OfferRecord): void {
     if (!offer.external) this.metrics.flow('issuance', versionOfStep(offer.stepId), 'completed', offer.clientId);
     this.#audit(
-      { audit: 'credential_issuance', client: offer.clientId, flow: 'issuance', ...(offer.external ? { external: true } : {}), requestId: offer.stepId, credentialType: offer.credentialType, serialNumber: offer.serialNumber, outcome: 'issued' },
+      {
+        audit: 'credential_issuance',
+        client: offer.clientId,
+        flow: 'issuance',
+        ...(offer.external ? { external: true } : {}),
+        requestId: offer.stepId,
+        credentialType: offer.credentialType,
+        serialNumber: offer.serialNumber,
+        outcome: 'issued',
+      },
       'credential issued',
     );
   }
@@ -49,7 +58,17 @@ export class FlowEvents {
   issuanceFailed(offer: OfferRecord): void {
     if (!offer.external) this.metrics.flow('issuance', versionOfStep(offer.stepId), 'failed', offer.clientId);
     this.#audit(
-      { audit: 'credential_issuance', client: offer.clientId, flow: 'issuance', ...(offer.external ? { external: true } : {}), requestId: offer.stepId, credentialType: offer.credentialType, serialNumber: offer.serialNumber, outcome: 'failed', reason: 'pin_attempts_exhausted' },
+      {
+        audit: 'credential_issuance',
+        client: offer.clientId,
+        flow: 'issuance',
+        ...(offer.external ? { external: true } : {}),
+        requestId: offer.stepId,
+        credentialType: offer.credentialType,
+        serialNumber: offer.serialNumber,
+        outcome: 'failed',
+        reason: 'pin_attempts_exhausted',
+      },
       'credential not issued',
     );
   }
@@ -70,7 +89,9 @@ export class FlowEvents {
         serialNumber: notice.serialNumber,
         event: notice.event,
       },
-      notice.event === 'credential_accepted' ? 'credential accepted by the wallet' : 'credential not kept by the wallet',
+      notice.event === 'credential_accepted'
+        ? 'credential accepted by the wallet'
+        : 'credential not kept by the wallet',
     );
   }
 
@@ -106,13 +127,32 @@ export class FlowEvents {
   /** A VerifiedIdentity_Other journey ended (its one outcome). */
   journeyEnded(journey: Journey, outcome: 'completed' | 'failed' | 'denied'): void {
     this.metrics.flow('identity', journey.version, outcome, journey.clientId);
-    this.#audit({ audit: 'identity_verification', client: journey.clientId, flow: 'identity', requestId: journey.stepId, outcome }, outcome === 'completed' ? 'identity verified' : 'identity not verified');
+    this.#audit(
+      {
+        audit: 'identity_verification',
+        client: journey.clientId,
+        flow: 'identity',
+        requestId: journey.stepId,
+        outcome,
+      },
+      outcome === 'completed' ? 'identity verified' : 'identity not verified',
+    );
   }
 
   /** An External Client flow's one outcome was announced to its client. */
   externalEnded(stepId: string, request: ExternalRequest, outcome: FlowOutcome): void {
     this.metrics.flow('external', request.version, outcome, request.clientId);
-    this.#audit({ audit: 'external_flow', client: request.clientId, flow: request.kind, external: true, requestId: stepId, outcome }, 'external flow ended');
+    this.#audit(
+      {
+        audit: 'external_flow',
+        client: request.clientId,
+        flow: request.kind,
+        external: true,
+        requestId: stepId,
+        outcome,
+      },
+      'external flow ended',
+    );
   }
 
   /** The prompt's `/continue` ended an expired wallet step (not an External Client flow's: its watch does). */
@@ -126,4 +166,5 @@ export class FlowEvents {
   }
 }
 
-const kindOf = (kind: WalletStep['kind']): FlowKind => (kind === 'issuance' ? 'issuance' : kind === 'verification' ? 'verification' : 'identity');
+const kindOf = (kind: WalletStep['kind']): FlowKind =>
+  kind === 'issuance' ? 'issuance' : kind === 'verification' ? 'verification' : 'identity';

@@ -60,24 +60,51 @@ export class Metrics {
     this.#basePath = opts.basePath ?? '';
     const registers = [this.register];
     const flowLabels = config.perClient ? ['kind', 'version', 'outcome', 'client_id'] : ['kind', 'version', 'outcome'];
-    this.#flows = new Counter({ name: 'vc_flows_total', help: 'Flows that ended, by kind, interface version and outcome', labelNames: flowLabels, registers });
+    this.#flows = new Counter({
+      name: 'vc_flows_total',
+      help: 'Flows that ended, by kind, interface version and outcome',
+      labelNames: flowLabels,
+      registers,
+    });
     this.#duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time to answer a request on the public port, by route template and status class',
       labelNames: ['route', 'status_class'],
       registers,
     });
-    this.#pinFailures = new Counter({ name: 'vc_pin_failures_total', help: 'Wrong PINs (tx_code) at the wallet token endpoint', registers });
-    this.#webhooks = new Counter({ name: 'vc_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome', labelNames: ['outcome'], registers });
-    this.#storeErrors = new Counter({ name: 'vc_store_errors_total', help: 'Store operations that failed because the store was unreachable', registers });
-    this.#rateLimited = new Counter({ name: 'vc_rate_limited_total', help: 'Requests refused by a rate limit, by endpoint', labelNames: ['endpoint'], registers });
+    this.#pinFailures = new Counter({
+      name: 'vc_pin_failures_total',
+      help: 'Wrong PINs (tx_code) at the wallet token endpoint',
+      registers,
+    });
+    this.#webhooks = new Counter({
+      name: 'vc_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#storeErrors = new Counter({
+      name: 'vc_store_errors_total',
+      help: 'Store operations that failed because the store was unreachable',
+      registers,
+    });
+    this.#rateLimited = new Counter({
+      name: 'vc_rate_limited_total',
+      help: 'Requests refused by a rate limit, by endpoint',
+      labelNames: ['endpoint'],
+      registers,
+    });
 
     // every series of a fixed label set exists from the start, so that rates and ratios have a zero to start from
     const clients = config.perClient ? (opts.clients ?? []) : [undefined];
     for (const kind of KINDS)
       for (const version of VERSIONS)
         for (const outcome of OUTCOMES)
-          for (const client of clients) this.#flows.inc(client === undefined ? { kind, version, outcome } : { kind, version, outcome, client_id: client }, 0);
+          for (const client of clients)
+            this.#flows.inc(
+              client === undefined ? { kind, version, outcome } : { kind, version, outcome, client_id: client },
+              0,
+            );
     for (const outcome of WEBHOOK_OUTCOMES) this.#webhooks.inc({ outcome }, 0);
     for (const endpoint of RATE_LIMITED) this.#rateLimited.inc({ endpoint }, 0);
     if (this.enabled) collectDefaultMetrics({ register: this.register });
@@ -120,7 +147,13 @@ export class Metrics {
 
   #observe(path: string, status: number, seconds: number): void {
     const base = this.#basePath;
-    const route = !base ? this.#routeOf(path, status) : path.startsWith(`${base}/`) ? this.#routeOf(path.slice(base.length), status) : path === base ? this.#routeOf('/', status) : 'unmatched';
+    const route = !base
+      ? this.#routeOf(path, status)
+      : path.startsWith(`${base}/`)
+        ? this.#routeOf(path.slice(base.length), status)
+        : path === base
+          ? this.#routeOf('/', status)
+          : 'unmatched';
     const cls = statusClass(status);
     const key = `${route} ${cls}`;
     let observer = this.#observers.get(key);
@@ -154,7 +187,10 @@ export class Metrics {
         return;
       }
       this.register.metrics().then(
-        (body) => res.writeHead(200, { 'Content-Type': this.register.contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body),
+        (body) =>
+          res
+            .writeHead(200, { 'Content-Type': this.register.contentType, 'Cache-Control': 'no-store' })
+            .end(req.method === 'HEAD' ? undefined : body),
         () => res.writeHead(500).end(),
       );
     });

@@ -45,8 +45,20 @@ const FIXED = [
 ];
 
 /** What a wallet-facing issuer serves under its path (src/issuance: oidc-provider's openid4vci routes, offers, status lists, metadata). */
-const ISSUER_FIXED = ['/token', '/credential', '/challenge', '/jwks', '/.well-known/openid-credential-issuer', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
-const ISSUER_ALIASES = ['/.well-known/openid-credential-issuer/', '/.well-known/oauth-authorization-server/', '/.well-known/jwt-vc-issuer/'];
+const ISSUER_FIXED = [
+  '/token',
+  '/credential',
+  '/challenge',
+  '/jwks',
+  '/.well-known/openid-credential-issuer',
+  '/.well-known/oauth-authorization-server',
+  '/.well-known/openid-configuration',
+];
+const ISSUER_ALIASES = [
+  '/.well-known/openid-credential-issuer/',
+  '/.well-known/oauth-authorization-server/',
+  '/.well-known/jwt-vc-issuer/',
+];
 
 type Pattern = readonly [RegExp, (m: RegExpExecArray) => string];
 
@@ -55,11 +67,17 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Paths with an identifier in them, and their template. */
 const PATTERNS: Pattern[] = [
-  [new RegExp(`^/interaction/(v1|v2)/${SEGMENT}(/status|/continue|/return|/identity)?$`), (m) => `/interaction/${m[1]}/:uid${m[2] ?? ''}`],
+  [
+    new RegExp(`^/interaction/(v1|v2)/${SEGMENT}(/status|/continue|/return|/identity)?$`),
+    (m) => `/interaction/${m[1]}/:uid${m[2] ?? ''}`,
+  ],
   // the provider's resume step after the prompt
   [new RegExp(`^/(v2\\.0/oidc|oidc)/authorize/${SEGMENT}$`), (m) => `/${m[1]}/authorize/:uid`],
   [new RegExp(`^/vp/request/${SEGMENT}$`), () => '/vp/request/:ref'],
-  [new RegExp(`^/admin/credentials/${SEGMENT}(/revoke|/suspend|/reinstate)?$`), (m) => `/admin/credentials/:serial${m[1] ?? ''}`],
+  [
+    new RegExp(`^/admin/credentials/${SEGMENT}(/revoke|/suspend|/reinstate)?$`),
+    (m) => `/admin/credentials/:serial${m[1] ?? ''}`,
+  ],
   [new RegExp(`^/demo/idv/(interaction|auth)/${SEGMENT}$`), (m) => `/demo/idv/${m[1]}/:uid`],
   // the logos the holder pages show (src/ui/images.ts), named by their content
   [new RegExp(`^/ui/images/${SEGMENT}$`), () => '/ui/images/:image'],

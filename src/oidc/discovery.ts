@@ -8,7 +8,11 @@ export type DiscoveryKind = 'par' | 'root';
  * accepted, so that standard clients know they may use it (docs/decisions.md). The Version 1 root
  * document has no PAR endpoint and answers for the non-PAR authorise endpoint.
  */
-export function discoveryDocument(profile: VersionProfile, baseUrl: string, kind: DiscoveryKind = 'par'): Record<string, unknown> {
+export function discoveryDocument(
+  profile: VersionProfile,
+  baseUrl: string,
+  kind: DiscoveryKind = 'par',
+): Record<string, unknown> {
   const url = (path: string) => `${baseUrl}${path}`;
   const root = kind === 'root';
   const doc: Record<string, unknown> = { issuer: profile.issuer };

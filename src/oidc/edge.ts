@@ -60,7 +60,11 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   const preflight = (ctx: Context) => toProvider(ctx, notFound); // CORS preflight: the provider refuses it
   const { paths } = profile;
   const routes: Route[] = [
-    { method: 'GET', path: paths.discovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')) },
+    {
+      method: 'GET',
+      path: paths.discovery,
+      handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')),
+    },
     { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys()) },
     { method: 'POST', path: paths.par, handle: par },
     { method: 'OPTIONS', path: paths.par, handle: preflight },
@@ -68,11 +72,19 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     { method: 'POST', path: paths.token, handle: token },
     { method: 'OPTIONS', path: paths.token, handle: preflight },
     // the provider's resume step after the holder's prompt: /.../authorize/<uid>
-    { method: 'GET', path: new RegExp(`^${paths.authorize.replaceAll('.', '\\.')}/[^/]+$`), handle: providerAuthorizes(toProvider, rfc6749) },
+    {
+      method: 'GET',
+      path: new RegExp(`^${paths.authorize.replaceAll('.', '\\.')}/[^/]+$`),
+      handle: providerAuthorizes(toProvider, rfc6749),
+    },
   ];
   if (paths.rootDiscovery && paths.rootJwks && paths.authorizeNonPar) {
     routes.push(
-      { method: 'GET', path: paths.rootDiscovery, handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')) },
+      {
+        method: 'GET',
+        path: paths.rootDiscovery,
+        handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'root')),
+      },
       { method: 'GET', path: paths.rootJwks, handle: (ctx) => json(ctx, d.publicKeys()) },
       { method: 'GET', path: paths.authorizeNonPar, handle: forBrowsers((ctx) => authorize(ctx, 'authorizeNonPar')) },
     );

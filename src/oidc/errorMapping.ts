@@ -32,36 +32,59 @@ export function mapProviderError(
 ): { error: ErrorCode | string; description: string; status?: number } {
   const d = description ?? '';
   if (site === 'token' && error === 'invalid_grant') {
-    if (detail === 'client mismatch' && !rfc6749) return { error: 'invalid_client', description: 'client_id does not match the client the code was issued to', status: 400 };
+    if (detail === 'client mismatch' && !rfc6749)
+      return {
+        error: 'invalid_client',
+        description: 'client_id does not match the client the code was issued to',
+        status: 400,
+      };
     if (detail === 'client mismatch') return { error, description: 'code was issued to another client_id' };
     if (detail && GRANT_DETAILS[detail]) return { error, description: GRANT_DETAILS[detail] };
-    if (detail?.startsWith('PKCE') || detail?.includes('code_verifier')) return { error, description: `code_verifier: ${detail}` };
+    if (detail?.startsWith('PKCE') || detail?.includes('code_verifier'))
+      return { error, description: `code_verifier: ${detail}` };
     return { error, description: d === 'grant request is invalid' ? 'code is invalid, expired or already used' : d };
   }
   if ((site === 'par' || site === 'token') && error === 'invalid_client' && !rfc6749) {
-    return { error: 'unauthorised_client', description: 'client authentication failed: client_id or client_secret is wrong', status: 400 };
+    return {
+      error: 'unauthorised_client',
+      description: 'client authentication failed: client_id or client_secret is wrong',
+      status: 400,
+    };
   }
   if (site === 'authorize' && error === 'invalid_client') {
     return { error: 'invalid_request', description: 'client_id is not a registered client' };
   }
   if (site === 'authorize' || site === 'par') {
     if (error === 'invalid_request_uri') return { error: 'invalid_request', description: `request_uri: ${d}` };
-    if (error === 'invalid_redirect_uri') return { error: 'invalid_request', description: 'redirect_uri is not registered for this client' };
+    if (error === 'invalid_redirect_uri')
+      return { error: 'invalid_request', description: 'redirect_uri is not registered for this client' };
     if (error === 'invalid_request_object') return { error: 'invalid_request', description: d };
     if (error === 'request_uri_not_supported') {
       return {
         error: 'invalid_request',
-        description: site === 'par'
-          ? 'request_uri is not allowed in a PAR request'
-          : 'request_uri must be the urn:ietf:params:oauth:request_uri: value returned by PAR',
+        description:
+          site === 'par'
+            ? 'request_uri is not allowed in a PAR request'
+            : 'request_uri must be the urn:ietf:params:oauth:request_uri: value returned by PAR',
       };
     }
-    if (error === 'request_not_supported') return { error: 'invalid_request', description: 'request (a request object) is not supported; send the parameters themselves' };
-    if (error === 'registration_not_supported') return { error: 'invalid_request', description: 'registration is not supported; clients are registered in the configuration' };
+    if (error === 'request_not_supported')
+      return {
+        error: 'invalid_request',
+        description: 'request (a request object) is not supported; send the parameters themselves',
+      };
+    if (error === 'registration_not_supported')
+      return {
+        error: 'invalid_request',
+        description: 'registration is not supported; clients are registered in the configuration',
+      };
   }
   return { error, description: d || `${error.replaceAll('_', ' ')}` };
 }
 
-export function toProtocolError(mapped: { error: string; description: string; status?: number }, status: number): ProtocolError {
+export function toProtocolError(
+  mapped: { error: string; description: string; status?: number },
+  status: number,
+): ProtocolError {
   return new ProtocolError(mapped.error as ErrorCode, mapped.description, mapped.status ?? status);
 }

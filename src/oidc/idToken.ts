@@ -10,10 +10,17 @@ type Signer = (payload: Record<string, unknown>) => Promise<string>;
  */
 export async function createIdTokenSigner(keys: SigningKeys | { keys: JWK[] }): Promise<Signer> {
   const ring = signingKeysOf(keys);
-  let current: { jwk: JWK; key: Awaited<ReturnType<typeof importJWK>>; header: { alg: string; typ: string; kid?: string } } | undefined;
+  let current:
+    | { jwk: JWK; key: Awaited<ReturnType<typeof importJWK>>; header: { alg: string; typ: string; kid?: string } }
+    | undefined;
   const signerKey = async () => {
     const jwk = ring.signing();
-    if (current?.jwk !== jwk) current = { jwk, key: await importJWK({ ...jwk, alg: 'RS256' }, 'RS256'), header: { alg: 'RS256', typ: 'JWT', kid: jwk.kid } };
+    if (current?.jwk !== jwk)
+      current = {
+        jwk,
+        key: await importJWK({ ...jwk, alg: 'RS256' }, 'RS256'),
+        header: { alg: 'RS256', typ: 'JWT', kid: jwk.kid },
+      };
     return current;
   };
   await signerKey();
@@ -39,7 +46,11 @@ export function installIdTokenSigner(
   opts: { ttl: number; issuerFor: (clientId: string) => string },
 ): void {
   const IdToken = provider.IdToken as unknown as {
-    prototype: { issue: (o?: { use?: string }) => Promise<string>; payload: () => Promise<Record<string, unknown>>; client: { clientId: string } };
+    prototype: {
+      issue: (o?: { use?: string }) => Promise<string>;
+      payload: () => Promise<Record<string, unknown>>;
+      client: { clientId: string };
+    };
   };
   const original = IdToken.prototype.issue;
   IdToken.prototype.issue = async function issue(this: typeof IdToken.prototype, o?: { use?: string }) {

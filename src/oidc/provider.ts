@@ -35,7 +35,10 @@ export function scopeClaims(config: Config): Record<string, string[]> {
   // D12: what each identity flow puts in the ID token
   const { VerifiedIdentity: pid, VerifiedIdentity_Other: other } = config.identity;
   if (pid) claims.VerifiedIdentity = [...pid.claims, ...pid.optionalClaims];
-  if (other) claims.VerifiedIdentity_Other = other.verifiedClaims ? ['verified_claims'] : [...new Set(Object.values(other.claims))];
+  if (other)
+    claims.VerifiedIdentity_Other = other.verifiedClaims
+      ? ['verified_claims']
+      : [...new Set(Object.values(other.claims))];
   return claims;
 }
 
@@ -46,7 +49,8 @@ function walletStepPolicy() {
     new Prompt(
       { name: 'wallet', requestable: false },
       new Check('wallet_step', 'the holder completes the wallet step', (ctx: KoaContextWithOIDC) =>
-        (ctx.oidc.result as { wallet?: boolean } | undefined)?.wallet ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT),
+        (ctx.oidc.result as { wallet?: boolean } | undefined)?.wallet ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT,
+      ),
     ),
   ];
 }
@@ -101,20 +105,26 @@ const providerClients = (config: Config) =>
  * At the token endpoint the flow's claims (kept under the grant the prompt created) decide `sub` (D2)
  * and the ID token's claims; elsewhere the account is the browser's holder session.
  */
-const findAccount = (grantClaims: GrantClaims) => async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
-  if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
-  const flow = await grantClaims.find(token.grantId);
-  if (!flow) return undefined;
-  ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
-  return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
-};
+const findAccount =
+  (grantClaims: GrantClaims) => async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
+    if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
+    const flow = await grantClaims.find(token.grantId);
+    if (!flow) return undefined;
+    ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
+    return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
+  };
 
 /** The configuration of one version's provider: FIXED_CONFIGURATION and what the config and the version decide. */
 function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configuration {
   const { config, store } = deps;
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
   // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
-  const Adapter = createOidcAdapterFactory(store, profile.id, { PushedAuthorizationRequest: parLifetime(config) }, new Set(['AccessToken']));
+  const Adapter = createOidcAdapterFactory(
+    store,
+    profile.id,
+    { PushedAuthorizationRequest: parLifetime(config) },
+    new Set(['AccessToken']),
+  );
   const interactionBase = `${config.baseUrl}/interaction/${profile.id}`;
   return {
     ...FIXED_CONFIGURATION,
@@ -125,11 +135,20 @@ function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configu
     jwks: { keys: [signingKeysOf(deps.idTokenKeys).signing()] } as Configuration['jwks'],
     cookies: {
       keys: deps.cookieKeys,
-      names: { session: `_session_${profile.id}`, interaction: `_interaction_${profile.id}`, resume: `_resume_${profile.id}` },
+      names: {
+        session: `_session_${profile.id}`,
+        interaction: `_interaction_${profile.id}`,
+        resume: `_resume_${profile.id}`,
+      },
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
-    scopes: ['openid', EXTERNAL, ...IDENTITY_SCOPES, ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name])],
+    scopes: [
+      'openid',
+      EXTERNAL,
+      ...IDENTITY_SCOPES,
+      ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name]),
+    ],
     claims: scopeClaims(config),
     routes: profile.routes,
     ttl: {
@@ -168,7 +187,8 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
   provider.on('authorization.error', keepErrorDetail);
   installIdTokenSigner(provider, await createIdTokenSigner(deps.idTokenKeys), {
     ttl: config.lifetimes.token,
-    issuerFor: (clientId) => (profile.legacyIssuer && legacyIssuerClients.has(clientId) ? profile.legacyIssuer : profile.issuer),
+    issuerFor: (clientId) =>
+      profile.legacyIssuer && legacyIssuerClients.has(clientId) ? profile.legacyIssuer : profile.issuer,
   });
   return provider;
 }

@@ -92,7 +92,15 @@ export async function storePushedRequest(
     .setNotBefore(now)
     .setExpirationTime(now + lifetime)
     .encode();
-  const record = { iat: now, exp: now + lifetime, jti: id, kind: 'PushedAuthorizationRequest', request, trusted: true, ...(hint ? { hint: hint.data } : {}) };
+  const record = {
+    iat: now,
+    exp: now + lifetime,
+    jti: id,
+    kind: 'PushedAuthorizationRequest',
+    request,
+    trusted: true,
+    ...(hint ? { hint: hint.data } : {}),
+  };
   await store.set(key, record, Math.max(lifetime, hint?.keepFor ?? 0));
   return { request_uri: `${PUSHED_REQUEST_URN}${id}`, expires_in: lifetime };
 }

@@ -1,7 +1,13 @@
 import type { ClientConfig, Config, CredentialType } from '../config/schema.js';
 import { invalidRequest, invalidScope } from '../rules/errors.js';
 import { parseScope, type ScopeRequest } from '../rules/scopes.js';
-import { checkResponseMode, checkResponseType, checkRedirectUri, checkNonce, checkState } from '../rules/authorizationParams.js';
+import {
+  checkResponseMode,
+  checkResponseType,
+  checkRedirectUri,
+  checkNonce,
+  checkState,
+} from '../rules/authorizationParams.js';
 import { matchTemplate } from '../rules/template.js';
 import { ProtocolError } from '../rules/errors.js';
 import type { PinHasher, StoredPin } from '../rules/pinHash.js';
@@ -65,7 +71,8 @@ export async function registerHint(store: Store, registration: HintRegistration 
   if (!registration) return;
   const { replayKey, replayTtl, dataKey, data, dataTtl } = registration;
   const holder: HintHolder = { hint: data };
-  if (!(await store.setIfAbsentWith(replayKey, 1, replayTtl, { key: dataKey, value: holder, ttlSeconds: dataTtl }))) throw hintReplayed();
+  if (!(await store.setIfAbsentWith(replayKey, 1, replayTtl, { key: dataKey, value: holder, ttlSeconds: dataTtl })))
+    throw hintReplayed();
 }
 
 /**
@@ -106,7 +113,10 @@ function pkcePolicy(r: RequestContext): { required: boolean; methods: readonly (
  * same, before anything walks the hint's claims (a claim may be nested thousands of levels deep), and
  * its verdict is what the authorise step reports. Nothing is written: the caller registers the hint.
  */
-export async function checkAuthorizationRequest(params: Record<string, string>, r: RequestContext): Promise<CheckedRequest> {
+export async function checkAuthorizationRequest(
+  params: Record<string, string>,
+  r: RequestContext,
+): Promise<CheckedRequest> {
   const nonPar = r.site !== 'par';
   checkResponseType(params.response_type);
   checkResponseMode(params.response_mode);
@@ -118,7 +128,9 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
     credentialTypes: [...r.credentialTypes.keys()],
   });
   if (r.site === 'authorizeNonPar' && scope.kind === 'issuance') {
-    throw invalidScope('scope: issuance is not available at /oidc/authorizev1 (Version 1 non-PAR is for verification); use PAR');
+    throw invalidScope(
+      'scope: issuance is not available at /oidc/authorizev1 (Version 1 non-PAR is for verification); use PAR',
+    );
   }
   checkNonce(params.nonce, nonPar, r.config.maxParameterLength);
   checkState(params.state, r.config.maxParameterLength, scope.external);
@@ -128,7 +140,8 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   if (r.site === 'authorizeNonPar') providerParams.vc_site = 'nonpar'; // its token response carries state (D3)
   // D13: a pushed External Client flow is continued with its request_uri, which the continuation compares;
   // D12: a pushed second-provider journey has no context_id (the spec gives it to non-PAR journeys)
-  if (r.site === 'par' && (scope.external || (scope.kind === 'identity' && scope.flow === 'VerifiedIdentity_Other'))) providerParams.vc_site = 'par';
+  if (r.site === 'par' && (scope.external || (scope.kind === 'identity' && scope.flow === 'VerifiedIdentity_Other')))
+    providerParams.vc_site = 'par';
   if (r.profile.issuanceOpenid === 'forbidden' && scope.kind === 'issuance') {
     providerParams.scope = ['openid', ...scope.scopes].join(' '); // oidc-provider issues ID tokens for openid requests only
   }
@@ -144,7 +157,8 @@ export async function checkAuthorizationRequest(params: Record<string, string>, 
   }
 
   if (scope.kind !== 'issuance') {
-    if (params.id_token_hint !== undefined) throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
+    if (params.id_token_hint !== undefined)
+      throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
     return { scope, providerParams };
   }
 

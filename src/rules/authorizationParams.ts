@@ -18,7 +18,8 @@ export function checkResponseMode(v: unknown): void {
 export function checkRedirectUri(v: unknown, registered: readonly string[]): string {
   if (isAbsent(v)) throw invalidRequest('redirect_uri is required');
   // spec Authentication 3: exact string match, no normalisation
-  if (typeof v !== 'string' || !registered.includes(v)) throw invalidRequest('redirect_uri is not registered for this client');
+  if (typeof v !== 'string' || !registered.includes(v))
+    throw invalidRequest('redirect_uri is not registered for this client');
   return v;
 }
 
@@ -39,7 +40,9 @@ export function checkNonce(v: unknown, required: boolean, maxLength: number): st
  * except in External Client flows, where it links the webhook calls to the request (spec: PAR field state).
  */
 export function checkState(v: unknown, maxLength: number, required = false): void {
-  if (required && isAbsent(v)) throw invalidRequest('state is required for External Client flows (scope External): the webhook carries it back');
+  if (required && isAbsent(v))
+    throw invalidRequest('state is required for External Client flows (scope External): the webhook carries it back');
   // Limits: bound what is stored and sent back
-  if (typeof v === 'string' && v.length > maxLength) throw invalidRequest(`state must be at most ${maxLength} characters`);
+  if (typeof v === 'string' && v.length > maxLength)
+    throw invalidRequest(`state must be at most ${maxLength} characters`);
 }

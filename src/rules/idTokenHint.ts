@@ -54,7 +54,14 @@ const fail = (reason: string) => invalidRequest(`id_token_hint: ${reason}`);
  */
 export async function verifyIdTokenHint(
   hint: unknown,
-  opts: { client: HintClient; audience: string; clockTolerance: number; maxLength: number; maxLifetime: number; now?: number },
+  opts: {
+    client: HintClient;
+    audience: string;
+    clockTolerance: number;
+    maxLength: number;
+    maxLifetime: number;
+    now?: number;
+  },
 ): Promise<VerifiedHint> {
   // D7: the hint is a JWT string
   if (typeof hint !== 'string' || hint === '') throw invalidRequest('id_token_hint is required');
@@ -95,7 +102,8 @@ export async function verifyIdTokenHint(
   const exp = payload.exp as number; // checked present and numeric by jose
   // D7: a hint is short-lived; what it carries is kept no longer than it lives (hint.maxLifetime)
   const now = opts.now ?? Math.floor(Date.now() / 1000);
-  if (exp > now + opts.maxLifetime + opts.clockTolerance) throw fail(`exp is more than ${opts.maxLifetime} seconds ahead (hint.maxLifetime)`);
+  if (exp > now + opts.maxLifetime + opts.clockTolerance)
+    throw fail(`exp is more than ${opts.maxLifetime} seconds ahead (hint.maxLifetime)`);
   return {
     payload,
     // D7: custom claims = every claim except registered JWT claims and PinCode (fromEntries keeps
@@ -118,7 +126,8 @@ function verifyHmac(parts: string[], alg: string, secret: string, header: Record
   if (header.crit !== undefined) throw fail('crit header parameters are not supported');
   const expected = createHmac(HMAC_HASH[alg], secret).update(`${parts[0]}.${parts[1]}`).digest();
   const given = Buffer.from(parts[2], 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw fail('signature verification failed');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw fail('signature verification failed');
 }
 
 /** RFC 7515 4.1.1 / D7: alg must be present, never `none`, and one of the supported algs. */
@@ -134,7 +143,9 @@ function checkedHeader(hint: string): Record<string, unknown> {
   // D7: alg none is always rejected
   if (alg.toLowerCase() === 'none') throw fail('alg none is not accepted');
   if (![...SECRET_ALGS, ...PUBLIC_KEY_ALGS].includes(alg as never)) {
-    throw fail(`alg ${shown(alg, 16)} is not supported (use one of ${[...SECRET_ALGS, ...PUBLIC_KEY_ALGS].join(', ')})`);
+    throw fail(
+      `alg ${shown(alg, 16)} is not supported (use one of ${[...SECRET_ALGS, ...PUBLIC_KEY_ALGS].join(', ')})`,
+    );
   }
   return header;
 }
@@ -195,7 +206,11 @@ function remoteSet(uri: string): JWTVerifyGetKey {
           await response.body?.cancel().catch(() => undefined);
           return new Response(null, { status: response.status });
         }
-        const text = await readLimited(response, JWKS_MAX_BYTES, () => new Error(`the JWKS exceeds ${JWKS_MAX_BYTES} bytes`));
+        const text = await readLimited(
+          response,
+          JWKS_MAX_BYTES,
+          () => new Error(`the JWKS exceeds ${JWKS_MAX_BYTES} bytes`),
+        );
         return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
       },
     });
@@ -220,7 +235,10 @@ function describeJoseError(e: unknown, header: Record<string, unknown>): Protoco
   const err = e as { code?: string; claim?: string; reason?: string; payload?: Record<string, unknown> };
   // RFC 7515 4.1.11: jose refuses a crit it does not understand (all but RFC 7797 b64) or a malformed one,
   // and jwtVerify an unencoded (b64: false) payload
-  if (header.crit !== undefined && ['ERR_JWS_INVALID', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWT_INVALID'].includes(err.code ?? '')) {
+  if (
+    header.crit !== undefined &&
+    ['ERR_JWS_INVALID', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWT_INVALID'].includes(err.code ?? '')
+  ) {
     return fail('crit header parameters are not supported');
   }
   switch (err.code) {
@@ -230,7 +248,8 @@ function describeJoseError(e: unknown, header: Record<string, unknown>): Protoco
       return fail('exp has passed: the token is expired');
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
       // RFC 7519 4.1.1: iss is a string; jose reports any other iss as not equal to the expected one
-      if (err.claim === 'iss' && err.reason === 'check_failed' && typeof err.payload?.iss !== 'string') return describeClaimFailure('iss', 'invalid');
+      if (err.claim === 'iss' && err.reason === 'check_failed' && typeof err.payload?.iss !== 'string')
+        return describeClaimFailure('iss', 'invalid');
       return describeClaimFailure(err.claim, err.reason);
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return fail('alg is not allowed for the registered key');
@@ -268,4 +287,3 @@ function describeClaimFailure(claim: string | undefined, reason: string | undefi
       return fail(`${c} is not valid`);
   }
 }
-

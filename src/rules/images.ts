@@ -119,7 +119,13 @@ export function validateImages(attributes: Record<string, unknown>, type: Creden
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** PNG 11.2.2: allowed bit depths per colour type. */
-const PNG_BIT_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+const PNG_BIT_DEPTHS: Record<number, number[]> = {
+  0: [1, 2, 4, 8, 16],
+  2: [8, 16],
+  3: [1, 2, 4, 8],
+  4: [8, 16],
+  6: [8, 16],
+};
 
 function signatureProblemPng(buf: Buffer): string | undefined {
   // PNG 5.2: 8-byte signature
@@ -156,7 +162,8 @@ export function pngProblem(buf: Buffer): string | undefined {
       if (type !== 'IHDR' || length !== 13) return 'first chunk is not a 13-byte IHDR';
       colourType = data[9];
       if (!PNG_BIT_DEPTHS[colourType]?.includes(data[8])) return 'IHDR has an invalid bit depth / colour type';
-      if (data[10] !== 0 || data[11] !== 0 || data[12] > 1) return 'IHDR has an invalid compression, filter or interlace method';
+      if (data[10] !== 0 || data[11] !== 0 || data[12] > 1)
+        return 'IHDR has an invalid compression, filter or interlace method';
     } else if (type === 'IHDR') {
       return 'IHDR appears more than once';
     }
@@ -180,7 +187,9 @@ export function pngProblem(buf: Buffer): string | undefined {
 
 function signatureProblemJpeg(buf: Buffer): string | undefined {
   // T.81 B.2.1: SOI first, then a marker
-  return buf.length < 4 || buf[0] !== 0xff || buf[1] !== 0xd8 || buf[2] !== 0xff ? 'missing JPEG SOI marker' : undefined;
+  return buf.length < 4 || buf[0] !== 0xff || buf[1] !== 0xd8 || buf[2] !== 0xff
+    ? 'missing JPEG SOI marker'
+    : undefined;
 }
 
 /** T.81 table B.1: SOFn markers (C4 DHT, C8 JPG and CC DAC are not frame headers). */
@@ -220,7 +229,8 @@ export function jpegProblem(buf: Buffer, declared?: { width: number; height: num
       const components = segment[5];
       frame = { height: segment.readUInt16BE(1), width: segment.readUInt16BE(3) };
       if (frame.width === 0 || components === 0 || segment.length !== 6 + 3 * components) return 'invalid frame header';
-      if (components > JPEG_MAX_COMPONENTS) return `frame header has ${components} components (at most ${JPEG_MAX_COMPONENTS})`;
+      if (components > JPEG_MAX_COMPONENTS)
+        return `frame header has ${components} components (at most ${JPEG_MAX_COMPONENTS})`;
     }
     offset += length;
     if (marker === 0xda) {
@@ -231,7 +241,8 @@ export function jpegProblem(buf: Buffer, declared?: { width: number; height: num
         return `frame header declares ${frame.width} x ${frame.height}, not the ${declared.width} x ${declared.height} read from the header`;
       }
       // T.81 B.2.1: entropy-coded data follows, and the image ends with EOI
-      if (buf.length < offset + 2 || buf[buf.length - 2] !== 0xff || buf[buf.length - 1] !== 0xd9) return 'does not end with EOI';
+      if (buf.length < offset + 2 || buf[buf.length - 2] !== 0xff || buf[buf.length - 1] !== 0xd9)
+        return 'does not end with EOI';
       return undefined;
     }
   }

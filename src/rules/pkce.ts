@@ -42,10 +42,15 @@ export function checkPkce(
   if (method === 'plain') {
     // RFC 7636 4.1/4.2: plain challenge is the verifier itself
     if (!PLAIN_CHALLENGE.test(challenge)) {
-      throw invalidRequest('code_challenge must be 43-128 characters of [A-Za-z0-9-._~] for method plain (RFC 7636 4.1)');
+      throw invalidRequest(
+        'code_challenge must be 43-128 characters of [A-Za-z0-9-._~] for method plain (RFC 7636 4.1)',
+      );
     }
     // D5: translate plain to S256 at the edge
-    return { code_challenge: createHash('sha256').update(challenge, 'ascii').digest('base64url'), code_challenge_method: 'S256' };
+    return {
+      code_challenge: createHash('sha256').update(challenge, 'ascii').digest('base64url'),
+      code_challenge_method: 'S256',
+    };
   }
   // RFC 7636 4.2: S256 challenge is 43 base64url characters
   if (!S256_CHALLENGE.test(challenge)) {

@@ -12,7 +12,8 @@ export const EXTERNAL = 'External';
 /** spec Scope format: the first (a PID presented from a wallet) and the second (another provider) identity-verification flow (D12) */
 export const IDENTITY_SCOPES = ['VerifiedIdentity', 'VerifiedIdentity_Other'] as const;
 export type IdentityScope = (typeof IDENTITY_SCOPES)[number];
-export const isIdentityScope = (value: string): value is IdentityScope => (IDENTITY_SCOPES as readonly string[]).includes(value);
+export const isIdentityScope = (value: string): value is IdentityScope =>
+  (IDENTITY_SCOPES as readonly string[]).includes(value);
 
 /**
  * Parses and validates a `scope` parameter (spec: Scope format; errors: Scope "Not provided or not
@@ -20,7 +21,12 @@ export const isIdentityScope = (value: string): value is IdentityScope => (IDENT
  */
 export function parseScope(
   scope: unknown,
-  opts: { issuanceOpenid: 'required' | 'forbidden'; externalFlows: boolean; clientScopes: readonly string[]; credentialTypes: readonly string[] },
+  opts: {
+    issuanceOpenid: 'required' | 'forbidden';
+    externalFlows: boolean;
+    clientScopes: readonly string[];
+    credentialTypes: readonly string[];
+  },
 ): ScopeRequest {
   // spec Errors, Scope: "Not provided" -> invalid_scope
   if (typeof scope !== 'string' || scope.trim() === '') throw invalidScope('scope is required');
@@ -35,7 +41,8 @@ export function parseScope(
   for (const value of scopes) {
     if (value === 'openid') continue;
     // spec Scope format: External marks an External Client flow; Version 1 does not describe it
-    if (value === EXTERNAL && !opts.externalFlows) throw invalidScope(`scope ${EXTERNAL} is not available in Version 1`);
+    if (value === EXTERNAL && !opts.externalFlows)
+      throw invalidScope(`scope ${EXTERNAL} is not available in Version 1`);
     // spec Errors, Scope: "not registered" -> the client must have this scope registered
     if (!opts.clientScopes.includes(value)) {
       throw invalidScope(`scope ${shown(value)} is not registered for this client`);
@@ -61,11 +68,15 @@ export function parseScope(
   if (identity.length > 0) {
     // spec Scope format: an identity-verification flow is a flow of its own, selected by its one scope
     if (identity.length > 1) throw invalidScope(`scope must contain one of ${IDENTITY_SCOPES.join(', ')}, not both`);
-    if (issuance.length > 0 || verification.length > 0) throw invalidScope(`scope must not mix ${identity[0]} with credential types`);
+    if (issuance.length > 0 || verification.length > 0)
+      throw invalidScope(`scope must not mix ${identity[0]} with credential types`);
     // spec Scope format, identity-verification flows: "must contain openid"
     if (!hasOpenid) throw invalidScope(`scope must contain openid for ${identity[0]}`);
     // D12: the second provider's journey ends in a browser (the holder's, or one it was continued in with context_id)
-    if (external && identity[0] === 'VerifiedIdentity_Other') throw invalidScope(`scope ${EXTERNAL} does not combine with VerifiedIdentity_Other: its journey ends in the holder's browser`);
+    if (external && identity[0] === 'VerifiedIdentity_Other')
+      throw invalidScope(
+        `scope ${EXTERNAL} does not combine with VerifiedIdentity_Other: its journey ends in the holder's browser`,
+      );
     return { kind: 'identity', flow: identity[0], scopes, external };
   }
 
@@ -78,9 +89,11 @@ export function parseScope(
     // spec Scope format, Issuance: "Exactly one scope issue.<CredentialType>"
     if (issuance.length > 1) throw invalidScope('scope must contain exactly one issue.<CredentialType>');
     // spec Scope format, Issuance (Version 2): "must also contain openid"
-    if (opts.issuanceOpenid === 'required' && !hasOpenid) throw invalidScope('scope must contain openid for Version 2 issuance');
+    if (opts.issuanceOpenid === 'required' && !hasOpenid)
+      throw invalidScope('scope must contain openid for Version 2 issuance');
     // spec Scope format, Version 1 differences: "issuance scope must NOT contain openid"
-    if (opts.issuanceOpenid === 'forbidden' && hasOpenid) throw invalidScope('scope must not contain openid for Version 1 issuance');
+    if (opts.issuanceOpenid === 'forbidden' && hasOpenid)
+      throw invalidScope('scope must not contain openid for Version 1 issuance');
     return { kind: 'issuance', credentialType: issuance[0], scopes, external };
   }
 

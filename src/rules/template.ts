@@ -12,7 +12,9 @@ export function matchTemplate(attributes: Record<string, unknown>, type: Credent
   // D8: no attribute outside the template
   for (const name of Object.keys(attributes)) {
     if (!Object.hasOwn(template, name)) {
-      throw invalidScope(`id_token_hint: attribute ${shown(name)} is not in the template of credential type ${type.name}`);
+      throw invalidScope(
+        `id_token_hint: attribute ${shown(name)} is not in the template of credential type ${type.name}`,
+      );
     }
   }
   for (const [name, spec] of Object.entries(template)) {
@@ -20,13 +22,17 @@ export function matchTemplate(attributes: Record<string, unknown>, type: Credent
     // D8: the hint must carry every required attribute (required defaults to true)
     if (!present) {
       if (spec.required !== false) {
-        throw invalidScope(`id_token_hint: required attribute ${shown(name)} of credential type ${type.name} is missing`);
+        throw invalidScope(
+          `id_token_hint: required attribute ${shown(name)} of credential type ${type.name} is missing`,
+        );
       }
       continue;
     }
     // D8: each attribute of its declared type (null is a wrong type)
     if (!hasType(attributes[name], spec.type)) {
-      throw invalidScope(`id_token_hint: attribute ${shown(name)} must be of type ${spec.type}${TYPE_HINTS[spec.type]}`);
+      throw invalidScope(
+        `id_token_hint: attribute ${shown(name)} must be of type ${spec.type}${TYPE_HINTS[spec.type]}`,
+      );
     }
   }
 }

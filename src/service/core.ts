@@ -4,7 +4,14 @@ import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
 import { ConfigError, type LoadedConfig } from '../config/load.js';
 import { loadKeys, type KeyOrigin, type KeySet } from '../keys/keys.js';
 import { KeyRing, keepPeriods, type SigningKeys } from '../keys/keyRing.js';
-import { certifyCredentialKeys, certifySet, loadIssuerIdentity, signingIssuers, operatorSigningKeys, type IssuerIdentity } from '../keys/issuerIdentity.js';
+import {
+  certifyCredentialKeys,
+  certifySet,
+  loadIssuerIdentity,
+  signingIssuers,
+  operatorSigningKeys,
+  type IssuerIdentity,
+} from '../keys/issuerIdentity.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/create.js';
 import { RedisStore } from '../store/redis.js';
@@ -113,13 +120,28 @@ async function loadIdentities(loaded: LoadedConfig, store: Store): Promise<Ident
   const until = new Date(Date.now() + keep.credential);
   const credentialOrigin = origins.find((o) => o.set === 'credential')!;
   // mdoc: the local CA also makes document signers (ISO mdoc issuance) when a type is issued as an mdoc
-  const issuerIdentity = await loadIssuerIdentity(config.issuer, { baseDir, generate: config.keys.generate, issuers, credential: credentialOrigin, store: shared, until, mdoc: config.credentialTypes.some((t) => t.mdoc) });
+  const issuerIdentity = await loadIssuerIdentity(config.issuer, {
+    baseDir,
+    generate: config.keys.generate,
+    issuers,
+    credential: credentialOrigin,
+    store: shared,
+    until,
+    mdoc: config.credentialTypes.some((t) => t.mdoc),
+  });
   // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
   if (issuerIdentity.ca) {
-    const certified = await certifyCredentialKeys(credentialOrigin, { store: shared, ca: issuerIdentity.ca, issuers, until });
+    const certified = await certifyCredentialKeys(credentialOrigin, {
+      store: shared,
+      ca: issuerIdentity.ca,
+      issuers,
+      until,
+    });
     keys = { ...keys, credential: { keys: certified.keys } };
     if (certified.readOnly)
-      issuerIdentity.warnings.push(`${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`);
+      issuerIdentity.warnings.push(
+        `${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`,
+      );
   }
   return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
 }
@@ -133,13 +155,19 @@ function keyRingOf(id: Identities, store: Store, logger: Logger): KeyRing {
   return new KeyRing(id.keys, id.origins, {
     keep,
     store: store.kind === 'redis' ? store : undefined,
-    certifyCredential: issuerIdentity.ca ? async (set) => await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) }) : undefined,
+    certifyCredential: issuerIdentity.ca
+      ? async (set) =>
+          await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })
+      : undefined,
     logger,
   });
 }
 
 /** One relying-party provider per version profile (src/oidc/versions.ts). */
-async function providersOf(profiles: Record<VersionProfile['id'], VersionProfile>, deps: Parameters<typeof createRpProvider>[1]): Promise<Record<VersionProfile['id'], Provider>> {
+async function providersOf(
+  profiles: Record<VersionProfile['id'], VersionProfile>,
+  deps: Parameters<typeof createRpProvider>[1],
+): Promise<Record<VersionProfile['id'], Provider>> {
   const providers: Partial<Record<VersionProfile['id'], Provider>> = {};
   for (const profile of Object.values(profiles)) providers[profile.id] = await createRpProvider(profile, deps);
   return providers as Record<VersionProfile['id'], Provider>;
@@ -150,8 +178,12 @@ function observe(config: Config, store: Store, logger: Logger, paths: { issuerPa
   const metrics = new Metrics(config.metrics, { clients: config.clients.map((c) => c.clientId), ...paths });
   const flowEnds = new FlowEvents(metrics, logger);
   // per client and per source address, on the store (shared by every instance on Redis)
-  const rateLimits = new RateLimits(config.rateLimits, store, { keyPrefix: storeKeyPrefix(config.store), onLimited: (endpoint) => metrics.rateLimited(endpoint) });
-  const stopCountingStoreErrors = store instanceof RedisStore ? store.onUnavailable(() => metrics.storeError()) : undefined;
+  const rateLimits = new RateLimits(config.rateLimits, store, {
+    keyPrefix: storeKeyPrefix(config.store),
+    onLimited: (endpoint) => metrics.rateLimited(endpoint),
+  });
+  const stopCountingStoreErrors =
+    store instanceof RedisStore ? store.onUnavailable(() => metrics.storeError()) : undefined;
   return { metrics, flowEnds, rateLimits, stopCountingStoreErrors };
 }
 
@@ -159,9 +191,15 @@ function observe(config: Config, store: Store, logger: Logger, paths: { issuerPa
  * Where wallet steps end: the steps, External Client flows (D13: events delivered from the store by every
  * instance) and the one object that owns a step's outcome (StepOutcomes), built before the sides that call it.
  */
-function flowsOf(core: { config: Config; store: Store; logger: Logger; flowEnds: FlowEvents; metrics: Metrics; pairwise: string }, poll: boolean) {
+function flowsOf(
+  core: { config: Config; store: Store; logger: Logger; flowEnds: FlowEvents; metrics: Metrics; pairwise: string },
+  poll: boolean,
+) {
   const { config, store, logger, flowEnds, metrics } = core;
-  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, { poll, onAttempt: (outcome) => metrics.webhookDelivery(outcome) });
+  const webhooks = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, logger, {
+    poll,
+    onAttempt: (outcome) => metrics.webhookDelivery(outcome),
+  });
   const steps = new WalletSteps(store);
   const offers = new OfferBook(store);
   const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
@@ -177,7 +215,14 @@ function flowsOf(core: { config: Config; store: Store; logger: Logger; flowEnds:
   // D12: pairwise subjects of the identity flows, alike on every instance
   const subjects = new PairwiseSubjects(core.pairwise);
   const clients = new Map<string, ClientConfig>(config.clients.map((c) => [c.clientId, c]));
-  const stepOutcomes = new StepOutcomes({ steps, external, flowEnds, subjects, clients, interactionLifetime: config.lifetimes.interaction });
+  const stepOutcomes = new StepOutcomes({
+    steps,
+    external,
+    flowEnds,
+    subjects,
+    clients,
+    interactionLifetime: config.lifetimes.interaction,
+  });
   return { webhooks, steps, external, subjects, clients, stepOutcomes, grantClaims: new GrantClaims(store) };
 }
 
@@ -197,7 +242,9 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
   const logger = opts.logger ?? createLogger(config.logLevel);
   const background = opts.background !== false;
   const ui = await HolderUi.load(config, loaded.baseDir, logger).catch((err) => {
-    throw err instanceof CatalogueError || err instanceof ImageError ? new ConfigError(loaded.file, [err.message]) : err;
+    throw err instanceof CatalogueError || err instanceof ImageError
+      ? new ConfigError(loaded.file, [err.message])
+      : err;
   });
   const untraced = opts.store ?? (await createStore(config.store));
   // with tracing on, a span per store operation (src/telemetry/store.ts); off, the store itself
@@ -211,7 +258,10 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
   const issuerPaths = config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath];
   const seen = observe(config, store, logger, { issuerPaths, basePath });
-  const flows = flowsOf({ config, store, logger, flowEnds: seen.flowEnds, metrics: seen.metrics, pairwise: id.keys.pairwise[0] }, background);
+  const flows = flowsOf(
+    { config, store, logger, flowEnds: seen.flowEnds, metrics: seen.metrics, pairwise: id.keys.pairwise[0] },
+    background,
+  );
   return {
     ...seen,
     ...flows,
@@ -229,7 +279,9 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
     clientIdentity: id.clientIdentity,
     verifierOrigin: id.verifierOrigin,
     // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
-    credentialKeys: id.issuerIdentity.operator ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential) : keyRing.credential,
+    credentialKeys: id.issuerIdentity.operator
+      ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential)
+      : keyRing.credential,
     cookieKeys,
     derivedRoot: keyRing.pairwise,
     publicKeys: () => keyRing.idToken.published(),

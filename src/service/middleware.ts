@@ -55,7 +55,9 @@ export function trustedForwarding(baseUrl: string, trustedProxies: readonly stri
     if (forwardedFor !== undefined) {
       headers['x-forwarded-for'] = forwardedFor;
       // each entry was appended by the hop to its right: walk left while that hop is a trusted proxy
-      const hops = String(forwardedFor).split(',').map((h) => h.trim());
+      const hops = String(forwardedFor)
+        .split(',')
+        .map((h) => h.trim());
       for (let i = hops.length - 1; i >= 0; i--) {
         if (!isIP(hops[i])) break;
         client = hops[i];
@@ -100,7 +102,17 @@ export function errorBoundary(logger: Logger) {
       if (err instanceof StoreUnavailableError) {
         if (ctx.accepts('json', 'html') === 'html') {
           const { texts, brand } = pageTexts(ctx);
-          sendPage(ctx, 503, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('message.unavailableTitle'), message: texts.t('message.unavailable'), status: 503, saysWhatToDo: true }));
+          sendPage(ctx, 503, (nonce) =>
+            renderMessage({
+              nonce,
+              texts,
+              brand,
+              title: texts.t('message.unavailableTitle'),
+              message: texts.t('message.unavailable'),
+              status: 503,
+              saysWhatToDo: true,
+            }),
+          );
         } else {
           ctx.status = 503;
           ctx.set('Cache-Control', 'no-store');
@@ -111,7 +123,9 @@ export function errorBoundary(logger: Logger) {
       }
       if (err instanceof RateLimited) {
         // docs/decisions.md, "Rate limits": a registered code that clients retry, and when
-        sendError(ctx, new ProtocolError('temporarily_unavailable', err.message, 429), { 'Retry-After': String(err.retryAfter) });
+        sendError(ctx, new ProtocolError('temporarily_unavailable', err.message, 429), {
+          'Retry-After': String(err.retryAfter),
+        });
         return;
       }
       if (err instanceof ProtocolError) {
@@ -124,12 +138,29 @@ export function errorBoundary(logger: Logger) {
         return;
       }
       const ref = randomUUID();
-      logger.error({ ref, path: loggablePath(ctx.path), err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, 'unexpected error');
+      logger.error(
+        {
+          ref,
+          path: loggablePath(ctx.path),
+          err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack },
+        },
+        'unexpected error',
+      );
       ctx.status = 500;
       ctx.set('Cache-Control', 'no-store');
       if (ctx.accepts('json', 'html') === 'html') {
         const { texts, brand } = pageTexts(ctx);
-        sendPage(ctx, 500, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('message.errorTitle'), message: texts.t('message.error', { ref }), status: 500, saysWhatToDo: true }));
+        sendPage(ctx, 500, (nonce) =>
+          renderMessage({
+            nonce,
+            texts,
+            brand,
+            title: texts.t('message.errorTitle'),
+            message: texts.t('message.error', { ref }),
+            status: 500,
+            saysWhatToDo: true,
+          }),
+        );
       } else {
         ctx.body = { error: 'server_error', error_description: `unexpected error, reference ${ref}` };
       }
@@ -150,9 +181,17 @@ export function requestLog(logger: Logger) {
       // a client that went away before its body ended: an aborted request, at info, never an error
       const aborted = ctx.state.clientAborted === true;
       // the prompt asks for its progress every few seconds per holder: answered polls only at debug
-      const level = ctx.status >= 500 && !aborted ? 'error' : ctx.status < 400 && PROGRESS_POLL.test(ctx.path) ? 'debug' : 'info';
+      const level =
+        ctx.status >= 500 && !aborted ? 'error' : ctx.status < 400 && PROGRESS_POLL.test(ctx.path) ? 'debug' : 'info';
       // ip: the connection's address, or X-Forwarded-For's client from a trusted proxy (trustedForwarding)
-      const line = { method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10, ip: ctx.ip, error: (ctx.body as { error?: string } | undefined)?.error };
+      const line = {
+        method: ctx.method,
+        path: loggablePath(ctx.path),
+        status: ctx.status,
+        ms: Math.round(ms * 10) / 10,
+        ip: ctx.ip,
+        error: (ctx.body as { error?: string } | undefined)?.error,
+      };
       logger[level](aborted ? { ...line, aborted: true } : line, aborted ? 'request aborted' : 'request');
     }
   };
@@ -162,7 +201,17 @@ export function requestLog(logger: Logger) {
  * The outermost app: the edge every request passes first (forwarding headers, a span, security headers,
  * the request log, metrics, the error boundary), then the service's own app at the base URL's path.
  */
-export function outerApp(d: { config: Config; logger: Logger; metrics: Metrics; cookieKeys: CookieKeys; issuerPaths: string[]; basePath: string }, inner: Koa): Koa {
+export function outerApp(
+  d: {
+    config: Config;
+    logger: Logger;
+    metrics: Metrics;
+    cookieKeys: CookieKeys;
+    issuerPaths: string[];
+    basePath: string;
+  },
+  inner: Koa,
+): Koa {
   const { config, logger, metrics } = d;
   const app = new Koa();
   app.keys = d.cookieKeys;

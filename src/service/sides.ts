@@ -46,8 +46,20 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
   const { config, store, clients, credentialTypes, publicKeys, external, grantClaims, rateLimits } = core;
   // PINs are kept as a salted hash under a key every instance derives alike (src/rules/pinHash.ts)
   const pinHasher = new PinHasher(core.derivedRoot);
-  const edgeDeps = { config, store, clients, credentialTypes, publicKeys, pinHasher, external, grantClaims, otherProvider, rateLimits };
-  for (const profile of Object.values(core.profiles)) app.use(createVersionEdge({ ...edgeDeps, profile, provider: core.providers[profile.id] }));
+  const edgeDeps = {
+    config,
+    store,
+    clients,
+    credentialTypes,
+    publicKeys,
+    pinHasher,
+    external,
+    grantClaims,
+    otherProvider,
+    rateLimits,
+  };
+  for (const profile of Object.values(core.profiles))
+    app.use(createVersionEdge({ ...edgeDeps, profile, provider: core.providers[profile.id] }));
 }
 
 /** The wallet-facing issuer (OpenID4VCI, D10); its steps end in core.stepOutcomes. */
@@ -111,7 +123,11 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
 /** Our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts). */
 function ownIssuerOf(core: Core, walletIssuer: WalletIssuer): OwnIssuer {
   const ca = core.issuerIdentity.ca;
-  return { issuer: walletIssuer.credentialIssuer, jwks: () => core.credentialKeys.published(), ...(ca ? { issuerCa: readPemCertificates(ca.certificate, 'the local issuer CA')[0] } : {}) };
+  return {
+    issuer: walletIssuer.credentialIssuer,
+    jwks: () => core.credentialKeys.published(),
+    ...(ca ? { issuerCa: readPemCertificates(ca.certificate, 'the local issuer CA')[0] } : {}),
+  };
 }
 
 /** Our own mdocs verify under the local issuer CA, their IACA, where the operator names none for the type. */
@@ -119,19 +135,45 @@ function withOwnMdocAnchor(core: Core): ClientIdentity {
   const { clientIdentity } = core;
   const ca = core.issuerIdentity.ca;
   if (!ca) return clientIdentity;
-  const own = ownMdocAnchor(readPemCertificates(ca.certificate, 'the local issuer CA')[0], core.config.credentialTypes, clientIdentity.trustAnchors);
+  const own = ownMdocAnchor(
+    readPemCertificates(ca.certificate, 'the local issuer CA')[0],
+    core.config.credentialTypes,
+    clientIdentity.trustAnchors,
+  );
   return { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...own] };
 }
 
 /** The holder's prompt (src/interaction): checks at authorise, the wallet step, progress, finish. */
-export function mountInteraction(app: Koa, core: Core, sides: { walletIssuer: WalletIssuer; verifier: Verifier; otherProvider: OtherProvider | undefined }): void {
+export function mountInteraction(
+  app: Koa,
+  core: Core,
+  sides: { walletIssuer: WalletIssuer; verifier: Verifier; otherProvider: OtherProvider | undefined },
+): void {
   const { config, store, steps, providers, clients, credentialTypes, external, flowEnds, ui } = core;
   const { walletIssuer, verifier } = sides;
   // a version's non-PAR authorise endpoint (Version 1: /oidc/authorizev1), where a journey continues with context_id
   const nonParAuthorize = (p: VersionProfile) => `${config.baseUrl}${p.paths.authorizeNonPar ?? p.paths.authorize}`;
-  const authorizeUrls = Object.fromEntries(Object.values(core.profiles).map((p) => [p.id, nonParAuthorize(p)])) as Record<VersionProfile['id'], string>;
+  const authorizeUrls = Object.fromEntries(
+    Object.values(core.profiles).map((p) => [p.id, nonParAuthorize(p)]),
+  ) as Record<VersionProfile['id'], string>;
   const identity = { pid: config.identity.VerifiedIdentity, other: sides.otherProvider };
-  app.use(createInteractionRoutes({ config, store, steps, providers, walletIssuer, verifier, clients, credentialTypes, external, identity, authorizeUrls, flowEnds, ui }));
+  app.use(
+    createInteractionRoutes({
+      config,
+      store,
+      steps,
+      providers,
+      walletIssuer,
+      verifier,
+      clients,
+      credentialTypes,
+      external,
+      identity,
+      authorizeUrls,
+      flowEnds,
+      ui,
+    }),
+  );
 }
 
 /** D18: the operator's API for credential statuses, when admin.token is set. */
@@ -167,7 +209,14 @@ export async function mountDemo(app: Koa, core: Core, walletIssuer: WalletIssuer
   if (idv?.issuer === `${config.baseUrl}/demo/idv`) {
     const demoIdv = await createDemoIdvProvider({
       issuer: idv.issuer,
-      clients: [{ clientId: idv.clientId, clientSecret: idv.clientSecret, clientAuth: idv.clientAuth, redirectUris: [`${config.baseUrl}${CALLBACK_PATH}`] }],
+      clients: [
+        {
+          clientId: idv.clientId,
+          clientSecret: idv.clientSecret,
+          clientAuth: idv.clientAuth,
+          redirectUris: [`${config.baseUrl}${CALLBACK_PATH}`],
+        },
+      ],
       verifiedClaims: idv.verifiedClaims,
     });
     app.use(demoIdv.middleware);

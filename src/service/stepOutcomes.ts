@@ -46,7 +46,9 @@ export class StepOutcomes {
 
   /** A presentation was verified: a PID's pairwise subject (D12), or the presented claims (D2). */
   async verified(record: VerificationRecord, result: VerificationResult): Promise<void> {
-    const claims = record.identity ? pidFlowClaims(result, record.clientId!, this.d.subjects) : verificationFlowClaims(result, { issuerClaim: this.d.clients.get(record.clientId!)?.vcIssuerClaim });
+    const claims = record.identity
+      ? pidFlowClaims(result, record.clientId!, this.d.subjects)
+      : verificationFlowClaims(result, { issuerClaim: this.d.clients.get(record.clientId!)?.vcIssuerClaim });
     await this.#succeeded(record.requestId, claims, record.external);
     this.d.flowEnds.verified(record);
   }
@@ -68,7 +70,12 @@ export class StepOutcomes {
     if (isExternal) await this.d.external.completed(stepId, claims);
   }
 
-  #failed(stepId: string, message: string, isExternal: boolean | undefined, reported: 'failed' | 'denied' = 'failed'): Promise<void> {
+  #failed(
+    stepId: string,
+    message: string,
+    isExternal: boolean | undefined,
+    reported: 'failed' | 'denied' = 'failed',
+  ): Promise<void> {
     return isExternal ? this.d.external.failed(stepId, message, reported) : Promise.resolve();
   }
 }

@@ -67,14 +67,16 @@ export class StatusListService {
     const values = new Array<number>(this.#o.registry.size).fill(0);
     for (const [idx, value] of await this.#o.registry.changedEntries(listId)) values[idx] = value;
     const list = new StatusList(values, BITS);
-    return new SignJWT({ ttl: this.#o.ttl, status_list: { bits: BITS, lst: list.compressStatusList() } })
-      // HAIP 1.0 §6.1: signed as the credentials it covers, under the issuer's certificate when there is one
-      .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) })
-      .setIssuer(this.#o.credentialIssuer)
-      .setSubject(this.uriOf(listId))
-      .setIssuedAt(iat)
-      // valid for two periods: a verifier that fetched it at the end of one may use it for a whole `ttl`
-      .setExpirationTime(iat + 2 * this.#o.ttl)
-      .sign(await this.#key.key);
+    return (
+      new SignJWT({ ttl: this.#o.ttl, status_list: { bits: BITS, lst: list.compressStatusList() } })
+        // HAIP 1.0 §6.1: signed as the credentials it covers, under the issuer's certificate when there is one
+        .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: jwk.kid, ...(jwk.x5c ? { x5c: jwk.x5c } : {}) })
+        .setIssuer(this.#o.credentialIssuer)
+        .setSubject(this.uriOf(listId))
+        .setIssuedAt(iat)
+        // valid for two periods: a verifier that fetched it at the end of one may use it for a whole `ttl`
+        .setExpirationTime(iat + 2 * this.#o.ttl)
+        .sign(await this.#key.key)
+    );
   }
 }

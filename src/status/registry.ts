@@ -105,7 +105,9 @@ export class StatusRegistry {
     let listId = await this.#store.get<string>(this.#k.current);
     if (typeof listId !== 'string') {
       const fresh = randomBase64url(12);
-      listId = (await this.#store.setIfAbsent(this.#k.current, fresh, CURRENT_TTL)) ? fresh : ((await this.#store.get<string>(this.#k.current)) ?? fresh);
+      listId = (await this.#store.setIfAbsent(this.#k.current, fresh, CURRENT_TTL))
+        ? fresh
+        : ((await this.#store.get<string>(this.#k.current)) ?? fresh);
     }
     this.#current = { listId, until: Date.now() + CURRENT_CACHE_MS };
     return listId;
@@ -114,7 +116,9 @@ export class StatusRegistry {
   /** The list is full: of the instances that notice, the first names its successor, and all move to that one. */
   async #retire(listId: string): Promise<void> {
     const fresh = randomBase64url(12);
-    const next = (await this.#store.setIfAbsent(this.#k.next(listId), fresh, CURRENT_TTL)) ? fresh : ((await this.#store.get<string>(this.#k.next(listId))) ?? fresh);
+    const next = (await this.#store.setIfAbsent(this.#k.next(listId), fresh, CURRENT_TTL))
+      ? fresh
+      : ((await this.#store.get<string>(this.#k.next(listId))) ?? fresh);
     await this.#store.set(this.#k.current, next, CURRENT_TTL);
     this.#current = { listId: next, until: Date.now() + CURRENT_CACHE_MS };
   }
@@ -132,9 +136,13 @@ export class StatusRegistry {
 
   /** Every entry whose value is not 0, as [index, value]. */
   async changedEntries(listId: string): Promise<[number, number][]> {
-    const indexes = (await this.#store.members(this.#k.changed(listId))).map(Number).filter((i) => Number.isInteger(i) && i >= 0 && i < this.#size);
+    const indexes = (await this.#store.members(this.#k.changed(listId)))
+      .map(Number)
+      .filter((i) => Number.isInteger(i) && i >= 0 && i < this.#size);
     if (indexes.length === 0) return [];
-    const values = await this.#store.getMany(indexes.flatMap((i) => [this.#k.revoked(listId, i), this.#k.value(listId, i)]));
+    const values = await this.#store.getMany(
+      indexes.flatMap((i) => [this.#k.revoked(listId, i), this.#k.value(listId, i)]),
+    );
     const out: [number, number][] = [];
     indexes.forEach((idx, n) => {
       const value = values[2 * n] !== undefined ? STATUS_VALUES.revoked : Number(values[2 * n + 1] ?? 0);
@@ -144,10 +152,15 @@ export class StatusRegistry {
   }
 
   /** The credential's status, or undefined when the SerialNumber is unknown (never issued, or expired). */
-  async status(serialNumber: string): Promise<{ status: CredentialStatus; entry: StatusEntry; exp: number } | undefined> {
+  async status(
+    serialNumber: string,
+  ): Promise<{ status: CredentialStatus; entry: StatusEntry; exp: number } | undefined> {
     const record = await this.#serial(serialNumber);
     if (!record) return undefined;
-    const [revoked, value] = await this.#store.getMany([this.#k.revoked(record.listId, record.idx), this.#k.value(record.listId, record.idx)]);
+    const [revoked, value] = await this.#store.getMany([
+      this.#k.revoked(record.listId, record.idx),
+      this.#k.value(record.listId, record.idx),
+    ]);
     const status = revoked !== undefined ? 'revoked' : (STATUS_NAMES[Number(value ?? 0)] ?? 'valid');
     return { status, entry: { listId: record.listId, idx: record.idx }, exp: record.exp };
   }
@@ -166,7 +179,8 @@ export class StatusRegistry {
     if (to === 'revoked') {
       changed = await this.#store.setIfAbsent(this.#k.revoked(listId, idx), 1, ttl);
     } else {
-      if ((await this.#store.get(this.#k.revoked(listId, idx))) !== undefined) throw new RevocationIsFinal(serialNumber);
+      if ((await this.#store.get(this.#k.revoked(listId, idx))) !== undefined)
+        throw new RevocationIsFinal(serialNumber);
       const before = Number((await this.#store.get(this.#k.value(listId, idx))) ?? 0);
       changed = before !== STATUS_VALUES[to];
       if (changed) await this.#store.set(this.#k.value(listId, idx), STATUS_VALUES[to], ttl);

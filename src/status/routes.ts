@@ -12,5 +12,7 @@ export function statusListRoute(path: string, lists: StatusListService): Middlew
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { error: 'not_found', error_description: 'no status list with this identifier' };
   }
-  return router([{ method: 'GET', path: new RegExp(`^/${path}/status/([^/]*)$`), handle: (ctx, [listId]) => serve(ctx, listId) }]);
+  return router([
+    { method: 'GET', path: new RegExp(`^/${path}/status/([^/]*)$`), handle: (ctx, [listId]) => serve(ctx, listId) },
+  ]);
 }

@@ -50,7 +50,11 @@ export class MemoryStore implements Store {
 
   #put(key: string, value: unknown, ttlSeconds: number): void {
     // JSON's semantics, as with Redis (src/store/redis.ts writes JSON.stringify(value)); a value JSON has no text for is kept as null
-    this.#entries.set(key, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt: Date.now() + ttlSeconds * 1000 });
+    this.#entries.set(key, {
+      kind: 'value',
+      text: JSON.stringify(value) ?? 'null',
+      expiresAt: Date.now() + ttlSeconds * 1000,
+    });
   }
 
   static #read<T>(entry: Entry): T {
@@ -82,7 +86,12 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  async setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean> {
+  async setIfAbsentWith(
+    key: string,
+    value: unknown,
+    ttlSeconds: number,
+    companion: { key: string; value: unknown; ttlSeconds: number },
+  ): Promise<boolean> {
     if (this.#live(key)) return false;
     this.#put(key, value, ttlSeconds);
     this.#put(companion.key, companion.value, companion.ttlSeconds);
@@ -97,7 +106,11 @@ export class MemoryStore implements Store {
   async replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
     const entry = this.#live(key);
     if (entry?.kind !== 'value' || entry.text !== JSON.stringify(expected)) return false;
-    this.#entries.set(key, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt: Number.POSITIVE_INFINITY });
+    this.#entries.set(key, {
+      kind: 'value',
+      text: JSON.stringify(value) ?? 'null',
+      expiresAt: Number.POSITIVE_INFINITY,
+    });
     return true;
   }
 
@@ -119,7 +132,12 @@ export class MemoryStore implements Store {
     for (const key of keys) this.#entries.delete(key);
   }
 
-  async attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }> {
+  async attempt(
+    key: string,
+    failed: boolean,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ allowed: boolean; count: number }> {
     const entry = this.#live(key);
     const count = entry?.kind === 'counter' ? entry.value : 0;
     if (count >= limit) return { allowed: false, count };
@@ -133,7 +151,11 @@ export class MemoryStore implements Store {
     const entry = this.#live(key);
     const expiresAt = Date.now() + ttlSeconds * 1000;
     if (entry?.kind !== 'set') {
-      this.#entries.set(key, { kind: 'set', value: [member], expiresAt: entry ? Math.max(entry.expiresAt, expiresAt) : expiresAt });
+      this.#entries.set(key, {
+        kind: 'set',
+        value: [member],
+        expiresAt: entry ? Math.max(entry.expiresAt, expiresAt) : expiresAt,
+      });
       return;
     }
     const set = entry.value;
@@ -160,7 +182,11 @@ export class MemoryStore implements Store {
   async claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
     const entry = this.#live(key);
     if (entry?.kind !== 'schedule') return [];
-    const due = [...entry.value].filter(([, at]) => at <= nowMs).sort(byDueTime).slice(0, limit).map(([member]) => member);
+    const due = [...entry.value]
+      .filter(([, at]) => at <= nowMs)
+      .sort(byDueTime)
+      .slice(0, limit)
+      .map(([member]) => member);
     for (const member of due) entry.value.set(member, nowMs + leaseMs);
     return due;
   }
@@ -173,7 +199,10 @@ export class MemoryStore implements Store {
   async scheduled(key: string, fromMs: number, toMs: number): Promise<{ member: string; at: number }[]> {
     const entry = this.#live(key);
     if (entry?.kind !== 'schedule') return [];
-    return [...entry.value].filter(([, at]) => at >= fromMs && at <= toMs).sort(byDueTime).map(([member, at]) => ({ member, at }));
+    return [...entry.value]
+      .filter(([, at]) => at >= fromMs && at <= toMs)
+      .sort(byDueTime)
+      .map(([member, at]) => ({ member, at }));
   }
 
   async ping(): Promise<void> {}

@@ -22,7 +22,13 @@ const CONSUMABLE = new Set([
   'RefreshToken',
 ]);
 
-export type Payload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; exp?: number; consumed?: number };
+export type Payload = Record<string, unknown> & {
+  grantId?: string;
+  uid?: string;
+  userCode?: string;
+  exp?: number;
+  consumed?: number;
+};
 
 const FALLBACK_TTL = 3600;
 
@@ -64,14 +70,18 @@ export function createOidcAdapterFactory(
       const writes: Promise<unknown>[] = [store.set(this.key(id), payload, ttl)];
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
-      if (GRANTABLE.has(this.model) && payload.grantId) writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
+      if (GRANTABLE.has(this.model) && payload.grantId)
+        writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
       await Promise.all(writes);
     }
 
     async find(id: string): Promise<Payload | undefined> {
       const key = this.key(id);
       if (!CONSUMABLE.has(this.model)) return store.get<Payload>(key);
-      const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [Payload | undefined, number | undefined];
+      const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [
+        Payload | undefined,
+        number | undefined,
+      ];
       if (payload && consumed !== undefined) payload.consumed = consumed;
       return payload;
     }
@@ -89,7 +99,8 @@ export function createOidcAdapterFactory(
     async consume(id: string): Promise<void> {
       const key = this.key(id);
       // D16: of concurrent redemptions only the first marks it; a record gone meanwhile cannot be redeemed either
-      if (!(await store.markOnce(consumedKey(key), Math.floor(Date.now() / 1000), key))) throw new errors.InvalidGrant('grant request is invalid');
+      if (!(await store.markOnce(consumedKey(key), Math.floor(Date.now() / 1000), key)))
+        throw new errors.InvalidGrant('grant request is invalid');
     }
 
     async destroy(id: string): Promise<void> {

@@ -152,31 +152,65 @@ export class RedisStore implements Store {
     const tag = full.length > 1 ? hashTag(full[0]) : undefined;
     // one MGET when every key is in the first one's slot (same hash tag), as a Cluster requires
     if (tag === undefined || full.some((k) => hashTag(k) !== tag)) return Promise.all(keys.map((k) => this.get(k)));
-    return this.#command(() => this.client.mget(...full), (raws) => raws.map(parseValue));
+    return this.#command(
+      () => this.client.mget(...full),
+      (raws) => raws.map(parseValue),
+    );
   }
 
   set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
-    return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))), nothing);
+    return this.#command(
+      () => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))),
+      nothing,
+    );
   }
 
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
-    return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'), (ok) => ok === 'OK');
+    return this.#command(
+      () => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'),
+      (ok) => ok === 'OK',
+    );
   }
 
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
-    return this.#command(() => this.client.set(this.#key(key), JSON.stringify(value), 'NX'), (ok) => ok === 'OK');
+    return this.#command(
+      () => this.client.set(this.#key(key), JSON.stringify(value), 'NX'),
+      (ok) => ok === 'OK',
+    );
   }
 
   replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
-    const run = (this.client as unknown as { vcReplace(k: string, e: string, v: string): Promise<number> }).vcReplace.bind(this.client);
-    return this.#command(() => run(this.#key(key), JSON.stringify(expected), JSON.stringify(value)), (written) => written === 1);
+    const run = (
+      this.client as unknown as { vcReplace(k: string, e: string, v: string): Promise<number> }
+    ).vcReplace.bind(this.client);
+    return this.#command(
+      () => run(this.#key(key), JSON.stringify(expected), JSON.stringify(value)),
+      (written) => written === 1,
+    );
   }
 
-  setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean> {
-    const run = (this.client as unknown as { vcSetIfAbsentWith(k: string, c: string, v: string, t: number, cv: string, ct: number): Promise<number> }).vcSetIfAbsentWith.bind(this.client);
+  setIfAbsentWith(
+    key: string,
+    value: unknown,
+    ttlSeconds: number,
+    companion: { key: string; value: unknown; ttlSeconds: number },
+  ): Promise<boolean> {
+    const run = (
+      this.client as unknown as {
+        vcSetIfAbsentWith(k: string, c: string, v: string, t: number, cv: string, ct: number): Promise<number>;
+      }
+    ).vcSetIfAbsentWith.bind(this.client);
     const ttl = (t: number) => Math.max(1, Math.ceil(t));
     return this.#command(
-      () => run(this.#key(key), this.#key(companion.key), JSON.stringify(value), ttl(ttlSeconds), JSON.stringify(companion.value), ttl(companion.ttlSeconds)),
+      () =>
+        run(
+          this.#key(key),
+          this.#key(companion.key),
+          JSON.stringify(value),
+          ttl(ttlSeconds),
+          JSON.stringify(companion.value),
+          ttl(companion.ttlSeconds),
+        ),
       (written) => written === 1,
     );
   }
@@ -186,8 +220,13 @@ export class RedisStore implements Store {
   }
 
   markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean> {
-    const run = (this.client as unknown as { vcMarkOnce(m: string, r: string, v: string): Promise<number> }).vcMarkOnce.bind(this.client);
-    return this.#command(() => run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value)), (marked) => marked === 1);
+    const run = (
+      this.client as unknown as { vcMarkOnce(m: string, r: string, v: string): Promise<number> }
+    ).vcMarkOnce.bind(this.client);
+    return this.#command(
+      () => run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value)),
+      (marked) => marked === 1,
+    );
   }
 
   delete(...keys: string[]): Promise<void> {
@@ -196,8 +235,15 @@ export class RedisStore implements Store {
     return this.#command(() => Promise.all(keys.map((k) => this.client.del(this.#key(k)))), nothing);
   }
 
-  attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }> {
-    const run = (this.client as unknown as { vcAttempt(k: string, f: string, l: number, ttl: number): Promise<[number, number]> }).vcAttempt.bind(this.client);
+  attempt(
+    key: string,
+    failed: boolean,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ allowed: boolean; count: number }> {
+    const run = (
+      this.client as unknown as { vcAttempt(k: string, f: string, l: number, ttl: number): Promise<[number, number]> }
+    ).vcAttempt.bind(this.client);
     return this.#command(
       () => run(this.#key(key), failed ? '1' : '0', limit, Math.max(1, Math.ceil(ttlSeconds))),
       ([allowed, count]) => ({ allowed: allowed === 1, count }),
@@ -205,7 +251,9 @@ export class RedisStore implements Store {
   }
 
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {
-    const run = (this.client as unknown as { vcSaddWithTtl(k: string, m: string, ttl: number): Promise<number> }).vcSaddWithTtl.bind(this.client);
+    const run = (
+      this.client as unknown as { vcSaddWithTtl(k: string, m: string, ttl: number): Promise<number> }
+    ).vcSaddWithTtl.bind(this.client);
     return this.#command(() => run(this.#key(key), member, Math.max(1, Math.ceil(ttlSeconds))), nothing);
   }
 
@@ -214,12 +262,19 @@ export class RedisStore implements Store {
   }
 
   schedule(key: string, member: string, atMs: number, ttlSeconds: number): Promise<void> {
-    const run = (this.client as unknown as { vcSchedule(k: string, m: string, at: number, ttl: number): Promise<number> }).vcSchedule.bind(this.client);
-    return this.#command(() => run(this.#key(key), member, Math.round(atMs), Math.max(1, Math.ceil(ttlSeconds))), nothing);
+    const run = (
+      this.client as unknown as { vcSchedule(k: string, m: string, at: number, ttl: number): Promise<number> }
+    ).vcSchedule.bind(this.client);
+    return this.#command(
+      () => run(this.#key(key), member, Math.round(atMs), Math.max(1, Math.ceil(ttlSeconds))),
+      nothing,
+    );
   }
 
   claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
-    const run = (this.client as unknown as { vcClaimDue(k: string, now: number, until: number, limit: number): Promise<string[]> }).vcClaimDue.bind(this.client);
+    const run = (
+      this.client as unknown as { vcClaimDue(k: string, now: number, until: number, limit: number): Promise<string[]> }
+    ).vcClaimDue.bind(this.client);
     return this.#command(() => run(this.#key(key), Math.round(nowMs), Math.round(nowMs + leaseMs), limit), asIs);
   }
 
@@ -272,7 +327,12 @@ export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): 
   };
   let client: Redis | Cluster;
   if (s.cluster?.length) {
-    client = new Cluster(s.cluster, { redisOptions: common, enableOfflineQueue: false, enableAutoPipelining: true, clusterRetryStrategy: (times) => Math.min(times * 200, 2_000) });
+    client = new Cluster(s.cluster, {
+      redisOptions: common,
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
+    });
   } else if (s.sentinels?.length) {
     client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
   } else {
@@ -285,7 +345,13 @@ export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): 
   // service starts anyway (readyz says so) and the client keeps reconnecting.
   await Promise.race([
     new Promise<void>((resolve) => client.once('ready', () => resolve())),
-    client.connect().then(() => undefined, () => undefined).then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
+    client
+      .connect()
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
   ]);
   return new RedisStore(client, s.keyPrefix);
 }

@@ -19,7 +19,12 @@ export interface Store {
    * `setIfAbsent`, and when this call wrote `key`, `companion` too (its own value and TTL), in one atomic
    * step: a companion is never written beside a key that already existed. Both keys share a hash tag.
    */
-  setIfAbsentWith(key: string, value: unknown, ttlSeconds: number, companion: { key: string; value: unknown; ttlSeconds: number }): Promise<boolean>;
+  setIfAbsentWith(
+    key: string,
+    value: unknown,
+    ttlSeconds: number,
+    companion: { key: string; value: unknown; ttlSeconds: number },
+  ): Promise<boolean>;
   /**
    * The one write without a TTL: as setIfAbsent (atomic, true when this call wrote it), but the record
    * never expires. Only for what lives as long as the deployment, the generated key sets (D20): a key
@@ -46,7 +51,12 @@ export interface Store {
    * whether it was allowed and the count after it: of concurrent attempts, no more than `limit` failed
    * ones are ever allowed, and none after them (D10's PIN attempts).
    */
-  attempt(key: string, failed: boolean, limit: number, ttlSeconds: number): Promise<{ allowed: boolean; count: number }>;
+  attempt(
+    key: string,
+    failed: boolean,
+    limit: number,
+    ttlSeconds: number,
+  ): Promise<{ allowed: boolean; count: number }>;
   /** Adds a member to a set key (creating it with the TTL, extending the TTL to at least ttlSeconds). */
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;

@@ -31,7 +31,11 @@ export function startOutboundSpans(): () => void {
       /* no origin: the span says unknown */
     }
     const method = request.method ?? 'GET';
-    const attributes = { 'http.request.method': method, 'server.address': host, ...(port ? { 'server.port': port } : {}) };
+    const attributes = {
+      'http.request.method': method,
+      'server.address': host,
+      ...(port ? { 'server.port': port } : {}),
+    };
     spans.set(request, tracer.startSpan(`${method} ${host}`, { kind: SpanKind.CLIENT, attributes }, parent));
   };
   const onHeaders = (message: unknown) => {

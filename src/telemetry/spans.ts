@@ -1,4 +1,13 @@
-import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context,
+  createContextKey,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import type { Middleware } from 'koa';
 import { TRACER_NAME, tracingOn } from './tracing.js';
@@ -34,7 +43,11 @@ export function requestSpans(routeOf: (path: string, status: number) => string):
     const path = ctx.path;
     const method = ctx.method;
     const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
-    const span = tracer().startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+    const span = tracer().startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+      parent,
+    );
     try {
       await context.with(trace.setSpan(parent, span).setValue(REQUEST_SPAN, span), next);
     } finally {

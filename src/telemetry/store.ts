@@ -24,7 +24,29 @@ const OPERATIONS = new Set<string>([
 ]);
 
 /** The words of the service's keys after their identifier (src/issuance/offers.ts, src/status, ...): a record's kind, never a value. */
-const KEY_WORDS = new Set(['offer', 'status', 'outcome', 'pin-attempts', 'redemption', 'claims', 'consumed', 'claimed', 'login', 'current', 'serial', 'changed', 'count', 'list', 'next', 'version', 'i', 'r', 'v', 'due', 'code']);
+const KEY_WORDS = new Set([
+  'offer',
+  'status',
+  'outcome',
+  'pin-attempts',
+  'redemption',
+  'claims',
+  'consumed',
+  'claimed',
+  'login',
+  'current',
+  'serial',
+  'changed',
+  'count',
+  'list',
+  'next',
+  'version',
+  'i',
+  'r',
+  'v',
+  'due',
+  'code',
+]);
 
 /**
  * A key's family, for a span's name: the key's first word (`wallet`, `step`, `hint`, `oidc`, ...), for
@@ -76,19 +98,32 @@ export function tracedStore(store: Store): Store {
             const parent = context.active();
             if (!trace.getSpan(parent)) return method.apply(target, args);
             const family = familyOf(String(prop), args);
-            const span = tracer.startSpan(`store ${String(prop)} ${family}`, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': system, 'db.operation.name': String(prop), 'vc.store.key_family': family } }, parent);
-            return context.with(trace.setSpan(parent, span), () => method.apply(target, args)).then(
-              (result) => {
-                span.end();
-                return result;
+            const span = tracer.startSpan(
+              `store ${String(prop)} ${family}`,
+              {
+                kind: SpanKind.CLIENT,
+                attributes: {
+                  'db.system.name': system,
+                  'db.operation.name': String(prop),
+                  'vc.store.key_family': family,
+                },
               },
-              (err: unknown) => {
-                span.setStatus({ code: SpanStatusCode.ERROR });
-                span.setAttribute('error.type', (err as Error)?.name ?? 'Error');
-                span.end();
-                throw err;
-              },
+              parent,
             );
+            return context
+              .with(trace.setSpan(parent, span), () => method.apply(target, args))
+              .then(
+                (result) => {
+                  span.end();
+                  return result;
+                },
+                (err: unknown) => {
+                  span.setStatus({ code: SpanStatusCode.ERROR });
+                  span.setAttribute('error.type', (err as Error)?.name ?? 'Error');
+                  span.end();
+                  throw err;
+                },
+              );
           };
       wrapped.set(prop, fn);
       return fn;

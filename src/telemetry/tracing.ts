@@ -2,7 +2,12 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { detectResources, resourceAttributesEnvDetector, resourceFromAttributes, serviceNameEnvDetector } from '@opentelemetry/resources';
+import {
+  detectResources,
+  resourceAttributesEnvDetector,
+  resourceFromAttributes,
+  serviceNameEnvDetector,
+} from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -60,7 +65,9 @@ export function tracingWanted(env: Env = process.env): 'otlp' | 'console' | unde
     if (exporters.includes('none')) return undefined;
     if (exporters.includes('otlp')) return 'otlp';
     if (exporters.includes('console')) return 'console';
-    throw new Error(`OTEL_TRACES_EXPORTER=${exporters.join(',')}: this service exports traces with otlp (OTLP over HTTP) or console, or none`);
+    throw new Error(
+      `OTEL_TRACES_EXPORTER=${exporters.join(',')}: this service exports traces with otlp (OTLP over HTTP) or console, or none`,
+    );
   }
   return set(env.OTEL_EXPORTER_OTLP_ENDPOINT) || set(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ? 'otlp' : undefined;
 }
@@ -84,7 +91,9 @@ export function samplerFrom(env: Env = process.env): Sampler {
     case 'parentbased_always_on':
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
     default:
-      throw new Error(`OTEL_TRACES_SAMPLER=${name}: not one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio`);
+      throw new Error(
+        `OTEL_TRACES_SAMPLER=${name}: not one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio`,
+      );
   }
 }
 
@@ -123,7 +132,10 @@ export function startTracing(opts: TracingOptions): Tracing {
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME }).merge(
     detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] }),
   );
-  const processor = opts.batch === false ? new SimpleSpanProcessor({ exporter: opts.exporter }) : new BatchSpanProcessor({ exporter: opts.exporter, ...batchSettings(env) });
+  const processor =
+    opts.batch === false
+      ? new SimpleSpanProcessor({ exporter: opts.exporter })
+      : new BatchSpanProcessor({ exporter: opts.exporter, ...batchSettings(env) });
   const provider = new TracerProvider({ resource, sampler: samplerFrom(env), spanProcessors: [processor] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
@@ -159,10 +171,18 @@ export function startTracing(opts: TracingOptions): Tracing {
 export function startTracingFromEnv(env: Env = process.env): Tracing | undefined {
   const wanted = tracingWanted(env);
   if (!wanted) return undefined;
-  if (wanted === 'console') return startTracing({ exporter: new ConsoleSpanExporter(), env, description: 'traces: to the console' });
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (set(env.OTEL_EXPORTER_OTLP_ENDPOINT) ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces` : 'http://localhost:4318/v1/traces');
+  if (wanted === 'console')
+    return startTracing({ exporter: new ConsoleSpanExporter(), env, description: 'traces: to the console' });
+  const endpoint =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (set(env.OTEL_EXPORTER_OTLP_ENDPOINT)
+      ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`
+      : 'http://localhost:4318/v1/traces');
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  const note = protocol && protocol !== 'http/json' ? ` (${protocol} asked: sends http/json, which OTLP/HTTP receivers accept alike)` : '';
+  const note =
+    protocol && protocol !== 'http/json'
+      ? ` (${protocol} asked: sends http/json, which OTLP/HTTP receivers accept alike)`
+      : '';
   // the endpoint's origin and path only: a URL may carry credentials in its userinfo or query
   let shown = endpoint;
   try {
@@ -171,5 +191,9 @@ export function startTracingFromEnv(env: Env = process.env): Tracing | undefined
   } catch {
     /* the exporter reports a malformed URL itself */
   }
-  return startTracing({ exporter: new OTLPTraceExporter(), env, description: `traces: OTLP over HTTP to ${shown}${note}` });
+  return startTracing({
+    exporter: new OTLPTraceExporter(),
+    env,
+    description: `traces: OTLP over HTTP to ${shown}${note}`,
+  });
 }

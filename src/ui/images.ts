@@ -21,10 +21,16 @@ export const isImageUrl = (source: string): boolean => /^https?:\/\//i.test(sour
 
 /** The image's type from its first bytes; never from a file name or a server's Content-Type. */
 export function sniffImage(bytes: Buffer): ServedImage['type'] | undefined {
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
-  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
-  const head = bytes.subarray(0, 1024).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
+  const head = bytes
+    .subarray(0, 1024)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(head)) return 'image/svg+xml';
   return undefined;
 }
@@ -41,7 +47,8 @@ function served(bytes: Buffer, where: string): ServedImage {
 /** Reads at most MAX_IMAGE_BYTES of a response, refusing more (a missing or false Content-Length changes nothing). */
 async function readCapped(res: Response, where: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > MAX_IMAGE_BYTES) throw new ImageError(`${where}: larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
+  if (Number.isFinite(declared) && declared > MAX_IMAGE_BYTES)
+    throw new ImageError(`${where}: larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -57,9 +64,15 @@ export async function loadImage(source: string, baseDir: string, where: string):
   if (isImageUrl(source)) {
     let res: Response;
     try {
-      res = await fetch(source, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'follow', headers: { Accept: 'image/png, image/jpeg, image/webp, image/svg+xml' } });
+      res = await fetch(source, {
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        redirect: 'follow',
+        headers: { Accept: 'image/png, image/jpeg, image/webp, image/svg+xml' },
+      });
     } catch (err) {
-      throw new ImageError(`${where}: ${source} could not be fetched (${(err as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (err as Error).message})`);
+      throw new ImageError(
+        `${where}: ${source} could not be fetched (${(err as Error).name === 'TimeoutError' ? 'no answer within 5 s' : (err as Error).message})`,
+      );
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -69,10 +82,13 @@ export async function loadImage(source: string, baseDir: string, where: string):
   }
   const file = isAbsolute(source) ? source : resolve(baseDir, source);
   try {
-    if ((await stat(file)).size > MAX_IMAGE_BYTES) throw new ImageError(`${where}: ${file} is larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
+    if ((await stat(file)).size > MAX_IMAGE_BYTES)
+      throw new ImageError(`${where}: ${file} is larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
     return served(await readFile(file), `${where}: ${file}`);
   } catch (err) {
     if (err instanceof ImageError) throw err;
-    throw new ImageError(`${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ImageError(
+      `${where}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }

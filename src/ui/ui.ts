@@ -11,8 +11,12 @@ export function brandCss(ui: Config['ui']): string | undefined {
   const rules: string[] = [];
   if (ui.primaryColor) {
     // light scheme: buttons, links and focus rings; dark scheme keeps its own light accent for text, and fills buttons with the brand
-    rules.push(`@media not (prefers-color-scheme: dark) { :root { --accent: ${ui.primaryColor}; --accent-hover: ${ui.primaryColor}; --accent-ink: #ffffff; --accent-soft-ink: ${ui.primaryColor}; } }`);
-    rules.push(`@media (prefers-color-scheme: dark) { .button--primary, .button--primary:hover { background: ${ui.primaryColor}; color: #ffffff; } }`);
+    rules.push(
+      `@media not (prefers-color-scheme: dark) { :root { --accent: ${ui.primaryColor}; --accent-hover: ${ui.primaryColor}; --accent-ink: #ffffff; --accent-soft-ink: ${ui.primaryColor}; } }`,
+    );
+    rules.push(
+      `@media (prefers-color-scheme: dark) { .button--primary, .button--primary:hover { background: ${ui.primaryColor}; color: #ffffff; } }`,
+    );
   }
   if (ui.accentColor) rules.push(`.avatar, .cred-icon { background: ${ui.accentColor}; color: #ffffff; }`);
   return rules.length ? rules.join('\n') : undefined;
@@ -38,7 +42,10 @@ export class HolderUi {
   /** Catalogues read, the logo fetched or read: a broken catalogue or logo file stops the start-up; a logo URL that fails is left out (logged). */
   static async load(config: Config, baseDir: string, logger?: Logger): Promise<HolderUi> {
     const ui = config.ui;
-    const catalogues = Catalogues.load(ui.defaultLocale, ui.locales ? (isAbsolute(ui.locales) ? ui.locales : resolve(baseDir, ui.locales)) : undefined);
+    const catalogues = Catalogues.load(
+      ui.defaultLocale,
+      ui.locales ? (isAbsolute(ui.locales) ? ui.locales : resolve(baseDir, ui.locales)) : undefined,
+    );
     const tryLoad = async (source: string, where: string): Promise<ServedImage | undefined> => {
       try {
         return await loadImage(source, baseDir, where);

@@ -5,7 +5,16 @@ import type { KeyObject } from 'node:crypto';
 import type { VerifierConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { isLoopbackHost } from '../rules/loopback.js';
-import { checkTrustAnchors, checkVerifierChain, dnsNames, generateVerifierCertificates, readPemCertificates, readPemPrivateKey, x509Hash, type VerifierCertificates } from '../keys/x509.js';
+import {
+  checkTrustAnchors,
+  checkVerifierChain,
+  dnsNames,
+  generateVerifierCertificates,
+  readPemCertificates,
+  readPemPrivateKey,
+  x509Hash,
+  type VerifierCertificates,
+} from '../keys/x509.js';
 import type { TrustAnchor } from '../keys/trustAnchors.js';
 
 /** How the verifier identifies itself to wallets (OpenID4VP 1.0 §5.9.3) and what it trusts. */
@@ -32,8 +41,6 @@ export interface ClientIdentityOrigin {
 /** The store key of a generated verifier certificate (D20: one for every instance, as the key sets). */
 export const VERIFIER_STORE_KEY = 'keys:verifier';
 
-
-
 function isCertificates(v: unknown): v is VerifierCertificates {
   const c = v as Partial<VerifierCertificates> | undefined;
   return typeof c?.caCertificate === 'string' && typeof c.chain === 'string' && typeof c.key === 'string';
@@ -45,13 +52,28 @@ function isCertificates(v: unknown): v is VerifierCertificates {
  * (D20: into the shared store when there is one, so every instance signs with the same leaf and one
  * client_id; else into the files), and the CA is written beside the chain for wallets to trust.
  */
-async function loadCertificates(cfg: VerifierConfig, host: string, baseDir: string, generate: boolean, shared?: Store): Promise<{ chain: string; key: string; where: { chain: string; key: string }; origin: ClientIdentityOrigin['origin']; caFile?: string }> {
+async function loadCertificates(
+  cfg: VerifierConfig,
+  host: string,
+  baseDir: string,
+  generate: boolean,
+  shared?: Store,
+): Promise<{
+  chain: string;
+  key: string;
+  where: { chain: string; key: string };
+  origin: ClientIdentityOrigin['origin'];
+  caFile?: string;
+}> {
   const chainFile = resolve(baseDir, cfg.certificateChain);
   const keyFile = resolve(baseDir, cfg.key);
   const [chain, key] = await Promise.all([readText(chainFile), readText(keyFile)]);
-  if (chain !== undefined && key !== undefined) return { chain, key, where: { chain: chainFile, key: keyFile }, origin: 'file' };
+  if (chain !== undefined && key !== undefined)
+    return { chain, key, where: { chain: chainFile, key: keyFile }, origin: 'file' };
   if (chain !== undefined || key !== undefined) {
-    throw new Error(`verifier: ${chain === undefined ? chainFile : keyFile} is missing while ${chain === undefined ? keyFile : chainFile} exists; give both, or neither to generate them`);
+    throw new Error(
+      `verifier: ${chain === undefined ? chainFile : keyFile} is missing while ${chain === undefined ? keyFile : chainFile} exists; give both, or neither to generate them`,
+    );
   }
   if (!generate) throw new Error(`verifier.certificateChain: ${chainFile} not found (keys.generate is off)`);
   const caFile = join(dirname(chainFile), 'verifier-ca.pem');
@@ -70,14 +92,26 @@ async function loadCertificates(cfg: VerifierConfig, host: string, baseDir: stri
     if (!isCertificates(held)) throw new Error(`store key ${VERIFIER_STORE_KEY}: not a verifier certificate set`);
     // the CA is public: every instance writes it where a developer looks for it
     await writeNew(caFile, held.caCertificate, 0o644);
-    return { chain: held.chain, key: held.key, where: { chain: `store key ${VERIFIER_STORE_KEY}`, key: `store key ${VERIFIER_STORE_KEY}` }, origin, caFile };
+    return {
+      chain: held.chain,
+      key: held.key,
+      where: { chain: `store key ${VERIFIER_STORE_KEY}`, key: `store key ${VERIFIER_STORE_KEY}` },
+      origin,
+      caFile,
+    };
   }
   const made = await generateVerifierCertificates(host);
   await writeNew(keyFile, made.key, 0o600);
   await writeNew(chainFile, made.chain, 0o644);
   await writeNew(caFile, made.caCertificate, 0o644);
   const [chainBack, keyBack] = await Promise.all([readFile(chainFile, 'utf8'), readFile(keyFile, 'utf8')]);
-  return { chain: chainBack, key: keyBack, where: { chain: chainFile, key: keyFile }, origin: 'generated-file', caFile };
+  return {
+    chain: chainBack,
+    key: keyBack,
+    where: { chain: chainFile, key: keyFile },
+    origin: 'generated-file',
+    caFile,
+  };
 }
 
 /**
@@ -85,7 +119,11 @@ async function loadCertificates(cfg: VerifierConfig, host: string, baseDir: stri
  * form is read as mdoc IACAs only, with a note saying how to write the list: before, one file was trusted
  * for every format, so a certificate under an IACA could issue SD-JWT VCs.
  */
-async function loadTrustAnchors(cfg: VerifierConfig['trustAnchors'], baseDir: string, warnings: string[]): Promise<TrustAnchor[]> {
+async function loadTrustAnchors(
+  cfg: VerifierConfig['trustAnchors'],
+  baseDir: string,
+  warnings: string[],
+): Promise<TrustAnchor[]> {
   if (cfg === undefined) return [];
   const entries = typeof cfg === 'string' ? [{ certificates: cfg, formats: ['mso_mdoc' as const] }] : cfg;
   if (typeof cfg === 'string') {
@@ -101,7 +139,11 @@ async function loadTrustAnchors(cfg: VerifierConfig['trustAnchors'], baseDir: st
     if (pem === undefined) throw new Error(`${where}: ${file} not found`);
     const certificates = readPemCertificates(pem, `${where} (${file})`);
     warnings.push(...checkTrustAnchors(certificates, `${where} (${file})`));
-    anchors.push({ certificates, formats: entry.formats, ...('types' in entry && entry.types ? { types: entry.types } : {}) });
+    anchors.push({
+      certificates,
+      formats: entry.formats,
+      ...('types' in entry && entry.types ? { types: entry.types } : {}),
+    });
   }
   return anchors;
 }
@@ -119,9 +161,17 @@ export async function loadClientIdentity(
   const warnings: string[] = [];
   const trustAnchors = await loadTrustAnchors(cfg.trustAnchors, opts.baseDir, warnings);
   if (cfg.clientIdPrefix === 'redirect_uri') {
-    if (!isLoopbackHost(host)) warnings.push('verifier.clientIdPrefix redirect_uri is for development only: production wallets answer x509_hash and x509_san_dns verifiers');
+    if (!isLoopbackHost(host))
+      warnings.push(
+        'verifier.clientIdPrefix redirect_uri is for development only: production wallets answer x509_hash and x509_san_dns verifiers',
+      );
     return {
-      identity: { prefix: 'redirect_uri', clientId: `redirect_uri:${opts.responseUri}`, responseMode: cfg.responseMode, trustAnchors },
+      identity: {
+        prefix: 'redirect_uri',
+        clientId: `redirect_uri:${opts.responseUri}`,
+        responseMode: cfg.responseMode,
+        trustAnchors,
+      },
       origin: { origin: 'none', warnings },
     };
   }
@@ -132,14 +182,24 @@ export async function loadClientIdentity(
   const names = dnsNames(chain[0]);
   if (cfg.clientIdPrefix === 'x509_san_dns' && !names.includes(host)) {
     // OpenID4VP 1.0 §5.9.3: the identifier is a dNSName of the leaf, and the response URI's host is that name
-    throw new Error(`verifier.certificateChain (${loaded.where.chain}): x509_san_dns needs a leaf certificate whose subjectAltName dNSName is ${host} (the base URL's host); it names ${names.length ? names.join(', ') : 'no DNS name'}`);
+    throw new Error(
+      `verifier.certificateChain (${loaded.where.chain}): x509_san_dns needs a leaf certificate whose subjectAltName dNSName is ${host} (the base URL's host); it names ${names.length ? names.join(', ') : 'no DNS name'}`,
+    );
   }
   if (loaded.origin !== 'file' && !names.includes(host)) {
-    warnings.push(`the generated verifier certificate (${loaded.where.chain}) names ${names.join(', ')}, not ${host}: delete it to have one made for ${host}`);
+    warnings.push(
+      `the generated verifier certificate (${loaded.where.chain}) names ${names.join(', ')}, not ${host}: delete it to have one made for ${host}`,
+    );
   }
   const clientId = cfg.clientIdPrefix === 'x509_hash' ? `x509_hash:${x509Hash(chain[0])}` : `x509_san_dns:${host}`;
   return {
-    identity: { prefix: cfg.clientIdPrefix, clientId, signer: { x5c: chain.map((der) => Buffer.from(der).toString('base64')), key }, responseMode: cfg.responseMode, trustAnchors },
+    identity: {
+      prefix: cfg.clientIdPrefix,
+      clientId,
+      signer: { x5c: chain.map((der) => Buffer.from(der).toString('base64')), key },
+      responseMode: cfg.responseMode,
+      trustAnchors,
+    },
     origin: { origin: loaded.origin, ...(loaded.caFile ? { caFile: loaded.caFile } : {}), warnings },
   };
 }

@@ -20,26 +20,47 @@ export interface StatusCheckOptions {
  * other value but valid (0) as an invalid status. A list that cannot be fetched is refused or accepted as
  * `onStatusUnavailable` says; a list that is not to be trusted is always refused.
  */
-export async function checkStatus(status: unknown, issuer: string, issuerKey: JWTVerifyGetKey, ctx: StatusCheckOptions): Promise<void> {
+export async function checkStatus(
+  status: unknown,
+  issuer: string,
+  issuerKey: JWTVerifyGetKey,
+  ctx: StatusCheckOptions,
+): Promise<void> {
   if (status === undefined) return;
   if (!isObject(status)) throw refuse('malformed_presentation', 'the credential status is not an object');
   const reference = status.status_list;
   if (reference === undefined) return;
-  if (!isObject(reference) || typeof reference.uri !== 'string' || typeof reference.idx !== 'number' || !Number.isSafeInteger(reference.idx) || reference.idx < 0) {
-    throw refuse('malformed_presentation', 'the credential status.status_list needs a uri and a non-negative integer idx');
+  if (
+    !isObject(reference) ||
+    typeof reference.uri !== 'string' ||
+    typeof reference.idx !== 'number' ||
+    !Number.isSafeInteger(reference.idx) ||
+    reference.idx < 0
+  ) {
+    throw refuse(
+      'malformed_presentation',
+      'the credential status.status_list needs a uri and a non-negative integer idx',
+    );
   }
   let value: number;
   try {
-    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(issuer, reference.uri, reference.idx, issuerKey);
+    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(
+      issuer,
+      reference.uri,
+      reference.idx,
+      issuerKey,
+    );
   } catch (err) {
     if (err instanceof StatusListUnavailable || err instanceof IssuerKeysUnavailable) {
       if (ctx.onStatusUnavailable === 'accept') return;
       throw refuse('credential_status_unavailable', `credential status unavailable: ${err.message}`);
     }
-    if (err instanceof StatusListInvalid) throw refuse('credential_status_invalid', `credential status invalid: ${err.message}`);
+    if (err instanceof StatusListInvalid)
+      throw refuse('credential_status_invalid', `credential status invalid: ${err.message}`);
     throw err;
   }
   if (value === 1) throw refuse('credential_revoked', 'credential revoked');
   if (value === 2) throw refuse('credential_suspended', 'credential suspended');
-  if (value !== 0) throw refuse('credential_status_invalid', `credential status invalid: the status list gives it the value ${value}`);
+  if (value !== 0)
+    throw refuse('credential_status_invalid', `credential status invalid: the status list gives it the value ${value}`);
 }

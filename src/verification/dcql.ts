@@ -90,7 +90,11 @@ function combinations(items: readonly number[], size: number): number[][] {
  * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`)
  * and the `claim_sets` of claimSetsFor.
  */
-export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Array<{ name: string; required: boolean }>): DcqlCredentialQuery {
+export function sdJwtCredentialQuery(
+  id: string,
+  vctValues: string[],
+  claims: Array<{ name: string; required: boolean }>,
+): DcqlCredentialQuery {
   const query: DcqlCredentialQuery = {
     id,
     format: SD_JWT_VC_FORMAT,
@@ -110,7 +114,12 @@ export function sdJwtCredentialQuery(id: string, vctValues: string[], claims: Ar
  * (`[namespace, element]`, id = the element, `intent_to_retain` false: ISO/IEC 18013-5 §8.3.2.1.2.1), the
  * `claim_sets` of SD-JWT VC queries (claimSetsFor), and the trust anchors by key identifier (§6.1.1.1).
  */
-export function mdocCredentialQuery(id: string, mdoc: { doctype: string; namespace: string }, claims: Array<{ name: string; required: boolean }>, aki: string[] = []): DcqlCredentialQuery {
+export function mdocCredentialQuery(
+  id: string,
+  mdoc: { doctype: string; namespace: string },
+  claims: Array<{ name: string; required: boolean }>,
+  aki: string[] = [],
+): DcqlCredentialQuery {
   const query: DcqlCredentialQuery = {
     id,
     format: MDOC_FORMAT,
@@ -135,17 +144,34 @@ export const mdocQueryId = (typeName: string) => `${typeName}-mdoc`;
  * type, the SD-JWT VC first); its mdoc query names the trust anchors that may vouch for the type (`aki`,
  * §6.1.1.1), given per type or for all.
  */
-export function dcqlQueryFor(types: CredentialType[], baseUrl: string, aki: string[] | ((type: string) => string[]) = []): DcqlQuery {
+export function dcqlQueryFor(
+  types: CredentialType[],
+  baseUrl: string,
+  aki: string[] | ((type: string) => string[]) = [],
+): DcqlQuery {
   const credentials: DcqlCredentialQuery[] = [];
   for (const type of types) {
     credentials.push(credentialQueryFor(type, baseUrl));
     if (type.mdoc) {
       const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
-      credentials.push(mdocCredentialQuery(mdocQueryId(type.name), type.mdoc, claims, typeof aki === 'function' ? aki(type.name) : aki));
+      credentials.push(
+        mdocCredentialQuery(
+          mdocQueryId(type.name),
+          type.mdoc,
+          claims,
+          typeof aki === 'function' ? aki(type.name) : aki,
+        ),
+      );
     }
   }
   if (!types.some((type) => type.mdoc)) return { credentials };
-  return { credentials, credential_sets: types.map((type) => ({ options: type.mdoc ? [[type.name], [mdocQueryId(type.name)]] : [[type.name]], required: true })) };
+  return {
+    credentials,
+    credential_sets: types.map((type) => ({
+      options: type.mdoc ? [[type.name], [mdocQueryId(type.name)]] : [[type.name]],
+      required: true,
+    })),
+  };
 }
 
 /**
@@ -153,7 +179,10 @@ export function dcqlQueryFor(types: CredentialType[], baseUrl: string, aki: stri
  * them, per set the first option whose every query is answered. Otherwise the options of the first
  * required set none of which is answered.
  */
-export function answeredOption(query: DcqlQuery, answered: ReadonlySet<string>): { ids: string[] } | { unanswered: string[][] } {
+export function answeredOption(
+  query: DcqlQuery,
+  answered: ReadonlySet<string>,
+): { ids: string[] } | { unanswered: string[][] } {
   if (!query.credential_sets) {
     const missing = query.credentials.map((q) => q.id).filter((id) => !answered.has(id));
     return missing.length ? { unanswered: [missing] } : { ids: query.credentials.map((q) => q.id) };
@@ -181,21 +210,28 @@ export function claimOptions(query: DcqlCredentialQuery): string[][] {
  * Which option of a Credential Query the given claims satisfy: the first whose every claim is present.
  * `hasClaim` answers for one Claims Query. `undefined` when none is satisfied.
  */
-export function satisfiedOption(query: DcqlCredentialQuery, hasClaim: (claim: DcqlClaimsQuery) => boolean): string[] | undefined {
+export function satisfiedOption(
+  query: DcqlCredentialQuery,
+  hasClaim: (claim: DcqlClaimsQuery) => boolean,
+): string[] | undefined {
   const byId = new Map((query.claims ?? []).map((claim, i) => [claim.id ?? String(i), claim]));
-  return claimOptions(query).find((option) => option.every((id) => {
-    const claim = byId.get(id);
-    return claim !== undefined && hasClaim(claim);
-  }));
+  return claimOptions(query).find((option) =>
+    option.every((id) => {
+      const claim = byId.get(id);
+      return claim !== undefined && hasClaim(claim);
+    }),
+  );
 }
 
 /** The claims of the least demanding option that are missing: what a person is told is missing. */
 export function missingClaims(query: DcqlCredentialQuery, hasClaim: (claim: DcqlClaimsQuery) => boolean): string[] {
   const byId = new Map((query.claims ?? []).map((claim, i) => [claim.id ?? String(i), claim]));
-  const missing = claimOptions(query).map((option) => option.filter((id) => {
-    const claim = byId.get(id);
-    return claim === undefined || !hasClaim(claim);
-  }));
+  const missing = claimOptions(query).map((option) =>
+    option.filter((id) => {
+      const claim = byId.get(id);
+      return claim === undefined || !hasClaim(claim);
+    }),
+  );
   return missing.reduce((least, m) => (m.length < least.length ? m : least), missing[0] ?? []);
 }
 

@@ -9,7 +9,10 @@ import type { StatusChecks } from './statusCheck.js';
 import type { IdentityRequestKind, VerifierOptions } from './types.js';
 
 /** What a request asks for (its DCQL query), which claims it reads, and whose credentials it accepts. */
-export type Expectations = Pick<ResponseExpectations, 'query' | 'claimNames' | 'mdocNamespaces' | 'typeNames' | 'subjectClaim'> & { issuerKeys: IssuerKeys };
+export type Expectations = Pick<
+  ResponseExpectations,
+  'query' | 'claimNames' | 'mdocNamespaces' | 'typeNames' | 'subjectClaim'
+> & { issuerKeys: IssuerKeys };
 
 /**
  * What the verifier's handlers (src/verification/actions) work with, built once by createVerifier: each

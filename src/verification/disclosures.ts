@@ -18,7 +18,11 @@ export function checkDisclosures(payload: Record<string, unknown>, encoded: stri
   const walker = new DisclosureWalk(decodeDisclosures(encoded, sdAlg));
   walker.walk(payload, []);
   for (const digest of walker.byDigest.keys()) {
-    if (!walker.referenced.has(digest)) throw refuse('disclosure_not_in_credential', 'a disclosure does not belong to this credential (its digest is not in the credential)');
+    if (!walker.referenced.has(digest))
+      throw refuse(
+        'disclosure_not_in_credential',
+        'a disclosure does not belong to this credential (its digest is not in the credential)',
+      );
   }
   return walker.topLevel;
 }
@@ -52,16 +56,19 @@ class DisclosureWalk {
 
   walk(value: unknown, path: string[]): void {
     // bound the recursion: checkDisclosures is also usable on a payload whose signature is not checked
-    if (path.length > MAX_DEPTH) throw refuse('malformed_presentation', `the credential nests claims deeper than ${MAX_DEPTH} levels`);
+    if (path.length > MAX_DEPTH)
+      throw refuse('malformed_presentation', `the credential nests claims deeper than ${MAX_DEPTH} levels`);
     if (Array.isArray(value)) return this.walkArray(value, path);
     if (!isObject(value)) return;
-    for (const [name, child] of Object.entries(value)) if (name !== '_sd' && name !== '_sd_alg') this.walk(child, [...path, name]);
+    for (const [name, child] of Object.entries(value))
+      if (name !== '_sd' && name !== '_sd_alg') this.walk(child, [...path, name]);
     this.walkDigests(value, path);
   }
 
   /** A digest without a disclosure: not disclosed, or a decoy. */
   private take(digest: unknown): unknown[] | undefined {
-    if (typeof digest !== 'string') throw refuse('malformed_presentation', 'the credential has a digest that is not a string');
+    if (typeof digest !== 'string')
+      throw refuse('malformed_presentation', 'the credential has a digest that is not a string');
     if (this.referenced.has(digest)) throw refuse('malformed_presentation', 'the credential references a digest twice');
     this.referenced.add(digest);
     return this.byDigest.get(digest);
@@ -72,7 +79,8 @@ class DisclosureWalk {
       if (isObject(element) && Object.keys(element).length === 1 && '...' in element) {
         const disclosure = this.take(element['...']);
         if (!disclosure) continue;
-        if (disclosure.length !== 2) throw refuse('malformed_presentation', 'an array element disclosure has a claim name');
+        if (disclosure.length !== 2)
+          throw refuse('malformed_presentation', 'an array element disclosure has a claim name');
         this.walk(disclosure[1], [...path, '[]']);
       } else {
         this.walk(element, [...path, '[]']);
@@ -83,14 +91,17 @@ class DisclosureWalk {
   private walkDigests(value: Record<string, unknown>, path: string[]): void {
     const digests = value._sd;
     if (digests === undefined) return;
-    if (!Array.isArray(digests)) throw refuse('malformed_presentation', 'the credential has an _sd that is not an array');
+    if (!Array.isArray(digests))
+      throw refuse('malformed_presentation', 'the credential has an _sd that is not an array');
     const names = new Set(Object.keys(value));
     for (const digest of digests) {
       const disclosure = this.take(digest);
       if (!disclosure) continue;
-      if (disclosure.length !== 3 || typeof disclosure[1] !== 'string') throw refuse('malformed_presentation', 'an object property disclosure has no claim name');
+      if (disclosure.length !== 3 || typeof disclosure[1] !== 'string')
+        throw refuse('malformed_presentation', 'an object property disclosure has no claim name');
       const name = disclosure[1];
-      if (name === '_sd' || name === '...' || names.has(name)) throw refuse('malformed_presentation', 'a disclosure would overwrite a claim of the credential');
+      if (name === '_sd' || name === '...' || names.has(name))
+        throw refuse('malformed_presentation', 'a disclosure would overwrite a claim of the credential');
       names.add(name);
       if (path.length === 0) this.topLevel.push(name);
       this.walk(disclosure[2], [...path, name]);

@@ -35,5 +35,11 @@ export function expectationsFor(record: VerificationRecord, sources: Expectation
       typeNames.set(mdocQueryId(t.name), t.name);
     }
   }
-  return { query: dcqlQueryFor(requested, sources.baseUrl, sources.aki), claimNames, mdocNamespaces, typeNames, issuerKeys: sources.issuerKeys };
+  return {
+    query: dcqlQueryFor(requested, sources.baseUrl, sources.aki),
+    claimNames,
+    mdocNamespaces,
+    typeNames,
+    issuerKeys: sources.issuerKeys,
+  };
 }

@@ -1,4 +1,12 @@
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, importJWK, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  importJWK,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 import type { TrustedIssuer } from '../config/schema.js';
 import { certificatePublicJwk, uriNames, verifyCertificateChain, X509ChainError } from '../keys/x509.js';
 import { readLimited } from './readLimited.js';
@@ -150,7 +158,10 @@ export class IssuerKeys {
       try {
         return await current!.keys(header, token);
       } catch (err) {
-        const rotated = current!.inline && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' && Date.now() - current!.fetchedAt >= this.#cooldownMs;
+        const rotated =
+          current!.inline &&
+          (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' &&
+          Date.now() - current!.fetchedAt >= this.#cooldownMs;
         if (!rotated) throw err;
         await load();
         return current!.keys(header, token);
@@ -161,7 +172,9 @@ export class IssuerKeys {
   async #loadMetadata(issuer: string): Promise<{ keys: JWTVerifyGetKey; inline: boolean }> {
     const metadataUrl = jwtVcIssuerMetadataUrl(issuer);
     const what = 'the SD-JWT VC issuer metadata';
-    const text = await this.#fetchDocument(metadataUrl, what, AbortSignal.timeout(this.#timeoutMs), { accept: 'application/json' }).catch((err: unknown) => {
+    const text = await this.#fetchDocument(metadataUrl, what, AbortSignal.timeout(this.#timeoutMs), {
+      accept: 'application/json',
+    }).catch((err: unknown) => {
       throw unavailable(err, what);
     });
     let metadata: unknown;
@@ -170,11 +183,13 @@ export class IssuerKeys {
     } catch {
       throw new IssuerKeysUnavailable(`${what} is not JSON`);
     }
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new IssuerKeysUnavailable(`${what} is not a JSON object`);
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+      throw new IssuerKeysUnavailable(`${what} is not a JSON object`);
     const { issuer: named, jwks, jwks_uri: jwksUri } = metadata as Record<string, unknown>;
     // SD-JWT VC §5: the metadata names the issuer, and carries `jwks` or `jwks_uri` (not both)
     if (named !== issuer) throw new IssuerKeysUnavailable(`${what} at ${metadataUrl} names another issuer`);
-    if (jwks !== undefined && jwksUri !== undefined) throw new IssuerKeysUnavailable(`${what} carries both jwks and jwks_uri`);
+    if (jwks !== undefined && jwksUri !== undefined)
+      throw new IssuerKeysUnavailable(`${what} carries both jwks and jwks_uri`);
     if (jwks !== undefined) {
       try {
         return { keys: createLocalJWKSet(jwks as JSONWebKeySet), inline: true };
@@ -211,7 +226,11 @@ export class IssuerKeys {
       throw new IssuerKeysUnavailable(`fetching ${what} failed with HTTP ${response.status}`);
     }
     try {
-      return await readLimited(response, MAX_DOCUMENT_BYTES, () => new IssuerKeysUnavailable(`${what} exceeds ${MAX_DOCUMENT_BYTES} bytes`));
+      return await readLimited(
+        response,
+        MAX_DOCUMENT_BYTES,
+        () => new IssuerKeysUnavailable(`${what} exceeds ${MAX_DOCUMENT_BYTES} bytes`),
+      );
     } catch (err) {
       if (err instanceof IssuerKeysUnavailable || isTimeout(err)) throw err;
       throw new IssuerKeysUnavailable(`reading ${what} failed: ${(err as Error).message}`);
@@ -259,16 +278,26 @@ function byChainOrKid(issuer: string, issuerCa: Uint8Array, byKid: JWTVerifyGetK
   return async (header, token) => {
     const x5c = (header as { x5c?: unknown }).x5c;
     if (x5c === undefined) return byKid(header, token);
-    if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > 10 || !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))) {
+    if (
+      !Array.isArray(x5c) ||
+      x5c.length === 0 ||
+      x5c.length > 10 ||
+      !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))
+    ) {
       throw new OwnChainRefused('the credential x5c header is not an array of base64 certificates');
     }
     const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
     try {
       await verifyCertificateChain(chain, [issuerCa], new Date(), 'sd-jwt-vc-issuer');
     } catch (err) {
-      throw new OwnChainRefused(err instanceof X509ChainError ? `the credential's x5c chain does not end at our issuer CA: ${err.message}` : 'the credential x5c header does not hold readable certificates');
+      throw new OwnChainRefused(
+        err instanceof X509ChainError
+          ? `the credential's x5c chain does not end at our issuer CA: ${err.message}`
+          : 'the credential x5c header does not hold readable certificates',
+      );
     }
-    if (!uriNames(chain[0]).includes(issuer)) throw new OwnChainRefused("the x5c leaf certificate does not name the credential's iss (subjectAltName URI)");
+    if (!uriNames(chain[0]).includes(issuer))
+      throw new OwnChainRefused("the x5c leaf certificate does not name the credential's iss (subjectAltName URI)");
     return importJWK(await certificatePublicJwk(chain[0]), header.alg);
   };
 }

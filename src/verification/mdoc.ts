@@ -1,8 +1,20 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { DeviceResponse, SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
+import {
+  DeviceResponse,
+  SessionTranscript,
+  type Document,
+  type MdocContext,
+  type VerificationAssessment,
+} from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
 import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
-import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext, mdocValueToJson } from './mdocContext.js';
+import {
+  COSE_SIGNATURE_ALGORITHMS,
+  CoseAlgorithmError,
+  jwkOfCoseKey,
+  mdocContext,
+  mdocValueToJson,
+} from './mdocContext.js';
 
 /**
  * COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (-7, what
@@ -64,22 +76,48 @@ interface Failure {
 function refusalFor({ category, check }: VerificationAssessment, f: Failure): VerificationRefusal {
   if (category === 'ISSUER_AUTH') {
     if (/certificate must be valid/i.test(check)) {
-      return refuse('mdoc_issuer_not_trusted', `the mdoc document signer certificate is not trusted (ISO/IEC 18013-5 §9.3.1, Annex B)${f.chainError ? `: ${f.chainError.message}` : ''}`);
+      return refuse(
+        'mdoc_issuer_not_trusted',
+        `the mdoc document signer certificate is not trusted (ISO/IEC 18013-5 §9.3.1, Annex B)${f.chainError ? `: ${f.chainError.message}` : ''}`,
+      );
     }
-    if (/country name/i.test(check)) return refuse('mdoc_issuer_not_trusted', "the mdoc document signer certificate's issuer has no countryName (ISO/IEC 18013-5 Annex B.1)");
-    if (/signed date/i.test(check)) return refuse('mdoc_issuer_signature_invalid', "the MSO was signed (validityInfo.signed) outside the document signer certificate's validity (ISO/IEC 18013-5 §9.3.1)");
-    if (/signature/i.test(check)) return refuse('mdoc_issuer_signature_invalid', `the mdoc issuer signature (issuerAuth) does not verify${f.coseError ? `: ${f.coseError.message}` : ''}`);
+    if (/country name/i.test(check))
+      return refuse(
+        'mdoc_issuer_not_trusted',
+        "the mdoc document signer certificate's issuer has no countryName (ISO/IEC 18013-5 Annex B.1)",
+      );
+    if (/signed date/i.test(check))
+      return refuse(
+        'mdoc_issuer_signature_invalid',
+        "the MSO was signed (validityInfo.signed) outside the document signer certificate's validity (ISO/IEC 18013-5 §9.3.1)",
+      );
+    if (/signature/i.test(check))
+      return refuse(
+        'mdoc_issuer_signature_invalid',
+        `the mdoc issuer signature (issuerAuth) does not verify${f.coseError ? `: ${f.coseError.message}` : ''}`,
+      );
     if (/valid at the time/i.test(check)) {
       const { validUntil } = f.document.issuerSigned.issuerAuth.mobileSecurityObject.validityInfo;
       return validUntil.getTime() < f.now.getTime() - f.clockTolerance * 1000
         ? refuse('mdoc_expired', 'the mdoc has expired (MSO validityInfo.validUntil, ISO/IEC 18013-5 §9.3.1)')
-        : refuse('mdoc_not_yet_valid', 'the mdoc is not valid yet (MSO validityInfo.validFrom, ISO/IEC 18013-5 §9.3.1)');
+        : refuse(
+            'mdoc_not_yet_valid',
+            'the mdoc is not valid yet (MSO validityInfo.validFrom, ISO/IEC 18013-5 §9.3.1)',
+          );
     }
     return refuse('mdoc_invalid', 'the mdoc issuer data (issuerAuth) is not valid');
   }
   if (category === 'DATA_INTEGRITY') {
-    if (/issuing_country|issuing_jurisdiction/.test(check)) return refuse('mdoc_invalid', 'the issuing_country or issuing_jurisdiction element does not match the document signer certificate (ISO/IEC 18013-5 §9.3.1)');
-    if (/digest/i.test(check) && !/digestAlgorithm/.test(check)) return refuse('mdoc_digest_mismatch', 'a disclosed mdoc element does not match its digest in the MSO (ISO/IEC 18013-5 §9.3.1)');
+    if (/issuing_country|issuing_jurisdiction/.test(check))
+      return refuse(
+        'mdoc_invalid',
+        'the issuing_country or issuing_jurisdiction element does not match the document signer certificate (ISO/IEC 18013-5 §9.3.1)',
+      );
+    if (/digest/i.test(check) && !/digestAlgorithm/.test(check))
+      return refuse(
+        'mdoc_digest_mismatch',
+        'a disclosed mdoc element does not match its digest in the MSO (ISO/IEC 18013-5 §9.3.1)',
+      );
     return refuse('mdoc_invalid', 'the MSO has no supported digestAlgorithm (ISO/IEC 18013-5 §9.1.2.4)');
   }
   if (category === 'DEVICE_AUTH') {
@@ -103,9 +141,17 @@ function refusalFor({ category, check }: VerificationAssessment, f: Failure): Ve
  * signature. The claims are the disclosed issuer-signed elements of `namespace`; device-signed elements
  * (ISO/IEC 18013-5 §8.3.2.1.2.2 DeviceNameSpaces) are the wallet's own word and are not returned.
  */
-export async function verifyMdocPresentation(deviceResponse: string, expected: MdocExpectations, ctx: { now?: number; clockTolerance?: number } = {}): Promise<VerifiedMdoc> {
+export async function verifyMdocPresentation(
+  deviceResponse: string,
+  expected: MdocExpectations,
+  ctx: { now?: number; clockTolerance?: number } = {},
+): Promise<VerifiedMdoc> {
   const document = decodeDocument(deviceResponse, expected.doctype);
-  if (expected.trustAnchors.length === 0) throw refuse('mdoc_issuer_not_trusted', 'no trust anchor may vouch for this credential type as an mdoc (verifier.trustAnchors)');
+  if (expected.trustAnchors.length === 0)
+    throw refuse(
+      'mdoc_issuer_not_trusted',
+      'no trust anchor may vouch for this credential type as an mdoc (verifier.trustAnchors)',
+    );
 
   const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
   const clockTolerance = ctx.clockTolerance ?? 30;
@@ -137,33 +183,57 @@ export async function verifyMdocPresentation(deviceResponse: string, expected: M
  * requested doctype, with at most MAX_ELEMENTS elements and a detached device signature.
  */
 function decodeDocument(deviceResponse: string, doctype: string): Document {
-  if (typeof deviceResponse !== 'string' || deviceResponse.length === 0) throw refuse('mdoc_invalid', 'the mdoc presentation is not a string (OpenID4VP 1.0 §B.2.5)');
+  if (typeof deviceResponse !== 'string' || deviceResponse.length === 0)
+    throw refuse('mdoc_invalid', 'the mdoc presentation is not a string (OpenID4VP 1.0 §B.2.5)');
   // before decoding: base64url of 1 MiB is at most 1,398,102 characters
-  if (deviceResponse.length > Math.ceil((MDOC_LIMIT * 4) / 3)) throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
+  if (deviceResponse.length > Math.ceil((MDOC_LIMIT * 4) / 3))
+    throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
   if (!/^[A-Za-z0-9_-]+$/.test(deviceResponse) || deviceResponse.length % 4 === 1) {
     throw refuse('mdoc_invalid', 'the mdoc presentation is not base64url without padding (OpenID4VP 1.0 §B.2.5)');
   }
   const bytes = new Uint8Array(Buffer.from(deviceResponse, 'base64url'));
-  if (bytes.length > MDOC_LIMIT) throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
+  if (bytes.length > MDOC_LIMIT)
+    throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
 
   let response: DeviceResponse;
   try {
     response = DeviceResponse.decode(bytes);
   } catch (err) {
-    throw refuse('mdoc_invalid', `the mdoc presentation is not a CBOR DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2)${libraryReason(err)}`);
+    throw refuse(
+      'mdoc_invalid',
+      `the mdoc presentation is not a CBOR DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2)${libraryReason(err)}`,
+    );
   }
-  if (response.status !== 0) throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}, not 0 (OK)`);
+  if (response.status !== 0)
+    throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}, not 0 (OK)`);
   const documents = response.documents ?? [];
-  if (documents.length !== 1) throw refuse('mdoc_invalid', `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`);
+  if (documents.length !== 1)
+    throw refuse(
+      'mdoc_invalid',
+      `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`,
+    );
   const [document] = documents;
-  if (document.docType !== doctype) throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${doctype}`);
-  const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce((n, items) => n + items.length, 0);
-  if (elements > MAX_ELEMENTS) throw refuse('mdoc_invalid', `the mdoc discloses ${elements} elements; at most ${MAX_ELEMENTS} are accepted`);
+  if (document.docType !== doctype)
+    throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${doctype}`);
+  const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce(
+    (n, items) => n + items.length,
+    0,
+  );
+  if (elements > MAX_ELEMENTS)
+    throw refuse('mdoc_invalid', `the mdoc discloses ${elements} elements; at most ${MAX_ELEMENTS} are accepted`);
   const { deviceAuth } = document.deviceSigned;
-  if (deviceAuth.deviceMac) throw refuse('mdoc_device_mac_unsupported', 'the mdoc is authenticated with a device MAC (deviceMac, ISO/IEC 18013-5 §9.1.3.5), which needs a reader key OpenID4VP does not exchange; this verifier takes device signatures (§9.1.3.6)');
+  if (deviceAuth.deviceMac)
+    throw refuse(
+      'mdoc_device_mac_unsupported',
+      'the mdoc is authenticated with a device MAC (deviceMac, ISO/IEC 18013-5 §9.1.3.5), which needs a reader key OpenID4VP does not exchange; this verifier takes device signatures (§9.1.3.6)',
+    );
   // ISO/IEC 18013-5 §9.1.3.6: the DeviceSignature payload is detached (null). @owf/mdoc would verify an
   // attached payload instead of this request's DeviceAuthentication, letting an old signature be replayed.
-  if (deviceAuth.deviceSignature?.payload !== null) throw refuse('mdoc_device_signature_invalid', 'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)');
+  if (deviceAuth.deviceSignature?.payload !== null)
+    throw refuse(
+      'mdoc_device_signature_invalid',
+      'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)',
+    );
   return document;
 }
 
@@ -205,30 +275,60 @@ const onCheck = (item: VerificationAssessment) => {
 };
 
 /** 1. issuer: the chain, issuerAuth signature, MSO validity, then each element's digest; the MSO's doctype and signing time. */
-async function verifyIssuerSigned(document: Document, expected: MdocExpectations, context: MdocContext, failure: Failure): Promise<void> {
+async function verifyIssuerSigned(
+  document: Document,
+  expected: MdocExpectations,
+  context: MdocContext,
+  failure: Failure,
+): Promise<void> {
   const { now, clockTolerance } = failure;
   try {
-    await document.issuerSigned.verify({ trustedCertificates: expected.trustAnchors, now, skewSeconds: clockTolerance, verificationCallback: onCheck }, context);
+    await document.issuerSigned.verify(
+      { trustedCertificates: expected.trustAnchors, now, skewSeconds: clockTolerance, verificationCallback: onCheck },
+      context,
+    );
   } catch (err) {
     if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
-    if (err instanceof CoseAlgorithmError) throw refuse('mdoc_issuer_signature_invalid', `the mdoc issuer signature (issuerAuth) cannot be verified: ${err.message}`);
+    if (err instanceof CoseAlgorithmError)
+      throw refuse(
+        'mdoc_issuer_signature_invalid',
+        `the mdoc issuer signature (issuerAuth) cannot be verified: ${err.message}`,
+      );
     throw refuse('mdoc_invalid', `the mdoc issuer data (issuerAuth, MSO) cannot be read${libraryReason(err)}`);
   }
   const mso = document.issuerSigned.issuerAuth.mobileSecurityObject;
   // ISO/IEC 18013-5 §9.3.1: the signed MSO is for the document's doctype
-  if (mso.docType !== expected.doctype) throw refuse('mdoc_wrong_doctype', `the issuer-signed MSO is not of the requested doctype ${expected.doctype} (ISO/IEC 18013-5 §9.3.1)`);
+  if (mso.docType !== expected.doctype)
+    throw refuse(
+      'mdoc_wrong_doctype',
+      `the issuer-signed MSO is not of the requested doctype ${expected.doctype} (ISO/IEC 18013-5 §9.3.1)`,
+    );
   // a signing time in the future: the library checks only that it lies within the certificate's validity
-  if (mso.validityInfo.signed.getTime() > now.getTime() + clockTolerance * 1000) throw refuse('mdoc_not_yet_valid', 'the MSO is signed in the future (validityInfo.signed, ISO/IEC 18013-5 §9.3.1)');
+  if (mso.validityInfo.signed.getTime() > now.getTime() + clockTolerance * 1000)
+    throw refuse('mdoc_not_yet_valid', 'the MSO is signed in the future (validityInfo.signed, ISO/IEC 18013-5 §9.3.1)');
 }
 
 /** 2. device: the signature over DeviceAuthentication with this request's SessionTranscript (§B.2.6.1). */
-async function verifyDeviceSigned(document: Document, expected: MdocExpectations, context: MdocContext, failure: Failure): Promise<void> {
+async function verifyDeviceSigned(
+  document: Document,
+  expected: MdocExpectations,
+  context: MdocContext,
+  failure: Failure,
+): Promise<void> {
   try {
     const sessionTranscript = await SessionTranscript.forOid4Vp(
-      { clientId: expected.clientId, nonce: expected.nonce, responseUri: expected.responseUri, ...(expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {}) },
+      {
+        clientId: expected.clientId,
+        nonce: expected.nonce,
+        responseUri: expected.responseUri,
+        ...(expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {}),
+      },
       context,
     );
-    await document.deviceSigned.deviceAuth.verify({ document, sessionTranscript, verificationCallback: onCheck }, context);
+    await document.deviceSigned.deviceAuth.verify(
+      { document, sessionTranscript, verificationCallback: onCheck },
+      context,
+    );
   } catch (err) {
     if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
     throw refuse('mdoc_device_signature_invalid', `the mdoc device signature cannot be verified${libraryReason(err)}`);
@@ -240,7 +340,8 @@ function disclosedClaims(document: Document, namespace: string): Record<string, 
   const claims: Record<string, unknown> = {};
   for (const item of document.issuerSigned.getIssuerNamespace(namespace) ?? []) {
     // two items for one element would leave it ambiguous which value the issuer meant
-    if (Object.hasOwn(claims, item.elementIdentifier)) throw refuse('mdoc_invalid', `the mdoc discloses an element of ${namespace} twice`);
+    if (Object.hasOwn(claims, item.elementIdentifier))
+      throw refuse('mdoc_invalid', `the mdoc discloses an element of ${namespace} twice`);
     try {
       claims[item.elementIdentifier] = mdocValueToJson(item.elementValue);
     } catch (err) {

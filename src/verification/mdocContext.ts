@@ -44,7 +44,8 @@ const CURVES = new Map<number, string>([
 const CURVE_IDS = new Map([...CURVES].map(([id, name]) => [name, id]));
 
 const b64u = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64url') : undefined);
-const bytes = (value: unknown) => (typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64url')) : undefined);
+const bytes = (value: unknown) =>
+  typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64url')) : undefined;
 
 /**
  * A COSE_Key (RFC 9052 §7) as a JWK (RFC 7517): EC2 P-256/384/521 or OKP Ed25519, with `d` when the key
@@ -54,9 +55,12 @@ const bytes = (value: unknown) => (typeof value === 'string' ? new Uint8Array(Bu
 export function jwkOfCoseKey(key: CoseKey, opts: { withPrivate?: boolean } = {}): JWK {
   const crv = typeof key.curve === 'number' ? CURVES.get(key.curve) : undefined;
   const d = opts.withPrivate ? { d: b64u(key.d) } : {};
-  if (key.keyType === KeyType.Ec && crv?.startsWith('P-') && key.x && key.y) return { kty: 'EC', crv, x: b64u(key.x), y: b64u(key.y), ...d };
+  if (key.keyType === KeyType.Ec && crv?.startsWith('P-') && key.x && key.y)
+    return { kty: 'EC', crv, x: b64u(key.x), y: b64u(key.y), ...d };
   if (key.keyType === KeyType.Okp && crv === 'Ed25519' && key.x) return { kty: 'OKP', crv, x: b64u(key.x), ...d };
-  throw new CoseAlgorithmError(`the COSE key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(key.keyType)}, crv ${String(key.curve)})`);
+  throw new CoseAlgorithmError(
+    `the COSE key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(key.keyType)}, crv ${String(key.curve)})`,
+  );
 }
 
 /** A JWK (EC P-256/384/521 or OKP Ed25519, private or public) as a COSE_Key, optionally naming its COSE algorithm. */
@@ -64,24 +68,38 @@ export function coseKeyOfJwk(jwk: JWK, algorithm?: number): CoseKey {
   const curve = jwk.crv !== undefined ? CURVE_IDS.get(jwk.crv) : undefined;
   const kty = jwk.kty === 'EC' ? KeyType.Ec : jwk.kty === 'OKP' ? KeyType.Okp : undefined;
   if (curve === undefined || kty === undefined || (kty === KeyType.Ec) !== jwk.crv?.startsWith('P-')) {
-    throw new CoseAlgorithmError(`the key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(jwk.kty)}, crv ${String(jwk.crv)})`);
+    throw new CoseAlgorithmError(
+      `the key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(jwk.kty)}, crv ${String(jwk.crv)})`,
+    );
   }
   const d = bytes(jwk.d);
-  return CoseKey.create({ keyType: kty, curve, x: bytes(jwk.x), ...(kty === KeyType.Ec ? { y: bytes(jwk.y) } : {}), ...(d ? { d } : {}), ...(algorithm !== undefined ? { algorithm } : {}) });
+  return CoseKey.create({
+    keyType: kty,
+    curve,
+    x: bytes(jwk.x),
+    ...(kty === KeyType.Ec ? { y: bytes(jwk.y) } : {}),
+    ...(d ? { d } : {}),
+    ...(algorithm !== undefined ? { algorithm } : {}),
+  });
 }
 
 /** The COSE algorithm for a key's curve (the ISO/IEC 18013-5 pairing). */
 export function coseAlgorithmFor(jwk: JWK): number {
   const alg = [...ALGORITHMS].find(([, a]) => a.crv === jwk.crv)?.[0];
-  if (alg === undefined) throw new CoseAlgorithmError(`no COSE signature algorithm for a ${String(jwk.kty)} ${String(jwk.crv)} key`);
+  if (alg === undefined)
+    throw new CoseAlgorithmError(`no COSE signature algorithm for a ${String(jwk.kty)} ${String(jwk.crv)} key`);
   return alg;
 }
 
 /** The algorithm entry for `alg` if it is accepted and fits the key's curve; throws otherwise. */
 function algorithmFor(alg: unknown, jwk: JWK) {
   const entry = typeof alg === 'number' ? ALGORITHMS.get(alg) : undefined;
-  if (!entry) throw new CoseAlgorithmError(`the COSE algorithm ${String(alg)} is not accepted (ES256, ES384, ES512 or EdDSA, in the protected header)`);
-  if (entry.crv !== jwk.crv) throw new CoseAlgorithmError(`the COSE algorithm ${entry.name} does not fit a ${String(jwk.crv)} key`);
+  if (!entry)
+    throw new CoseAlgorithmError(
+      `the COSE algorithm ${String(alg)} is not accepted (ES256, ES384, ES512 or EdDSA, in the protected header)`,
+    );
+  if (entry.crv !== jwk.crv)
+    throw new CoseAlgorithmError(`the COSE algorithm ${entry.name} does not fit a ${String(jwk.crv)} key`);
   return entry;
 }
 
@@ -120,7 +138,9 @@ export const mdocContext: MdocContext = {
         if (!jwk.d) throw new CoseAlgorithmError('the signing key has no private part');
         const { hash } = algorithmFor(algorithm ?? key.algorithm, jwk);
         const privateKey = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
-        return new Uint8Array(sign(hash, toBeSigned, hash ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey));
+        return new Uint8Array(
+          sign(hash, toBeSigned, hash ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey),
+        );
       },
       verify: ({ key, sign1 }) => {
         const jwk = jwkOfCoseKey(key);
@@ -131,17 +151,24 @@ export const mdocContext: MdocContext = {
         } catch {
           throw new CoseAlgorithmError(`the ${String(jwk.crv)} public key is not a valid point`);
         }
-        return verify(hash, sign1.toBeSigned, hash ? { key: publicKey, dsaEncoding: 'ieee-p1363' } : publicKey, sign1.signature);
+        return verify(
+          hash,
+          sign1.toBeSigned,
+          hash ? { key: publicKey, dsaEncoding: 'ieee-p1363' } : publicKey,
+          sign1.signature,
+        );
       },
     },
     mac0: { sign: macUnsupported, verify: macUnsupported },
   },
   x509: {
     // ISO/IEC 18013-5 §9.3.1: issuing_country / issuing_jurisdiction are compared with the issuer's C / ST
-    getIssuerNameField: ({ certificate, field }) => new x509.X509Certificate(Uint8Array.from(certificate)).issuerName.getField(field),
+    getIssuerNameField: ({ certificate, field }) =>
+      new x509.X509Certificate(Uint8Array.from(certificate)).issuerName.getField(field),
     getPublicKey: async ({ certificate }) => coseKeyOfJwk(await certificatePublicJwk(certificate)),
     // the issuerAuth x5chain (its only use in @owf/mdoc): a document signer (ISO/IEC 18013-5 Annex B.1.4)
-    verifyCertificateChain: ({ trustedCertificates, x5chain, now }) => verifyCertificateChain(x5chain, trustedCertificates, now, 'mdoc-document-signer'),
+    verifyCertificateChain: ({ trustedCertificates, x5chain, now }) =>
+      verifyCertificateChain(x5chain, trustedCertificates, now, 'mdoc-document-signer'),
     getCertificateData: ({ certificate }) => {
       const cert = new x509.X509Certificate(Uint8Array.from(certificate));
       return {
@@ -167,11 +194,13 @@ export function mdocValueToJson(value: unknown, depth = 0): unknown {
   if (value instanceof DateOnly) return value.toISOString();
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : `${value.toISOString().split('.')[0]}Z`;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), mdocValueToJson(v, depth + 1)]));
+  if (value instanceof Map)
+    return Object.fromEntries([...value].map(([k, v]) => [String(k), mdocValueToJson(v, depth + 1)]));
   if (Array.isArray(value)) return value.map((v) => mdocValueToJson(v, depth + 1));
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
   if (value === undefined) return null;
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mdocValueToJson(v, depth + 1)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mdocValueToJson(v, depth + 1)]));
   return value;
 }

@@ -61,7 +61,11 @@ export interface VerifiedPresentation {
  *    taken from another credential, silently disappears instead of failing);
  *  - it lets a disclosure overwrite a claim of the same name.
  */
-export async function verifyPresentation(presentation: string, expected: PresentationExpectations, ctx: PresentationContext): Promise<VerifiedPresentation> {
+export async function verifyPresentation(
+  presentation: string,
+  expected: PresentationExpectations,
+  ctx: PresentationContext,
+): Promise<VerifiedPresentation> {
   const tolerance = ctx.clockTolerance ?? 30;
   const now = ctx.now ?? Math.floor(Date.now() / 1000);
   const { issuerJwt, disclosures, kbJwt, sdJwtWithoutKb } = splitPresentation(presentation);
@@ -73,16 +77,33 @@ export async function verifyPresentation(presentation: string, expected: Present
   const holderJwk = holderKeyOf(payload);
   // RFC 9901 §7.1 step 3-4: every disclosure's digest must occur exactly once in the credential
   const sdAlg = payload._sd_alg ?? 'sha-256';
-  if (typeof sdAlg !== 'string' || !HASHES[sdAlg]) throw refuse('unsupported_credential', `the credential's _sd_alg is not supported; supported: ${Object.keys(HASHES).join(', ')}`);
+  if (typeof sdAlg !== 'string' || !HASHES[sdAlg])
+    throw refuse(
+      'unsupported_credential',
+      `the credential's _sd_alg is not supported; supported: ${Object.keys(HASHES).join(', ')}`,
+    );
   const disclosed = checkDisclosures(payload, disclosures, sdAlg);
-  const kbAlg = checkKeyBindingJwt(kbJwt, { clientId: expected.clientId, nonce: expected.nonce, sdJwtWithoutKb, sdAlg, now, tolerance });
-  const verifiedPayload = await verifySdJwt(presentation, { issuerJwt, holderJwk, kbAlg }, { nonce: expected.nonce, now, tolerance });
+  const kbAlg = checkKeyBindingJwt(kbJwt, {
+    clientId: expected.clientId,
+    nonce: expected.nonce,
+    sdJwtWithoutKb,
+    sdAlg,
+    now,
+    tolerance,
+  });
+  const verifiedPayload = await verifySdJwt(
+    presentation,
+    { issuerJwt, holderJwk, kbAlg },
+    { nonce: expected.nonce, now, tolerance },
+  );
   // D18, draft-ietf-oauth-status-list §8: last, once everything local holds, the credential's status when it
   // references a status list. Checked here rather than by @sd-jwt/sd-jwt-vc, which has no cache, no size or
   // redirect limits and does not check the list's `sub`.
   await checkStatus(payload.status, issuer, issuerKey, ctx);
 
-  const claims = Object.fromEntries(Object.entries(verifiedPayload).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)));
+  const claims = Object.fromEntries(
+    Object.entries(verifiedPayload).filter(([name]) => !RESERVED_CLAIM_NAMES.has(name)),
+  );
   return {
     issuer,
     vct,
@@ -94,7 +115,12 @@ export async function verifyPresentation(presentation: string, expected: Present
 }
 
 /** RFC 9901 §4: `<issuer-jwt>~<disclosure>~...~<kb-jwt>`. */
-function splitPresentation(presentation: string): { issuerJwt: string; disclosures: string[]; kbJwt: string; sdJwtWithoutKb: string } {
+function splitPresentation(presentation: string): {
+  issuerJwt: string;
+  disclosures: string[];
+  kbJwt: string;
+  sdJwtWithoutKb: string;
+} {
   const parts = presentation.split('~');
   if (parts.length < 2) throw refuse('malformed_presentation', 'the presentation is not an SD-JWT (no ~ separator)');
   const kbJwt = parts[parts.length - 1];
@@ -102,6 +128,12 @@ function splitPresentation(presentation: string): { issuerJwt: string; disclosur
   // presentation ending in `~` has no key binding JWT. The library would accept it when no nonce is passed.
   if (!kbJwt) throw refuse('key_binding_missing', 'the presentation has no key binding JWT');
   const disclosures = parts.slice(1, -1);
-  if (disclosures.some((d) => d === '')) throw refuse('malformed_presentation', 'the presentation has an empty disclosure');
-  return { issuerJwt: parts[0], disclosures, kbJwt, sdJwtWithoutKb: presentation.slice(0, presentation.length - kbJwt.length) };
+  if (disclosures.some((d) => d === ''))
+    throw refuse('malformed_presentation', 'the presentation has an empty disclosure');
+  return {
+    issuerJwt: parts[0],
+    disclosures,
+    kbJwt,
+    sdJwtWithoutKb: presentation.slice(0, presentation.length - kbJwt.length),
+  };
 }

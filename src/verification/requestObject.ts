@@ -22,9 +22,14 @@ export function clientMetadata(encryptionKey?: JWK) {
   return {
     vp_formats_supported: {
       [SD_JWT_VC_FORMAT]: { 'sd-jwt_alg_values': [...ISSUER_ALGS], 'kb-jwt_alg_values': [...KB_ALGS] },
-      [MDOC_FORMAT]: { issuerauth_alg_values: [...MDOC_ISSUER_AUTH_ALGS], deviceauth_alg_values: [...MDOC_DEVICE_AUTH_ALGS] },
+      [MDOC_FORMAT]: {
+        issuerauth_alg_values: [...MDOC_ISSUER_AUTH_ALGS],
+        deviceauth_alg_values: [...MDOC_DEVICE_AUTH_ALGS],
+      },
     },
-    ...(encryptionKey ? { jwks: { keys: [encryptionKey] }, encrypted_response_enc_values_supported: [...RESPONSE_ENC_VALUES] } : {}),
+    ...(encryptionKey
+      ? { jwks: { keys: [encryptionKey] }, encrypted_response_enc_values_supported: [...RESPONSE_ENC_VALUES] }
+      : {}),
   };
 }
 
@@ -76,7 +81,9 @@ export function authorizationRequestPayload(input: RequestObjectInput) {
  */
 export async function requestObject(identity: ClientIdentity, payload: Record<string, unknown>): Promise<string> {
   if (!identity.signer) return unsignedRequestObject(payload);
-  return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ: REQUEST_OBJECT_TYPE, x5c: identity.signer.x5c }).sign(identity.signer.key);
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'ES256', typ: REQUEST_OBJECT_TYPE, x5c: identity.signer.x5c })
+    .sign(identity.signer.key);
 }
 
 /**

@@ -32,7 +32,8 @@ export interface VerificationResult {
 }
 
 /** Who vouched for a presented credential: an SD-JWT VC's `iss`, or an mdoc's document signer and its IACA. */
-export type VouchingIssuer = { format: 'dc+sd-jwt'; iss: string } | { format: 'mso_mdoc'; ds_subject: string; ds_issuer: string };
+export type VouchingIssuer =
+  { format: 'dc+sd-jwt'; iss: string } | { format: 'mso_mdoc'; ds_subject: string; ds_issuer: string };
 
 /** One verification request, kept while the wallet may answer it. Holds no claim values. */
 export interface VerificationRecord {
@@ -89,9 +90,13 @@ export class VerificationRequests {
     }
     // independent of each other once the request is known to be new: one round trip on Redis
     await Promise.all([
-      ...Object.entries(references).map(([device, reference]) => this.store.set(requestObjectKey(reference), { requestId: record.requestId, device }, lifetime)),
+      ...Object.entries(references).map(([device, reference]) =>
+        this.store.set(requestObjectKey(reference), { requestId: record.requestId, device }, lifetime),
+      ),
       this.store.set(stateKey(record.state), record.requestId, lifetime),
-      ...(record.encryptionKey?.kid ? [this.store.set(kidKey(record.encryptionKey.kid), record.requestId, lifetime)] : []),
+      ...(record.encryptionKey?.kid
+        ? [this.store.set(kidKey(record.encryptionKey.kid), record.requestId, lifetime)]
+        : []),
       this.setStatus(record.requestId, { status: 'pending' }, lifetime + STATUS_GRACE_SECONDS),
     ]);
   }
@@ -109,11 +114,16 @@ export class VerificationRequests {
     if (taken === undefined) return undefined;
     const { requestId, device } = taken;
     // one round trip: both keys share the request's hash tag
-    const [record, current] = (await this.store.getMany([requestKey(requestId), statusKey(requestId)])) as [VerificationRecord | undefined, RequestStatus | undefined];
+    const [record, current] = (await this.store.getMany([requestKey(requestId), statusKey(requestId)])) as [
+      VerificationRecord | undefined,
+      RequestStatus | undefined,
+    ];
     if (!record) return undefined;
     // the first link used decides how the request ends; the other link's request object is gone with it
-    if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS))) return undefined;
-    if (current?.status === 'pending') await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
+    if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS)))
+      return undefined;
+    if (current?.status === 'pending')
+      await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
     return record;
   }
 
@@ -127,7 +137,10 @@ export class VerificationRequests {
   async takeByState(state: string): Promise<{ record: VerificationRecord; device?: Device } | undefined> {
     const requestId = await this.store.consume<string>(stateKey(state));
     if (requestId === undefined) return undefined;
-    const [record, device] = (await this.store.getMany([requestKey(requestId), deviceKey(requestId)])) as [VerificationRecord | undefined, Device | undefined];
+    const [record, device] = (await this.store.getMany([requestKey(requestId), deviceKey(requestId)])) as [
+      VerificationRecord | undefined,
+      Device | undefined,
+    ];
     return record && { record, device };
   }
 
@@ -148,12 +161,18 @@ export class VerificationRequests {
    * The browser came back: its response code is taken once (D14) and must be this request's. Returns the
    * request and its result, or undefined (no such code, wrong code, already used, expired).
    */
-  async redeem(requestId: string, responseCode: string): Promise<{ record: VerificationRecord; result: VerificationResult } | undefined> {
+  async redeem(
+    requestId: string,
+    responseCode: string,
+  ): Promise<{ record: VerificationRecord; result: VerificationResult } | undefined> {
     const held = await this.store.consume<string>(responseCodeKey(requestId));
     if (held === undefined) return undefined;
     const presented = Buffer.from(sha256(responseCode));
     if (presented.length !== held.length || !timingSafeEqual(presented, Buffer.from(held))) return undefined;
-    const [record, result] = (await this.store.getMany([requestKey(requestId), resultKey(requestId)])) as [VerificationRecord | undefined, VerificationResult | undefined];
+    const [record, result] = (await this.store.getMany([requestKey(requestId), resultKey(requestId)])) as [
+      VerificationRecord | undefined,
+      VerificationResult | undefined,
+    ];
     return record && result ? { record, result } : undefined;
   }
 
@@ -171,19 +190,28 @@ export class VerificationRequests {
   }
 
   async failed(requestId: string, message: Say, description: string): Promise<void> {
-    await Promise.all([this.setStatus(requestId, { status: 'failed', ...said(message), description }, STATUS_GRACE_SECONDS), this.store.delete(requestKey(requestId))]);
+    await Promise.all([
+      this.setStatus(requestId, { status: 'failed', ...said(message), description }, STATUS_GRACE_SECONDS),
+      this.store.delete(requestKey(requestId)),
+    ]);
   }
 
   async status(requestId: string): Promise<RequestStatus> {
     // one round trip: both keys share the request's hash tag
-    const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [RequestStatus | undefined, VerificationRecord | undefined];
+    const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [
+      RequestStatus | undefined,
+      VerificationRecord | undefined,
+    ];
     if (status?.status === 'done' || status?.status === 'failed') return status;
     if (!status || !request) return { status: 'expired', ...said(say('status.expired')) };
     return status;
   }
 
   async result(requestId: string): Promise<VerificationResult | undefined> {
-    const [status, result] = (await this.store.getMany([statusKey(requestId), resultKey(requestId)])) as [RequestStatus | undefined, VerificationResult | undefined];
+    const [status, result] = (await this.store.getMany([statusKey(requestId), resultKey(requestId)])) as [
+      RequestStatus | undefined,
+      VerificationResult | undefined,
+    ];
     return status?.status === 'done' ? result : undefined;
   }
 

@@ -26,14 +26,21 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
   if (raw === undefined) throw new VerificationRefusal('malformed_response', 'vp_token: required');
   let parsed: unknown = raw;
   if (typeof raw === 'string') {
-    if (Buffer.byteLength(raw, 'utf8') > VP_TOKEN_LIMIT) throw new VerificationRefusal('vp_token_too_large', `vp_token: exceeds ${VP_TOKEN_LIMIT} bytes`);
+    if (Buffer.byteLength(raw, 'utf8') > VP_TOKEN_LIMIT)
+      throw new VerificationRefusal('vp_token_too_large', `vp_token: exceeds ${VP_TOKEN_LIMIT} bytes`);
     try {
       parsed = JSON.parse(raw);
     } catch {
-      throw new VerificationRefusal('malformed_response', 'vp_token: not valid JSON; expected a JSON object keyed by credential query id');
+      throw new VerificationRefusal(
+        'malformed_response',
+        'vp_token: not valid JSON; expected a JSON object keyed by credential query id',
+      );
     }
   } else if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new VerificationRefusal('malformed_response', 'vp_token: must appear once, as a string or (encrypted) a JSON object');
+    throw new VerificationRefusal(
+      'malformed_response',
+      'vp_token: must appear once, as a string or (encrypted) a JSON object',
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new VerificationRefusal('malformed_response', 'vp_token: must be a JSON object keyed by credential query id');
@@ -41,7 +48,11 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
   const queries = new Map(query.credentials.map((q) => [q.id, q]));
   const entries = parsed as Record<string, unknown>;
   for (const id of Object.keys(entries)) {
-    if (!queries.has(id)) throw new VerificationRefusal('unrequested_credential', 'vp_token: a key is not the id of any credential query of this request');
+    if (!queries.has(id))
+      throw new VerificationRefusal(
+        'unrequested_credential',
+        'vp_token: a key is not the id of any credential query of this request',
+      );
   }
   const answered = answeredOption(query, new Set(Object.keys(entries)));
   if ('unanswered' in answered) {
@@ -55,15 +66,25 @@ export function readVpToken(raw: unknown, query: DcqlQuery): Map<string, string>
   }
   const chosen = new Set(answered.ids);
   for (const id of Object.keys(entries)) {
-    if (!chosen.has(id)) throw new VerificationRefusal('unrequested_credential', `vp_token.${id}: an alternative to a credential already presented`);
+    if (!chosen.has(id))
+      throw new VerificationRefusal(
+        'unrequested_credential',
+        `vp_token.${id}: an alternative to a credential already presented`,
+      );
   }
   const presentations = new Map<string, string>();
   for (const [id, q] of queries) {
     if (!chosen.has(id)) continue;
     const value = entries[id];
-    if (!Array.isArray(value) || value.length === 0) throw new VerificationRefusal('malformed_response', `vp_token.${id}: must be a non-empty array of presentations`);
-    if (value.length > 1 && !q.multiple) throw new VerificationRefusal('too_many_presentations', `vp_token.${id}: exactly one presentation is expected`);
-    if (typeof value[0] !== 'string' || value[0] === '') throw new VerificationRefusal('malformed_response', `vp_token.${id}[0]: a ${q.format} presentation must be a non-empty string`);
+    if (!Array.isArray(value) || value.length === 0)
+      throw new VerificationRefusal('malformed_response', `vp_token.${id}: must be a non-empty array of presentations`);
+    if (value.length > 1 && !q.multiple)
+      throw new VerificationRefusal('too_many_presentations', `vp_token.${id}: exactly one presentation is expected`);
+    if (typeof value[0] !== 'string' || value[0] === '')
+      throw new VerificationRefusal(
+        'malformed_response',
+        `vp_token.${id}[0]: a ${q.format} presentation must be a non-empty string`,
+      );
     presentations.set(id, value[0]);
   }
   return presentations;
@@ -95,7 +116,11 @@ export interface ResponseExpectations {
  * Credential Query is required. The result carries, per expected claim that was disclosed, its value;
  * when two types share an attribute name, the first type asked for wins.
  */
-export async function verifyResponse(presentations: Map<string, string>, expected: ResponseExpectations, ctx: PresentationContext): Promise<VerificationResult> {
+export async function verifyResponse(
+  presentations: Map<string, string>,
+  expected: ResponseExpectations,
+  ctx: PresentationContext,
+): Promise<VerificationResult> {
   const claims: Record<string, unknown> = {};
   const issuers: Record<string, VouchingIssuer> = {};
   let first: { holderKeyThumbprint: string; issuer: string; subject?: unknown } | undefined;
@@ -124,26 +149,46 @@ export async function verifyResponse(presentations: Map<string, string>, expecte
         verified = mdoc;
       } else {
         // the anchors of this type alone: an anchor for another type (or format) vouches for nothing here
-        verified = await verifyPresentation(presentation, { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] }, { ...ctx, trustAnchors: expected.anchorsFor?.('dc+sd-jwt', type) ?? [] });
+        verified = await verifyPresentation(
+          presentation,
+          { clientId: expected.clientId, nonce: expected.nonce, vct: credentialQuery.meta.vct_values ?? [] },
+          { ...ctx, trustAnchors: expected.anchorsFor?.('dc+sd-jwt', type) ?? [] },
+        );
         issuers[type] = { format: 'dc+sd-jwt', iss: verified.issuer };
       }
     } catch (err) {
-      if (err instanceof VerificationRefusal) throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
+      if (err instanceof VerificationRefusal)
+        throw new VerificationRefusal(err.reason, `vp_token.${credentialQuery.id}: ${err.message}`);
       throw err;
     }
     const has = (claim: Parameters<typeof topLevelClaimName>[0]) => {
       // an mdoc claim's path is [namespace, element] (§B.2.3); the element is the attribute
-      const name = namespace !== undefined ? (claim.path.length === 2 && claim.path[0] === namespace && typeof claim.path[1] === 'string' ? claim.path[1] : undefined) : topLevelClaimName(claim);
+      const name =
+        namespace !== undefined
+          ? claim.path.length === 2 && claim.path[0] === namespace && typeof claim.path[1] === 'string'
+            ? claim.path[1]
+            : undefined
+          : topLevelClaimName(claim);
       return name !== undefined && Object.hasOwn(verified.claims, name);
     };
     if (!satisfiedOption(credentialQuery, has)) {
-      throw new VerificationRefusal('missing_claims', `vp_token.${credentialQuery.id}: the presentation does not disclose ${missingClaims(credentialQuery, has).join(', ')}`);
+      throw new VerificationRefusal(
+        'missing_claims',
+        `vp_token.${credentialQuery.id}: the presentation does not disclose ${missingClaims(credentialQuery, has).join(', ')}`,
+      );
     }
     for (const name of expected.claimNames.get(credentialQuery.id) ?? []) {
       if (Object.hasOwn(verified.claims, name) && !Object.hasOwn(claims, name)) claims[name] = verified.claims[name];
     }
-    const subject = expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim) ? verified.claims[expected.subjectClaim] : undefined;
-    first ??= { holderKeyThumbprint: verified.holderKeyThumbprint, issuer: verified.issuer, ...(subject !== undefined ? { subject } : {}) };
+    const subject =
+      expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim)
+        ? verified.claims[expected.subjectClaim]
+        : undefined;
+    first ??= {
+      holderKeyThumbprint: verified.holderKeyThumbprint,
+      issuer: verified.issuer,
+      ...(subject !== undefined ? { subject } : {}),
+    };
   }
   return { ...first!, claims, types: answered.map((q) => expected.typeNames?.get(q.id) ?? q.id), issuers };
 }

@@ -33,7 +33,10 @@ export function decodeIssuerJwt(jwt: string): IssuerJwt & { alg: string } {
   // RFC 8725 §3.1: only the asymmetric algorithms we announced; never `none` or a MAC
   const alg = header.alg;
   if (typeof alg !== 'string' || !ISSUER_ALGS.includes(alg)) {
-    throw refuse('unsupported_credential', `the credential's signature algorithm (alg) is not accepted; accepted: ${ISSUER_ALGS.join(', ')}`);
+    throw refuse(
+      'unsupported_credential',
+      `the credential's signature algorithm (alg) is not accepted; accepted: ${ISSUER_ALGS.join(', ')}`,
+    );
   }
   return { jwt, header, payload, alg };
 }
@@ -55,7 +58,8 @@ export async function verifyIssuer(
   let issuerKey = trust.issuerKeys.resolverFor(issuer);
   if (!issuerKey && header.x5c !== undefined) {
     // only anchors for this format and type; none for this service's own types
-    if (!trust.trustAnchors?.length) throw refuse('issuer_not_trusted', 'no trust anchor may vouch for this credential type by x5c');
+    if (!trust.trustAnchors?.length)
+      throw refuse('issuer_not_trusted', 'no trust anchor may vouch for this credential type by x5c');
     issuerKey = await x5cIssuerKey(header.x5c, issuer, alg, trust.trustAnchors, now);
   }
   if (!issuerKey) throw refuse('issuer_not_trusted', "the credential's issuer (iss) is not trusted");
@@ -80,11 +84,15 @@ export function checkVct(payload: Record<string, unknown>, expected: string | re
 /** SD-JWT VC §3.2.2.2, RFC 7519 §4.1.4-4.1.6: validity period, with the clock tolerance. */
 export function checkValidity(payload: Record<string, unknown>, now: number, tolerance: number): void {
   for (const claim of ['exp', 'nbf', 'iat'] as const) {
-    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') throw refuse('malformed_presentation', `the credential ${claim} is not a number`);
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number')
+      throw refuse('malformed_presentation', `the credential ${claim} is not a number`);
   }
-  if (typeof payload.exp === 'number' && payload.exp + tolerance <= now) throw refuse('credential_expired', 'the credential has expired (exp)');
-  if (typeof payload.nbf === 'number' && payload.nbf - tolerance > now) throw refuse('credential_not_yet_valid', 'the credential is not valid yet (nbf)');
-  if (typeof payload.iat === 'number' && payload.iat - tolerance > now) throw refuse('credential_not_yet_valid', 'the credential is issued in the future (iat)');
+  if (typeof payload.exp === 'number' && payload.exp + tolerance <= now)
+    throw refuse('credential_expired', 'the credential has expired (exp)');
+  if (typeof payload.nbf === 'number' && payload.nbf - tolerance > now)
+    throw refuse('credential_not_yet_valid', 'the credential is not valid yet (nbf)');
+  if (typeof payload.iat === 'number' && payload.iat - tolerance > now)
+    throw refuse('credential_not_yet_valid', 'the credential is issued in the future (iat)');
 }
 
 /**
@@ -94,15 +102,27 @@ export function checkValidity(payload: Record<string, unknown>, now: number, tol
  * `iss`, or a dNSName equal to the host of an https `iss`. Refusals never repeat `iss`: it is the
  * presenter's text.
  */
-async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: Uint8Array[], now: number): Promise<JWTVerifyGetKey> {
-  if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > 10 || !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))) {
+async function x5cIssuerKey(
+  x5c: unknown,
+  issuer: string,
+  alg: string,
+  anchors: Uint8Array[],
+  now: number,
+): Promise<JWTVerifyGetKey> {
+  if (
+    !Array.isArray(x5c) ||
+    x5c.length === 0 ||
+    x5c.length > 10 ||
+    !x5c.every((c) => typeof c === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(c))
+  ) {
     throw refuse('malformed_presentation', 'the credential x5c header is not an array of base64 certificates');
   }
   const chain = x5c.map((c: string) => new Uint8Array(Buffer.from(c, 'base64')));
   try {
     await verifyCertificateChain(chain, anchors, new Date(now * 1000), 'sd-jwt-vc-issuer');
   } catch (err) {
-    if (err instanceof X509ChainError) throw refuse('issuer_not_trusted', `the credential's x5c chain is not trusted: ${err.message}`);
+    if (err instanceof X509ChainError)
+      throw refuse('issuer_not_trusted', `the credential's x5c chain is not trusted: ${err.message}`);
     throw refuse('malformed_presentation', 'the credential x5c header does not hold readable certificates');
   }
   checkLeafNamesIssuer(chain[0], issuer);
@@ -110,7 +130,10 @@ async function x5cIssuerKey(x5c: unknown, issuer: string, alg: string, anchors: 
   try {
     key = await importJWK(await certificatePublicJwk(chain[0]), alg);
   } catch {
-    throw refuse('issuer_signature_invalid', `the credential is signed with ${alg}, which the x5c leaf certificate's key does not use`);
+    throw refuse(
+      'issuer_signature_invalid',
+      `the credential is signed with ${alg}, which the x5c leaf certificate's key does not use`,
+    );
   }
   return async () => key;
 }
@@ -141,10 +164,15 @@ function checkLeafNamesIssuer(leaf: Uint8Array, issuer: string): void {
  */
 function issuerKeyRefusal(err: unknown, issuer: string, kid: string | undefined): VerificationRefusal {
   const code = (err as { code?: string }).code;
-  if (err instanceof IssuerKeysUnavailable) return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${err.message}`);
+  if (err instanceof IssuerKeysUnavailable)
+    return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${err.message}`);
   if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JWKS_INVALID') {
     return refuse('issuer_keys_unavailable', `the keys of issuer ${issuer} are unavailable: ${(err as Error).message}`);
   }
-  if (code === 'ERR_JWKS_NO_MATCHING_KEY') return refuse('unknown_issuer_key', `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : "with the credential's kid"}`);
-  return refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
+  if (code === 'ERR_JWKS_NO_MATCHING_KEY')
+    return refuse(
+      'unknown_issuer_key',
+      `issuer ${issuer} has no key ${kid === undefined ? 'for this credential' : "with the credential's kid"}`,
+    );
+  return refuse('issuer_signature_invalid', "the credential signature does not verify with the issuer's keys");
 }

@@ -11,7 +11,8 @@ export const KB_MAX_AGE = 300;
 /** SD-JWT VC §3.2.2.2 / RFC 7800: the holder key the key binding JWT must be signed with. */
 export function holderKeyOf(payload: Record<string, unknown>): JWK {
   const holderJwk = (payload.cnf as { jwk?: unknown } | undefined)?.jwk;
-  if (!isPublicJwk(holderJwk)) throw refuse('holder_key_missing', 'the credential has no cnf.jwk public key to bind it to its holder');
+  if (!isPublicJwk(holderJwk))
+    throw refuse('holder_key_missing', 'the credential has no cnf.jwk public key to bind it to its holder');
   return holderJwk;
 }
 
@@ -40,18 +41,25 @@ export function checkKeyBindingJwt(kbJwt: string, expected: KeyBindingExpectatio
   // RFC 9901 §4.3: typ kb+jwt
   if (kbHeader.typ !== 'kb+jwt') throw refuse('key_binding_invalid', 'the key binding JWT typ is not kb+jwt');
   if (typeof kbHeader.alg !== 'string' || !KB_ALGS.includes(kbHeader.alg)) {
-    throw refuse('key_binding_invalid', `the key binding JWT's signature algorithm (alg) is not accepted; accepted: ${KB_ALGS.join(', ')}`);
+    throw refuse(
+      'key_binding_invalid',
+      `the key binding JWT's signature algorithm (alg) is not accepted; accepted: ${KB_ALGS.join(', ')}`,
+    );
   }
   // Gap 2 (OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5): `aud` is our client identifier, exactly
-  if (kbPayload.aud !== expected.clientId) throw refuse('wrong_audience', 'the key binding JWT aud is not this verifier\'s client_id');
+  if (kbPayload.aud !== expected.clientId)
+    throw refuse('wrong_audience', "the key binding JWT aud is not this verifier's client_id");
   // OpenID4VP 1.0 §B.3.6: `nonce` is the request's (the library checks it again)
-  if (kbPayload.nonce !== expected.nonce) throw refuse('wrong_nonce', 'the key binding JWT nonce is not the nonce of this request');
+  if (kbPayload.nonce !== expected.nonce)
+    throw refuse('wrong_nonce', 'the key binding JWT nonce is not the nonce of this request');
   // Gap 3 (RFC 9901 §7.3 step 5): `iat` within an acceptable window: not older than KB_MAX_AGE, not in the future
   if (typeof kbPayload.iat !== 'number') throw refuse('key_binding_invalid', 'the key binding JWT has no iat');
   if (kbPayload.iat - tolerance > now) throw refuse('stale_key_binding', 'the key binding JWT iat is in the future');
-  if (now - kbPayload.iat > KB_MAX_AGE + tolerance) throw refuse('stale_key_binding', `the key binding JWT is older than ${KB_MAX_AGE} seconds`);
+  if (now - kbPayload.iat > KB_MAX_AGE + tolerance)
+    throw refuse('stale_key_binding', `the key binding JWT is older than ${KB_MAX_AGE} seconds`);
   // RFC 9901 §4.3.1: sd_hash over the presentation up to and including the last `~` (the library checks it again)
-  if (kbPayload.sd_hash !== hashB64(expected.sdJwtWithoutKb, expected.sdAlg)) throw refuse('wrong_sd_hash', 'the key binding JWT sd_hash does not match the presentation');
+  if (kbPayload.sd_hash !== hashB64(expected.sdJwtWithoutKb, expected.sdAlg))
+    throw refuse('wrong_sd_hash', 'the key binding JWT sd_hash does not match the presentation');
   return kbHeader.alg;
 }
 
@@ -82,10 +90,16 @@ export async function verifySdJwt(
   });
   let verified: Awaited<ReturnType<SDJwtInstance<Record<string, unknown>>['verify']>>;
   try {
-    verified = await sdJwt.verify(presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: check.tolerance });
+    verified = await sdJwt.verify(presentation, {
+      keyBindingNonce: check.nonce,
+      currentDate: check.now,
+      skewSeconds: check.tolerance,
+    });
   } catch (err) {
-    if (issuerSignatureFailed) throw refuse('issuer_signature_invalid', 'the credential signature does not verify with the issuer\'s keys');
-    if (kbSignatureFailed) throw refuse('key_binding_signature_invalid', 'the key binding JWT is not signed by the credential\'s cnf.jwk');
+    if (issuerSignatureFailed)
+      throw refuse('issuer_signature_invalid', "the credential signature does not verify with the issuer's keys");
+    if (kbSignatureFailed)
+      throw refuse('key_binding_signature_invalid', "the key binding JWT is not signed by the credential's cnf.jwk");
     throw refuse('presentation_invalid', `the presentation does not verify${libraryReason(err)}`);
   }
   if (!verified.kb) throw refuse('key_binding_missing', 'the key binding JWT was not verified'); // defence in depth for gap 1

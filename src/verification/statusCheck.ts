@@ -3,7 +3,13 @@ import { isLoopbackHost } from '../rules/loopback.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
 import { verifyWithKeys } from './jws.js';
 import { readLimited } from './readLimited.js';
-import { decodeStatusList, DEFAULT_MAX_ENTRIES, StatusListDecodeError, statusAt, type StatusListBytes } from './statusListBytes.js';
+import {
+  decodeStatusList,
+  DEFAULT_MAX_ENTRIES,
+  StatusListDecodeError,
+  statusAt,
+  type StatusListBytes,
+} from './statusListBytes.js';
 
 /** draft-ietf-oauth-status-list: at most this long per fetch, this large, and this many same-origin redirects. */
 const FETCH_TIMEOUT_MS = 5000;
@@ -98,13 +104,15 @@ export class StatusChecks {
     try {
       await verifyWithKeys(jwt, keys, ALGS);
     } catch (err) {
-      if (err instanceof IssuerKeysUnavailable) throw new StatusListUnavailable(`the issuer's keys are unavailable: ${err.message}`);
+      if (err instanceof IssuerKeysUnavailable)
+        throw new StatusListUnavailable(`the issuer's keys are unavailable: ${err.message}`);
       throw new StatusListInvalid("the status list is not signed by the credential issuer's keys");
     }
     // §5.1: sub is the URI the list was fetched from
     if (payload.sub !== uri) throw new StatusListInvalid('the status list sub is not its URI');
     const seconds = Math.floor(now / 1000);
-    if (typeof payload.exp === 'number' && payload.exp <= seconds) throw new StatusListInvalid('the status list has expired');
+    if (typeof payload.exp === 'number' && payload.exp <= seconds)
+      throw new StatusListInvalid('the status list has expired');
     if (typeof payload.iat !== 'number') throw new StatusListInvalid('the status list has no iat');
     let list: StatusListBytes;
     try {
@@ -132,9 +140,17 @@ export class StatusChecks {
       }
       let response: Response;
       try {
-        response = await this.#fetch(url, { headers: { accept: 'application/statuslist+jwt' }, redirect: 'manual', signal });
+        response = await this.#fetch(url, {
+          headers: { accept: 'application/statuslist+jwt' },
+          redirect: 'manual',
+          signal,
+        });
       } catch (err) {
-        throw new StatusListUnavailable((err as Error).name === 'TimeoutError' ? 'fetching the status list timed out' : 'the status list cannot be fetched');
+        throw new StatusListUnavailable(
+          (err as Error).name === 'TimeoutError'
+            ? 'fetching the status list timed out'
+            : 'the status list cannot be fetched',
+        );
       }
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
@@ -150,7 +166,13 @@ export class StatusChecks {
         throw new StatusListUnavailable(`the status list answered HTTP ${response.status}`);
       }
       try {
-        return (await readLimited(response, MAX_BYTES, () => new StatusListUnavailable('the status list is larger than 1 MiB'))).trim();
+        return (
+          await readLimited(
+            response,
+            MAX_BYTES,
+            () => new StatusListUnavailable('the status list is larger than 1 MiB'),
+          )
+        ).trim();
       } catch (err) {
         if (err instanceof StatusListUnavailable) throw err;
         throw new StatusListUnavailable('reading the status list failed');

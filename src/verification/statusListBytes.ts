@@ -27,10 +27,13 @@ const inflateBounded = (input: InputType, options: ZlibOptions) =>
  * costs no more than that. Inflated off the event loop (zlib's thread pool), so other requests go on.
  */
 export async function decodeStatusList(claim: unknown, maxEntries: number): Promise<StatusListBytes> {
-  if (typeof claim !== 'object' || claim === null || Array.isArray(claim)) throw new StatusListDecodeError('the status list has no status_list object');
+  if (typeof claim !== 'object' || claim === null || Array.isArray(claim))
+    throw new StatusListDecodeError('the status list has no status_list object');
   const { bits, lst } = claim as Record<string, unknown>;
-  if (typeof bits !== 'number' || !BITS.includes(bits)) throw new StatusListDecodeError('status_list.bits is not 1, 2, 4 or 8');
-  if (typeof lst !== 'string' || !BASE64URL.test(lst)) throw new StatusListDecodeError('status_list.lst is not base64url');
+  if (typeof bits !== 'number' || !BITS.includes(bits))
+    throw new StatusListDecodeError('status_list.bits is not 1, 2, 4 or 8');
+  if (typeof lst !== 'string' || !BASE64URL.test(lst))
+    throw new StatusListDecodeError('status_list.lst is not base64url');
   // a list of exactly maxEntries entries fills this many bytes (the last one padded)
   const maxBytes = Math.ceil((maxEntries * bits) / 8);
   let bytes: Buffer;

@@ -31,7 +31,10 @@ export interface VerifierOptions {
    */
   onVerified?: (record: VerificationRecord, result: VerificationResult) => Promise<void>;
   /** Called when a request fails for good (the wallet declined, or the presentation was refused), with the holder's message and the relying party's description. */
-  onFailed?: (record: VerificationRecord, failure: { message: string; description: string; declined?: boolean }) => Promise<void>;
+  onFailed?: (
+    record: VerificationRecord,
+    failure: { message: string; description: string; declined?: boolean },
+  ) => Promise<void>;
   /** D12: what a request for a person-identification credential asks for, and whose credentials it accepts */
   identity?: IdentityRequestKind;
   /** D18 `statusList.onUnavailable` (default refuse) */
@@ -69,7 +72,9 @@ export type CreateRequestInput = {
   returnUri?: string;
   /** the flow's root span context, kept with the request for the wallet's requests */
   trace?: string;
-} & ({ credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined });
+} & (
+  { credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined }
+);
 
 export interface CreatedRequest {
   /** the cross-device link (QR code) */

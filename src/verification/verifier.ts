@@ -14,7 +14,14 @@ import { StatusChecks } from './statusCheck.js';
 import type { Verifier, VerifierOptions } from './types.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
-export type { CreatedRequest, CreateRequestInput, IdentityRequestKind, ReturnOutcome, Verifier, VerifierOptions } from './types.js';
+export type {
+  CreatedRequest,
+  CreateRequestInput,
+  IdentityRequestKind,
+  ReturnOutcome,
+  Verifier,
+  VerifierOptions,
+} from './types.js';
 
 /**
  * The wallet-facing side of verification (D10), as OpenID4VC HAIP 1.0 wallets expect it: OpenID4VP 1.0, DCQL,
@@ -32,7 +39,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const requestPath = new RegExp(`^${basePath}/vp/request/([^/]*)$`);
   const middleware = router([
     // not HEAD: fetching the Request Object uses it up
-    { method: 'GET', head: false, path: requestPath, handle: (ctx, [reference]) => serveRequestObject(deps, ctx, reference, false) },
+    {
+      method: 'GET',
+      head: false,
+      path: requestPath,
+      handle: (ctx, [reference]) => serveRequestObject(deps, ctx, reference, false),
+    },
     { method: 'POST', path: requestPath, handle: (ctx, [reference]) => serveRequestObject(deps, ctx, reference, true) },
     { method: 'POST', path: `${basePath}/vp/response`, handle: (ctx) => takeResponse(deps, ctx) },
   ]);
@@ -51,13 +63,26 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
   const baseUrl = opts.baseUrl.replace(/\/$/, '');
   const credentialTypes = new Map(opts.credentialTypes.map((t) => [t.name, t]));
   // a type of our own vct namespace is never vouched for by a foreign chain
-  const ownTypes = new Set(opts.credentialTypes.filter((t) => isOwnVct(vctFor(t, opts.baseUrl), opts.baseUrl)).map((t) => t.name));
-  const anchorsOf = (format: AnchorFormat, type: string) => anchorsFor(opts.clientIdentity.trustAnchors, format, type, ownTypes.has(type));
+  const ownTypes = new Set(
+    opts.credentialTypes.filter((t) => isOwnVct(vctFor(t, opts.baseUrl), opts.baseUrl)).map((t) => t.name),
+  );
+  const anchorsOf = (format: AnchorFormat, type: string) =>
+    anchorsFor(opts.clientIdentity.trustAnchors, format, type, ownTypes.has(type));
   // OpenID4VP 1.0 §6.1.1.1: a type's mdoc query names the roots that may vouch for it by their key identifier
-  const aki = (type: string) => anchorsOf('mso_mdoc', type).map(subjectKeyIdentifier).filter((v): v is string => v !== undefined);
-  const issuerKeys = new IssuerKeys({ ownIssuer: opts.ownIssuer, trustedIssuers: opts.trustedIssuers, fetch: opts.fetch });
+  const aki = (type: string) =>
+    anchorsOf('mso_mdoc', type)
+      .map(subjectKeyIdentifier)
+      .filter((v): v is string => v !== undefined);
+  const issuerKeys = new IssuerKeys({
+    ownIssuer: opts.ownIssuer,
+    trustedIssuers: opts.trustedIssuers,
+    fetch: opts.fetch,
+  });
   // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
-  const identity = opts.identity && { kind: opts.identity, issuerKeys: new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch }) };
+  const identity = opts.identity && {
+    kind: opts.identity,
+    issuerKeys: new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch }),
+  };
   const sources = { baseUrl: opts.baseUrl, credentialTypes, issuerKeys, aki, ...(identity ? { identity } : {}) };
   return {
     clientIdentity: opts.clientIdentity,

@@ -54,11 +54,15 @@ export function readPemCertificates(pem: string, where: string): Uint8Array[] {
   const begins = pem.match(/-----BEGIN CERTIFICATE-----/g)?.length ?? 0;
   const blocks = [...pem.matchAll(/-----BEGIN CERTIFICATE-----([^-]*)-----END CERTIFICATE-----/g)];
   if (begins === 0) throw new CertificateError(`${where}: no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  if (blocks.length !== begins) throw new CertificateError(`${where}: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----`);
+  if (blocks.length !== begins)
+    throw new CertificateError(
+      `${where}: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----`,
+    );
   return blocks.map((block, i) => {
     const b64 = block[1].replace(/\s+/g, '');
     // RFC 7468 §3: the body is base64; Buffer would silently skip anything else
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new CertificateError(`${where}: certificate ${i + 1} is malformed PEM (not base64)`);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
+      throw new CertificateError(`${where}: certificate ${i + 1} is malformed PEM (not base64)`);
     const der = new Uint8Array(Buffer.from(b64, 'base64'));
     parseCertificate(der, `${where}: certificate ${i + 1}`);
     return der;
@@ -70,8 +74,10 @@ export function readPemCertificates(pem: string, where: string): Uint8Array[] {
  * Returns the DER certificates in the header's order.
  */
 export function readX5c(x5c: unknown, what: string): Uint8Array[] {
-  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new CertificateError(`${what} is not a non-empty array of base64 certificates`);
-  if (x5c.length > MAX_CHAIN) throw new CertificateError(`${what} holds ${x5c.length} certificates; the wallet takes at most ${MAX_CHAIN}`);
+  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string'))
+    throw new CertificateError(`${what} is not a non-empty array of base64 certificates`);
+  if (x5c.length > MAX_CHAIN)
+    throw new CertificateError(`${what} holds ${x5c.length} certificates; the wallet takes at most ${MAX_CHAIN}`);
   return x5c.map((c: string, i) => {
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(c)) throw new CertificateError(`${what}[${i}] is not base64 (RFC 7515 §4.1.6)`);
     const der = new Uint8Array(Buffer.from(c, 'base64'));
@@ -131,7 +137,8 @@ function checkValidity(cert: x509.X509Certificate, label: string, now: Date): vo
 
 function checkCriticalExtensions(cert: x509.X509Certificate, label: string): void {
   const unknown = cert.extensions.find((e) => e.critical && !KNOWN_EXTENSIONS.has(e.type));
-  if (unknown) throw new CertificateError(`${label} has a critical extension the wallet does not process (${unknown.type})`);
+  if (unknown)
+    throw new CertificateError(`${label} has a critical extension the wallet does not process (${unknown.type})`);
 }
 
 /** RFC 5280 §4.2.1.9, §4.2.1.3: a certificate that signs another is a CA whose key may sign certificates. */
@@ -139,9 +146,11 @@ function checkIssuerMay(cert: x509.X509Certificate, label: string, below: number
   const { ca, pathLength } = basicConstraints(cert);
   if (!ca) throw new CertificateError(`${label} signs a certificate but is not a CA (basicConstraints cA is not true)`);
   const ku = cert.getExtension(x509.KeyUsagesExtension);
-  if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0) throw new CertificateError(`${label} may not sign certificates (its keyUsage lacks keyCertSign)`);
+  if (ku && (ku.usages & x509.KeyUsageFlags.keyCertSign) === 0)
+    throw new CertificateError(`${label} may not sign certificates (its keyUsage lacks keyCertSign)`);
   // §4.2.1.9: pathLenConstraint counts the intermediate CAs that may follow it down to the leaf
-  if (pathLength !== undefined && below > pathLength) throw new CertificateError(`${label} allows ${pathLength} intermediate CA(s) below it, the chain has ${below}`);
+  if (pathLength !== undefined && below > pathLength)
+    throw new CertificateError(`${label} allows ${pathLength} intermediate CA(s) below it, the chain has ${below}`);
 }
 
 /** `cert` names `issuer` as its issuer and `issuer`'s key verifies its signature. */
@@ -167,20 +176,27 @@ async function signedBy(cert: x509.X509Certificate, issuer: x509.X509Certificate
  * The trust anchor may end the chain or be left out. Not processed, as a dev wallet: revocation, policies
  * and name constraints (a chain certificate with them critical is refused; a trusted root's are not applied).
  */
-export async function checkChain(chain: Uint8Array[], opts: { trust?: Uint8Array[]; now?: Date } = {}): Promise<{ anchored: boolean }> {
+export async function checkChain(
+  chain: Uint8Array[],
+  opts: { trust?: Uint8Array[]; now?: Date } = {},
+): Promise<{ anchored: boolean }> {
   const now = opts.now ?? new Date();
   if (chain.length === 0) throw new CertificateError('the chain is empty');
-  if (chain.length > MAX_CHAIN) throw new CertificateError(`the chain holds ${chain.length} certificates; the wallet takes at most ${MAX_CHAIN}`);
+  if (chain.length > MAX_CHAIN)
+    throw new CertificateError(`the chain holds ${chain.length} certificates; the wallet takes at most ${MAX_CHAIN}`);
   const certs = chain.map((der, i) => parseCertificate(der, `certificate ${i + 1} of the chain`));
   const label = (i: number) => (i === 0 ? 'the leaf certificate' : `certificate ${i + 1} of the chain`);
   certs.forEach((cert, i) => {
     checkValidity(cert, label(i), now);
     checkCriticalExtensions(cert, label(i));
   });
-  if (basicConstraints(certs[0]).ca) throw new CertificateError('the first certificate is a CA, not a leaf: the chain must list the leaf first');
+  if (basicConstraints(certs[0]).ca)
+    throw new CertificateError('the first certificate is a CA, not a leaf: the chain must list the leaf first');
   for (let i = 0; i + 1 < certs.length; i++) {
     if (!(await signedBy(certs[i], certs[i + 1]))) {
-      throw new CertificateError(`the chain is not in order: certificate ${i + 2} did not sign ${label(i)} (leaf first, each certificate followed by its issuer)`);
+      throw new CertificateError(
+        `the chain is not in order: certificate ${i + 2} did not sign ${label(i)} (leaf first, each certificate followed by its issuer)`,
+      );
     }
     checkIssuerMay(certs[i + 1], `certificate ${i + 2} of the chain`, i);
   }

@@ -38,8 +38,10 @@ export interface CliCommand {
 
 export function parseArgs(argv: string[]): CliCommand {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help', wallet: DEFAULT_WALLET_FILE };
-  if (command !== 'receive' && command !== 'list' && command !== 'present' && command !== 'import-mdoc') throw new UsageError(`unknown command ${command}`);
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h')
+    return { command: 'help', wallet: DEFAULT_WALLET_FILE };
+  if (command !== 'receive' && command !== 'list' && command !== 'present' && command !== 'import-mdoc')
+    throw new UsageError(`unknown command ${command}`);
   const positional: string[] = [];
   const options: Record<string, string> = {};
   for (let i = 0; i < rest.length; i++) {
@@ -55,23 +57,33 @@ export function parseArgs(argv: string[]): CliCommand {
     options[match[1]] = value;
   }
   const wallet = options.wallet ?? DEFAULT_WALLET_FILE;
-  if (command !== 'receive' && options['issuer-trust'] !== undefined) throw new UsageError('--issuer-trust is for receive only');
+  if (command !== 'receive' && options['issuer-trust'] !== undefined)
+    throw new UsageError('--issuer-trust is for receive only');
   if (command === 'list') {
-    if (positional.length || options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('list takes only --wallet');
+    if (positional.length || options.pin !== undefined || options.trust !== undefined || options.format !== undefined)
+      throw new UsageError('list takes only --wallet');
     return { command, wallet };
   }
   if (command === 'present') {
-    if (options.pin !== undefined || options.format !== undefined) throw new UsageError('present takes no --pin and no --format');
+    if (options.pin !== undefined || options.format !== undefined)
+      throw new UsageError('present takes no --pin and no --format');
     if (positional.length !== 1) throw new UsageError('present takes exactly one openid4vp:// request URI');
-    return { command, requestUri: positional[0], wallet, ...(options.trust !== undefined ? { trust: options.trust } : {}) };
+    return {
+      command,
+      requestUri: positional[0],
+      wallet,
+      ...(options.trust !== undefined ? { trust: options.trust } : {}),
+    };
   }
   if (command === 'import-mdoc') {
-    if (options.pin !== undefined || options.trust !== undefined || options.format !== undefined) throw new UsageError('import-mdoc takes only --wallet');
+    if (options.pin !== undefined || options.trust !== undefined || options.format !== undefined)
+      throw new UsageError('import-mdoc takes only --wallet');
     if (positional.length !== 1) throw new UsageError('import-mdoc takes exactly one JSON file');
     return { command, mdocFile: positional[0], wallet };
   }
   if (options.trust !== undefined) throw new UsageError('receive takes no --trust');
-  if (options.format !== undefined && options.format !== 'mso_mdoc') throw new UsageError('--format takes mso_mdoc (an SD-JWT VC is the default)');
+  if (options.format !== undefined && options.format !== 'mso_mdoc')
+    throw new UsageError('--format takes mso_mdoc (an SD-JWT VC is the default)');
   if (positional.length !== 1) throw new UsageError('receive takes exactly one offer URI');
   return {
     command,
@@ -114,7 +126,12 @@ function expiryOf(credential: string): string | undefined {
 }
 
 function shorten(value: unknown): string {
-  const text = typeof value === 'string' ? value : value instanceof Uint8Array ? `<${value.length} bytes>` : String(JSON.stringify(value));
+  const text =
+    typeof value === 'string'
+      ? value
+      : value instanceof Uint8Array
+        ? `<${value.length} bytes>`
+        : String(JSON.stringify(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -124,7 +141,9 @@ async function readTrustFile(option: string, file: string): Promise<Uint8Array[]
   try {
     pem = await readFile(file, 'utf8');
   } catch (err) {
-    throw new WalletError(`${option} ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new WalletError(
+      `${option} ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
   }
   try {
     return readPemCertificates(pem, `${option} ${file}`);
@@ -151,9 +170,14 @@ export async function run(argv: string[], out: (line: string) => void = console.
       if (redirectUri) out(`Open this address in the browser to finish: ${redirectUri}`);
       return;
     }
-    const { error, error_description: description } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; error_description?: unknown };
+    const { error, error_description: description } = (typeof body === 'object' && body !== null ? body : {}) as {
+      error?: unknown;
+      error_description?: unknown;
+    };
     throw new WalletError(
-      typeof error === 'string' ? `the verifier refused the presentation: ${error}${typeof description === 'string' ? `: ${description}` : ''}` : `the verifier answered HTTP ${status}`,
+      typeof error === 'string'
+        ? `the verifier refused the presentation: ${error}${typeof description === 'string' ? `: ${description}` : ''}`
+        : `the verifier answered HTTP ${status}`,
       { status },
     );
   }
@@ -163,14 +187,18 @@ export async function run(argv: string[], out: (line: string) => void = console.
       input = JSON.parse(await readFile(cmd.mdocFile!, 'utf8'));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new WalletError(`${cmd.mdocFile}: ${code === 'ENOENT' ? 'no such file' : err instanceof SyntaxError ? 'not JSON' : (err as Error).message}`);
+      throw new WalletError(
+        `${cmd.mdocFile}: ${code === 'ENOENT' ? 'no such file' : err instanceof SyntaxError ? 'not JSON' : (err as Error).message}`,
+      );
     }
-    if (typeof input !== 'object' || input === null) throw new WalletError(`${cmd.mdocFile}: expected a JSON object with issuerSigned, doctype and deviceKey`);
+    if (typeof input !== 'object' || input === null)
+      throw new WalletError(`${cmd.mdocFile}: expected a JSON object with issuerSigned, doctype and deviceKey`);
     const imported = await wallet.importMdoc(input as Parameters<DevWallet['importMdoc']>[0]);
     out(`imported into ${cmd.wallet}:\n${describe(imported)}`);
     return;
   }
-  const issuerTrust = cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
+  const issuerTrust =
+    cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
   const received =
     cmd.format === 'mso_mdoc'
       ? await wallet.receiveMdoc(cmd.offerUri!, { pin: cmd.pin })

@@ -29,7 +29,11 @@ export async function jsonOrOAuthError(response: Response, what: string): Promis
     const { error, error_description: description } = (body ?? {}) as { error?: unknown; error_description?: unknown };
     if (typeof error === 'string') {
       const errorDescription = typeof description === 'string' ? description : undefined;
-      throw new WalletError(errorDescription ? `${error}: ${errorDescription}` : error, { error, errorDescription, status: response.status });
+      throw new WalletError(errorDescription ? `${error}: ${errorDescription}` : error, {
+        error,
+        errorDescription,
+        status: response.status,
+      });
     }
     throw new WalletError(`${what} failed with HTTP ${response.status}`, { status: response.status });
   }

@@ -7,16 +7,42 @@ import { WalletError } from './errors.js';
 import { createProof, requestCredential, requestNonce, requestToken, sendNotification } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
-import { presentationFor, resolveRequest, selectCredentials, submitResponse, type CredentialSelector } from './presentation.js';
+import {
+  presentationFor,
+  resolveRequest,
+  selectCredentials,
+  submitResponse,
+  type CredentialSelector,
+} from './presentation.js';
 import { verifyReceivedCredential } from './verifyCredential.js';
-import { readWalletFile, writeWalletFile, type StoredCredential, type StoredMdoc, type StoredSdJwt, type WalletContents } from './walletFile.js';
+import {
+  readWalletFile,
+  writeWalletFile,
+  type StoredCredential,
+  type StoredMdoc,
+  type StoredSdJwt,
+  type WalletContents,
+} from './walletFile.js';
 
 export type { StoredCredential, StoredMdoc, StoredSdJwt } from './walletFile.js';
 export type { CredentialQuery, CredentialSelector } from './presentation.js';
 export { WalletError } from './errors.js';
 
 /** Claims the SD-JWT VC itself carries, as opposed to the holder's attributes. */
-const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jti', 'cnf', 'vct', 'vct#integrity', 'status', '_sd_alg']);
+const REGISTERED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'iat',
+  'nbf',
+  'exp',
+  'jti',
+  'cnf',
+  'vct',
+  'vct#integrity',
+  'status',
+  '_sd_alg',
+]);
 
 /**
  * The dev wallet (D11): receives SD-JWT VCs over OpenID4VCI 1.0 (pre-authorized code flow, with PIN),
@@ -54,7 +80,10 @@ export class DevWallet {
    * credential → independent verification (an `x5c` chain checked, anchored in `issuerTrust` when given) →
    * stored. Issuer errors surface as "error: description".
    */
-  async receive(offerUri: string, opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {}): Promise<StoredSdJwt> {
+  async receive(
+    offerUri: string,
+    opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {},
+  ): Promise<StoredSdJwt> {
     const fetchImpl = opts.fetch ?? fetch;
     const offer = await resolveOffer(offerUri, fetchImpl);
     checkPin(offer.txCode, opts.pin);
@@ -63,16 +92,30 @@ export class DevWallet {
     const configurationId = offer.credentialConfigurationIds[0];
     const configuration = issuerMetadata.credential_configurations_supported[configurationId];
     if (!configuration) throw new WalletError(`the issuer does not describe the offered credential ${configurationId}`);
-    if (configuration.format !== 'dc+sd-jwt') throw new WalletError(`credential format ${String(configuration.format)} is not supported; the dev wallet takes dc+sd-jwt`);
+    if (configuration.format !== 'dc+sd-jwt')
+      throw new WalletError(
+        `credential format ${String(configuration.format)} is not supported; the dev wallet takes dc+sd-jwt`,
+      );
 
     const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
     const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
-    const token = await requestToken(asMetadata.token_endpoint, { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin }, fetchImpl);
-    const nonce = issuerMetadata.nonce_endpoint ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl) : token.cNonce;
+    const token = await requestToken(
+      asMetadata.token_endpoint,
+      { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin },
+      fetchImpl,
+    );
+    const nonce = issuerMetadata.nonce_endpoint
+      ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl)
+      : token.cNonce;
 
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const holderPublicJwk = await exportJWK(publicKey);
-    const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk, audience: offer.credentialIssuer, nonce });
+    const proof = await createProof({
+      holderPrivateKey: privateKey,
+      holderPublicJwk,
+      audience: offer.credentialIssuer,
+      nonce,
+    });
     const { credential, notificationId } = await requestCredential(
       issuerMetadata.credential_endpoint,
       { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
@@ -83,10 +126,18 @@ export class DevWallet {
     const notify = async (event: 'credential_accepted' | 'credential_failure') => {
       const endpoint = issuerMetadata.notification_endpoint;
       if (!notificationId || typeof endpoint !== 'string') return;
-      await sendNotification(endpoint, { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event }, fetchImpl).catch(() => undefined);
+      await sendNotification(
+        endpoint,
+        { accessToken: token.accessToken, tokenType: token.tokenType, notificationId, event },
+        fetchImpl,
+      ).catch(() => undefined);
     };
     const issuerTrust = opts.issuerTrust ?? this.#issuerTrust;
-    const verified = await verifyReceivedCredential(credential, { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust }, fetchImpl).catch(async (err: unknown) => {
+    const verified = await verifyReceivedCredential(
+      credential,
+      { credentialIssuer: offer.credentialIssuer, vct: configuration.vct, holderPublicJwk, issuerTrust },
+      fetchImpl,
+    ).catch(async (err: unknown) => {
       await notify('credential_failure'); // a credential that does not verify is not kept
       throw err;
     });
@@ -148,10 +199,16 @@ export class DevWallet {
     const selection = selectCredentials(request, this.#contents.credentials, opts.select);
     const verifier = request.verifierSubject !== undefined ? { verifier: request.verifierSubject } : {};
     if ('missing' in selection) {
-      const refused = await submitResponse(request, { error: 'access_denied', error_description: 'no matching credential in the wallet' }, fetchImpl);
+      const refused = await submitResponse(
+        request,
+        { error: 'access_denied', error_description: 'no matching credential in the wallet' },
+        fetchImpl,
+      );
       const redirectUri = redirectUriOf(refused.body);
       // §8.2: the verifier may send the browser on after an error too
-      throw new WalletError(`no credential in the wallet matches the request for ${selection.missing}${redirectUri ? `; open this address in the browser to go back: ${redirectUri}` : ''}`);
+      throw new WalletError(
+        `no credential in the wallet matches the request for ${selection.missing}${redirectUri ? `; open this address in the browser to go back: ${redirectUri}` : ''}`,
+      );
     }
     const vpToken: Record<string, string[]> = {};
     for (const selected of selection) vpToken[selected.query.id] = [await presentationFor(selected, request)];
@@ -168,11 +225,16 @@ export class DevWallet {
   async import(credential: string, holderKey: JWK): Promise<StoredSdJwt> {
     // RFC 9901 §4: an issued SD-JWT ends with `~`; a lone issuer-signed JWT (no disclosures) is taken as one
     const sdJwt = credential.includes('~') ? credential.trim() : `${credential.trim()}~`;
-    if (!sdJwt.endsWith('~')) throw new WalletError('the credential ends with a key binding JWT: import the issued credential, not a presentation');
+    if (!sdJwt.endsWith('~'))
+      throw new WalletError(
+        'the credential ends with a key binding JWT: import the issued credential, not a presentation',
+      );
     const issuerJwt = sdJwt.split('~')[0];
     const { header, payload } = decodeJws(issuerJwt, 'not an SD-JWT VC: the credential does not start with a JWT');
-    if (header.typ !== 'dc+sd-jwt' && header.typ !== 'vc+sd-jwt') throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
-    if (typeof payload.iss !== 'string' || typeof payload.vct !== 'string') throw new WalletError('the credential has no iss or no vct');
+    if (header.typ !== 'dc+sd-jwt' && header.typ !== 'vc+sd-jwt')
+      throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
+    if (typeof payload.iss !== 'string' || typeof payload.vct !== 'string')
+      throw new WalletError('the credential has no iss or no vct');
     if (!holderKey.d) throw new WalletError('the holder key must be the private key the credential is bound to');
     const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...holderPublic } = holderKey;
     const cnf = payload.cnf as { jwk?: JWK } | undefined;
@@ -205,9 +267,12 @@ export class DevWallet {
    */
   async importMdoc(input: { issuerSigned: string; doctype: string; deviceKey: JWK }): Promise<StoredMdoc> {
     const { issuerSigned, doctype, deviceKey } = input as Partial<typeof input>;
-    if (typeof issuerSigned !== 'string' || !issuerSigned) throw new WalletError('issuerSigned must be the base64url IssuerSigned of the mdoc');
-    if (typeof doctype !== 'string' || !doctype) throw new WalletError('doctype must name the mdoc document type, e.g. org.iso.18013.5.1.mDL');
-    if (typeof deviceKey !== 'object' || deviceKey === null || deviceKey.kty !== 'EC' || deviceKey.crv !== 'P-256') throw new WalletError('deviceKey must be an EC P-256 JWK (ES256 device authentication)');
+    if (typeof issuerSigned !== 'string' || !issuerSigned)
+      throw new WalletError('issuerSigned must be the base64url IssuerSigned of the mdoc');
+    if (typeof doctype !== 'string' || !doctype)
+      throw new WalletError('doctype must name the mdoc document type, e.g. org.iso.18013.5.1.mDL');
+    if (typeof deviceKey !== 'object' || deviceKey === null || deviceKey.kty !== 'EC' || deviceKey.crv !== 'P-256')
+      throw new WalletError('deviceKey must be an EC P-256 JWK (ES256 device authentication)');
     if (!deviceKey.d) throw new WalletError('deviceKey must be the private device key the mdoc is bound to');
     const { readIssuerSigned } = await import('./mdoc.js'); // the mdoc library loads only when an mdoc is involved
     let read: ReturnType<typeof readIssuerSigned>;

@@ -15,14 +15,22 @@ export async function requestToken(
   input: { preAuthorizedCode: string; txCode?: string },
   fetchImpl: typeof fetch,
 ): Promise<TokenResponse> {
-  const body = new URLSearchParams({ grant_type: PRE_AUTHORIZED_CODE_GRANT, 'pre-authorized_code': input.preAuthorizedCode });
+  const body = new URLSearchParams({
+    grant_type: PRE_AUTHORIZED_CODE_GRANT,
+    'pre-authorized_code': input.preAuthorizedCode,
+  });
   if (input.txCode !== undefined) body.set('tx_code', input.txCode);
   const response = await fetchImpl(tokenEndpoint, { method: 'POST', body, headers: { accept: 'application/json' } });
   const json = await jsonOrOAuthError(response, 'token request');
   if (typeof json.access_token !== 'string') throw new WalletError('token response has no access_token');
   const tokenType = typeof json.token_type === 'string' ? json.token_type : 'Bearer';
-  if (tokenType.toLowerCase() !== 'bearer') throw new WalletError(`token_type ${tokenType} is not supported by the dev wallet`);
-  return { accessToken: json.access_token, tokenType, ...(typeof json.c_nonce === 'string' ? { cNonce: json.c_nonce } : {}) };
+  if (tokenType.toLowerCase() !== 'bearer')
+    throw new WalletError(`token_type ${tokenType} is not supported by the dev wallet`);
+  return {
+    accessToken: json.access_token,
+    tokenType,
+    ...(typeof json.c_nonce === 'string' ? { cNonce: json.c_nonce } : {}),
+  };
 }
 
 /** OpenID4VCI 1.0 §7: a fresh c_nonce for the proof. */
@@ -37,7 +45,12 @@ export async function requestNonce(nonceEndpoint: string, fetchImpl: typeof fetc
  * OpenID4VCI 1.0 Appendix F.1: a JWT proof of possession of the holder key, the public key in the header,
  * `aud` = the credential issuer, the issuer's `nonce`. No `iss`: the pre-authorized flow is anonymous.
  */
-export async function createProof(input: { holderPrivateKey: CryptoKey; holderPublicJwk: JWK; audience: string; nonce?: string }): Promise<string> {
+export async function createProof(input: {
+  holderPrivateKey: CryptoKey;
+  holderPublicJwk: JWK;
+  audience: string;
+  nonce?: string;
+}): Promise<string> {
   const jwt = new SignJWT(input.nonce === undefined ? {} : { nonce: input.nonce })
     .setProtectedHeader({ alg: 'ES256', typ: 'openid4vci-proof+jwt', jwk: input.holderPublicJwk })
     .setAudience(input.audience)
@@ -56,17 +69,32 @@ export async function requestCredential(
 ): Promise<{ credential: string; notificationId?: string }> {
   const response = await fetchImpl(credentialEndpoint, {
     method: 'POST',
-    headers: { authorization: `${input.tokenType} ${input.accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ credential_configuration_id: input.credentialConfigurationId, proofs: { jwt: [input.proof] } }),
+    headers: {
+      authorization: `${input.tokenType} ${input.accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    },
+    body: JSON.stringify({
+      credential_configuration_id: input.credentialConfigurationId,
+      proofs: { jwt: [input.proof] },
+    }),
   });
   const json = await jsonOrOAuthError(response, 'credential request');
   const credentials = json.credentials;
   if (!Array.isArray(credentials) || credentials.length === 0) {
-    throw new WalletError(typeof json.transaction_id === 'string' ? 'the issuer deferred the credential, which the dev wallet does not support' : 'credential response has no credentials');
+    throw new WalletError(
+      typeof json.transaction_id === 'string'
+        ? 'the issuer deferred the credential, which the dev wallet does not support'
+        : 'credential response has no credentials',
+    );
   }
   const first = credentials[0] as { credential?: unknown };
-  if (typeof first?.credential !== 'string') throw new WalletError('credential response: credentials[0].credential must be a string');
-  return { credential: first.credential, ...(typeof json.notification_id === 'string' ? { notificationId: json.notification_id } : {}) };
+  if (typeof first?.credential !== 'string')
+    throw new WalletError('credential response: credentials[0].credential must be a string');
+  return {
+    credential: first.credential,
+    ...(typeof json.notification_id === 'string' ? { notificationId: json.notification_id } : {}),
+  };
 }
 
 /**
@@ -75,12 +103,21 @@ export async function requestCredential(
  */
 export async function sendNotification(
   notificationEndpoint: string,
-  input: { accessToken: string; tokenType: string; notificationId: string; event: 'credential_accepted' | 'credential_failure' | 'credential_deleted' },
+  input: {
+    accessToken: string;
+    tokenType: string;
+    notificationId: string;
+    event: 'credential_accepted' | 'credential_failure' | 'credential_deleted';
+  },
   fetchImpl: typeof fetch,
 ): Promise<void> {
   const response = await fetchImpl(notificationEndpoint, {
     method: 'POST',
-    headers: { authorization: `${input.tokenType} ${input.accessToken}`, 'content-type': 'application/json', accept: 'application/json' },
+    headers: {
+      authorization: `${input.tokenType} ${input.accessToken}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    },
     body: JSON.stringify({ notification_id: input.notificationId, event: input.event }),
   });
   if (response.status === 204) return;

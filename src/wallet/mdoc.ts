@@ -16,7 +16,8 @@ export interface HeldMdoc {
 }
 
 function decodeIssuerSigned(issuerSigned: string): IssuerSigned {
-  if (typeof issuerSigned !== 'string' || !/^[A-Za-z0-9_-]+$/.test(issuerSigned)) throw new Error('the IssuerSigned is not base64url');
+  if (typeof issuerSigned !== 'string' || !/^[A-Za-z0-9_-]+$/.test(issuerSigned))
+    throw new Error('the IssuerSigned is not base64url');
   let decoded: IssuerSigned;
   try {
     decoded = IssuerSigned.decode(new Uint8Array(Buffer.from(issuerSigned, 'base64url')));
@@ -33,15 +34,25 @@ function decodeIssuerSigned(issuerSigned: string): IssuerSigned {
  * 8601, byte strings base64url, maps objects), its MSO docType and validUntil, for listing and selection. Not
  * verified: the wallet checks nothing of the issuer here (the verifier does).
  */
-export function readIssuerSigned(issuerSigned: string): { namespaces: Record<string, Record<string, unknown>>; validUntil?: string; doctype: string } {
+export function readIssuerSigned(issuerSigned: string): {
+  namespaces: Record<string, Record<string, unknown>>;
+  validUntil?: string;
+  doctype: string;
+} {
   const decoded = decodeIssuerSigned(issuerSigned);
   const namespaces: Record<string, Record<string, unknown>> = {};
   for (const [namespace, items] of decoded.issuerNamespaces?.issuerNamespaces ?? []) {
-    namespaces[namespace] = Object.fromEntries(items.map((item) => [item.elementIdentifier, mdocValueToJson(item.elementValue)]));
+    namespaces[namespace] = Object.fromEntries(
+      items.map((item) => [item.elementIdentifier, mdocValueToJson(item.elementValue)]),
+    );
   }
   const mso = decoded.issuerAuth.mobileSecurityObject;
   const validUntil = mso.validityInfo.validUntil;
-  return { namespaces, doctype: mso.docType, ...(Number.isNaN(validUntil.getTime()) ? {} : { validUntil: validUntil.toISOString() }) };
+  return {
+    namespaces,
+    doctype: mso.docType,
+    ...(Number.isNaN(validUntil.getTime()) ? {} : { validUntil: validUntil.toISOString() }),
+  };
 }
 
 /**
@@ -62,10 +73,13 @@ export async function presentMdoc(
   const msoKey = jwkOfCoseKey(mso.deviceKeyInfo.deviceKey);
   const { kty, crv, x, y } = held.deviceKey;
   // a presentation signed by another key than the MSO's would only be refused by the verifier
-  if (msoKey.kty !== kty || msoKey.crv !== crv || msoKey.x !== x || msoKey.y !== y) throw new Error('the device key is not the one the mdoc is bound to (MSO deviceKeyInfo)');
+  if (msoKey.kty !== kty || msoKey.crv !== crv || msoKey.x !== x || msoKey.y !== y)
+    throw new Error('the device key is not the one the mdoc is bound to (MSO deviceKeyInfo)');
 
   const elements = [...new Set(disclose.elements)];
-  const heldElements = new Set(issuerSigned.getIssuerNamespace(disclose.namespace)?.map((item) => item.elementIdentifier) ?? []);
+  const heldElements = new Set(
+    issuerSigned.getIssuerNamespace(disclose.namespace)?.map((item) => item.elementIdentifier) ?? [],
+  );
   const missing = elements.filter((element) => !heldElements.has(element));
   if (missing.length) throw new Error(`the mdoc has no ${missing.join(', ')} in ${disclose.namespace}`);
 
@@ -76,17 +90,29 @@ export async function presentMdoc(
       DocRequest.create({
         itemsRequest: ItemsRequest.create({
           docType: held.doctype,
-          namespaces: elements.length ? new Map([[disclose.namespace, new Map(elements.map((element) => [element, false]))]]) : new Map(),
+          namespaces: elements.length
+            ? new Map([[disclose.namespace, new Map(elements.map((element) => [element, false]))]])
+            : new Map(),
         }),
       }),
     ],
   });
   const sessionTranscript = await SessionTranscript.forOid4Vp(
-    { clientId: handover.clientId, nonce: handover.nonce, responseUri: handover.responseUri, ...(handover.jwkThumbprint ? { jwkThumbprint: handover.jwkThumbprint } : {}) },
+    {
+      clientId: handover.clientId,
+      nonce: handover.nonce,
+      responseUri: handover.responseUri,
+      ...(handover.jwkThumbprint ? { jwkThumbprint: handover.jwkThumbprint } : {}),
+    },
     walletMdocContext,
   );
   const response = await DeviceResponse.createWithDeviceRequest(
-    { deviceRequest, sessionTranscript, issuerSigned: [issuerSigned], signature: { signingKey: coseKeyOfJwk(held.deviceKey, coseAlgorithmFor(held.deviceKey)) } },
+    {
+      deviceRequest,
+      sessionTranscript,
+      issuerSigned: [issuerSigned],
+      signature: { signingKey: coseKeyOfJwk(held.deviceKey, coseAlgorithmFor(held.deviceKey)) },
+    },
     walletMdocContext,
   );
   return Buffer.from(response.encode()).toString('base64url');

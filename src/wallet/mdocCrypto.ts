@@ -31,7 +31,8 @@ const CURVES = new Map<number, string>([
 const CURVE_IDS = new Map([...CURVES].map(([id, name]) => [name, id]));
 
 const b64u = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64url') : undefined);
-const bytes = (value: unknown) => (typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64url')) : undefined);
+const bytes = (value: unknown) =>
+  typeof value === 'string' ? new Uint8Array(Buffer.from(value, 'base64url')) : undefined;
 
 /**
  * A COSE_Key (RFC 9052 §7) as a JWK: EC2 P-256/384/521 or OKP Ed25519, with `d` when asked and present.
@@ -40,9 +41,12 @@ const bytes = (value: unknown) => (typeof value === 'string' ? new Uint8Array(Bu
 export function jwkOfCoseKey(key: CoseKey, opts: { withPrivate?: boolean } = {}): JWK {
   const crv = typeof key.curve === 'number' ? CURVES.get(key.curve) : undefined;
   const d = opts.withPrivate && key.d ? { d: b64u(key.d) } : {};
-  if (key.keyType === KeyType.Ec && crv?.startsWith('P-') && key.x && key.y) return { kty: 'EC', crv, x: b64u(key.x), y: b64u(key.y), ...d };
+  if (key.keyType === KeyType.Ec && crv?.startsWith('P-') && key.x && key.y)
+    return { kty: 'EC', crv, x: b64u(key.x), y: b64u(key.y), ...d };
   if (key.keyType === KeyType.Okp && crv === 'Ed25519' && key.x) return { kty: 'OKP', crv, x: b64u(key.x), ...d };
-  throw new Error(`the COSE key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(key.keyType)}, crv ${String(key.curve)})`);
+  throw new Error(
+    `the COSE key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(key.keyType)}, crv ${String(key.curve)})`,
+  );
 }
 
 /** A JWK (EC P-256/384/521 or OKP Ed25519, private or public) as a COSE_Key, optionally naming its COSE algorithm. */
@@ -50,10 +54,19 @@ export function coseKeyOfJwk(jwk: JWK, algorithm?: number): CoseKey {
   const curve = jwk.crv !== undefined ? CURVE_IDS.get(jwk.crv) : undefined;
   const kty = jwk.kty === 'EC' ? KeyType.Ec : jwk.kty === 'OKP' ? KeyType.Okp : undefined;
   if (curve === undefined || kty === undefined || (kty === KeyType.Ec) !== jwk.crv?.startsWith('P-')) {
-    throw new Error(`the key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(jwk.kty)}, crv ${String(jwk.crv)})`);
+    throw new Error(
+      `the key is not an EC P-256/P-384/P-521 or OKP Ed25519 key (kty ${String(jwk.kty)}, crv ${String(jwk.crv)})`,
+    );
   }
   const d = bytes(jwk.d);
-  return CoseKey.create({ keyType: kty, curve, x: bytes(jwk.x), ...(kty === KeyType.Ec ? { y: bytes(jwk.y) } : {}), ...(d ? { d } : {}), ...(algorithm !== undefined ? { algorithm } : {}) });
+  return CoseKey.create({
+    keyType: kty,
+    curve,
+    x: bytes(jwk.x),
+    ...(kty === KeyType.Ec ? { y: bytes(jwk.y) } : {}),
+    ...(d ? { d } : {}),
+    ...(algorithm !== undefined ? { algorithm } : {}),
+  });
 }
 
 /** The COSE algorithm for a key's curve (the ISO/IEC 18013-5 pairing). */
@@ -65,7 +78,8 @@ export function coseAlgorithmFor(jwk: JWK): number {
 
 function algorithmFor(alg: unknown, jwk: JWK) {
   const entry = typeof alg === 'number' ? ALGORITHMS.get(alg) : undefined;
-  if (!entry) throw new Error(`the COSE algorithm ${String(alg)} is not one the wallet takes (ES256, ES384, ES512, EdDSA)`);
+  if (!entry)
+    throw new Error(`the COSE algorithm ${String(alg)} is not one the wallet takes (ES256, ES384, ES512, EdDSA)`);
   if (entry.crv !== jwk.crv) throw new Error(`the COSE algorithm ${String(alg)} does not fit a ${String(jwk.crv)} key`);
   return entry;
 }
@@ -97,19 +111,27 @@ export const walletMdocContext: MdocContext = {
         if (!jwk.d) throw new Error('the signing key has no private part');
         const { hash } = algorithmFor(algorithm ?? key.algorithm, jwk);
         const privateKey = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
-        return new Uint8Array(sign(hash, toBeSigned, hash ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey));
+        return new Uint8Array(
+          sign(hash, toBeSigned, hash ? { key: privateKey, dsaEncoding: 'ieee-p1363' } : privateKey),
+        );
       },
       verify: ({ key, sign1 }) => {
         const jwk = jwkOfCoseKey(key);
         const { hash } = algorithmFor(sign1.protectedHeaders.headers?.get(Header.Algorithm), jwk);
         const publicKey = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-        return verify(hash, sign1.toBeSigned, hash ? { key: publicKey, dsaEncoding: 'ieee-p1363' } : publicKey, sign1.signature);
+        return verify(
+          hash,
+          sign1.toBeSigned,
+          hash ? { key: publicKey, dsaEncoding: 'ieee-p1363' } : publicKey,
+          sign1.signature,
+        );
       },
     },
     mac0: { sign: macUnsupported, verify: macUnsupported },
   },
   x509: {
-    getIssuerNameField: ({ certificate, field }) => parseCertificate(certificate, 'the certificate').issuerName.getField(field),
+    getIssuerNameField: ({ certificate, field }) =>
+      parseCertificate(certificate, 'the certificate').issuerName.getField(field),
     getPublicKey: ({ certificate }) => {
       const { kty, crv, x, y } = certificatePublicKey(certificate).export({ format: 'jwk' });
       return coseKeyOfJwk({ kty, crv, x, y } as JWK);
@@ -142,11 +164,13 @@ export function mdocValueToJson(value: unknown, depth = 0): unknown {
   if (value instanceof DateOnly) return value.toISOString();
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : `${value.toISOString().split('.')[0]}Z`;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64url');
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), mdocValueToJson(v, depth + 1)]));
+  if (value instanceof Map)
+    return Object.fromEntries([...value].map(([k, v]) => [String(k), mdocValueToJson(v, depth + 1)]));
   if (Array.isArray(value)) return value.map((v) => mdocValueToJson(v, depth + 1));
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
   if (value === undefined) return null;
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mdocValueToJson(v, depth + 1)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mdocValueToJson(v, depth + 1)]));
   return value;
 }

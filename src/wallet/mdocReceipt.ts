@@ -14,26 +14,46 @@ import type { StoredMdoc } from './walletFile.js';
  * docType and device key); the issuer's signature is the verifier's to check against its IACAs, which the
  * wallet does not hold.
  */
-export async function receiveMdoc(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredMdoc> {
+export async function receiveMdoc(
+  offerUri: string,
+  opts: { pin?: string; fetch?: typeof fetch } = {},
+): Promise<StoredMdoc> {
   const fetchImpl = opts.fetch ?? fetch;
   const offer = await resolveOffer(offerUri, fetchImpl);
   checkPin(offer.txCode, opts.pin);
 
   const issuerMetadata = await fetchIssuerMetadata(offer.credentialIssuer, fetchImpl);
-  const configurationId = offer.credentialConfigurationIds.find((id) => issuerMetadata.credential_configurations_supported[id]?.format === 'mso_mdoc');
-  if (!configurationId) throw new WalletError(`the offer names no mso_mdoc configuration (it offers ${offer.credentialConfigurationIds.join(', ')})`);
+  const configurationId = offer.credentialConfigurationIds.find(
+    (id) => issuerMetadata.credential_configurations_supported[id]?.format === 'mso_mdoc',
+  );
+  if (!configurationId)
+    throw new WalletError(
+      `the offer names no mso_mdoc configuration (it offers ${offer.credentialConfigurationIds.join(', ')})`,
+    );
   const doctype = issuerMetadata.credential_configurations_supported[configurationId].doctype;
-  if (typeof doctype !== 'string' || !doctype) throw new WalletError(`the issuer's configuration ${configurationId} names no doctype`);
+  if (typeof doctype !== 'string' || !doctype)
+    throw new WalletError(`the issuer's configuration ${configurationId} names no doctype`);
 
   const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
   const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
-  const token = await requestToken(asMetadata.token_endpoint, { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin }, fetchImpl);
-  const nonce = issuerMetadata.nonce_endpoint ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl) : token.cNonce;
+  const token = await requestToken(
+    asMetadata.token_endpoint,
+    { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin },
+    fetchImpl,
+  );
+  const nonce = issuerMetadata.nonce_endpoint
+    ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl)
+    : token.cNonce;
 
   // the device key: P-256, signing ES256 device authentication (HAIP 1.0)
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const devicePublicJwk = await exportJWK(publicKey);
-  const proof = await createProof({ holderPrivateKey: privateKey, holderPublicJwk: devicePublicJwk, audience: offer.credentialIssuer, nonce });
+  const proof = await createProof({
+    holderPrivateKey: privateKey,
+    holderPublicJwk: devicePublicJwk,
+    audience: offer.credentialIssuer,
+    nonce,
+  });
   const { credential } = await requestCredential(
     issuerMetadata.credential_endpoint,
     { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
@@ -59,17 +79,24 @@ export async function receiveMdoc(offerUri: string, opts: { pin?: string; fetch?
  * (ISO/IEC 18013-5 §9.1.2.4 deviceKeyInfo); returns its elements as JSON (full-date as YYYY-MM-DD, tdate
  * as ISO 8601, byte strings base64url) and validUntil.
  */
-export function readReceivedMdoc(issuerSigned: unknown, expected: { doctype: string; devicePublicJwk: JWK }): { namespaces: Record<string, Record<string, unknown>>; validUntil?: string } {
-  if (typeof issuerSigned !== 'string' || !/^[A-Za-z0-9_-]+$/.test(issuerSigned)) throw new WalletError('the issuer sent an mdoc that is not base64url (OpenID4VCI 1.0 Appendix A.2.4)');
+export function readReceivedMdoc(
+  issuerSigned: unknown,
+  expected: { doctype: string; devicePublicJwk: JWK },
+): { namespaces: Record<string, Record<string, unknown>>; validUntil?: string } {
+  if (typeof issuerSigned !== 'string' || !/^[A-Za-z0-9_-]+$/.test(issuerSigned))
+    throw new WalletError('the issuer sent an mdoc that is not base64url (OpenID4VCI 1.0 Appendix A.2.4)');
   let decoded: IssuerSigned;
   let mso: IssuerSigned['issuerAuth']['mobileSecurityObject'];
   try {
     decoded = IssuerSigned.decode(new Uint8Array(Buffer.from(issuerSigned, 'base64url')));
     mso = decoded.issuerAuth.mobileSecurityObject;
   } catch {
-    throw new WalletError('the issuer sent an mdoc that is not a CBOR IssuerSigned with an MSO (ISO/IEC 18013-5 §8.3.2.1.2.2)');
+    throw new WalletError(
+      'the issuer sent an mdoc that is not a CBOR IssuerSigned with an MSO (ISO/IEC 18013-5 §8.3.2.1.2.2)',
+    );
   }
-  if (mso.docType !== expected.doctype) throw new WalletError(`the issuer sent an mdoc of doctype ${mso.docType}, not ${expected.doctype}`);
+  if (mso.docType !== expected.doctype)
+    throw new WalletError(`the issuer sent an mdoc of doctype ${mso.docType}, not ${expected.doctype}`);
   const key = mso.deviceKeyInfo.deviceKey;
   const b64u = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString('base64url') : undefined);
   if (b64u(key.x) !== expected.devicePublicJwk.x || b64u(key.y) !== expected.devicePublicJwk.y) {
@@ -77,7 +104,9 @@ export function readReceivedMdoc(issuerSigned: unknown, expected: { doctype: str
   }
   const namespaces: Record<string, Record<string, unknown>> = {};
   for (const [namespace, items] of decoded.issuerNamespaces?.issuerNamespaces ?? []) {
-    namespaces[namespace] = Object.fromEntries(items.map((item) => [item.elementIdentifier, asJson(item.elementValue)]));
+    namespaces[namespace] = Object.fromEntries(
+      items.map((item) => [item.elementIdentifier, asJson(item.elementValue)]),
+    );
   }
   const validUntil = mso.validityInfo.validUntil;
   return { namespaces, ...(Number.isNaN(validUntil.getTime()) ? {} : { validUntil: validUntil.toISOString() }) };

@@ -41,33 +41,52 @@ async function firstDocument(urls: string[], what: string, fetchImpl: typeof fet
       lastError = err;
     }
   }
-  throw lastError instanceof WalletError ? new WalletError(`${what}: ${lastError.message}`) : new WalletError(`${what}: ${String(lastError)}`);
+  throw lastError instanceof WalletError
+    ? new WalletError(`${what}: ${lastError.message}`)
+    : new WalletError(`${what}: ${String(lastError)}`);
 }
 
 /** OpenID4VCI 1.0 §12.2: fetch, then check `credential_issuer` equals the offer's (§12.2.2). */
-export async function fetchIssuerMetadata(credentialIssuer: string, fetchImpl: typeof fetch): Promise<CredentialIssuerMetadata> {
-  const urls = [wellKnownUrl(credentialIssuer, 'openid-credential-issuer'), appendedWellKnownUrl(credentialIssuer, 'openid-credential-issuer')];
+export async function fetchIssuerMetadata(
+  credentialIssuer: string,
+  fetchImpl: typeof fetch,
+): Promise<CredentialIssuerMetadata> {
+  const urls = [
+    wellKnownUrl(credentialIssuer, 'openid-credential-issuer'),
+    appendedWellKnownUrl(credentialIssuer, 'openid-credential-issuer'),
+  ];
   const metadata = await firstDocument(urls, 'fetching the credential issuer metadata', fetchImpl);
   if (metadata.credential_issuer !== credentialIssuer) {
-    throw new WalletError(`credential issuer metadata names ${String(metadata.credential_issuer)}, not ${credentialIssuer}`);
+    throw new WalletError(
+      `credential issuer metadata names ${String(metadata.credential_issuer)}, not ${credentialIssuer}`,
+    );
   }
-  if (typeof metadata.credential_endpoint !== 'string') throw new WalletError('credential issuer metadata has no credential_endpoint');
-  if (typeof metadata.credential_configurations_supported !== 'object' || metadata.credential_configurations_supported === null) {
+  if (typeof metadata.credential_endpoint !== 'string')
+    throw new WalletError('credential issuer metadata has no credential_endpoint');
+  if (
+    typeof metadata.credential_configurations_supported !== 'object' ||
+    metadata.credential_configurations_supported === null
+  ) {
     throw new WalletError('credential issuer metadata has no credential_configurations_supported');
   }
   return metadata as CredentialIssuerMetadata;
 }
 
 /** RFC 8414 §3: fetch, then check `issuer` equals the identifier it was fetched for (§3.3). */
-export async function fetchAuthorizationServerMetadata(issuer: string, fetchImpl: typeof fetch): Promise<AuthorizationServerMetadata> {
+export async function fetchAuthorizationServerMetadata(
+  issuer: string,
+  fetchImpl: typeof fetch,
+): Promise<AuthorizationServerMetadata> {
   const urls = [
     wellKnownUrl(issuer, 'oauth-authorization-server'),
     appendedWellKnownUrl(issuer, 'oauth-authorization-server'),
     appendedWellKnownUrl(issuer, 'openid-configuration'),
   ];
   const metadata = await firstDocument(urls, 'fetching the authorization server metadata', fetchImpl);
-  if (metadata.issuer !== issuer) throw new WalletError(`authorization server metadata names ${String(metadata.issuer)}, not ${issuer}`);
-  if (typeof metadata.token_endpoint !== 'string') throw new WalletError('authorization server metadata has no token_endpoint');
+  if (metadata.issuer !== issuer)
+    throw new WalletError(`authorization server metadata names ${String(metadata.issuer)}, not ${issuer}`);
+  if (typeof metadata.token_endpoint !== 'string')
+    throw new WalletError('authorization server metadata has no token_endpoint');
   return metadata as AuthorizationServerMetadata;
 }
 
@@ -75,7 +94,8 @@ export async function fetchAuthorizationServerMetadata(issuer: string, fetchImpl
 export function authorizationServerFor(metadata: CredentialIssuerMetadata, fromOffer?: string): string {
   const servers = metadata.authorization_servers;
   if (fromOffer) {
-    if (servers && !servers.includes(fromOffer)) throw new WalletError(`the offer names authorization server ${fromOffer}, which the issuer does not list`);
+    if (servers && !servers.includes(fromOffer))
+      throw new WalletError(`the offer names authorization server ${fromOffer}, which the issuer does not list`);
     return fromOffer;
   }
   return servers?.[0] ?? metadata.credential_issuer;

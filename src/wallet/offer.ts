@@ -26,7 +26,9 @@ export function parseOfferReference(link: string): OfferReference {
   try {
     url = new URL(link.trim());
   } catch {
-    throw new WalletError('not a credential offer: expected a URL such as openid-credential-offer://?credential_offer=...');
+    throw new WalletError(
+      'not a credential offer: expected a URL such as openid-credential-offer://?credential_offer=...',
+    );
   }
   const byValue = url.searchParams.get('credential_offer');
   const byReference = url.searchParams.get('credential_offer_uri');
@@ -51,7 +53,8 @@ export function parseOfferReference(link: string): OfferReference {
 export function readPreAuthorizedOffer(offer: unknown): PreAuthorizedOffer {
   if (!isObject(offer)) throw new WalletError('credential offer must be a JSON object');
   const issuer = offer.credential_issuer;
-  if (typeof issuer !== 'string' || !isHttpUrl(issuer)) throw new WalletError('credential offer: credential_issuer must be an http(s) URL');
+  if (typeof issuer !== 'string' || !isHttpUrl(issuer))
+    throw new WalletError('credential offer: credential_issuer must be an http(s) URL');
   const ids = offer.credential_configuration_ids;
   if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => typeof id === 'string' && id)) {
     throw new WalletError('credential offer: credential_configuration_ids must be a non-empty array of strings');
@@ -59,10 +62,13 @@ export function readPreAuthorizedOffer(offer: unknown): PreAuthorizedOffer {
   const grants = isObject(offer.grants) ? offer.grants : {};
   const grant = grants[PRE_AUTHORIZED_CODE_GRANT];
   if (!isObject(grant)) {
-    throw new WalletError('credential offer has no pre-authorized code grant; the dev wallet supports only the pre-authorized code flow');
+    throw new WalletError(
+      'credential offer has no pre-authorized code grant; the dev wallet supports only the pre-authorized code flow',
+    );
   }
   const code = grant['pre-authorized_code'];
-  if (typeof code !== 'string' || !code) throw new WalletError('credential offer: pre-authorized_code must be a non-empty string');
+  if (typeof code !== 'string' || !code)
+    throw new WalletError('credential offer: pre-authorized_code must be a non-empty string');
   const txCode = grant.tx_code;
   if (txCode !== undefined && !isObject(txCode)) throw new WalletError('credential offer: tx_code must be an object');
   const authorizationServer = grant.authorization_server;
@@ -90,7 +96,8 @@ export function checkPin(txCode: TxCode | undefined, pin: string | undefined): v
     return;
   }
   const hint = txCode.description ? ` (${txCode.description})` : '';
-  if (pin === undefined || pin === '') throw new WalletError(`this offer is protected by a PIN: pass it with --pin${hint}`);
+  if (pin === undefined || pin === '')
+    throw new WalletError(`this offer is protected by a PIN: pass it with --pin${hint}`);
   const numeric = (txCode.input_mode ?? 'numeric') === 'numeric';
   if (numeric && !/^\d+$/.test(pin)) throw new WalletError('the PIN must be digits only');
   if (txCode.length !== undefined && pin.length !== txCode.length) {

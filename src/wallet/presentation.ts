@@ -1,9 +1,21 @@
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';
-import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zClientMetadata } from '@openid4vc/openid4vp';
+import {
+  getOpenid4vpClientId,
+  validateOpenid4vpAuthorizationRequestPayload,
+  zClientMetadata,
+} from '@openid4vc/openid4vp';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { base64url, calculateJwkThumbprint, CompactEncrypt, compactVerify, importJWK, type JWK } from 'jose';
-import { altNames, certificatePublicKey, CertificateError, checkChain, readX5c, subjectName, x509Hash } from './certificates.js';
+import {
+  altNames,
+  certificatePublicKey,
+  CertificateError,
+  checkChain,
+  readX5c,
+  subjectName,
+  x509Hash,
+} from './certificates.js';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import type { StoredCredential, StoredMdoc, StoredSdJwt } from './walletFile.js';
@@ -61,7 +73,11 @@ export function walletMetadataFor(clientId: string): Partial<typeof WALLET_METAD
  * Picks the credential to present for one Credential Query; `candidates` are those of the format and type
  * (vct or doctype) it asks for whose claims satisfy it.
  */
-export type CredentialSelector = (query: CredentialQuery, candidates: StoredCredential[], all: StoredCredential[]) => StoredCredential | undefined;
+export type CredentialSelector = (
+  query: CredentialQuery,
+  candidates: StoredCredential[],
+  all: StoredCredential[],
+) => StoredCredential | undefined;
 
 export const REQUEST_OBJECT_TYPE = 'oauth-authz-req+jwt';
 
@@ -71,17 +87,21 @@ export function parseRequestReference(link: string): { clientId: string; request
   try {
     url = new URL(link.trim());
   } catch {
-    throw new WalletError('not an OpenID4VP request: expected a URL such as openid4vp://?client_id=...&request_uri=...');
+    throw new WalletError(
+      'not an OpenID4VP request: expected a URL such as openid4vp://?client_id=...&request_uri=...',
+    );
   }
   const clientId = url.searchParams.get('client_id');
   const requestUri = url.searchParams.get('request_uri');
-  if (url.searchParams.has('request')) throw new WalletError('the dev wallet takes requests by reference (request_uri), not by value');
+  if (url.searchParams.has('request'))
+    throw new WalletError('the dev wallet takes requests by reference (request_uri), not by value');
   if (!requestUri) throw new WalletError('not an OpenID4VP request by reference: it has no request_uri');
   if (!clientId) throw new WalletError('the OpenID4VP request has no client_id');
   if (!isHttpUrl(requestUri)) throw new WalletError('request_uri must be an http(s) URL');
   const method = url.searchParams.get('request_uri_method') ?? 'get';
   // §5.1: case-sensitive get or post; anything else is invalid_request_uri_method
-  if (method !== 'get' && method !== 'post') throw new WalletError(`invalid_request_uri_method: request_uri_method ${method} is neither get nor post`);
+  if (method !== 'get' && method !== 'post')
+    throw new WalletError(`invalid_request_uri_method: request_uri_method ${method} is neither get nor post`);
   return { clientId, requestUri, method };
 }
 
@@ -90,11 +110,23 @@ export function parseRequestReference(link: string): { clientId: string; request
  * the leaf of its `x5c`; the chain ends at a CA the wallet trusts; the identifier is the leaf's hash, or a
  * dNSName of the leaf that is also the response URI's host.
  */
-async function checkX509Request(jwt: string, header: Record<string, unknown>, prefix: string, identifier: string, responseUri: unknown, trust: Uint8Array[] | undefined): Promise<string> {
-  if (header.alg !== 'ES256') throw new WalletError(`a ${prefix} request must be signed with ES256, not ${String(header.alg)}`);
+async function checkX509Request(
+  jwt: string,
+  header: Record<string, unknown>,
+  prefix: string,
+  identifier: string,
+  responseUri: unknown,
+  trust: Uint8Array[] | undefined,
+): Promise<string> {
+  if (header.alg !== 'ES256')
+    throw new WalletError(`a ${prefix} request must be signed with ES256, not ${String(header.alg)}`);
   const x5c = header.x5c;
-  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new WalletError(`a ${prefix} request must carry its certificate chain in x5c`);
-  if (!trust?.length) throw new WalletError('the request is signed under a verifier certificate: pass --trust <CA file> to say which CAs to trust (npm start prints which: keys/verifier-ca.pem)');
+  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string'))
+    throw new WalletError(`a ${prefix} request must carry its certificate chain in x5c`);
+  if (!trust?.length)
+    throw new WalletError(
+      'the request is signed under a verifier certificate: pass --trust <CA file> to say which CAs to trust (npm start prints which: keys/verifier-ca.pem)',
+    );
   let chain: Uint8Array[];
   try {
     chain = readX5c(x5c, 'the request x5c');
@@ -104,7 +136,8 @@ async function checkX509Request(jwt: string, header: Record<string, unknown>, pr
   try {
     await checkChain(chain, { trust });
   } catch (err) {
-    if (err instanceof CertificateError) throw new WalletError(`the verifier certificate is not trusted: ${err.message}`);
+    if (err instanceof CertificateError)
+      throw new WalletError(`the verifier certificate is not trusted: ${err.message}`);
     throw err;
   }
   try {
@@ -112,29 +145,43 @@ async function checkX509Request(jwt: string, header: Record<string, unknown>, pr
   } catch {
     throw new WalletError('the request object signature does not verify with its x5c leaf certificate');
   }
-  if (prefix === 'x509_hash' && identifier !== x509Hash(chain[0])) throw new WalletError('the x509_hash client_id is not the hash of the x5c leaf certificate');
+  if (prefix === 'x509_hash' && identifier !== x509Hash(chain[0]))
+    throw new WalletError('the x509_hash client_id is not the hash of the x5c leaf certificate');
   if (prefix === 'x509_san_dns') {
-    if (!altNames(chain[0], 'dns').includes(identifier)) throw new WalletError(`the x5c leaf certificate does not name ${identifier} (subjectAltName dNSName)`);
+    if (!altNames(chain[0], 'dns').includes(identifier))
+      throw new WalletError(`the x5c leaf certificate does not name ${identifier} (subjectAltName dNSName)`);
     let host: string | undefined;
     try {
       host = new URL(String(responseUri)).hostname;
     } catch {
       // checked below as a missing response_uri
     }
-    if (host !== identifier) throw new WalletError(`the response_uri host is not ${identifier}, the x509_san_dns client identifier`);
+    if (host !== identifier)
+      throw new WalletError(`the response_uri host is not ${identifier}, the x509_san_dns client identifier`);
   }
   return subjectName(chain[0]);
 }
 
 /** §8.3: the key to encrypt the answer to (EC P-256, ECDH-ES, for encryption) and an enc both sides support. */
 function encryptionFor(clientMetadata: unknown): { jwk: JWK; enc: string } {
-  const metadata = (clientMetadata ?? {}) as { jwks?: { keys?: unknown }; encrypted_response_enc_values_supported?: unknown };
+  const metadata = (clientMetadata ?? {}) as {
+    jwks?: { keys?: unknown };
+    encrypted_response_enc_values_supported?: unknown;
+  };
   const keys = Array.isArray(metadata.jwks?.keys) ? (metadata.jwks.keys as JWK[]) : [];
-  const jwk = keys.find((k) => k.kty === 'EC' && k.crv === 'P-256' && k.alg === 'ECDH-ES' && (k.use === undefined || k.use === 'enc'));
-  if (!jwk) throw new WalletError('a direct_post.jwt request must carry client_metadata.jwks with an ECDH-ES P-256 key');
-  const offered = Array.isArray(metadata.encrypted_response_enc_values_supported) ? metadata.encrypted_response_enc_values_supported : ['A128GCM'];
+  const jwk = keys.find(
+    (k) => k.kty === 'EC' && k.crv === 'P-256' && k.alg === 'ECDH-ES' && (k.use === undefined || k.use === 'enc'),
+  );
+  if (!jwk)
+    throw new WalletError('a direct_post.jwt request must carry client_metadata.jwks with an ECDH-ES P-256 key');
+  const offered = Array.isArray(metadata.encrypted_response_enc_values_supported)
+    ? metadata.encrypted_response_enc_values_supported
+    : ['A128GCM'];
   const enc = ENC_VALUES.find((e) => offered.includes(e));
-  if (!enc) throw new WalletError(`the verifier accepts no content encryption the dev wallet supports (${ENC_VALUES.join(', ')})`);
+  if (!enc)
+    throw new WalletError(
+      `the verifier accepts no content encryption the dev wallet supports (${ENC_VALUES.join(', ')})`,
+    );
   return { jwk, enc };
 }
 
@@ -145,7 +192,11 @@ function encryptionFor(clientMetadata: unknown): { jwk: JWK; enc: string } {
  * unsigned under `redirect_uri` with the identifier equal to the `response_uri`; `response_mode`
  * `direct_post` or `direct_post.jwt` (with a key to encrypt to), a nonce and a DCQL query.
  */
-export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts: { trust?: Uint8Array[] } = {}): Promise<PresentationRequest> {
+export async function resolveRequest(
+  link: string,
+  fetchImpl: typeof fetch,
+  opts: { trust?: Uint8Array[] } = {},
+): Promise<PresentationRequest> {
   const { clientId, requestUri, method } = parseRequestReference(link);
   const walletNonce = method === 'post' ? randomBytes(16).toString('base64url') : undefined;
   const response = await reach(
@@ -153,8 +204,14 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
       method === 'post'
         ? fetchImpl(requestUri, {
             method: 'POST',
-            headers: { accept: `application/${REQUEST_OBJECT_TYPE}`, 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ wallet_metadata: JSON.stringify(walletMetadataFor(clientId)), wallet_nonce: walletNonce! }),
+            headers: {
+              accept: `application/${REQUEST_OBJECT_TYPE}`,
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            body: new URLSearchParams({
+              wallet_metadata: JSON.stringify(walletMetadataFor(clientId)),
+              wallet_nonce: walletNonce!,
+            }),
             redirect: 'manual',
           })
         : fetchImpl(requestUri, { headers: { accept: `application/${REQUEST_OBJECT_TYPE}` }, redirect: 'manual' }),
@@ -165,24 +222,32 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
     let detail = '';
     try {
       const json = JSON.parse(body) as { error?: unknown; error_description?: unknown };
-      if (typeof json.error === 'string') detail = `: ${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}`;
+      if (typeof json.error === 'string')
+        detail = `: ${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}`;
     } catch {
       // not JSON
     }
-    throw new WalletError(`fetching the request object failed with HTTP ${response.status}${detail}`, { status: response.status });
+    throw new WalletError(`fetching the request object failed with HTTP ${response.status}${detail}`, {
+      status: response.status,
+    });
   }
   const jwt = (await response.text()).trim();
   const { header, payload } = decodeJws(jwt, 'the request_uri did not return a request object (a JWT)');
   // OpenID4VP 1.0 §5: Wallets MUST NOT process Request Objects without this typ
-  if (header.typ !== REQUEST_OBJECT_TYPE) throw new WalletError(`the request object typ is ${String(header.typ)}, expected ${REQUEST_OBJECT_TYPE}`);
+  if (header.typ !== REQUEST_OBJECT_TYPE)
+    throw new WalletError(`the request object typ is ${String(header.typ)}, expected ${REQUEST_OBJECT_TYPE}`);
   // RFC 9101 §6.2 / OpenID4VP 1.0 §5: the client_id of the link and of the Request Object are identical
-  if (payload.client_id !== clientId) throw new WalletError('the client_id of the request object differs from the one in the link');
+  if (payload.client_id !== clientId)
+    throw new WalletError('the client_id of the request object differs from the one in the link');
 
   let prefix: string;
   let identifier: string;
   let verifierSubject: string | undefined;
   try {
-    ({ clientIdPrefix: prefix, clientIdIdentifier: identifier } = getOpenid4vpClientId({ clientId, responseMode: String(payload.response_mode) }) as { clientIdPrefix: string; clientIdIdentifier: string });
+    ({ clientIdPrefix: prefix, clientIdIdentifier: identifier } = getOpenid4vpClientId({
+      clientId,
+      responseMode: String(payload.response_mode),
+    }) as { clientIdPrefix: string; clientIdIdentifier: string });
   } catch (err) {
     throw new WalletError(`unsupported client_id: ${(err as Error).message}`);
   }
@@ -190,34 +255,52 @@ export async function resolveRequest(link: string, fetchImpl: typeof fetch, opts
     verifierSubject = await checkX509Request(jwt, header, prefix, identifier, payload.response_uri, opts.trust);
   } else if (prefix === 'redirect_uri') {
     // OpenID4VP 1.0 §5.9.3: redirect_uri requests cannot be signed; with direct_post the identifier is the response_uri
-    if (header.alg !== 'none') throw new WalletError('a request with the redirect_uri client_id prefix must not be signed');
-    if (payload.response_uri !== identifier) throw new WalletError('the response_uri differs from the redirect_uri client identifier');
+    if (header.alg !== 'none')
+      throw new WalletError('a request with the redirect_uri client_id prefix must not be signed');
+    if (payload.response_uri !== identifier)
+      throw new WalletError('the response_uri differs from the redirect_uri client identifier');
   } else {
-    throw new WalletError(`client_id prefix ${prefix} is not supported by the dev wallet; it supports x509_hash, x509_san_dns and redirect_uri`);
+    throw new WalletError(
+      `client_id prefix ${prefix} is not supported by the dev wallet; it supports x509_hash, x509_san_dns and redirect_uri`,
+    );
   }
   // §5.10.1: the nonce the wallet sent must come back in the signed object
-  if (walletNonce !== undefined && payload.wallet_nonce !== walletNonce) throw new WalletError('the request object does not echo the wallet_nonce the wallet sent');
+  if (walletNonce !== undefined && payload.wallet_nonce !== walletNonce)
+    throw new WalletError('the request object does not echo the wallet_nonce the wallet sent');
   // RFC 7519 §4.1.4: an expired request object is not processed (a minute of clock skew allowed)
-  if (typeof payload.exp === 'number' && payload.exp < Date.now() / 1000 - 60) throw new WalletError('the request object has expired');
+  if (typeof payload.exp === 'number' && payload.exp < Date.now() / 1000 - 60)
+    throw new WalletError('the request object has expired');
   if (payload.response_type !== 'vp_token') throw new WalletError('response_type must be vp_token');
   if (payload.response_mode !== 'direct_post' && payload.response_mode !== 'direct_post.jwt') {
-    throw new WalletError(`response_mode ${String(payload.response_mode)} is not supported by the dev wallet; it supports direct_post and direct_post.jwt`);
+    throw new WalletError(
+      `response_mode ${String(payload.response_mode)} is not supported by the dev wallet; it supports direct_post and direct_post.jwt`,
+    );
   }
-  if (typeof payload.response_uri !== 'string' || !isHttpUrl(payload.response_uri)) throw new WalletError('the request has no http(s) response_uri');
+  if (typeof payload.response_uri !== 'string' || !isHttpUrl(payload.response_uri))
+    throw new WalletError('the request has no http(s) response_uri');
   if (payload.redirect_uri !== undefined) throw new WalletError('a direct_post request must not carry redirect_uri');
   try {
-    validateOpenid4vpAuthorizationRequestPayload({ params: payload as never, ...(walletNonce !== undefined ? { walletVerificationOptions: { expectedNonce: walletNonce } } : {}) });
+    validateOpenid4vpAuthorizationRequestPayload({
+      params: payload as never,
+      ...(walletNonce !== undefined ? { walletVerificationOptions: { expectedNonce: walletNonce } } : {}),
+    });
     if (payload.client_metadata !== undefined) zClientMetadata.parse(payload.client_metadata);
   } catch (err) {
     throw new WalletError(`invalid authorization request: ${(err as Error).message}`);
   }
   if (typeof payload.nonce !== 'string' || !payload.nonce) throw new WalletError('the request has no nonce');
   if (payload.state !== undefined && typeof payload.state !== 'string') throw new WalletError('state must be a string');
-  if (payload.transaction_data !== undefined) throw new WalletError('transaction_data is not supported by the dev wallet'); // §8.4: must refuse
+  if (payload.transaction_data !== undefined)
+    throw new WalletError('transaction_data is not supported by the dev wallet'); // §8.4: must refuse
   const dcql = payload.dcql_query as { credentials?: unknown } | undefined;
-  if (!dcql || !Array.isArray(dcql.credentials) || dcql.credentials.length === 0) throw new WalletError('the request has no DCQL query');
+  if (!dcql || !Array.isArray(dcql.credentials) || dcql.credentials.length === 0)
+    throw new WalletError('the request has no DCQL query');
   const sets = (dcql as { credential_sets?: unknown }).credential_sets;
-  if (sets !== undefined && (!Array.isArray(sets) || !sets.every((set) => Array.isArray((set as { options?: unknown }).options)))) throw new WalletError('credential_sets must be an array of sets with options');
+  if (
+    sets !== undefined &&
+    (!Array.isArray(sets) || !sets.every((set) => Array.isArray((set as { options?: unknown }).options)))
+  )
+    throw new WalletError('credential_sets must be an array of sets with options');
   return {
     clientId,
     responseUri: payload.response_uri,
@@ -238,7 +321,8 @@ type ClaimsQuery = NonNullable<CredentialQuery['claims']>[number];
  * (§6.3) the claim counts only when its value is one of them (mdoc values as read, compared as JSON, §6.3).
  */
 function locate(claim: ClaimsQuery, credential: StoredCredential): { namespace?: string; name: string } | undefined {
-  const matches = (value: unknown) => !claim.values || claim.values.some((v) => v === value || JSON.stringify(v) === JSON.stringify(value));
+  const matches = (value: unknown) =>
+    !claim.values || claim.values.some((v) => v === value || JSON.stringify(v) === JSON.stringify(value));
   if (credential.format === 'mso_mdoc') {
     const [namespace, name] = claim.path;
     if (claim.path.length !== 2 || typeof namespace !== 'string' || typeof name !== 'string') return undefined;
@@ -253,7 +337,10 @@ function locate(claim: ClaimsQuery, credential: StoredCredential): { namespace?:
 }
 
 /** The claims of the first option (§6.4.1: `claim_sets` in order, else all `claims`) the credential satisfies. */
-function satisfiedClaims(query: CredentialQuery, credential: StoredCredential): Array<{ namespace?: string; name: string }> | undefined {
+function satisfiedClaims(
+  query: CredentialQuery,
+  credential: StoredCredential,
+): Array<{ namespace?: string; name: string }> | undefined {
   if (!query.claims) return [];
   const byId = new Map(query.claims.map((claim, i) => [claim.id ?? String(i), claim]));
   const options = query.claim_sets ?? [query.claims.map((claim, i) => claim.id ?? String(i))];
@@ -274,7 +361,10 @@ export function claimsToDisclose(query: CredentialQuery, credential: StoredCrede
  * namespace (what the dev wallet's DeviceResponse carries). Without `claims`, no element (§6.4.1: only what
  * is mandatory to present), in the mdoc's first namespace.
  */
-export function mdocElementsToDisclose(query: CredentialQuery, credential: StoredMdoc): { namespace: string; elements: string[] } | undefined {
+export function mdocElementsToDisclose(
+  query: CredentialQuery,
+  credential: StoredMdoc,
+): { namespace: string; elements: string[] } | undefined {
   const claims = satisfiedClaims(query, credential);
   if (!claims) return undefined;
   const namespaces = new Set(claims.map((c) => c.namespace!));
@@ -309,7 +399,11 @@ function isOfType(query: CredentialQuery, credential: StoredCredential): boolean
  * the wallet can answer (optional sets only when it can); without them, every query. A query chosen by
  * several sets is answered once.
  */
-export function selectCredentials(request: PresentationRequest, credentials: StoredCredential[], select: CredentialSelector = firstCandidate): Selection[] | { missing: string } {
+export function selectCredentials(
+  request: PresentationRequest,
+  credentials: StoredCredential[],
+  select: CredentialSelector = firstCandidate,
+): Selection[] | { missing: string } {
   const byId = new Map(request.credentials.map((q) => [q.id, q]));
   const picked = new Map<string, Selection | { missing: string }>();
   const pick = (id: string): Selection | { missing: string } => {
@@ -317,14 +411,18 @@ export function selectCredentials(request: PresentationRequest, credentials: Sto
     const query = byId.get(id);
     let result: Selection | { missing: string };
     if (!query) result = { missing: `${id} (not a credential query of the request)` };
-    else if (!SUPPORTED_FORMATS.includes(query.format)) result = { missing: `${query.id} (format ${query.format} is not supported by the dev wallet)` };
+    else if (!SUPPORTED_FORMATS.includes(query.format))
+      result = { missing: `${query.id} (format ${query.format} is not supported by the dev wallet)` };
     else {
       const candidates = credentials.filter((c) => isOfType(query, c) && satisfiedClaims(query, c) !== undefined);
       const credential = select(query, candidates, credentials);
       if (!credential) result = { missing: `${query.id} (${typesOf(query).join(', ') || 'any type'})` };
       else if (credential.format === 'mso_mdoc') {
         // a selector may pick any credential (tests present what a verifier must refuse): disclose what fits
-        const { namespace, elements } = mdocElementsToDisclose(query, credential) ?? { namespace: Object.keys(credential.claims)[0] ?? credential.doctype, elements: [] };
+        const { namespace, elements } = mdocElementsToDisclose(query, credential) ?? {
+          namespace: Object.keys(credential.claims)[0] ?? credential.doctype,
+          elements: [],
+        };
         result = { query, credential, disclose: elements, namespace };
       } else result = { query, credential, disclose: claimsToDisclose(query, credential) ?? [] };
     }
@@ -351,8 +449,13 @@ export function selectCredentials(request: PresentationRequest, credentials: Sto
  * binding JWT signed with the credential's holder key: `aud` = the verifier's client_id, its `nonce`,
  * `iat` now, `sd_hash` over the presented SD-JWT (the library computes it).
  */
-export async function createPresentation(credential: StoredCredential, disclose: string[], kb: { clientId: string; nonce: string; iat?: number }): Promise<string> {
-  if (credential.format !== 'dc+sd-jwt') throw new WalletError(`createPresentation presents SD-JWT VCs, not ${credential.format}; use presentationFor`);
+export async function createPresentation(
+  credential: StoredCredential,
+  disclose: string[],
+  kb: { clientId: string; nonce: string; iat?: number },
+): Promise<string> {
+  if (credential.format !== 'dc+sd-jwt')
+    throw new WalletError(`createPresentation presents SD-JWT VCs, not ${credential.format}; use presentationFor`);
   const { signer, alg } = holderSigner(credential.holderKey);
   const sdJwt = new SDJwtVcInstance({ hasher: digest, kbSigner: signer, kbSignAlg: alg });
   const frame = Object.fromEntries(disclose.map((name) => [name, true]));
@@ -367,14 +470,25 @@ export async function createPresentation(credential: StoredCredential, disclose:
  * is encrypted to or null, response_uri).
  */
 export async function presentationFor(selection: Selection, request: PresentationRequest): Promise<string> {
-  if (!('namespace' in selection)) return createPresentation(selection.credential, selection.disclose, { clientId: request.clientId, nonce: request.nonce });
+  if (!('namespace' in selection))
+    return createPresentation(selection.credential, selection.disclose, {
+      clientId: request.clientId,
+      nonce: request.nonce,
+    });
   const { presentMdoc } = await import('./mdoc.js'); // the mdoc library loads only when an mdoc is presented
   const { credential } = selection;
-  const jwkThumbprint = request.encryption ? base64url.decode(await calculateJwkThumbprint(request.encryption.jwk, 'sha256')) : undefined;
+  const jwkThumbprint = request.encryption
+    ? base64url.decode(await calculateJwkThumbprint(request.encryption.jwk, 'sha256'))
+    : undefined;
   return presentMdoc(
     { issuerSigned: credential.credential, doctype: credential.doctype, deviceKey: credential.holderKey },
     { namespace: selection.namespace, elements: selection.disclose },
-    { clientId: request.clientId, nonce: request.nonce, responseUri: request.responseUri, ...(jwkThumbprint ? { jwkThumbprint } : {}) },
+    {
+      clientId: request.clientId,
+      nonce: request.nonce,
+      responseUri: request.responseUri,
+      ...(jwkThumbprint ? { jwkThumbprint } : {}),
+    },
   );
 }
 
@@ -391,7 +505,10 @@ export async function submitResponse(
   let form: URLSearchParams;
   if (request.encryption) {
     const { jwk, enc } = request.encryption;
-    const payload: Record<string, unknown> = { ...params, ...(params.vp_token !== undefined ? { vp_token: JSON.parse(params.vp_token) as unknown } : {}) };
+    const payload: Record<string, unknown> = {
+      ...params,
+      ...(params.vp_token !== undefined ? { vp_token: JSON.parse(params.vp_token) as unknown } : {}),
+    };
     if (request.state !== undefined) payload.state = request.state;
     const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
       .setProtectedHeader({ alg: 'ECDH-ES', enc, ...(jwk.kid !== undefined ? { kid: jwk.kid } : {}) })
@@ -402,12 +519,13 @@ export async function submitResponse(
     if (request.state !== undefined) form.set('state', request.state);
   }
   const response = await reach(
-    () => fetchImpl(request.responseUri, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      redirect: 'manual',
-    }),
+    () =>
+      fetchImpl(request.responseUri, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form,
+        redirect: 'manual',
+      }),
     request.responseUri,
   );
   const text = await response.text();
@@ -426,7 +544,10 @@ export function holderSigner(jwk: JWK): { signer: (data: string) => string; alg:
   const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
   if (jwk.kty === 'EC' && jwk.crv === 'P-256') {
     // RFC 7518 §3.4: an ES256 JWS signature is r || s, not DER
-    return { alg: 'ES256', signer: (data) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url') };
+    return {
+      alg: 'ES256',
+      signer: (data) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url'),
+    };
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
     return { alg: 'EdDSA', signer: (data) => sign(null, Buffer.from(data), key).toString('base64url') };

@@ -5,12 +5,32 @@ import { decodeJws } from './jws.js';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtInstance } from '@sd-jwt/core';
 import { calculateJwkThumbprint, compactVerify, importJWK, type JWK } from 'jose';
-import { certificatePublicKey, CertificateError, checkChain, leafNamesIssuer, parseCertificate, readX5c } from './certificates.js';
+import {
+  certificatePublicKey,
+  CertificateError,
+  checkChain,
+  leafNamesIssuer,
+  parseCertificate,
+  readX5c,
+} from './certificates.js';
 import { jsonOrOAuthError, WalletError } from './errors.js';
 import { wellKnownUrl } from './metadata.js';
 
 /** Claims the SD-JWT VC itself carries, as opposed to the holder's attributes. */
-const REGISTERED_CLAIMS = new Set(['iss', 'sub', 'aud', 'iat', 'nbf', 'exp', 'jti', 'cnf', 'vct', 'vct#integrity', 'status', '_sd_alg']);
+const REGISTERED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'iat',
+  'nbf',
+  'exp',
+  'jti',
+  'cnf',
+  'vct',
+  'vct#integrity',
+  'status',
+  '_sd_alg',
+]);
 
 export interface VerifiedCredential {
   issuer: string;
@@ -23,10 +43,15 @@ export interface VerifiedCredential {
 
 /** SD-JWT VC §5: the issuer's keys from `/.well-known/jwt-vc-issuer/<path>` (inline `jwks` or `jwks_uri`). */
 export async function fetchIssuerKeys(issuer: string, fetchImpl: typeof fetch): Promise<JWK[]> {
-  const metadata = await jsonOrOAuthError(await fetchImpl(wellKnownUrl(issuer, 'jwt-vc-issuer')), 'fetching the SD-JWT VC issuer metadata');
-  if (metadata.issuer !== issuer) throw new WalletError(`SD-JWT VC issuer metadata names ${String(metadata.issuer)}, not ${issuer}`);
+  const metadata = await jsonOrOAuthError(
+    await fetchImpl(wellKnownUrl(issuer, 'jwt-vc-issuer')),
+    'fetching the SD-JWT VC issuer metadata',
+  );
+  if (metadata.issuer !== issuer)
+    throw new WalletError(`SD-JWT VC issuer metadata names ${String(metadata.issuer)}, not ${issuer}`);
   let jwks = metadata.jwks as { keys?: unknown } | undefined;
-  if (!jwks && typeof metadata.jwks_uri === 'string') jwks = await jsonOrOAuthError(await fetchImpl(metadata.jwks_uri), 'fetching the issuer JWKS');
+  if (!jwks && typeof metadata.jwks_uri === 'string')
+    jwks = await jsonOrOAuthError(await fetchImpl(metadata.jwks_uri), 'fetching the issuer JWKS');
   if (!jwks || !Array.isArray(jwks.keys)) throw new WalletError('SD-JWT VC issuer metadata has no keys');
   return jwks.keys as JWK[];
 }
@@ -42,7 +67,11 @@ export async function fetchIssuerKeys(issuer: string, fetchImpl: typeof fetch): 
  * asks the issuer's published keys (its SD-JWT VC issuer metadata, fetched from the `iss` origin) for the
  * leaf's key, as for a credential without `x5c`.
  */
-export async function checkIssuerX5c(x5c: unknown, iss: string, opts: { trust?: Uint8Array[]; now?: Date } = {}): Promise<{ jwk: JWK; anchored: boolean }> {
+export async function checkIssuerX5c(
+  x5c: unknown,
+  iss: string,
+  opts: { trust?: Uint8Array[]; now?: Date } = {},
+): Promise<{ jwk: JWK; anchored: boolean }> {
   let chain: Uint8Array[];
   try {
     chain = readX5c(x5c, 'x5c');
@@ -53,14 +82,18 @@ export async function checkIssuerX5c(x5c: unknown, iss: string, opts: { trust?: 
   try {
     ({ anchored } = await checkChain(chain, opts));
   } catch (err) {
-    if (err instanceof CertificateError) throw new WalletError(`the credential's issuer certificate chain (x5c) is refused: ${err.message}`);
+    if (err instanceof CertificateError)
+      throw new WalletError(`the credential's issuer certificate chain (x5c) is refused: ${err.message}`);
     throw err;
   }
   const leaf = parseCertificate(chain[0], 'the x5c leaf certificate');
   const ku = leaf.getExtension(x509.KeyUsagesExtension);
-  if (ku && (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0) throw new WalletError('the credential\'s x5c leaf certificate may not sign (its keyUsage lacks digitalSignature)');
+  if (ku && (ku.usages & x509.KeyUsageFlags.digitalSignature) === 0)
+    throw new WalletError("the credential's x5c leaf certificate may not sign (its keyUsage lacks digitalSignature)");
   if (!leafNamesIssuer(chain[0], iss)) {
-    throw new WalletError(`the credential's x5c leaf certificate does not name its issuer ${iss} (a subjectAltName URI equal to it, or its host as dNSName; SD-JWT VC §3.5)`);
+    throw new WalletError(
+      `the credential's x5c leaf certificate does not name its issuer ${iss} (a subjectAltName URI equal to it, or its host as dNSName; SD-JWT VC §3.5)`,
+    );
   }
   const { kty, crv, x, y, n, e } = certificatePublicKey(chain[0]).export({ format: 'jwk' });
   const jwk = Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, v]) => v !== undefined)) as JWK;
@@ -82,24 +115,41 @@ export async function verifyReceivedCredential(
   const issuerJwt = credential.split('~')[0];
   const { header, payload } = decodeJws(issuerJwt, 'the issuer returned a credential that is not an SD-JWT');
   if (header.typ !== 'dc+sd-jwt') throw new WalletError(`credential typ is ${String(header.typ)}, expected dc+sd-jwt`);
-  if (payload.iss !== expected.credentialIssuer) throw new WalletError(`credential iss is ${String(payload.iss)}, expected ${expected.credentialIssuer}`);
+  if (payload.iss !== expected.credentialIssuer)
+    throw new WalletError(`credential iss is ${String(payload.iss)}, expected ${expected.credentialIssuer}`);
 
   let keys: JWK[];
   if (header.x5c !== undefined) {
-    const leaf = await checkIssuerX5c(header.x5c, expected.credentialIssuer, { trust: expected.issuerTrust, now: expected.now });
-    if (!(await signedWith(issuerJwt, leaf.jwk, String(header.alg)))) throw new WalletError('the credential is not signed by the key of its x5c leaf certificate');
+    const leaf = await checkIssuerX5c(header.x5c, expected.credentialIssuer, {
+      trust: expected.issuerTrust,
+      now: expected.now,
+    });
+    if (!(await signedWith(issuerJwt, leaf.jwk, String(header.alg))))
+      throw new WalletError('the credential is not signed by the key of its x5c leaf certificate');
     if (!leaf.anchored) {
       const published = await publishedKeysOrHint(expected.credentialIssuer, fetchImpl);
       const thumbprint = await calculateJwkThumbprint(leaf.jwk);
-      const match = (await Promise.all(published.map(async (k) => ((await calculateJwkThumbprint(k).catch(() => '')) === thumbprint ? k : undefined)))).find(Boolean);
-      if (!match) throw new WalletError('the credential\'s x5c leaf certificate is not for a key the issuer publishes, and no trusted issuer CA anchors its chain (--issuer-trust)');
-      if (header.kid !== undefined && match.kid !== header.kid) throw new WalletError('the credential\'s kid names another key than its x5c leaf certificate\'s');
+      const match = (
+        await Promise.all(
+          published.map(async (k) =>
+            (await calculateJwkThumbprint(k).catch(() => '')) === thumbprint ? k : undefined,
+          ),
+        )
+      ).find(Boolean);
+      if (!match)
+        throw new WalletError(
+          "the credential's x5c leaf certificate is not for a key the issuer publishes, and no trusted issuer CA anchors its chain (--issuer-trust)",
+        );
+      if (header.kid !== undefined && match.kid !== header.kid)
+        throw new WalletError("the credential's kid names another key than its x5c leaf certificate's");
     }
     keys = [leaf.jwk];
   } else {
-    keys = (await fetchIssuerKeys(expected.credentialIssuer, fetchImpl)).filter((k) => header.kid === undefined || k.kid === header.kid);
+    keys = (await fetchIssuerKeys(expected.credentialIssuer, fetchImpl)).filter(
+      (k) => header.kid === undefined || k.kid === header.kid,
+    );
   }
-  if (!keys.length) throw new WalletError('none of the issuer\'s published keys matches the credential\'s kid');
+  if (!keys.length) throw new WalletError("none of the issuer's published keys matches the credential's kid");
   // @sd-jwt/core, not sd-jwt-vc: a credential just issued is valid, and its status list is the verifier's to check
   const sdJwt = new SDJwtInstance({ hasher: digest, verifier: verifierFor(keys, String(header.alg)) });
   try {
@@ -112,7 +162,10 @@ export async function verifyReceivedCredential(
     throw new WalletError(`credential vct is ${String(payload.vct)}, expected ${expected.vct}`);
   }
   const cnf = payload.cnf as { jwk?: JWK } | undefined;
-  if (!cnf?.jwk || (await calculateJwkThumbprint(cnf.jwk)) !== (await calculateJwkThumbprint(expected.holderPublicJwk))) {
+  if (
+    !cnf?.jwk ||
+    (await calculateJwkThumbprint(cnf.jwk)) !== (await calculateJwkThumbprint(expected.holderPublicJwk))
+  ) {
     throw new WalletError('the credential is not bound to the key this wallet proved');
   }
 
@@ -135,7 +188,9 @@ async function publishedKeysOrHint(issuer: string, fetchImpl: typeof fetch): Pro
     return await fetchIssuerKeys(issuer, fetchImpl);
   } catch (err) {
     if (!(err instanceof WalletError)) throw err;
-    throw new WalletError(`${err.message}; the credential's x5c chain could vouch for its key instead if the wallet trusted the issuer's CA (--issuer-trust)`);
+    throw new WalletError(
+      `${err.message}; the credential's x5c chain could vouch for its key instead if the wallet trusted the issuer's CA (--issuer-trust)`,
+    );
   }
 }
 

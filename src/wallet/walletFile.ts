@@ -61,7 +61,8 @@ export async function readWalletFile(file: string): Promise<WalletContents> {
     throw new WalletError(`${file} is not a wallet file (not JSON)`);
   }
   const wallet = contents as Partial<WalletContents>;
-  if (wallet?.version !== 1 || !Array.isArray(wallet.credentials)) throw new WalletError(`${file} is not a wallet file`);
+  if (wallet?.version !== 1 || !Array.isArray(wallet.credentials))
+    throw new WalletError(`${file} is not a wallet file`);
   return wallet as WalletContents;
 }
 

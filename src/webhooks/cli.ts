@@ -20,7 +20,11 @@ export async function webhooksCommand(args: string[], defaultConfig: string): Pr
   try {
     parsed = parseArgs({
       args,
-      options: { config: { type: 'string', short: 'c' }, failed: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        failed: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
     });
   } catch (err) {
@@ -57,7 +61,13 @@ export async function webhooksCommand(args: string[], defaultConfig: string): Pr
       console.error(`${loaded.file}: cannot reach the store (Redis); nothing was listed or queued`);
       return 1;
     }
-    const queue = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, createLogger(config.logLevel, process.stderr), { poll: false });
+    const queue = new WebhookQueue(
+      store,
+      webhookTargets(config.clients),
+      config.webhooks,
+      createLogger(config.logLevel, process.stderr),
+      { poll: false },
+    );
     // resend() also polls at once, which would send the delivery from this short-lived process (and, if
     // it exits mid-attempt, hold it under a lease for up to 2 × timeout + 5 s); a closed queue never polls
     await queue.close();
@@ -70,29 +80,57 @@ export async function webhooksCommand(args: string[], defaultConfig: string): Pr
 
 function usageProblem(sub: string | undefined, operands: string[], failed: boolean): string | undefined {
   if (sub === 'list') return operands.length ? `list takes no operands (got ${operands.join(' ')})` : undefined;
-  if (sub === 'resend') return operands.length !== 1 ? 'resend takes one webhook-id' : failed ? '--failed is an option of list' : undefined;
+  if (sub === 'resend')
+    return operands.length !== 1 ? 'resend takes one webhook-id' : failed ? '--failed is an option of list' : undefined;
   return sub ? `unknown webhooks command: ${sub}` : 'webhooks needs a command: list or resend';
 }
 
 async function list(queue: WebhookQueue, failed: boolean): Promise<number> {
   const deliveries = await queue.list({ failed });
   if (deliveries.length === 0) {
-    console.log(failed ? 'no delivery gave up in the last 7 days' : 'no pending deliveries, and none gave up in the last 7 days');
+    console.log(
+      failed ? 'no delivery gave up in the last 7 days' : 'no pending deliveries, and none gave up in the last 7 days',
+    );
     return 0;
   }
-  const rows = [['WEBHOOK-ID', 'CLIENT', 'TYPE', 'STATE', 'ATTEMPTS', 'CREATED', 'LAST', 'NEXT'], ...deliveries.map(row)];
+  const rows = [
+    ['WEBHOOK-ID', 'CLIENT', 'TYPE', 'STATE', 'ATTEMPTS', 'CREATED', 'LAST', 'NEXT'],
+    ...deliveries.map(row),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const text = rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ').trimEnd()).join('\n');
+  const text = rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i])))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
   // one write, flushed before main exits the process (a long list into a pipe could be cut otherwise)
-  await new Promise<void>((resolve, reject) => process.stdout.write(`${text}\n`, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(`${text}\n`, (err) => (err ? reject(err) : resolve())),
+  );
   return 0;
 }
 
 /** One delivery's line: never its body (it may hold a ContinuationContext, a bearer value). */
 function row(d: Delivery): string[] {
-  const last = d.last ? (d.last.status !== undefined ? `HTTP ${d.last.status}` : shown(d.last.error ?? 'no answer')) : '-';
+  const last = d.last
+    ? d.last.status !== undefined
+      ? `HTTP ${d.last.status}`
+      : shown(d.last.error ?? 'no answer')
+    : '-';
   const next = d.state === 'pending' && d.nextAt !== undefined ? new Date(d.nextAt).toISOString() : '-';
-  return [d.id, shown(d.clientId), shown(d.type), d.state, String(d.attempts), new Date(d.createdAt).toISOString(), last, next];
+  return [
+    d.id,
+    shown(d.clientId),
+    shown(d.type),
+    d.state,
+    String(d.attempts),
+    new Date(d.createdAt).toISOString(),
+    last,
+    next,
+  ];
 }
 
 /**
@@ -106,7 +144,9 @@ function shown(text: string): string {
 async function resend(queue: WebhookQueue, id: string): Promise<number> {
   const outcome = await queue.resend(id);
   if (outcome === 'unknown') {
-    console.error(`no delivery with webhook-id ${shown(id)} in the store (deliveries that gave up are kept for 7 days)`);
+    console.error(
+      `no delivery with webhook-id ${shown(id)} in the store (deliveries that gave up are kept for 7 days)`,
+    );
     return 1;
   }
   if (outcome === 'pending') {

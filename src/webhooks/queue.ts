@@ -15,7 +15,13 @@ export interface WebhookTarget {
 
 /** The queue's targets from the configured clients, by client id (one mapping for the service and the webhooks command). */
 export function webhookTargets(clients: readonly ClientConfig[]): Map<string, WebhookTarget> {
-  return new Map(clients.flatMap((c) => (c.webhook ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const] : [])));
+  return new Map(
+    clients.flatMap((c) =>
+      c.webhook
+        ? [[c.clientId, { url: c.webhook.url, secrets: c.webhook.secrets ?? [c.webhook.secret!] }] as const]
+        : [],
+    ),
+  );
 }
 
 export interface WebhookSettings {
@@ -69,13 +75,26 @@ function noAnswer(err: unknown, timeoutMs: number): string {
   const e = err as Error & { cause?: { code?: unknown } };
   if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const code = e.cause?.code;
-  return typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code) ? `no answer (${code})` : `no answer (${e.name === 'TypeError' ? 'the request could not be made' : 'error'})`;
+  return typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)
+    ? `no answer (${code})`
+    : `no answer (${e.name === 'TypeError' ? 'the request could not be made' : 'error'})`;
 }
 
 /** A redirect is an answer like any other that is not 2xx: retried, never followed. */
-async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status?: number; error?: string }> {
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status?: number; error?: string }> {
   try {
-    const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     // read at most 64 KiB of the answer, then let the connection go
     const reader = response.body?.getReader();
     let read = 0;
@@ -135,7 +154,17 @@ export class WebhookQueue {
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
     const flow = currentFlow(); // the request that ended the flow was linked to it
-    const delivery: Delivery = { id, clientId, type, body, createdAt: at, attempts: 0, state: 'pending', nextAt: at, ...(flow ? { trace: flow } : {}) };
+    const delivery: Delivery = {
+      id,
+      clientId,
+      type,
+      body,
+      createdAt: at,
+      attempts: 0,
+      state: 'pending',
+      nextAt: at,
+      ...(flow ? { trace: flow } : {}),
+    };
     await this.store.set(recordKey(id), delivery, this.#pendingSeconds(at));
     await this.store.schedule(DUE, id, at, this.#pendingSeconds(at));
     this.#poller.kick();
@@ -158,7 +187,13 @@ export class WebhookQueue {
       this.logger.warn({ err: (err as Error).message }, 'webhooks: the store is unavailable; polling again');
       return;
     }
-    await Promise.all(ids.map((id) => inJobSpan('webhook delivery', () => this.#attempt(id)).catch((err: Error) => this.logger.error({ webhookId: id, err: err.message }, 'webhooks: attempt failed'))));
+    await Promise.all(
+      ids.map((id) =>
+        inJobSpan('webhook delivery', () => this.#attempt(id)).catch((err: Error) =>
+          this.logger.error({ webhookId: id, err: err.message }, 'webhooks: attempt failed'),
+        ),
+      ),
+    );
   }
 
   async #attempt(id: string): Promise<void> {
@@ -173,7 +208,9 @@ export class WebhookQueue {
     } else {
       const timestamp = new Date(started);
       // one signature per secret (rotation): a receiver that knows either verifies it
-      const signature = target.secrets.map((secret) => new Webhook(secret).sign(id, timestamp, delivery.body)).join(' ');
+      const signature = target.secrets
+        .map((secret) => new Webhook(secret).sign(id, timestamp, delivery.body))
+        .join(' ');
       result = await post(
         target.url,
         {
@@ -196,7 +233,16 @@ export class WebhookQueue {
     delivery.state = delivered ? 'delivered' : gone || windowOver || !target ? 'failed' : 'pending';
     delivery.nextAt = delivery.state === 'pending' ? nextAt : undefined;
     this.logger[delivered ? 'info' : 'warn'](
-      { client: delivery.clientId, webhookId: id, type: delivery.type, attempt: delivery.attempts, status: result.status, error: result.error, ms, outcome: delivery.state },
+      {
+        client: delivery.clientId,
+        webhookId: id,
+        type: delivery.type,
+        attempt: delivery.attempts,
+        status: result.status,
+        error: result.error,
+        ms,
+        outcome: delivery.state,
+      },
       'webhook attempt',
     );
     this.#onAttempt?.(delivery.state === 'pending' ? 'retry' : delivery.state);
@@ -246,7 +292,9 @@ export class WebhookQueue {
     ];
     const ids = [...new Set(entries.map((e) => e.member))];
     const found = await Promise.all(ids.slice(-LIST_LIMIT).map((id) => this.get(id)));
-    return found.filter((d): d is Delivery => d !== undefined && (!opts.failed || d.state === 'failed')).sort((a, b) => b.createdAt - a.createdAt);
+    return found
+      .filter((d): d is Delivery => d !== undefined && (!opts.failed || d.state === 'failed'))
+      .sort((a, b) => b.createdAt - a.createdAt);
   }
 
   /**

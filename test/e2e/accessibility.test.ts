@@ -21,14 +21,12 @@ import type { DevWallet } from '../../src/wallet/holder.js';
  */
 const ONCE = process.env.TEST_STORE === 'redis' ? describe.skip : describe;
 
-
 let t: TestService;
 let browser: Browser;
 /** a holder with an EmployeeBadge, for the verification prompts, and for the demo's issuances */
 let wallet: DevWallet;
 /** the demo client's webhook secret: the demo's receiver at /demo/webhook verifies with it */
 const secret = webhookSecret();
-
 
 beforeAll(async () => {
   const identityFor = await demoIdentity();
@@ -40,7 +38,13 @@ beforeAll(async () => {
   }));
   browser = await launchChromium();
   wallet = await newWallet();
-  await holderCompletesIssuance(await par({ scope: 'openid issue.EmployeeBadge', id_token_hint: await hint({ FirstName: 'Grace', LastName: 'Hopper' }) }), { redirectUri: REDIRECT, wallet });
+  await holderCompletesIssuance(
+    await par({
+      scope: 'openid issue.EmployeeBadge',
+      id_token_hint: await hint({ FirstName: 'Grace', LastName: 'Hopper' }),
+    }),
+    { redirectUri: REDIRECT, wallet },
+  );
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -49,12 +53,19 @@ afterAll(async () => {
 
 // ---- how the pages are reached -------------------------------------------------------------------------
 
-const hint = (claims: Record<string, unknown>) => makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims });
+const hint = (claims: Record<string, unknown>) =>
+  makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims });
 
 /** A pushed request of the PKCE client (its redirect URI is never served: these pages never go back to it). */
 async function par(params: Record<string, string>): Promise<string> {
   const { challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, { state: randomBytes(12).toString('base64url'), nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', ...params });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    state: randomBytes(12).toString('base64url'),
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...params,
+  });
   return authorizeUrl;
 }
 
@@ -62,13 +73,22 @@ async function par(params: Record<string, string>): Promise<string> {
 function plainAuthorize(params: Record<string, string>): string {
   const { challenge } = pkcePair();
   return `${t.url}/v2.0/oidc/authorize?${new URLSearchParams({
-    client_id: 'issuer-pkce', response_type: 'code', redirect_uri: REDIRECT, state: randomBytes(12).toString('base64url'), nonce: 'n',
-    code_challenge: challenge, code_challenge_method: 'S256', ...params,
+    client_id: 'issuer-pkce',
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    state: randomBytes(12).toString('base64url'),
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...params,
   })}`;
 }
 
 const issuanceWithPin = async (external = false) =>
-  par({ scope: `openid issue.EmployeeBadge${external ? ' External' : ''}`, id_token_hint: await hint({ FirstName: 'Ada', LastName: 'Lovelace', PinCode: '2468' }) });
+  par({
+    scope: `openid issue.EmployeeBadge${external ? ' External' : ''}`,
+    id_token_hint: await hint({ FirstName: 'Ada', LastName: 'Lovelace', PinCode: '2468' }),
+  });
 
 /** The prompt's wallet link (the same-device button). */
 const walletLink = async (page: Page) => (await page.locator('#wallet-link').getAttribute('href'))!;
@@ -120,7 +140,9 @@ const PAGES: Record<string, Target> = {
   'issuance prompt after a wrong PIN': {
     url: () => issuanceWithPin(),
     setup: async (page) => {
-      await expect((await newWallet()).receive(await walletLink(page), { pin: '0000' })).rejects.toThrow(/invalid_grant/);
+      await expect((await newWallet()).receive(await walletLink(page), { pin: '0000' })).rejects.toThrow(
+        /invalid_grant/,
+      );
       await promptState(page, 'pin_retry');
     },
     h1: 'Add your credential to your wallet',
@@ -138,7 +160,8 @@ const PAGES: Record<string, Target> = {
     setup: async (page) => {
       const holder = await newWallet();
       const link = await walletLink(page);
-      for (const pin of ['0000', '0001', '0002']) await expect(holder.receive(link, { pin })).rejects.toThrow(/invalid_grant/);
+      for (const pin of ['0000', '0001', '0002'])
+        await expect(holder.receive(link, { pin })).rejects.toThrow(/invalid_grant/);
       await promptState(page, 'failed');
       await expect.poll(() => page.locator('#error').innerText()).not.toBe('');
     },
@@ -152,7 +175,9 @@ const PAGES: Record<string, Target> = {
     url: () => par({ scope: 'openid EmployeeBadge' }),
     setup: async (page) => {
       expect((await wallet.present(await walletLink(page))).status).toBe(200);
-      await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toMatch(/Finishing in the browser your wallet opened/);
+      await expect
+        .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+        .toMatch(/Finishing in the browser your wallet opened/);
     },
     h1: 'Share your credential',
   },
@@ -197,7 +222,8 @@ const PAGES: Record<string, Target> = {
     h1: 'This link can no longer be used',
   },
   'message: error page at authorise (unknown client)': {
-    url: () => `${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: 'no-such-client', response_type: 'code', scope: 'openid', redirect_uri: REDIRECT })}`,
+    url: () =>
+      `${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: 'no-such-client', response_type: 'code', scope: 'openid', redirect_uri: REDIRECT })}`,
     h1: 'This request cannot be completed',
   },
   'message: an identity provider answer that matches no journey': {
@@ -211,7 +237,10 @@ const PAGES: Record<string, Target> = {
       // the person confirms, as the form posts, through this browser's cookies (page.request shares them); the
       // redirects are followed by hand up to the service's callback, which is then opened without its Refresh header
       const action = (await page.locator('form').getAttribute('action'))!;
-      let res = await page.request.post(action, { form: { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', decision: 'confirm' }, maxRedirects: 0 });
+      let res = await page.request.post(action, {
+        form: { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', decision: 'confirm' },
+        maxRedirects: 0,
+      });
       let url = action;
       while (!url.startsWith(`${t.url}/identity/callback`)) {
         expect(res.status(), url).toBeGreaterThanOrEqual(300);
@@ -241,7 +270,7 @@ const PAGES: Record<string, Target> = {
     url: () => `${t.url}/demo/callback?state=unknown`,
     h1: 'Unknown or used state',
   },
-  'demo: result page with the ID token and the operator\'s forms': {
+  "demo: result page with the ID token and the operator's forms": {
     url: () => `${t.url}/demo`,
     setup: async (page) => {
       await submitDemoForm(page, 'input[name="type"][value="EmployeeBadge"]');
@@ -267,12 +296,27 @@ const PAGES: Record<string, Target> = {
       await page.waitForURL(/\/demo\/external\?state=/);
       // what the service posts once the wallet step expired, signed with the client's secret
       const state = new URL(page.url()).searchParams.get('state')!;
-      const body = JSON.stringify({ type: 'flow.expired', timestamp: new Date().toISOString(), data: { state, client_id: 'issuer-pkce', flow: 'verification', error: 'access_denied', error_description: 'the wallet step expired before the wallet answered' } });
+      const body = JSON.stringify({
+        type: 'flow.expired',
+        timestamp: new Date().toISOString(),
+        data: {
+          state,
+          client_id: 'issuer-pkce',
+          flow: 'verification',
+          error: 'access_denied',
+          error_description: 'the wallet step expired before the wallet answered',
+        },
+      });
       const id = `msg_${randomBytes(8).toString('hex')}`;
       const now = new Date();
       const res = await fetch(`${t.url}/demo/webhook`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, now, body) },
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': new Webhook(secret).sign(id, now, body),
+        },
         body,
       });
       expect(res.status).toBe(204);
@@ -310,18 +354,24 @@ const PAGES: Record<string, Target> = {
 ONCE('accessibility (axe-core, no violations of any impact)', () => {
   // one load per page; each colour scheme and width is then emulated on it (a new page per case would
   // spend most of the time making flows, not checking them)
-  it.each(Object.keys(PAGES))('%s, light and dark, 1280 and 390 px', async (name) => {
-    const target = PAGES[name];
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
-    try {
-      const page = await context.newPage();
-      const response = await page.goto(await target.url());
-      expect(response?.headers()['content-type']).toMatch(/^text\/html/);
-      await target.setup?.(page);
-      const found = await axeViolations(page, async () => expect(await page.locator('h1').innerText()).toMatch(target.h1));
-      expect(found, `axe violations on ${name} at ${page.url()}`).toBe('');
-    } finally {
-      await context.close();
-    }
-  }, 60_000);
+  it.each(Object.keys(PAGES))(
+    '%s, light and dark, 1280 and 390 px',
+    async (name) => {
+      const target = PAGES[name];
+      const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+      try {
+        const page = await context.newPage();
+        const response = await page.goto(await target.url());
+        expect(response?.headers()['content-type']).toMatch(/^text\/html/);
+        await target.setup?.(page);
+        const found = await axeViolations(page, async () =>
+          expect(await page.locator('h1').innerText()).toMatch(target.h1),
+        );
+        expect(found, `axe violations on ${name} at ${page.url()}`).toBe('');
+      } finally {
+        await context.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -20,7 +20,16 @@ let browser: Browser;
 beforeAll(async () => {
   receiver = await startWebhookReceiver(secret);
   t = await startTestService({
-    clients: [{ clientId: CLIENT.id, clientName: 'Kiosk App', clientSecret: CLIENT.secret, redirectUris: [REDIRECT], scopes: ['issue.EmployeeBadge', 'External'], webhook: { url: receiver.url, secret } }],
+    clients: [
+      {
+        clientId: CLIENT.id,
+        clientName: 'Kiosk App',
+        clientSecret: CLIENT.secret,
+        redirectUris: [REDIRECT],
+        scopes: ['issue.EmployeeBadge', 'External'],
+        webhook: { url: receiver.url, secret },
+      },
+    ],
   });
   browser = await launchChromium();
 });
@@ -32,10 +41,21 @@ afterAll(async () => {
 
 async function pushExternal(pin?: string): Promise<string> {
   const { challenge } = pkcePair();
-  const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: t.url, claims: { FirstName: 'Grace', LastName: 'Hopper', ...(pin ? { PinCode: pin } : {}) } });
+  const hint = await makeHint({
+    clientId: CLIENT.id,
+    secret: CLIENT.secret,
+    audience: t.url,
+    claims: { FirstName: 'Grace', LastName: 'Hopper', ...(pin ? { PinCode: pin } : {}) },
+  });
   const { authorizeUrl } = await pushAuthorization(t.url, {
-    client_id: CLIENT.id, client_secret: CLIENT.secret,
-    scope: 'openid issue.EmployeeBadge External', state: `st-${Math.random()}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    scope: 'openid issue.EmployeeBadge External',
+    state: `st-${Math.random()}`,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
   });
   return authorizeUrl;
 }
@@ -49,7 +69,9 @@ describe('the External Client flow in a browser', () => {
     const promptUrl = page.url();
     const offer = await page.locator('a[href^="openid-credential-offer://"]').getAttribute('href');
     await (await newWallet()).receive(offer!);
-    await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toContain('Kiosk App will continue from here. You can close this page.');
+    await expect
+      .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toContain('Kiosk App will continue from here. You can close this page.');
     await page.waitForTimeout(1_500); // a normal flow would have left by now
     expect(page.url()).toBe(promptUrl);
     expect(navigations.some((u) => u.startsWith(REDIRECT))).toBe(false);
@@ -64,7 +86,9 @@ describe('the External Client flow in a browser', () => {
     const offer = await page.locator('a[href^="openid-credential-offer://"]').getAttribute('href');
     const wallet = await newWallet();
     for (let i = 0; i < 3; i++) await wallet.receive(offer!, { pin: '0000' }).catch(() => undefined);
-    await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toContain('Kiosk App has been told. You can close this page.');
+    await expect
+      .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toContain('Kiosk App has been told. You can close this page.');
     await page.waitForTimeout(3_500);
     expect(page.url()).toBe(promptUrl);
     await page.screenshot({ path: '/tmp/prompt-external-failed.png', fullPage: true });

@@ -18,7 +18,10 @@ let rp: Awaited<ReturnType<typeof startRedirectTarget>>;
 
 beforeAll(async () => {
   rp = await startRedirectTarget();
-  const clients = (testConfig(0).clients as { redirectUris: string[] }[]).map((c) => ({ ...c, redirectUris: [...c.redirectUris, rp.redirectUri] }));
+  const clients = (testConfig(0).clients as { redirectUris: string[] }[]).map((c) => ({
+    ...c,
+    redirectUris: [...c.redirectUris, rp.redirectUri],
+  }));
   t = await startTestService({ clients });
   browser = await launchChromium();
 });
@@ -37,7 +40,13 @@ async function pushIssuance(pin: string | undefined) {
     claims: { FirstName: 'Grace', LastName: 'Hopper', ...(pin ? { PinCode: pin } : {}) },
   });
   const { authorizeUrl } = await pushAuthorization(t.url, {
-    redirect_uri: rp.redirectUri, scope: 'openid issue.EmployeeBadge', state: 'browser-state', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
+    redirect_uri: rp.redirectUri,
+    scope: 'openid issue.EmployeeBadge',
+    state: 'browser-state',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
   });
   return authorizeUrl;
 }

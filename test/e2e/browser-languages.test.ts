@@ -21,13 +21,19 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  const types = testConfig(0).credentialTypes as { name: string; attributes: Record<string, Record<string, unknown>> }[];
+  const types = testConfig(0).credentialTypes as {
+    name: string;
+    attributes: Record<string, Record<string, unknown>>;
+  }[];
   const localized = types.map((type) =>
     type.name === 'EmployeeBadge'
       ? {
           ...type,
           displayName: { en: 'Employee badge', de: 'Mitarbeiterausweis', fr: 'Badge d’employé', ar: 'بطاقة الموظف' },
-          attributes: { ...type.attributes, FirstName: { ...type.attributes.FirstName, label: { en: 'First name', de: 'Vorname', fr: 'Prénom' } } },
+          attributes: {
+            ...type.attributes,
+            FirstName: { ...type.attributes.FirstName, label: { en: 'First name', de: 'Vorname', fr: 'Prénom' } },
+          },
         }
       : type,
   );
@@ -50,7 +56,11 @@ async function prompt(o: { uiLocales?: string; locale: string; width?: number; b
     redirectUri: REDIRECT,
     params: o.uiLocales ? { ui_locales: o.uiLocales } : undefined,
   });
-  const context = await browser.newContext({ locale: o.locale, viewport: { width: o.width ?? 1280, height: 900 }, bypassCSP: o.bypassCSP });
+  const context = await browser.newContext({
+    locale: o.locale,
+    viewport: { width: o.width ?? 1280, height: 900 },
+    bypassCSP: o.bypassCSP,
+  });
   contexts.push(context);
   const page = await context.newPage();
   await page.goto(rp.authorizeUrl.href);
@@ -58,9 +68,14 @@ async function prompt(o: { uiLocales?: string; locale: string; width?: number; b
   return page;
 }
 
-const docLang = (page: Page) => page.evaluate(() => ({ lang: document.documentElement.lang, dir: document.documentElement.dir, direction: getComputedStyle(document.documentElement).direction }));
+const docLang = (page: Page) =>
+  page.evaluate(() => ({
+    lang: document.documentElement.lang,
+    dir: document.documentElement.dir,
+    direction: getComputedStyle(document.documentElement).direction,
+  }));
 
-run('the prompt in the holder\'s language', () => {
+run("the prompt in the holder's language", () => {
   it('English by default (an English browser, no ui_locales)', async () => {
     const page = await prompt({ locale: 'en-US' });
     expect(await docLang(page)).toEqual({ lang: 'en', dir: 'ltr', direction: 'ltr' });
@@ -69,7 +84,7 @@ run('the prompt in the holder\'s language', () => {
     expect(await page.locator('.chip').allInnerTexts()).toEqual(['First name', 'Last name']);
   });
 
-  it('German chosen by ui_locales over an English browser, with the config\'s German names', async () => {
+  it("German chosen by ui_locales over an English browser, with the config's German names", async () => {
     const page = await prompt({ uiLocales: 'de', locale: 'en-US' });
     expect(await docLang(page)).toEqual({ lang: 'de', dir: 'ltr', direction: 'ltr' });
     expect(await page.locator('h1').innerText()).toBe('Nachweis zu Ihrer Wallet hinzufügen');
@@ -82,7 +97,7 @@ run('the prompt in the holder\'s language', () => {
     expect(await page.title()).toBe('Nachweis zu Ihrer Wallet hinzufügen – PKCE Issuer');
   });
 
-  it('German chosen by the browser\'s Accept-Language when the request names no language', async () => {
+  it("German chosen by the browser's Accept-Language when the request names no language", async () => {
     const page = await prompt({ locale: 'de-DE' });
     expect((await docLang(page)).lang).toBe('de');
     expect(await page.locator('h1').innerText()).toBe('Nachweis zu Ihrer Wallet hinzufügen');
@@ -95,14 +110,18 @@ run('the prompt in the holder\'s language', () => {
     expect(await page.locator('.cred-name').innerText()).toBe('Badge d’employé');
   });
 
-  it('a wrong PIN is worded with the language\'s plural rules, from the server', async () => {
+  it("a wrong PIN is worded with the language's plural rules, from the server", async () => {
     const page = await prompt({ uiLocales: 'de', locale: 'en-US' });
     const offer = await page.locator('#wallet-link').getAttribute('href');
     const wallet = await newWallet();
     await expect(wallet.receive(offer!, { pin: '0000' })).rejects.toThrow(/invalid_grant/);
-    await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toBe('Falsche PIN. Noch 2 Versuche übrig.');
+    await expect
+      .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toBe('Falsche PIN. Noch 2 Versuche übrig.');
     await expect(wallet.receive(offer!, { pin: '0001' })).rejects.toThrow(/invalid_grant/);
-    await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toBe('Falsche PIN. Noch 1 Versuch übrig.');
+    await expect
+      .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toBe('Falsche PIN. Noch 1 Versuch übrig.');
   });
 
   it('right to left: the Arabic sample catalogue sets dir="rtl" and the layout mirrors', async () => {
@@ -117,7 +136,12 @@ run('the prompt in the holder\'s language', () => {
       expect(avatar.x).toBeGreaterThan(text.x);
       // the heading starts at the right edge of the card
       const card = (await page.locator('#prompt').boundingBox())!;
-      const h1 = await page.locator('h1').evaluate((el) => { const r = document.createRange(); r.selectNodeContents(el); const b = r.getBoundingClientRect(); return { left: b.left, right: b.right }; });
+      const h1 = await page.locator('h1').evaluate((el) => {
+        const r = document.createRange();
+        r.selectNodeContents(el);
+        const b = r.getBoundingClientRect();
+        return { left: b.left, right: b.right };
+      });
       expect(card.x + card.width - h1.right).toBeLessThan(h1.left - card.x);
       // nothing overflows sideways
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
@@ -132,7 +156,7 @@ run('the prompt in the holder\'s language', () => {
     }
   });
 
-  it('copy link puts the wallet link on the clipboard and says so in the page\'s language', async () => {
+  it("copy link puts the wallet link on the clipboard and says so in the page's language", async () => {
     const page = await prompt({ uiLocales: 'de', locale: 'en-US' });
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url });
     const link = await page.locator('#wallet-link').getAttribute('href');
@@ -150,11 +174,13 @@ run('the prompt in the holder\'s language', () => {
     const gone = await page.goto(`${t.url}/interaction/v2/no-such-request`);
     expect(gone?.status()).toBe(400);
     expect(await docLang(page)).toEqual({ lang: 'de', dir: 'ltr', direction: 'ltr' });
-    expect(await page.locator('h1').innerText()).toBe("Dieser Link kann nicht mehr verwendet werden");
-    const refused = await page.goto(`${t.url}/v2.0/oidc/authorize?client_id=no-such-client&ui_locales=fr&response_type=code&scope=openid`);
+    expect(await page.locator('h1').innerText()).toBe('Dieser Link kann nicht mehr verwendet werden');
+    const refused = await page.goto(
+      `${t.url}/v2.0/oidc/authorize?client_id=no-such-client&ui_locales=fr&response_type=code&scope=openid`,
+    );
     expect(refused?.status()).toBe(400);
     expect((await docLang(page)).lang).toBe('fr');
-    expect(await page.locator('h1').innerText()).toBe("Cette demande ne peut pas aboutir");
+    expect(await page.locator('h1').innerText()).toBe('Cette demande ne peut pas aboutir');
     expect(await page.locator('.message-code').innerText()).toMatch(/invalid_client|invalid_request/);
   });
 });

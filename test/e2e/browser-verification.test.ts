@@ -22,13 +22,29 @@ async function par(params: Record<string, string>): Promise<string> {
 
 beforeAll(async () => {
   rp = await startRedirectTarget();
-  const clients = (testConfig(0).clients as { redirectUris: string[] }[]).map((c) => ({ ...c, redirectUris: [...c.redirectUris, rp.redirectUri] }));
+  const clients = (testConfig(0).clients as { redirectUris: string[] }[]).map((c) => ({
+    ...c,
+    redirectUris: [...c.redirectUris, rp.redirectUri],
+  }));
   t = await startTestService({ clients });
   browser = await launchChromium();
   wallet = await newWallet();
-  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Grace', LastName: 'Hopper' } });
+  const hint = await makeHint({
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    audience: t.url,
+    claims: { FirstName: 'Grace', LastName: 'Hopper' },
+  });
   const { challenge } = pkcePair();
-  await holderCompletesIssuance(await par({ scope: 'openid issue.EmployeeBadge', id_token_hint: hint, code_challenge: challenge, code_challenge_method: 'S256' }), { redirectUri: rp.redirectUri, wallet });
+  await holderCompletesIssuance(
+    await par({
+      scope: 'openid issue.EmployeeBadge',
+      id_token_hint: hint,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }),
+    { redirectUri: rp.redirectUri, wallet },
+  );
 });
 afterAll(async () => {
   await browser?.close();
@@ -42,7 +58,14 @@ describe('verification in a browser', () => {
     const consoleErrors: string[] = [];
     page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
     const { challenge } = pkcePair();
-    await page.goto(await par({ scope: 'openid EmployeeBadge', state: 'verify-state', code_challenge: challenge, code_challenge_method: 'S256' }));
+    await page.goto(
+      await par({
+        scope: 'openid EmployeeBadge',
+        state: 'verify-state',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const link = page.locator('a[href^="openid4vp://"]');
     await expect.poll(() => link.count()).toBe(1);
     const body = await page.locator('body').innerText();
@@ -54,7 +77,9 @@ describe('verification in a browser', () => {
     // same-device (OpenID4VP 1.0 §8.2): the page waits for the browser the wallet sends back
     const answer = await wallet.present((await link.getAttribute('href'))!);
     expect(answer.status).toBe(200);
-    await expect.poll(() => page.locator('body').innerText(), { timeout: 10_000 }).toMatch(/Finishing in the browser your wallet opened/);
+    await expect
+      .poll(() => page.locator('body').innerText(), { timeout: 10_000 })
+      .toMatch(/Finishing in the browser your wallet opened/);
     await page.screenshot({ path: '/tmp/prompt-verification-returning.png', fullPage: true });
     expect(page.url()).not.toContain(rp.redirectUri);
     await page.goto(answer.redirectUri!);
@@ -66,10 +91,17 @@ describe('verification in a browser', () => {
     await page.close();
   });
 
-  it('cross-device: the QR code\'s request finishes on its own once the wallet has presented', async () => {
+  it("cross-device: the QR code's request finishes on its own once the wallet has presented", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     const { challenge } = pkcePair();
-    await page.goto(await par({ scope: 'openid EmployeeBadge', state: 'qr-state', code_challenge: challenge, code_challenge_method: 'S256' }));
+    await page.goto(
+      await par({
+        scope: 'openid EmployeeBadge',
+        state: 'qr-state',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const qr = page.locator('[data-wallet-link^="openid4vp://"]');
     await expect.poll(() => qr.count()).toBe(1);
     const answer = await wallet.present((await qr.getAttribute('data-wallet-link'))!);

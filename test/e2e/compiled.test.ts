@@ -30,20 +30,34 @@ let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 run('the compiled service (npm run build; node dist/main.js serve)', () => {
   beforeAll(async () => {
     // npm run build's steps: compile, then copy the views' stylesheets and scripts next to the compiled code
-    execFileSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: process.cwd(), stdio: 'pipe' });
+    execFileSync(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: process.cwd(),
+      stdio: 'pipe',
+    });
     execFileSync(process.execPath, [join('scripts', 'copy-assets.mjs')], { cwd: process.cwd(), stdio: 'pipe' });
     dir = mkdtempSync(join(tmpdir(), 'vc-compiled-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const config = writeServiceConfig(dir, { base, port, client: CLIENT, redirectUri: REDIRECT });
-    child = spawn(process.execPath, ['dist/main.js', 'serve', '--config', config], { cwd: process.cwd(), env: serviceEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['dist/main.js', 'serve', '--config', config], {
+      cwd: process.cwd(),
+      env: serviceEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     child.stderr!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     exit = new Promise((resolve) => child!.once('exit', (code, signal) => resolve({ code, signal })));
-    await waitFor(`the compiled service to answer /healthz (output: ${output})`, async () => {
-      if (child!.exitCode !== null) throw new Error(`the service exited: ${output}`);
-      return (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined))?.ok ?? false;
-    }, 25_000, 100);
+    await waitFor(
+      `the compiled service to answer /healthz (output: ${output})`,
+      async () => {
+        if (child!.exitCode !== null) throw new Error(`the service exited: ${output}`);
+        return (
+          (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined))?.ok ?? false
+        );
+      },
+      25_000,
+      100,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -55,10 +69,25 @@ run('the compiled service (npm run build; node dist/main.js serve)', () => {
   });
 
   it('issues a credential: openid-client (discovery, PAR, PKCE, code, ID token via JWKS) and the dev wallet with a PIN', async () => {
-    const { config, verifier, state, nonce, authorizeUrl } = await pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+    const { config, verifier, state, nonce, authorizeUrl } = await pushIssuance(base, {
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      attributes,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: base, aud: CLIENT.id, nonce });
     expect(tokens.access_token).toBe(tokens.id_token);
     expect(wallet.list()[0].claims).toEqual(attributes);

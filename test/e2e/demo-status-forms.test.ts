@@ -23,13 +23,21 @@ let hostileForm: { fields: Record<string, string>; noReferrer: boolean } = { fie
 
 beforeAll(async () => {
   const identityFor = await demoIdentity();
-  t = await startTestService((baseUrl) => ({ demo: true, identity: identityFor(baseUrl), clients: demoClients(baseUrl, webhookSecret()) }));
+  t = await startTestService((baseUrl) => ({
+    demo: true,
+    identity: identityFor(baseUrl),
+    clients: demoClients(baseUrl, webhookSecret()),
+  }));
   browser = await launchChromium();
   hostile = createServer((_req, res) => {
-    const inputs = Object.entries(hostileForm.fields).map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`).join('');
+    const inputs = Object.entries(hostileForm.fields)
+      .map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`)
+      .join('');
     res.setHeader('content-type', 'text/html');
     if (hostileForm.noReferrer) res.setHeader('Referrer-Policy', 'no-referrer');
-    res.end(`<!doctype html><html><head><title>Win a prize</title></head><body><form method="post" action="${t.url}/demo/credential-status">${inputs}<button type="submit">Claim prize</button></form></body></html>`);
+    res.end(
+      `<!doctype html><html><head><title>Win a prize</title></head><body><form method="post" action="${t.url}/demo/credential-status">${inputs}<button type="submit">Claim prize</button></form></body></html>`,
+    );
   });
   await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
   hostileUrl = `http://localhost:${(hostile.address() as AddressInfo).port}/`;
@@ -56,7 +64,8 @@ async function issued(page: Page): Promise<string> {
 }
 
 /** The POST of a status form (a predicate: a string would be read as a URL pattern, its `:port` a parameter). */
-const statusPost = (res: { url(): string; request(): { method(): string } }) => res.url() === `${t.url}/demo/credential-status` && res.request().method() === 'POST';
+const statusPost = (res: { url(): string; request(): { method(): string } }) =>
+  res.url() === `${t.url}/demo/credential-status` && res.request().method() === 'POST';
 
 /**
  * Posts a status form with `fields` from a page of the demo, as its result page would (that page is the
@@ -67,18 +76,21 @@ async function postFromDemo(page: Page, fields: Record<string, string>): Promise
   await page.goto(`${t.url}/demo`);
   const [response] = await Promise.all([
     page.waitForResponse(statusPost),
-    page.evaluate(({ action, fields }) => {
-      const form = document.createElement('form');
-      form.method = 'post';
-      form.action = action;
-      for (const [name, value] of Object.entries(fields)) {
-        const input = document.createElement('input');
-        Object.assign(input, { type: 'hidden', name, value });
-        form.append(input);
-      }
-      document.body.append(form);
-      form.submit();
-    }, { action: `${t.url}/demo/credential-status`, fields }),
+    page.evaluate(
+      ({ action, fields }) => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = action;
+        for (const [name, value] of Object.entries(fields)) {
+          const input = document.createElement('input');
+          Object.assign(input, { type: 'hidden', name, value });
+          form.append(input);
+        }
+        document.body.append(form);
+        form.submit();
+      },
+      { action: `${t.url}/demo/credential-status`, fields },
+    ),
   ]);
   expect(response.status()).toBe(200);
   await page.waitForURL(`${t.url}/demo/credential-status`);
@@ -89,12 +101,13 @@ async function postFromDemo(page: Page, fields: Record<string, string>): Promise
 async function formFields(page: Page, action: string): Promise<Record<string, string>> {
   const form = page.locator('form', { has: page.locator(`input[name="action"][value="${action}"]`) });
   const fields: Record<string, string> = {};
-  for (const name of ['serialNumber', 'mac', 'action']) fields[name] = (await form.locator(`input[name="${name}"]`).getAttribute('value'))!;
+  for (const name of ['serialNumber', 'mac', 'action'])
+    fields[name] = (await form.locator(`input[name="${name}"]`).getAttribute('value'))!;
   return fields;
 }
 
-describe('the demo\'s status forms (issue 31, Also)', () => {
-  it('a reinstate form\'s MAC does not revoke: the form, changed to action revoke, is refused and the credential can still be suspended', async () => {
+describe("the demo's status forms (issue 31, Also)", () => {
+  it("a reinstate form's MAC does not revoke: the form, changed to action revoke, is refused and the credential can still be suspended", async () => {
     const page = await browser.newPage();
     try {
       const serialNumber = await issued(page);
@@ -117,29 +130,40 @@ describe('the demo\'s status forms (issue 31, Also)', () => {
   it.each([
     ['with its origin in Origin', false],
     ['with Origin null (its page sends no referrer)', true],
-  ])('a page of another site posting the genuine revoke form (%s) gets 403 and revokes nothing', async (_, noReferrer) => {
-    const page = await browser.newPage();
-    try {
-      await issued(page);
-      hostileForm = { fields: await formFields(page, 'revoke'), noReferrer };
-      await page.goto(hostileUrl);
-      const [response] = await Promise.all([page.waitForResponse(statusPost), page.getByRole('button', { name: 'Claim prize' }).click()]);
-      expect(response.status()).toBe(403);
-      expect(await page.locator('h1').innerText()).toBe('This form was not sent from this demo');
+  ])(
+    'a page of another site posting the genuine revoke form (%s) gets 403 and revokes nothing',
+    async (_, noReferrer) => {
+      const page = await browser.newPage();
+      try {
+        await issued(page);
+        hostileForm = { fields: await formFields(page, 'revoke'), noReferrer };
+        await page.goto(hostileUrl);
+        const [response] = await Promise.all([
+          page.waitForResponse(statusPost),
+          page.getByRole('button', { name: 'Claim prize' }).click(),
+        ]);
+        expect(response.status()).toBe(403);
+        expect(await page.locator('h1').innerText()).toBe('This form was not sent from this demo');
 
-      // the same form posted from the demo's own page still revokes it, for the first time
-      expect(await postFromDemo(page, hostileForm.fields)).toBe('The credential is revoked');
-    } finally {
-      await page.close();
-    }
-  });
+        // the same form posted from the demo's own page still revokes it, for the first time
+        expect(await postFromDemo(page, hostileForm.fields)).toBe('The credential is revoked');
+      } finally {
+        await page.close();
+      }
+    },
+  );
 
   it('an HTTP client naming another Origin gets 403; one naming none is judged by the MAC alone', async () => {
     const page = await browser.newPage();
     try {
       await issued(page);
       const fields = await formFields(page, 'suspend');
-      const post = (headers: Record<string, string>, body = fields) => fetch(`${t.url}/demo/credential-status`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(body) });
+      const post = (headers: Record<string, string>, body = fields) =>
+        fetch(`${t.url}/demo/credential-status`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+          body: new URLSearchParams(body),
+        });
       expect((await post({ origin: 'https://evil.example' })).status).toBe(403);
       expect((await post({ origin: 'null', 'sec-fetch-site': 'cross-site' })).status).toBe(403);
       expect((await post({}, { ...fields, action: 'revoke' })).status).toBe(400);

@@ -24,7 +24,6 @@ let browser: Browser;
 let wallet: DevWallet;
 const secret = webhookSecret();
 
-
 beforeAll(async () => {
   const identityFor = await demoIdentity();
   t = await startTestService((baseUrl) => ({
@@ -33,8 +32,17 @@ beforeAll(async () => {
     statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
     // a boolean attribute, as config/demo.yaml's MembershipCard has (Premium)
-    credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map((type) =>
-      type.name === 'MembershipCard' ? { ...type, attributes: { ...type.attributes, Premium: { type: 'boolean', required: false, label: 'Premium member' } } } : type,
+    credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map(
+      (type) =>
+        type.name === 'MembershipCard'
+          ? {
+              ...type,
+              attributes: {
+                ...type.attributes,
+                Premium: { type: 'boolean', required: false, label: 'Premium member' },
+              },
+            }
+          : type,
     ),
     clients: demoClients(baseUrl, secret),
   }));
@@ -81,11 +89,19 @@ describe('the demo relying party', () => {
 
   it('asks yes or no for a boolean attribute, and refuses anything else rather than turning it into false (issue 22)', async () => {
     const form = await (await fetch(`${t.url}/demo`)).text();
-    expect(form).toMatch(/<select name="attr\.Premium"><option value="">\(leave out\)<\/option><option value="true" selected>Yes<\/option><option value="false">No<\/option><\/select>/);
+    expect(form).toMatch(
+      /<select name="attr\.Premium"><option value="">\(leave out\)<\/option><option value="true" selected>Yes<\/option><option value="false">No<\/option><\/select>/,
+    );
     const refused = await fetch(`${t.url}/demo/start`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ type: 'MembershipCard', 'attr.MemberName': 'Ada', 'attr.MemberNumber': '7', 'attr.Premium': 'yes', mode: 'v2-par' }),
+      body: new URLSearchParams({
+        type: 'MembershipCard',
+        'attr.MemberName': 'Ada',
+        'attr.MemberNumber': '7',
+        'attr.Premium': 'yes',
+        mode: 'v2-par',
+      }),
       redirect: 'manual',
     });
     expect(refused.headers.get('location')).toBeNull();
@@ -118,10 +134,15 @@ describe('the demo relying party', () => {
     const { SerialNumber } = JSON.parse(await page.locator('pre').innerText());
     await page.getByRole('button', { name: 'Revoke' }).click();
     await expect.poll(() => page.locator('h1').innerText()).toBe('The credential is revoked');
-    expect(JSON.parse(await page.locator('pre').innerText())).toEqual({ serialNumber: SerialNumber, status: 'revoked' });
+    expect(JSON.parse(await page.locator('pre').innerText())).toEqual({
+      serialNumber: SerialNumber,
+      status: 'revoked',
+    });
 
     // a form not made by the demo changes nothing
-    const forged = await page.request.post(`${t.url}/demo/credential-status`, { form: { serialNumber: SerialNumber, action: 'reinstate', mac: 'x' } });
+    const forged = await page.request.post(`${t.url}/demo/credential-status`, {
+      form: { serialNumber: SerialNumber, action: 'reinstate', mac: 'x' },
+    });
     expect(forged.status()).toBe(400);
 
     await new Promise((r) => setTimeout(r, 1100)); // the verifier's cached status list (statusList.ttl) runs out
@@ -132,21 +153,40 @@ describe('the demo relying party', () => {
     expect(answer.status).toBe(400);
     await page.goto(answer.redirectUri!);
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
-    expect(JSON.parse(await page.locator('pre').innerText())).toMatchObject({ error: 'access_denied', error_description: expect.stringMatching(/credential revoked/) });
+    expect(JSON.parse(await page.locator('pre').innerText())).toMatchObject({
+      error: 'access_denied',
+      error_description: expect.stringMatching(/credential revoked/),
+    });
     await page.close();
   });
 });
 
 /** The demo's waiting page, once the relying party's server has what the webhook led to (it reloads itself). */
 async function externalResult(page: Page): Promise<{ title: string; shown: Record<string, unknown>; log: string }> {
-  await expect.poll(() => page.locator('h1').innerText().catch(() => ''), { timeout: 15_000 }).not.toBe('External Client flow');
-  return { title: await page.locator('h1').innerText(), shown: JSON.parse(await page.locator('pre').innerText()), log: await page.locator('ol.log').innerText() };
+  await expect
+    .poll(
+      () =>
+        page
+          .locator('h1')
+          .innerText()
+          .catch(() => ''),
+      { timeout: 15_000 },
+    )
+    .not.toBe('External Client flow');
+  return {
+    title: await page.locator('h1').innerText(),
+    shown: JSON.parse(await page.locator('pre').innerText()),
+    log: await page.locator('ol.log').innerText(),
+  };
 }
 
 /** The holder's prompt, opened from the demo's waiting page in a new tab as the page offers. */
 async function openPrompt(page: Page): Promise<Page> {
   await page.waitForURL(/\/demo\/external\?state=/);
-  const [prompt] = await Promise.all([page.waitForEvent('popup'), page.getByRole('link', { name: "Open the holder's prompt" }).click()]);
+  const [prompt] = await Promise.all([
+    page.waitForEvent('popup'),
+    page.getByRole('link', { name: "Open the holder's prompt" }).click(),
+  ]);
   return prompt;
 }
 
@@ -162,7 +202,9 @@ describe('the demo relying party, External option (D13)', () => {
     const prompt = await openPrompt(page);
     await page.screenshot({ path: '/tmp/demo-external-waiting.png', fullPage: true });
     await wallet.receive(await walletLink(prompt, 'openid-credential-offer://'), { pin: '1234' });
-    await expect.poll(() => prompt.locator('#status-text').innerText(), { timeout: 10_000 }).toContain('will continue from here');
+    await expect
+      .poll(() => prompt.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toContain('will continue from here');
 
     const { title, shown, log } = await externalResult(page);
     expect(title).toBe('The relying party received this ID token');
@@ -225,14 +267,30 @@ describe('the demo relying party, External option (D13)', () => {
     return state;
   }
   const event = (type: string, state: string, description: string) =>
-    JSON.stringify({ type, timestamp: new Date().toISOString(), data: { state, client_id: 'issuer-pkce', flow: 'verification', error: 'access_denied', error_description: description } });
+    JSON.stringify({
+      type,
+      timestamp: new Date().toISOString(),
+      data: {
+        state,
+        client_id: 'issuer-pkce',
+        flow: 'verification',
+        error: 'access_denied',
+        error_description: description,
+      },
+    });
   /** Standard Webhooks headers for `payload`, signed with `key` as the service signs. */
   const signed = (key: string, payload: string) => {
     const id = `msg_${Math.random().toString(16).slice(2)}`;
     const now = new Date();
-    return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(key).sign(id, now, payload) };
+    return {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(key).sign(id, now, payload),
+    };
   };
-  const postHook = (headers: Record<string, string>, payload: string) => fetch(`${t.url}/demo/webhook`, { method: 'POST', headers, body: payload });
+  const postHook = (headers: Record<string, string>, payload: string) =>
+    fetch(`${t.url}/demo/webhook`, { method: 'POST', headers, body: payload });
 
   it('shows flow.expired, and takes a redelivery once', async () => {
     const state = await startExternal();
@@ -264,12 +322,24 @@ describe('the demo relying party, External option (D13)', () => {
     expect((await post(signed(secret, body), body.replace('forged', 'changed'))).status).toBe(400);
     // signed too long ago
     const old = new Date(Date.now() - 10 * 60_000);
-    expect((await post({ ...signed(secret, body), 'webhook-timestamp': String(Math.floor(old.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_old', old, body), 'webhook-id': 'msg_old' })).status).toBe(400);
+    expect(
+      (
+        await post({
+          ...signed(secret, body),
+          'webhook-timestamp': String(Math.floor(old.getTime() / 1000)),
+          'webhook-signature': new Webhook(secret).sign('msg_old', old, body),
+          'webhook-id': 'msg_old',
+        })
+      ).status,
+    ).toBe(400);
 
     // an oversized body is refused before anything is verified
     const oversized = await post(signed(secret, body), body + ' '.repeat(100 * 1024));
     expect(oversized.status).toBe(400);
-    expect(await oversized.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('request body exceeds') });
+    expect(await oversized.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('request body exceeds'),
+    });
 
     expect(await t.service.store.get(`demo:${state}:outcome`)).toBeUndefined();
     const waiting = await (await fetch(`${t.url}/demo/external?state=${state}`)).text();
@@ -296,13 +366,19 @@ describe('the demo relying party, Verify identity (D12)', () => {
     expect(command).toBe(`npm run wallet -- receive '${link}'`);
     const file = join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json');
     const said: string[] = [];
-    await walletCli(['receive', /^npm run wallet -- receive '(.*)'$/.exec(command)![1], '--wallet', file], (line) => said.push(line));
+    await walletCli(['receive', /^npm run wallet -- receive '(.*)'$/.exec(command)![1], '--wallet', file], (line) =>
+      said.push(line),
+    );
     expect(said.join('\n')).toContain('urn:eudi:pid:1');
     return DevWallet.open(file, { trust: VERIFIER_TRUST });
   }
 
   /** The demo's Verify identity card, submitted with a flow and an interface. */
-  async function startIdentity(page: Page, flow: 'VerifiedIdentity' | 'VerifiedIdentity_Other', mode: string): Promise<void> {
+  async function startIdentity(
+    page: Page,
+    flow: 'VerifiedIdentity' | 'VerifiedIdentity_Other',
+    mode: string,
+  ): Promise<void> {
     await page.goto(`${t.url}/demo`);
     const form = page.locator('form', { has: page.locator('input[name="kind"][value="identity"]') });
     await form.locator('select[name="flow"]').selectOption(flow);
@@ -314,13 +390,24 @@ describe('the demo relying party, Verify identity (D12)', () => {
     const page = await browser.newPage();
     const holder = await demoPid(page, 'Augusta');
     const [pid] = holder.list();
-    expect(pid).toMatchObject({ vct: 'urn:eudi:pid:1', issuer: `${t.url}/demo-pid`, claims: { given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'] } });
+    expect(pid).toMatchObject({
+      vct: 'urn:eudi:pid:1',
+      issuer: `${t.url}/demo-pid`,
+      claims: { given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'] },
+    });
 
     await startIdentity(page, 'VerifiedIdentity', 'v2-par');
     await presentSameDevice(page, holder);
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const shown = JSON.parse(await page.locator('pre').innerText());
-    expect(shown).toMatchObject({ given_name: 'Augusta', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'], iss: t.url, aud: 'issuer-pkce' });
+    expect(shown).toMatchObject({
+      given_name: 'Augusta',
+      family_name: 'Lovelace',
+      birthdate: '1815-12-10',
+      nationalities: ['GB'],
+      iss: t.url,
+      aud: 'issuer-pkce',
+    });
     expect(shown.personal_administrative_number).toBeUndefined(); // it makes the sub, and is not a claim the block lists
     expect(shown.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
@@ -348,7 +435,13 @@ describe('the demo relying party, Verify identity (D12)', () => {
     await page.getByRole('button', { name: 'Confirm identity' }).click();
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const shown = JSON.parse(await page.locator('pre').innerText());
-    expect(shown).toMatchObject({ given_name: 'Grace', family_name: 'Hopper', birthdate: '1906-12-09', iss: t.url, aud: 'issuer-pkce' });
+    expect(shown).toMatchObject({
+      given_name: 'Grace',
+      family_name: 'Hopper',
+      birthdate: '1906-12-09',
+      iss: t.url,
+      aud: 'issuer-pkce',
+    });
     expect(shown.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await page.close();
   });
@@ -372,7 +465,13 @@ describe('the demo relying party, Verify identity (D12)', () => {
     const res = await fetch(`${t.url}/demo/pid`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ given_name: '<b>Ada</b>', family_name: 'Lovelace', birthdate: '1815-02-30', nationalities: 'GB', personal_administrative_number: '1' }),
+      body: new URLSearchParams({
+        given_name: '<b>Ada</b>',
+        family_name: 'Lovelace',
+        birthdate: '1815-02-30',
+        nationalities: 'GB',
+        personal_administrative_number: '1',
+      }),
     });
     expect(res.status).toBe(400);
     const page = await res.text();
@@ -386,7 +485,9 @@ describe('the demo without identity blocks', () => {
   it('starts, and offers no Verify identity card', async () => {
     const plain = await startTestService((baseUrl) => ({
       demo: true,
-      clients: (testConfig(0).clients as { clientId: string; redirectUris: string[] }[]).map((c) => (c.clientId === 'issuer-pkce' ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`] } : c)),
+      clients: (testConfig(0).clients as { clientId: string; redirectUris: string[] }[]).map((c) =>
+        c.clientId === 'issuer-pkce' ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`] } : c,
+      ),
     }));
     try {
       const demo = await (await fetch(`${plain.url}/demo`)).text();

@@ -27,15 +27,26 @@ describe('the README example relying party (examples/issue.ts)', () => {
       baseUrl: base,
     }));
     example = spawn(process.execPath, ['--import', 'tsx', join('examples', 'issue.ts')], {
-      env: { ...process.env, ISSUER: service.url, CLIENT_ID: CLIENT.clientId, CLIENT_SECRET: CLIENT.clientSecret, PORT: String(port) },
+      env: {
+        ...process.env,
+        ISSUER: service.url,
+        CLIENT_ID: CLIENT.clientId,
+        CLIENT_SECRET: CLIENT.clientSecret,
+        PORT: String(port),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     example.stdout!.on('data', (d) => (output += String(d)));
     example.stderr!.on('data', (d) => (output += String(d)));
-    await waitFor(`the example to listen (output: ${output})`, async () => {
-      if (example.exitCode !== null) throw new Error(`the example exited: ${output}`);
-      return output.includes(`open ${app}/issue`);
-    }, 60_000, 100);
+    await waitFor(
+      `the example to listen (output: ${output})`,
+      async () => {
+        if (example.exitCode !== null) throw new Error(`the example exited: ${output}`);
+        return output.includes(`open ${app}/issue`);
+      },
+      60_000,
+      100,
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -45,12 +56,21 @@ describe('the README example relying party (examples/issue.ts)', () => {
 
   it('issues a MembershipCard: the callback shows the attributes, SerialNumber and the nonce-checked ID token claims', async () => {
     const wallet = await newWallet();
-    const { callbackUrl, browser } = await holderCompletesIssuance(`${app}/issue`, { redirectUri: `${app}/callback`, wallet });
+    const { callbackUrl, browser } = await holderCompletesIssuance(`${app}/issue`, {
+      redirectUri: `${app}/callback`,
+      wallet,
+    });
     const res = await browser.get(callbackUrl, 'application/json');
     const body = await res.text();
     expect(res.status, body).toBe(200);
     const claims = JSON.parse(body);
-    expect(claims).toMatchObject({ iss: service.url, aud: CLIENT.clientId, MemberName: 'Ada Lovelace', MemberNumber: 1815, SerialNumber: expect.any(String) });
+    expect(claims).toMatchObject({
+      iss: service.url,
+      aud: CLIENT.clientId,
+      MemberName: 'Ada Lovelace',
+      MemberNumber: 1815,
+      SerialNumber: expect.any(String),
+    });
     expect(claims.sub).toBe(claims.SerialNumber);
     expect(wallet.list().map((c) => c.vct)).toHaveLength(1);
   });

@@ -32,16 +32,39 @@ async function startFlow(base: string, kind: 'issuance' | 'verification', extra:
   const state = randomBytes(8).toString('hex');
   const { verifier, challenge } = pkcePair();
   const par = await postForm(`${base}/v2.0/oidc/par`, {
-    client_id: CLIENT.id, client_secret: CLIENT.secret, response_type: 'code', redirect_uri: REDIRECT, state, nonce: 'n',
-    code_challenge: challenge, code_challenge_method: 'S256',
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    state,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
     scope: kind === 'issuance' ? 'openid issue.EmployeeBadge External' : 'openid EmployeeBadge External',
-    ...(kind === 'issuance' ? { id_token_hint: await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...badge, ...extra } }) } : {}),
+    ...(kind === 'issuance'
+      ? {
+          id_token_hint: await makeHint({
+            clientId: CLIENT.id,
+            secret: CLIENT.secret,
+            audience: base,
+            claims: { ...badge, ...extra },
+          }),
+        }
+      : {}),
   });
   expect(par.status, JSON.stringify(par.body)).toBe(201);
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+  const prompt = await browser.follow(
+    `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+  );
   expect(prompt.html).toBeDefined();
-  return { state, verifier, requestUri: par.body.request_uri as string, browser, prompt: { url: prompt.final, html: prompt.html! } };
+  return {
+    state,
+    verifier,
+    requestUri: par.body.request_uri as string,
+    browser,
+    prompt: { url: prompt.final, html: prompt.html! },
+  };
 }
 
 describe('flow.failed and flow.expired (D13)', () => {
@@ -64,7 +87,16 @@ describe('flow.failed and flow.expired (D13)', () => {
     const offer = offerFromPage(flow.prompt.html);
     for (let i = 0; i < 3; i++) await expect(wallet.receive(offer, { pin: '0000' })).rejects.toThrow();
     const hook = await receiver.next((h) => h.payload.data.state === flow.state);
-    expect(hook.payload).toMatchObject({ type: 'flow.failed', data: { state: flow.state, client_id: CLIENT.id, flow: 'issuance', error: 'access_denied', error_description: expect.stringContaining('PIN') } });
+    expect(hook.payload).toMatchObject({
+      type: 'flow.failed',
+      data: {
+        state: flow.state,
+        client_id: CLIENT.id,
+        flow: 'issuance',
+        error: 'access_denied',
+        error_description: expect.stringContaining('PIN'),
+      },
+    });
     expect(hook.payload.data.ContinuationContext).toBeUndefined();
     expect(hook.raw).not.toContain('1234');
     expect(hook.raw).not.toContain('Lovelace');
@@ -103,9 +135,16 @@ describe('flow.expired (D13: the prompt timed out)', () => {
   it('a verification nobody answers: flow.expired once its request expired, and a late answer changes nothing', async () => {
     const flow = await startFlow(t.url, 'verification');
     const hook = await receiver.next((h) => h.payload.data.state === flow.state, 20_000);
-    expect(hook.payload).toMatchObject({ type: 'flow.expired', data: { state: flow.state, flow: 'verification', error: 'access_denied' } });
+    expect(hook.payload).toMatchObject({
+      type: 'flow.expired',
+      data: { state: flow.state, flow: 'verification', error: 'access_denied' },
+    });
     expect(hook.payload.data.ContinuationContext).toBeUndefined();
-    const late = await (await newWallet()).present(requestFromPage(flow.prompt.html)).catch((err: Error) => ({ status: 0, body: err.message }));
+    const late = await (
+      await newWallet()
+    )
+      .present(requestFromPage(flow.prompt.html))
+      .catch((err: Error) => ({ status: 0, body: err.message }));
     expect(late.status).not.toBe(200);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.filter((h) => h.payload.data.state === flow.state)).toHaveLength(1);
@@ -125,7 +164,9 @@ onRedis('deliveries survive a restart (D13: kept in the store before the first a
     });
     const prefix = `test:ext:${randomBytes(4).toString('hex')}:`;
     const options = { clients: [externalClient(receiver.url, secret)], webhooks: { firstRetry: 1 } };
-    const first = await startTestService(options, { store: await createRedisStore({ url: REDIS_URL, keyPrefix: prefix }) });
+    const first = await startTestService(options, {
+      store: await createRedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+    });
     let second: TestService | undefined;
     try {
       const flow = await startFlow(first.url, 'verification');
@@ -135,8 +176,13 @@ onRedis('deliveries survive a restart (D13: kept in the store before the first a
       await first.stop();
       const attemptsWhileUp = receiver.received.length;
       receiver.setAnswer(undefined); // 204 from now on
-      second = await startTestService(options, { store: await createRedisStore({ url: REDIS_URL, keyPrefix: prefix }) });
-      const delivered = await receiver.next((h) => h.payload.data.state === flow.state && receiver.received.indexOf(h) >= attemptsWhileUp, 15_000);
+      second = await startTestService(options, {
+        store: await createRedisStore({ url: REDIS_URL, keyPrefix: prefix }),
+      });
+      const delivered = await receiver.next(
+        (h) => h.payload.data.state === flow.state && receiver.received.indexOf(h) >= attemptsWhileUp,
+        15_000,
+      );
       expect(delivered.id).toBe(refused.id);
       expect(delivered.raw).toBe(refused.raw);
       // the receiver has answered; the delivery's record follows
@@ -159,7 +205,13 @@ onRedis('three instances on one Redis behind a round-robin proxy (D13, D14)', ()
     });
     try {
       const wallet = await newWallet();
-      const config = await oidc.discovery(new URL(`${farm.baseUrl}/v2.0/.well-known/openid-configuration`), CLIENT.id, CLIENT.secret, oidc.ClientSecretPost(CLIENT.secret), { execute: [oidc.allowInsecureRequests] });
+      const config = await oidc.discovery(
+        new URL(`${farm.baseUrl}/v2.0/.well-known/openid-configuration`),
+        CLIENT.id,
+        CLIENT.secret,
+        oidc.ClientSecretPost(CLIENT.secret),
+        { execute: [oidc.allowInsecureRequests] },
+      );
       const flows = [];
       for (let i = 0; i < 6; i++) {
         const flow = await startFlow(farm.baseUrl, 'issuance');
@@ -169,9 +221,17 @@ onRedis('three instances on one Redis behind a round-robin proxy (D13, D14)', ()
       for (const flow of flows) {
         const hook = await receiver.next((h) => h.payload.data.state === flow.state);
         expect(hook.payload.type).toBe('flow.completed');
-        const res = await fetch(`${farm.baseUrl}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, context_id: hook.payload.data.ContinuationContext, request_uri: flow.requestUri })}`, { redirect: 'manual' });
+        const res = await fetch(
+          `${farm.baseUrl}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, context_id: hook.payload.data.ContinuationContext, request_uri: flow.requestUri })}`,
+          { redirect: 'manual' },
+        );
         expect(res.status).toBe(302);
-        const tokens = await oidc.authorizationCodeGrant(config, new URL(res.headers.get('location')!), { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: 'n', idTokenExpected: true });
+        const tokens = await oidc.authorizationCodeGrant(config, new URL(res.headers.get('location')!), {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+          expectedNonce: 'n',
+          idTokenExpected: true,
+        });
         expect(tokens.claims()).toMatchObject(badge);
       }
       await new Promise((r) => setTimeout(r, 1_500)); // every instance polls at least once more

@@ -44,7 +44,13 @@ afterAll(async () => {
 });
 
 const discover = () =>
-  oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), CLIENT, SECRET, oidc.ClientSecretPost(SECRET), { execute: [oidc.allowInsecureRequests] });
+  oidc.discovery(
+    new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+    CLIENT,
+    SECRET,
+    oidc.ClientSecretPost(SECRET),
+    { execute: [oidc.allowInsecureRequests] },
+  );
 
 /** The relying party's server continues the flow: authorise with context_id (and request_uri), no cookies. */
 async function continueWith(params: Record<string, string>): Promise<Response> {
@@ -70,8 +76,11 @@ describe.each([
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     };
-    if (c.kind === 'issuance') params.id_token_hint = await makeHint({ clientId: CLIENT, secret: SECRET, audience: t.url, claims: badge });
-    const url = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+    if (c.kind === 'issuance')
+      params.id_token_hint = await makeHint({ clientId: CLIENT, secret: SECRET, audience: t.url, claims: badge });
+    const url = c.par
+      ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+      : oidc.buildAuthorizationUrl(config, params);
 
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(url.href);
@@ -101,7 +110,12 @@ describe.each([
     const callback = new URL(res.headers.get('location')!);
     expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT);
     expect(callback.searchParams.get('state')).toBe(state);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims()!;
     expect(claims).toMatchObject({ FirstName: 'Grace', LastName: 'Hopper', aud: CLIENT, nonce, iss: t.url });
     if (c.kind === 'issuance') expect(claims.SerialNumber).toBe(claims.sub);
@@ -109,6 +123,9 @@ describe.each([
     // single use
     const again = await continueWith(continued);
     expect(again.status).toBe(400);
-    expect(await again.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('context_id') });
+    expect(await again.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('context_id'),
+    });
   });
 });

@@ -55,12 +55,21 @@ async function startIssuance(): Promise<{ state: string; offer: string }> {
   const state = randomBytes(8).toString('hex');
   const { challenge } = pkcePair();
   const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: CLIENT.id, client_secret: CLIENT.secret, response_type: 'code', redirect_uri: REDIRECT, state, nonce: 'n',
-    code_challenge: challenge, code_challenge_method: 'S256', scope: 'openid issue.EmployeeBadge External',
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    state,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'openid issue.EmployeeBadge External',
     id_token_hint: await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: t.url, claims: badge }),
   });
   expect(par.status, JSON.stringify(par.body)).toBe(201);
-  const prompt = await new Browser(REDIRECT).follow(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+  const prompt = await new Browser(REDIRECT).follow(
+    `${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+  );
   return { state, offer: offerFromPage(prompt.html!) };
 }
 
@@ -75,21 +84,40 @@ describe('credential.accepted and credential.failed (OpenID4VCI notifications in
     const watching: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
       const url = String(input);
-      if (url.endsWith('/wallet/token')) seen.token = ((await response.clone().json()) as { access_token: string }).access_token;
-      if (url.endsWith('/wallet/credential')) seen.notificationId = ((await response.clone().json()) as { notification_id: string }).notification_id;
+      if (url.endsWith('/wallet/token'))
+        seen.token = ((await response.clone().json()) as { access_token: string }).access_token;
+      if (url.endsWith('/wallet/credential'))
+        seen.notificationId = ((await response.clone().json()) as { notification_id: string }).notification_id;
       return response;
     };
     await (await newWallet()).receive(flow.offer, { fetch: watching });
     expect(seen.notificationId).toBeTruthy();
 
-    const completed = await receiver.next((h) => h.payload.data.state === flow.state && h.payload.type === 'flow.completed');
-    const accepted = await receiver.next((h) => h.payload.data.state === flow.state && h.payload.type === 'credential.accepted');
-    expect(accepted.payload.data).toEqual({ state: flow.state, client_id: CLIENT.id, flow: 'issuance', wallet_event: 'credential_accepted' });
+    const completed = await receiver.next(
+      (h) => h.payload.data.state === flow.state && h.payload.type === 'flow.completed',
+    );
+    const accepted = await receiver.next(
+      (h) => h.payload.data.state === flow.state && h.payload.type === 'credential.accepted',
+    );
+    expect(accepted.payload.data).toEqual({
+      state: flow.state,
+      client_id: CLIENT.id,
+      flow: 'issuance',
+      wallet_event: 'credential_accepted',
+    });
     expect(completed.id).not.toBe(accepted.id);
     for (const s of secretsOf(seen.token!, seen.notificationId!)) expect(accepted.raw).not.toContain(s);
 
-    const audit = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.audit === 'credential_notification');
-    expect(audit.at(-1)).toMatchObject({ client: CLIENT.id, flow: 'issuance', external: true, credentialType: 'EmployeeBadge', event: 'credential_accepted' });
+    const audit = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.audit === 'credential_notification');
+    expect(audit.at(-1)).toMatchObject({
+      client: CLIENT.id,
+      flow: 'issuance',
+      external: true,
+      credentialType: 'EmployeeBadge',
+      event: 'credential_accepted',
+    });
     const log = lines.join('\n');
     for (const s of secretsOf(seen.token!, seen.notificationId!)) expect(log).not.toContain(s);
   });
@@ -106,20 +134,36 @@ describe('credential.accepted and credential.failed (OpenID4VCI notifications in
           return new Response(null, { status: 204 });
         }
         const response = await fetch(input, init);
-        if (url.endsWith('/wallet/token')) seen.token = ((await response.clone().json()) as { access_token: string }).access_token;
-        if (url.endsWith('/wallet/credential')) seen.notificationId = ((await response.clone().json()) as { notification_id: string }).notification_id;
+        if (url.endsWith('/wallet/token'))
+          seen.token = ((await response.clone().json()) as { access_token: string }).access_token;
+        if (url.endsWith('/wallet/credential'))
+          seen.notificationId = ((await response.clone().json()) as { notification_id: string }).notification_id;
         return response;
       };
       await (await newWallet()).receive(flow.offer, { fetch: wallet });
       expect(seen.endpoint).toBe(`${t.url}/wallet/notification`);
 
       const notify = (body: Record<string, string>) =>
-        fetch(seen.endpoint!, { method: 'POST', headers: { authorization: `Bearer ${seen.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      expect((await notify({ notification_id: seen.notificationId!, event, event_description: 'storage full' })).status).toBe(204);
+        fetch(seen.endpoint!, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${seen.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect(
+        (await notify({ notification_id: seen.notificationId!, event, event_description: 'storage full' })).status,
+      ).toBe(204);
       expect((await notify({ notification_id: seen.notificationId!, event: 'credential_accepted' })).status).toBe(204);
 
-      const failed = await receiver.next((h) => h.payload.data.state === flow.state && h.payload.type === 'credential.failed');
-      expect(failed.payload.data).toEqual({ state: flow.state, client_id: CLIENT.id, flow: 'issuance', wallet_event: event, event_description: 'storage full' });
+      const failed = await receiver.next(
+        (h) => h.payload.data.state === flow.state && h.payload.type === 'credential.failed',
+      );
+      expect(failed.payload.data).toEqual({
+        state: flow.state,
+        client_id: CLIENT.id,
+        flow: 'issuance',
+        wallet_event: event,
+        event_description: 'storage full',
+      });
       for (const s of secretsOf(seen.token!, seen.notificationId!)) expect(failed.raw).not.toContain(s);
       // first wins: the later credential_accepted sends nothing
       await new Promise((r) => setTimeout(r, 500));

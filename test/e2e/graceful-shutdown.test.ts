@@ -69,7 +69,12 @@ interface Answer {
  */
 async function slowPar(agent: http.Agent): Promise<{ sent: Promise<void>; finish(): void; answer: Promise<Answer> }> {
   const { challenge } = pkcePair();
-  const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '4321' } });
+  const hint = await makeHint({
+    clientId: CLIENT.id,
+    secret: CLIENT.secret,
+    audience: base,
+    claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '4321' },
+  });
   const body = new URLSearchParams({
     client_id: CLIENT.id,
     client_secret: CLIENT.secret,
@@ -95,7 +100,9 @@ async function slowPar(agent: http.Agent): Promise<{ sent: Promise<void>; finish
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body: text }));
-      res.on('error', (err) => resolve({ status: res.statusCode, body: text, error: (err as NodeJS.ErrnoException).code ?? err.message }));
+      res.on('error', (err) =>
+        resolve({ status: res.statusCode, body: text, error: (err as NodeJS.ErrnoException).code ?? err.message }),
+      );
       res.on('aborted', () => resolve({ status: res.statusCode, body: text, error: 'aborted' }));
     });
     req.on('timeout', () => req.destroy(new Error('client timeout')));
@@ -125,14 +132,23 @@ run('SIGTERM during load: the service drains and exits 0', () => {
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const config = writeConfig();
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], { cwd: process.cwd(), env: serviceEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], {
+      cwd: process.cwd(),
+      env: serviceEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     child.stderr!.on('data', (d) => (output = (output + String(d)).slice(-4_000)));
     exit = new Promise((resolve) => child!.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
-    await waitFor(`the service to answer /healthz (output: ${output})`, async () => {
-      if (child!.exitCode !== null) throw new Error(`the service exited: ${output}`);
-      return (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
-    }, 25_000, 100);
+    await waitFor(
+      `the service to answer /healthz (output: ${output})`,
+      async () => {
+        if (child!.exitCode !== null) throw new Error(`the service exited: ${output}`);
+        return (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok;
+      },
+      25_000,
+      100,
+    );
   }, 40_000);
 
   afterAll(async () => {
@@ -161,7 +177,12 @@ run('SIGTERM during load: the service drains and exits 0', () => {
     // new connections are refused once the server stops listening (bounded wait), while the 40 wait
     await waitFor('new connections to be refused after SIGTERM', () => connectionRefused(), 3_000, 50);
     // idle keep-alive connections are closed by the server rather than left to their timeout
-    await waitFor('idle keep-alive connections to be closed', async () => idleClosedAt.length === IDLE_KEEP_ALIVE, 3_000, 50);
+    await waitFor(
+      'idle keep-alive connections to be closed',
+      async () => idleClosedAt.length === IDLE_KEEP_ALIVE,
+      3_000,
+      50,
+    );
     expect(child!.exitCode, 'the process must wait for the requests in flight').toBeNull();
 
     // the rest of each body arrives; every request in flight gets its complete answer
@@ -170,7 +191,11 @@ run('SIGTERM during load: the service drains and exits 0', () => {
     const answeredAt = Date.now();
     const problems = answers.filter((a) => a.error || a.status !== 201);
     expect(problems, JSON.stringify(problems.slice(0, 3))).toEqual([]);
-    for (const a of answers) expect(JSON.parse(a.body!)).toMatchObject({ request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/), expires_in: expect.any(Number) });
+    for (const a of answers)
+      expect(JSON.parse(a.body!)).toMatchObject({
+        request_uri: expect.stringMatching(/^urn:ietf:params:oauth:request_uri:/),
+        expires_in: expect.any(Number),
+      });
     // and tells the client not to reuse the connection: the server closes it after the answer
     expect(answers.map((a) => a.connection)).toEqual(Array(IN_FLIGHT).fill('close'));
 

@@ -61,13 +61,33 @@ beforeAll(async () => {
   rp = await startRedirectTarget();
   await startUpstream();
   const base = testConfig(0) as { clients: Array<{ clientId: string; scopes: string[]; redirectUris: string[] }> };
-  t = await startTestService({
-    clients: base.clients.map((c) => ({ ...c, redirectUris: [...c.redirectUris, rp.redirectUri], scopes: c.clientId === 'issuer-plain' ? c.scopes : [...c.scopes, 'VerifiedIdentity_Other'] })),
-    identity: {
-      VerifiedIdentity_Other: { displayName: 'Example ID check', issuer, ...IDV, scopes: ['openid', 'profile'], claims: { given_name: 'given_name', family_name: 'family_name', birthdate: 'birthdate' } },
+  t = await startTestService(
+    {
+      clients: base.clients.map((c) => ({
+        ...c,
+        redirectUris: [...c.redirectUris, rp.redirectUri],
+        scopes: c.clientId === 'issuer-plain' ? c.scopes : [...c.scopes, 'VerifiedIdentity_Other'],
+      })),
+      identity: {
+        VerifiedIdentity_Other: {
+          displayName: 'Example ID check',
+          issuer,
+          ...IDV,
+          scopes: ['openid', 'profile'],
+          claims: { given_name: 'given_name', family_name: 'family_name', birthdate: 'birthdate' },
+        },
+      },
     },
-  }, { logger: createLogger('info', { write: (line: string) => logLines.push(line) } as unknown as NodeJS.WritableStream) });
-  const made = await createDemoIdvProvider({ issuer, clients: [{ ...IDV, redirectUris: [`${t.url}/identity/callback`], clientAuth: 'client_secret_basic' }] });
+    {
+      logger: createLogger('info', {
+        write: (line: string) => logLines.push(line),
+      } as unknown as NodeJS.WritableStream),
+    },
+  );
+  const made = await createDemoIdvProvider({
+    issuer,
+    clients: [{ ...IDV, redirectUris: [`${t.url}/identity/callback`], clientAuth: 'client_secret_basic' }],
+  });
   // oidc-provider's documented post-middleware: the token response's ID token, altered after the provider made it
   made.provider.use(async (ctx, next) => {
     await next();
@@ -105,14 +125,30 @@ async function startFlow(c: Case): Promise<Started> {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
-  const params: Record<string, string> = { redirect_uri: rp.redirectUri, scope: 'openid VerifiedIdentity_Other', state, nonce };
-  if (c.pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-  const url = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+  const params: Record<string, string> = {
+    redirect_uri: rp.redirectUri,
+    scope: 'openid VerifiedIdentity_Other',
+    state,
+    nonce,
+  };
+  if (c.pkce)
+    Object.assign(params, {
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+  const url = c.par
+    ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+    : oidc.buildAuthorizationUrl(config, params);
   return { config, url: url.href, state, nonce, verifier, c };
 }
 
 async function redeem(s: Started, page: Page) {
-  const tokens = await oidc.authorizationCodeGrant(s.config, new URL(page.url()), { pkceCodeVerifier: s.c.pkce ? s.verifier : undefined, expectedState: s.state, expectedNonce: s.nonce, idTokenExpected: true });
+  const tokens = await oidc.authorizationCodeGrant(s.config, new URL(page.url()), {
+    pkceCodeVerifier: s.c.pkce ? s.verifier : undefined,
+    expectedState: s.state,
+    expectedNonce: s.nonce,
+    idTokenExpected: true,
+  });
   return tokens.claims()!;
 }
 
@@ -123,9 +159,18 @@ async function atProvider(page: Page, answer: 'Confirm identity' | 'Decline'): P
 }
 
 async function backAtClient(page: Page): Promise<URLSearchParams> {
-  await page.waitForURL((u) => u.href.startsWith(rp.redirectUri), { timeout: 15_000 }).catch(async (err) => {
-    throw new Error(`${(err as Error).message}; at ${page.url()}: ${(await page.locator('body').innerText().catch(() => '')).slice(0, 300)}`);
-  });
+  await page
+    .waitForURL((u) => u.href.startsWith(rp.redirectUri), { timeout: 15_000 })
+    .catch(async (err) => {
+      throw new Error(
+        `${(err as Error).message}; at ${page.url()}: ${(
+          await page
+            .locator('body')
+            .innerText()
+            .catch(() => '')
+        ).slice(0, 300)}`,
+      );
+    });
   return new URL(page.url()).searchParams;
 }
 
@@ -143,13 +188,20 @@ describe.each(cases)('VerifiedIdentity_Other end to end: $name', (c) => {
     const back = await backAtClient(page);
     expect(back.get('state')).toBe(s.state);
     const claims = await redeem(s, page);
-    expect(claims).toMatchObject({ given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', iss: c.issuer(t.url), aud: c.clientId, nonce: s.nonce });
+    expect(claims).toMatchObject({
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      birthdate: '1815-12-10',
+      iss: c.issuer(t.url),
+      aud: c.clientId,
+      nonce: s.nonce,
+    });
     expect(claims.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await page.close();
   });
 });
 
-describe('VerifiedIdentity_Other: the subject (OIDC Core §8.1 pairwise, from the provider\'s iss and sub)', () => {
+describe("VerifiedIdentity_Other: the subject (OIDC Core §8.1 pairwise, from the provider's iss and sub)", () => {
   it('is the same for the same person at one client, and differs between clients', async () => {
     const subs: unknown[] = [];
     for (const c of [cases[0], cases[1], cases[2]]) {
@@ -190,7 +242,9 @@ describe('VerifiedIdentity_Other: continuing on another device with context_id',
     expect(back.get('state')).toBe(s.state);
     expect(back.get('iss')).toBe(t.url);
     expect(await redeem(s, phone)).toMatchObject({ given_name: 'Ada', nonce: s.nonce });
-    await expect.poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 }).toContain('continued on another device');
+    await expect
+      .poll(() => page.locator('#status-text').innerText(), { timeout: 10_000 })
+      .toContain('continued on another device');
     // the first browser can no longer end the journey
     await page.goto(`${page.url()}/continue`);
     expect(await page.locator('main').innerText()).toContain('continued on another device');
@@ -208,7 +262,10 @@ describe('VerifiedIdentity_Other: continuing on another device with context_id',
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
     const again = await fetch(link, { redirect: 'manual' });
     expect(again.status).toBe(400);
-    expect(await again.json()).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('context_id') });
+    expect(await again.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('context_id'),
+    });
     await first.close();
   });
 
@@ -216,7 +273,12 @@ describe('VerifiedIdentity_Other: continuing on another device with context_id',
     const { first, link } = await openPrompt();
     const answers = await Promise.all([1, 2, 3, 4].map(() => fetch(link, { redirect: 'manual' })));
     expect(answers.map((a) => a.status).sort()).toEqual([303, 400, 400, 400]);
-    expect(answers.find((a) => a.status === 303)!.headers.get('location')!.startsWith(issuer)).toBe(true);
+    expect(
+      answers
+        .find((a) => a.status === 303)!
+        .headers.get('location')!
+        .startsWith(issuer),
+    ).toBe(true);
     await first.close();
   });
 
@@ -241,14 +303,20 @@ describe('VerifiedIdentity_Other: continuing on another device with context_id',
 
   it('unknown or malformed: 400 invalid_request', async () => {
     for (const contextId of ['x'.repeat(43), 'short', '']) {
-      const res = await fetch(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&context_id=${contextId}`, { redirect: 'manual' });
+      const res = await fetch(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&context_id=${contextId}`, {
+        redirect: 'manual',
+      });
       expect(res.status).toBe(400);
     }
   });
 });
 
 describe('VerifiedIdentity_Other: failures end with access_denied and a description (never a crash)', () => {
-  async function failing(setup: () => void, act: (page: Page) => Promise<void>, c: Case = cases[1]): Promise<URLSearchParams> {
+  async function failing(
+    setup: () => void,
+    act: (page: Page) => Promise<void>,
+    c: Case = cases[1],
+  ): Promise<URLSearchParams> {
     reset();
     const s = await startFlow(c);
     const page = await browser.newPage();
@@ -268,20 +336,49 @@ describe('VerifiedIdentity_Other: failures end with access_denied and a descript
   }
 
   it('the person declines at the provider (its access_denied)', async () => {
-    const back = await failing(() => undefined, (page) => atProvider(page, 'Decline'));
+    const back = await failing(
+      () => undefined,
+      (page) => atProvider(page, 'Decline'),
+    );
     expect(back.get('error_description')).toMatch(/access_denied/);
   });
 
   it('the provider cannot be reached when the journey starts (its discovery fails)', async () => {
     // a service of its own: the other service has discovered its provider already
     const unreachable = await startTestService({
-      clients: (testConfig(0).clients as Array<{ clientId: string; scopes: string[]; redirectUris: string[] }>).map((c) => ({ ...c, redirectUris: [...c.redirectUris, rp.redirectUri], scopes: [...c.scopes, 'VerifiedIdentity_Other'] })),
-      identity: { VerifiedIdentity_Other: { displayName: 'Example ID check', issuer: 'http://127.0.0.1:1/idv', ...IDV, claims: { given_name: 'given_name' } } },
+      clients: (testConfig(0).clients as Array<{ clientId: string; scopes: string[]; redirectUris: string[] }>).map(
+        (c) => ({
+          ...c,
+          redirectUris: [...c.redirectUris, rp.redirectUri],
+          scopes: [...c.scopes, 'VerifiedIdentity_Other'],
+        }),
+      ),
+      identity: {
+        VerifiedIdentity_Other: {
+          displayName: 'Example ID check',
+          issuer: 'http://127.0.0.1:1/idv',
+          ...IDV,
+          claims: { given_name: 'given_name' },
+        },
+      },
     });
     const page = await browser.newPage();
     try {
-      const config = await oidc.discovery(new URL(`${unreachable.url}/v2.0/.well-known/openid-configuration`), 'issuer-plain', SECRETS.plainIssuer, oidc.ClientSecretPost(SECRETS.plainIssuer), { execute: [oidc.allowInsecureRequests] });
-      await page.goto(oidc.buildAuthorizationUrl(config, { redirect_uri: rp.redirectUri, scope: 'openid VerifiedIdentity_Other', state: 'down-state', nonce: 'n' }).href);
+      const config = await oidc.discovery(
+        new URL(`${unreachable.url}/v2.0/.well-known/openid-configuration`),
+        'issuer-plain',
+        SECRETS.plainIssuer,
+        oidc.ClientSecretPost(SECRETS.plainIssuer),
+        { execute: [oidc.allowInsecureRequests] },
+      );
+      await page.goto(
+        oidc.buildAuthorizationUrl(config, {
+          redirect_uri: rp.redirectUri,
+          scope: 'openid VerifiedIdentity_Other',
+          state: 'down-state',
+          nonce: 'n',
+        }).href,
+      );
       await page.getByRole('link', { name: /Continue with Example ID check/ }).click();
       const back = await backAtClient(page);
       expect(back.get('state')).toBe('down-state');
@@ -293,23 +390,36 @@ describe('VerifiedIdentity_Other: failures end with access_denied and a descript
     }
   });
 
-  it('the provider\'s token endpoint is down when the browser comes back', async () => {
-    const back = await failing(() => (upstreamTamper.tokenDown = true), (page) => atProvider(page, 'Confirm identity'));
+  it("the provider's token endpoint is down when the browser comes back", async () => {
+    const back = await failing(
+      () => (upstreamTamper.tokenDown = true),
+      (page) => atProvider(page, 'Confirm identity'),
+    );
     expect(back.get('error_description')).toMatch(/unavailable|reach/i);
   });
 
-  it('the ID token\'s nonce is not the one sent', async () => {
-    const back = await failing(() => (upstreamTamper.nonce = true), (page) => atProvider(page, 'Confirm identity'), cases[2]);
+  it("the ID token's nonce is not the one sent", async () => {
+    const back = await failing(
+      () => (upstreamTamper.nonce = true),
+      (page) => atProvider(page, 'Confirm identity'),
+      cases[2],
+    );
     expect(back.get('error_description')).toMatch(/nonce/);
   });
 
-  it('the ID token\'s signature does not verify', async () => {
-    const back = await failing(() => (upstreamTamper.signature = true), (page) => atProvider(page, 'Confirm identity'), cases[3]);
+  it("the ID token's signature does not verify", async () => {
+    const back = await failing(
+      () => (upstreamTamper.signature = true),
+      (page) => atProvider(page, 'Confirm identity'),
+      cases[3],
+    );
     expect(back.get('error_description')).toMatch(/signature/);
   });
 
   it('an answer that comes back to a browser that never left for the provider gets a page, and ends nothing', async () => {
-    const res = await fetch(`${t.url}/identity/callback?code=anything&state=whatever`, { headers: { accept: 'text/html' } });
+    const res = await fetch(`${t.url}/identity/callback?code=anything&state=whatever`, {
+      headers: { accept: 'text/html' },
+    });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain('could not be matched');
   });
@@ -319,7 +429,8 @@ describe('VerifiedIdentity_Other: failures end with access_denied and a descript
     expect(failures.length).toBeGreaterThanOrEqual(4);
     expect(failures.some((l) => l.includes('"reason":"refused"'))).toBe(true);
     expect(failures.some((l) => l.includes('"reason":"invalid"'))).toBe(true);
-    for (const line of logLines) for (const secret of ['Lovelace', '1815-12-10', IDV.clientSecret]) expect(line).not.toContain(secret);
+    for (const line of logLines)
+      for (const secret of ['Lovelace', '1815-12-10', IDV.clientSecret]) expect(line).not.toContain(secret);
   });
 });
 
@@ -340,7 +451,7 @@ describe('VerifiedIdentity_Other: an answer with a state this browser never sent
     return { status: res?.status(), text: await page.locator('main').innerText() };
   }
 
-  it('a link with an attacker\'s state, or another browser\'s state, gets a 400 page naming the state parameter; both journeys then finish with the real provider and their relying parties get their ID tokens', async () => {
+  it("a link with an attacker's state, or another browser's state, gets a 400 page naming the state parameter; both journeys then finish with the real provider and their relying parties get their ID tokens", async () => {
     const holder = await browser.newContext();
     const other = await browser.newContext();
     try {
@@ -385,7 +496,7 @@ describe('VerifiedIdentity_Other: an answer with a state this browser never sent
     }
   });
 
-  it('the provider\'s own error answer with the trip\'s state (the person declined) still ends the journey with access_denied', async () => {
+  it("the provider's own error answer with the trip's state (the person declined) still ends the journey with access_denied", async () => {
     const s = await startFlow(cases[2]);
     const page = await browser.newPage();
     try {

@@ -17,14 +17,22 @@ import type { DevWallet } from '../../src/wallet/holder.js';
 let t: TestService;
 let pidIssuer: PidIssuer;
 let untrusted: PidIssuer;
-const person = { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'], personal_administrative_number: 'PAN-1815' };
+const person = {
+  given_name: 'Ada',
+  family_name: 'Lovelace',
+  birthdate: '1815-12-10',
+  nationalities: ['GB'],
+  personal_administrative_number: 'PAN-1815',
+};
 
 beforeAll(async () => {
   pidIssuer = await testPidIssuer('https://pid.test');
   untrusted = await testPidIssuer('https://rogue-pid.test');
   const base = testConfig(0) as { clients: Array<{ clientId: string; scopes: string[] }> };
   t = await startTestService({
-    clients: base.clients.map((c) => (c.clientId === 'issuer-plain' ? c : { ...c, scopes: [...c.scopes, 'VerifiedIdentity'] })),
+    clients: base.clients.map((c) =>
+      c.clientId === 'issuer-plain' ? c : { ...c, scopes: [...c.scopes, 'VerifiedIdentity'] },
+    ),
     identity: {
       VerifiedIdentity: {
         vct: ['urn:eudi:pid:1', 'https://example.eu/pid'],
@@ -46,21 +54,35 @@ async function rp(c: Case) {
 }
 
 /** The relying party's whole flow; returns the ID token's claims, or the error the redirect carried. */
-async function identify(c: Case, wallet: DevWallet): Promise<{ claims?: oidc.IDToken; error?: URLSearchParams; nonce: string }> {
+async function identify(
+  c: Case,
+  wallet: DevWallet,
+): Promise<{ claims?: oidc.IDToken; error?: URLSearchParams; nonce: string }> {
   const config = await rp(c);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   const params: Record<string, string> = { redirect_uri: REDIRECT, scope: 'openid VerifiedIdentity', state, nonce };
-  if (c.pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-  const url = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+  if (c.pkce)
+    Object.assign(params, {
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+  const url = c.par
+    ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+    : oidc.buildAuthorizationUrl(config, params);
   const { callbackUrl } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
   const back = new URL(callbackUrl);
   if (back.searchParams.get('error')) {
     expect(back.searchParams.get('state')).toBe(state);
     return { error: back.searchParams, nonce };
   }
-  const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: c.pkce ? verifier : undefined, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+  const tokens = await oidc.authorizationCodeGrant(config, back, {
+    pkceCodeVerifier: c.pkce ? verifier : undefined,
+    expectedState: state,
+    expectedNonce: nonce,
+    idTokenExpected: true,
+  });
   return { claims: tokens.claims()!, nonce };
 }
 
@@ -68,7 +90,15 @@ describe.each(cases)('VerifiedIdentity end to end: $name', (c) => {
   it('returns an ID token with the presented PID claims under their own names, the nonce, and a pairwise sub', async () => {
     const wallet = await pidIssuer.walletWith(person);
     const { claims, nonce } = await identify(c, wallet);
-    expect(claims).toMatchObject({ given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'], iss: c.issuer(t.url), aud: c.clientId, nonce });
+    expect(claims).toMatchObject({
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      birthdate: '1815-12-10',
+      nationalities: ['GB'],
+      iss: c.issuer(t.url),
+      aud: c.clientId,
+      nonce,
+    });
     // the subject claim identifies the person for `sub`; it is not a claim the block lists, so it stays out
     expect(claims!.personal_administrative_number).toBeUndefined();
     expect(claims!.sub).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -102,7 +132,10 @@ describe('VerifiedIdentity: the subject (OIDC Core §8.1 pairwise)', () => {
 
   it('withheld optional claims are simply absent; another accepted vct is accepted', async () => {
     const { nationalities: _, ...required } = person;
-    const { claims } = await identify(cases[0], await pidIssuer.walletWith(required, { vct: 'https://example.eu/pid' }));
+    const { claims } = await identify(
+      cases[0],
+      await pidIssuer.walletWith(required, { vct: 'https://example.eu/pid' }),
+    );
     expect(claims).toMatchObject({ given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10' });
     expect(claims!.nationalities).toBeUndefined();
   });
@@ -113,9 +146,20 @@ async function identifyDirectly(c: Case, present: (link: string) => Promise<{ st
   const config = await rp(c);
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
-  const params: Record<string, string> = { redirect_uri: REDIRECT, scope: 'openid VerifiedIdentity', state, nonce: 'n' };
-  if (c.pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-  const url = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+  const params: Record<string, string> = {
+    redirect_uri: REDIRECT,
+    scope: 'openid VerifiedIdentity',
+    state,
+    nonce: 'n',
+  };
+  if (c.pkce)
+    Object.assign(params, {
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+  const url = c.par
+    ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+    : oidc.buildAuthorizationUrl(config, params);
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(url.href);
   const presented = await present(requestFromPage(prompt.html!));
@@ -123,21 +167,41 @@ async function identifyDirectly(c: Case, present: (link: string) => Promise<{ st
   const done = await browser.follow(`${prompt.final}/continue`);
   const back = new URL(done.final).searchParams;
   expect(back.get('state')).toBe(state);
-  return { presented, status, back, prompt: prompt.html!, tokens: back.get('code') ? await oidc.authorizationCodeGrant(config, new URL(done.final), { pkceCodeVerifier: c.pkce ? verifier : undefined, expectedState: state, expectedNonce: 'n' }) : undefined };
+  return {
+    presented,
+    status,
+    back,
+    prompt: prompt.html!,
+    tokens: back.get('code')
+      ? await oidc.authorizationCodeGrant(config, new URL(done.final), {
+          pkceCodeVerifier: c.pkce ? verifier : undefined,
+          expectedState: state,
+          expectedNonce: 'n',
+        })
+      : undefined,
+  };
 }
 
 describe('VerifiedIdentity: an independent holder (no dev wallet code) presents a PID', () => {
-  it('is accepted like the dev wallet\'s', async () => {
+  it("is accepted like the dev wallet's", async () => {
     const { presented, tokens } = await identifyDirectly(cases[0], (link) => pidIssuer.presentDirectly(link, person));
     expect(presented.status).toBe(200);
-    expect(tokens!.claims()).toMatchObject({ given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: ['GB'] });
+    expect(tokens!.claims()).toMatchObject({
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      birthdate: '1815-12-10',
+      nationalities: ['GB'],
+    });
   });
 });
 
 describe('VerifiedIdentity: what the prompt lists is what the ID token carries', () => {
   it('the required claims all, the optional ones the PID has, nothing the prompt did not list', async () => {
     const { tokens, prompt } = await identifyDirectly(cases[0], (link) => pidIssuer.presentDirectly(link, person));
-    const listed = [...prompt.matchAll(/<li data-attribute="([^"]+)"( data-optional)?>/g)].map((m) => ({ name: m[1], optional: Boolean(m[2]) }));
+    const listed = [...prompt.matchAll(/<li data-attribute="([^"]+)"( data-optional)?>/g)].map((m) => ({
+      name: m[1],
+      optional: Boolean(m[2]),
+    }));
     expect(listed).toEqual([
       { name: 'given_name', optional: false },
       { name: 'family_name', optional: false },
@@ -147,12 +211,29 @@ describe('VerifiedIdentity: what the prompt lists is what the ID token carries',
       { name: 'address', optional: true },
     ]);
     const claims = tokens!.claims() as Record<string, unknown>;
-    const protocol = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'at_hash', 'c_hash', 'sid', 'acr', 'amr', 'azp']);
+    const protocol = new Set([
+      'iss',
+      'sub',
+      'aud',
+      'exp',
+      'iat',
+      'nbf',
+      'jti',
+      'auth_time',
+      'nonce',
+      'at_hash',
+      'c_hash',
+      'sid',
+      'acr',
+      'amr',
+      'azp',
+    ]);
     const carried = Object.keys(claims).filter((name) => !protocol.has(name));
     for (const { name, optional } of listed) {
       // the subject claim makes `sub` and is carried only when it is also a listed claim of the block
       if (name === 'personal_administrative_number') continue;
-      if (!optional || Object.hasOwn(person, name)) expect(claims[name], name).toEqual(person[name as keyof typeof person]);
+      if (!optional || Object.hasOwn(person, name))
+        expect(claims[name], name).toEqual(person[name as keyof typeof person]);
       else expect(claims[name], name).toBeUndefined();
     }
     expect(carried.filter((name) => !listed.some((l) => l.name === name))).toEqual([]);
@@ -160,15 +241,20 @@ describe('VerifiedIdentity: what the prompt lists is what the ID token carries',
 });
 
 describe('VerifiedIdentity: a PID that is not good enough ends the flow with access_denied and says which', () => {
-  it('lacks a required claim; the prompt tells the person in plain words, the page never reads the relying party\'s description', async () => {
+  it("lacks a required claim; the prompt tells the person in plain words, the page never reads the relying party's description", async () => {
     const { birthdate: _, ...withoutBirthdate } = person;
-    const { presented, status, back, prompt } = await identifyDirectly(cases[1], (link) => pidIssuer.presentDirectly(link, withoutBirthdate));
+    const { presented, status, back, prompt } = await identifyDirectly(cases[1], (link) =>
+      pidIssuer.presentDirectly(link, withoutBirthdate),
+    );
     expect(presented.status).toBe(400);
     expect(back.get('error')).toBe('access_denied');
     expect(back.get('error_description')).toMatch(/does not disclose birthdate/);
     expect(prompt).toContain('Prove your identity');
     expect(prompt).toContain('Birthdate');
-    expect(status).toEqual({ status: 'failed', message: 'The presented credential does not contain everything that was asked for.' });
+    expect(status).toEqual({
+      status: 'failed',
+      message: 'The presented credential does not contain everything that was asked for.',
+    });
   });
 
   it('comes from an untrusted issuer (even one the service trusts for other credentials)', async () => {
@@ -178,13 +264,18 @@ describe('VerifiedIdentity: a PID that is not good enough ends the flow with acc
   });
 
   it('is expired', async () => {
-    const { error } = await identify(cases[2], await pidIssuer.walletWith(person, { exp: Math.floor(Date.now() / 1000) - 3600 }));
+    const { error } = await identify(
+      cases[2],
+      await pidIssuer.walletWith(person, { exp: Math.floor(Date.now() / 1000) - 3600 }),
+    );
     expect(error!.get('error')).toBe('access_denied');
     expect(error!.get('error_description')).toMatch(/expired/);
   });
 
   it('is of a type the block does not accept', async () => {
-    const { back } = await identifyDirectly(cases[3], (link) => pidIssuer.presentDirectly(link, person, { vct: 'https://example.eu/not-a-pid' }));
+    const { back } = await identifyDirectly(cases[3], (link) =>
+      pidIssuer.presentDirectly(link, person, { vct: 'https://example.eu/not-a-pid' }),
+    );
     expect(back.get('error')).toBe('access_denied');
     expect(back.get('error_description')).toMatch(/vct/);
   });

@@ -20,32 +20,87 @@ afterAll(async () => t?.stop());
 
 const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
 
-type Case = { name: string; discovery: string; issuer: (url: string) => string; scope: string; par: boolean; pkce: boolean };
+type Case = {
+  name: string;
+  discovery: string;
+  issuer: (url: string) => string;
+  scope: string;
+  par: boolean;
+  pkce: boolean;
+};
 const cases: Case[] = [
-  { name: 'Version 2, PAR', discovery: '/v2.0/.well-known/openid-configuration', issuer: (u) => u, scope: 'openid issue.EmployeeBadge', par: true, pkce: true },
-  { name: 'Version 2, without PAR (D6)', discovery: '/v2.0/.well-known/openid-configuration', issuer: (u) => u, scope: 'openid issue.EmployeeBadge', par: false, pkce: true },
-  { name: 'Version 1, PAR', discovery: '/oidc/.well-known/openid-configuration', issuer: (u) => `${u}/oidc`, scope: 'issue.EmployeeBadge', par: true, pkce: false },
+  {
+    name: 'Version 2, PAR',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    issuer: (u) => u,
+    scope: 'openid issue.EmployeeBadge',
+    par: true,
+    pkce: true,
+  },
+  {
+    name: 'Version 2, without PAR (D6)',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    issuer: (u) => u,
+    scope: 'openid issue.EmployeeBadge',
+    par: false,
+    pkce: true,
+  },
+  {
+    name: 'Version 1, PAR',
+    discovery: '/oidc/.well-known/openid-configuration',
+    issuer: (u) => `${u}/oidc`,
+    scope: 'issue.EmployeeBadge',
+    par: true,
+    pkce: false,
+  },
 ];
 
 describe.each(cases)('issuance end to end: $name', (c) => {
   it('issues a credential into the wallet and an ID token whose claims match it', async () => {
     const clientId = c.pkce ? 'issuer-pkce' : 'other';
     const secret = c.pkce ? SECRETS.pkceIssuer : SECRETS.other;
-    const config = await oidc.discovery(new URL(`${t.url}${c.discovery}`), clientId, secret, oidc.ClientSecretPost(secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
+    const config = await oidc.discovery(
+      new URL(`${t.url}${c.discovery}`),
+      clientId,
+      secret,
+      oidc.ClientSecretPost(secret),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
     expect(config.serverMetadata().issuer).toBe(c.issuer(t.url));
 
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const hint = await makeHint({ clientId, secret, audience: c.issuer(t.url), claims: { ...attributes, PinCode: '4321' } });
-    const params: Record<string, string> = { redirect_uri: REDIRECT, scope: c.scope, state, nonce, id_token_hint: hint };
-    if (c.pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-    const authorizeUrl = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+    const hint = await makeHint({
+      clientId,
+      secret,
+      audience: c.issuer(t.url),
+      claims: { ...attributes, PinCode: '4321' },
+    });
+    const params: Record<string, string> = {
+      redirect_uri: REDIRECT,
+      scope: c.scope,
+      state,
+      nonce,
+      id_token_hint: hint,
+    };
+    if (c.pkce)
+      Object.assign(params, {
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      });
+    const authorizeUrl = c.par
+      ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+      : oidc.buildAuthorizationUrl(config, params);
 
     const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: '4321' });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: '4321',
+    });
 
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
       pkceCodeVerifier: c.pkce ? verifier : undefined,
@@ -70,7 +125,10 @@ describe.each(cases)('issuance end to end: $name', (c) => {
     const header = decodeProtectedHeader(tokens.id_token!);
     expect(header).toMatchObject({ alg: 'RS256', typ: 'JWT' });
     expect(header.kid).toBeTruthy();
-    await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!)), { issuer: c.issuer(t.url), audience: clientId });
+    await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!)), {
+      issuer: c.issuer(t.url),
+      audience: clientId,
+    });
 
     // The credential, verified with nothing of the issuing code: signature, disclosures, cnf, exp
     const [stored] = wallet.list();
@@ -80,6 +138,9 @@ describe.each(cases)('issuance end to end: $name', (c) => {
     expect(vc.disclosures).toBe(Object.keys(attributes).length);
     expect(vc.payload.exp).toBe(Math.floor(Date.parse(String(claims.ExpiresAt)) / 1000));
     const { d: _d, ...holderPublic } = stored.holderKey;
-    expect((vc.payload.cnf as { jwk: Record<string, unknown> }).jwk).toMatchObject({ x: holderPublic.x, y: holderPublic.y });
+    expect((vc.payload.cnf as { jwk: Record<string, unknown> }).jwk).toMatchObject({
+      x: holderPublic.x,
+      y: holderPublic.y,
+    });
   });
 });

@@ -45,18 +45,30 @@ const getJson = async (url: string): Promise<any> => {
   return res.json();
 };
 const kidsOf = (set: { keys: JWK[] }) => set.keys.map((k) => k.kid);
-const idTokenJwksOf = (instance: string): Promise<{ keys: JWK[] }> => getJson(`${instance}/v2.0/.well-known/openid-configuration/jwks`);
-const credentialJwksOf = async (instance: string): Promise<{ keys: JWK[] }> => (await getJson(`${instance}/.well-known/jwt-vc-issuer/wallet`)).jwks;
+const idTokenJwksOf = (instance: string): Promise<{ keys: JWK[] }> =>
+  getJson(`${instance}/v2.0/.well-known/openid-configuration/jwks`);
+const credentialJwksOf = async (instance: string): Promise<{ keys: JWK[] }> =>
+  (await getJson(`${instance}/.well-known/jwt-vc-issuer/wallet`)).jwks;
 
 /** `npm run keys -- ...` as an operator runs it, on an instance's config file. */
 async function keysCommand(configFile: string, ...args: string[]): Promise<string> {
-  const { stdout } = await exec(process.execPath, ['--import', 'tsx', join('src', 'main.ts'), 'keys', ...args, '--config', configFile], { env: serviceEnv(), timeout: 60_000 });
+  const { stdout } = await exec(
+    process.execPath,
+    ['--import', 'tsx', join('src', 'main.ts'), 'keys', ...args, '--config', configFile],
+    { env: serviceEnv(), timeout: 60_000 },
+  );
   return stdout;
 }
 
 /** A holder's flow started: pushed and landed on the prompt (its interaction cookie signed now). */
 async function startFlow(base: string) {
-  const pushed = await pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+  const pushed = await pushIssuance(base, {
+    clientId: CLIENT.id,
+    secret: CLIENT.secret,
+    attributes,
+    pin: PIN,
+    redirectUri: REDIRECT,
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(pushed.authorizeUrl.href);
   expect(prompt.html, `prompt at ${prompt.final}`).toBeDefined();
@@ -77,7 +89,12 @@ async function finishFlow(flow: Awaited<ReturnType<typeof startFlow>>) {
   });
   const credential = wallet.list()[0] as { credential: string };
   const issuerJwt = credential.credential.split('~')[0];
-  return { idToken: tokens.id_token!, credentialKid: decodeProtectedHeader(issuerJwt).kid, issuerJwt, browser: flow.browser };
+  return {
+    idToken: tokens.id_token!,
+    credentialKid: decodeProtectedHeader(issuerJwt).kid,
+    issuerJwt,
+    browser: flow.browser,
+  };
 }
 
 run('D20: key rotation across three instances on one Redis (npm run keys)', () => {
@@ -129,26 +146,40 @@ run('D20: key rotation across three instances on one Redis (npm run keys)', () =
     // a flow in flight before the rotation
     const before = await startFlow(proxy.url);
 
-    const outputs = await Promise.all(['idToken', 'credential', 'cookies'].map((set) => keysCommand(config, 'rotate', set)));
+    const outputs = await Promise.all(
+      ['idToken', 'credential', 'cookies'].map((set) => keysCommand(config, 'rotate', set)),
+    );
     // each command says when its key signs: activateAfter from its run
     const activations = outputs.map((out) => Date.parse(/added .* published now, signs from (\S+)/.exec(out)![1]));
     const activatesAt = Math.max(...activations);
     // a second rotation while a key is pending is refused (exit 1), and changes nothing
-    await expect(keysCommand(config, 'rotate', 'idToken')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/already pending/) });
+    await expect(keysCommand(config, 'rotate', 'idToken')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/already pending/),
+    });
 
     // every instance publishes the new ID-token and credential keys within the reload interval, long before they sign
     let newIdKid = '';
     let newCredentialKid = '';
-    await waitFor('every instance to publish the new keys', async () => {
-      const id = await Promise.all(farm.map((i) => idTokenJwksOf(i.url)));
-      const cred = await Promise.all(farm.map((i) => credentialJwksOf(i.url)));
-      if (!id.every((s) => s.keys.length === 2) || !cred.every((s) => s.keys.length === 2)) return false;
-      newIdKid = kidsOf(id[0]).find((k) => k !== oldIdKid)!;
-      newCredentialKid = kidsOf(cred[0]).find((k) => k !== oldCredentialKid)!;
-      return id.every((s) => kidsOf(s).includes(newIdKid!)) && cred.every((s) => kidsOf(s).includes(newCredentialKid!));
-    }, 5_000, 100);
+    await waitFor(
+      'every instance to publish the new keys',
+      async () => {
+        const id = await Promise.all(farm.map((i) => idTokenJwksOf(i.url)));
+        const cred = await Promise.all(farm.map((i) => credentialJwksOf(i.url)));
+        if (!id.every((s) => s.keys.length === 2) || !cred.every((s) => s.keys.length === 2)) return false;
+        newIdKid = kidsOf(id[0]).find((k) => k !== oldIdKid)!;
+        newCredentialKid = kidsOf(cred[0]).find((k) => k !== oldCredentialKid)!;
+        return (
+          id.every((s) => kidsOf(s).includes(newIdKid!)) && cred.every((s) => kidsOf(s).includes(newCredentialKid!))
+        );
+      },
+      5_000,
+      100,
+    );
     expect(Date.now()).toBeLessThan(activatesAt - 3_000);
-    const newCookies = (JSON.parse((await redis.get(`${prefix}keys:cookies`))!) as SecretEntry[]).map(secretOf).filter((s) => !oldCookies.includes(s));
+    const newCookies = (JSON.parse((await redis.get(`${prefix}keys:cookies`))!) as SecretEntry[])
+      .map(secretOf)
+      .filter((s) => !oldCookies.includes(s));
     expect(newCookies).toHaveLength(1);
 
     // the flow started before the rotation finishes before activation: everything still signed with the old keys
@@ -176,8 +207,12 @@ run('D20: key rotation across three instances on one Redis (npm run keys)', () =
     // the certificate rotated with the key: a new leaf of the same CA, certifying the new key
     const newLeaf = await checkX5cIndependently(second.issuerJwt, { caPem: issuerCa, iss: `${proxy.url}/wallet` });
     expect(newLeaf.leaf).not.toBe(oldLeaf.leaf);
-    expect((await credentialJwksOf(farm[2].url)).keys.find((k) => k.kid === newCredentialKid)).toMatchObject(newLeaf.leafJwk);
-    expect(sessionSig(second.browser)).toBe(new Keygrip([newCookies[0]]).sign(`_session_v2=${session(second.browser)}`));
+    expect((await credentialJwksOf(farm[2].url)).keys.find((k) => k.kid === newCredentialKid)).toMatchObject(
+      newLeaf.leafJwk,
+    );
+    expect(sessionSig(second.browser)).toBe(
+      new Keygrip([newCookies[0]]).sign(`_session_v2=${session(second.browser)}`),
+    );
     // an ID token signed with the retired key still verifies with any instance's JWKS within its lifetime
     for (const i of farm) {
       const jwks = createLocalJWKSet(await idTokenJwksOf(i.url));
@@ -193,9 +228,14 @@ run('D20: key rotation across three instances on one Redis (npm run keys)', () =
     await new Promise((r) => setTimeout(r, Math.max(0, activatesAt + TOKEN_LIFETIME_S * 1000 - Date.now() + 300)));
     for (const i of farm) {
       expect(kidsOf(await idTokenJwksOf(i.url))).toEqual([newIdKid]);
-      expect(kidsOf(await credentialJwksOf(i.url))).toEqual(expect.arrayContaining([oldCredentialKid, newCredentialKid]));
+      expect(kidsOf(await credentialJwksOf(i.url))).toEqual(
+        expect.arrayContaining([oldCredentialKid, newCredentialKid]),
+      );
     }
-    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+    expect(
+      proxy.served.filter((s) => s.status >= 500),
+      JSON.stringify(proxy.served),
+    ).toEqual([]);
 
     // what the operator sees
     const listed = await keysCommand(config, 'list');

@@ -59,7 +59,9 @@ beforeAll(async () => {
     logLevel: 'debug',
     keys: { ...demo.config.keys, ...test.keys },
     verifier: { ...demo.config.verifier, ...test.verifier },
-    clients: demo.config.clients.map((c) => (c.clientId === CLIENT ? { ...c, webhook: { ...c.webhook!, url: receiver.url } } : c)),
+    clients: demo.config.clients.map((c) =>
+      c.clientId === CLIENT ? { ...c, webhook: { ...c.webhook!, url: receiver.url } } : c,
+    ),
   };
   const sink = new Writable({
     write(chunk, _enc, done) {
@@ -67,7 +69,10 @@ beforeAll(async () => {
       done();
     },
   });
-  const service = await createService({ config, file: DEMO_CONFIG, baseDir: dirname(DEMO_CONFIG) }, { store: await testStore(), logger: createLogger('debug', sink) });
+  const service = await createService(
+    { config, file: DEMO_CONFIG, baseDir: dirname(DEMO_CONFIG) },
+    { store: await testStore(), logger: createLogger('debug', sink) },
+  );
   server = await listen(service, port, '127.0.0.1');
 });
 afterAll(async () => {
@@ -76,7 +81,13 @@ afterAll(async () => {
 });
 
 const discover = () =>
-  oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), CLIENT, secret, oidc.ClientSecretPost(secret), { execute: [oidc.allowInsecureRequests] });
+  oidc.discovery(
+    new URL(`${base}/v2.0/.well-known/openid-configuration`),
+    CLIENT,
+    secret,
+    oidc.ClientSecretPost(secret),
+    { execute: [oidc.allowInsecureRequests] },
+  );
 
 /** A relying party's authorisation request (PAR unless `par: false`), its PKCE verifier, state and nonce kept. */
 async function authorise(config: oidc.Configuration, params: Record<string, string>, par = true) {
@@ -84,18 +95,34 @@ async function authorise(config: oidc.Configuration, params: Record<string, stri
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   keep('PKCE verifier', verifier);
-  const all = { redirect_uri: REDIRECT, state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...params };
+  const all = {
+    redirect_uri: REDIRECT,
+    state,
+    nonce,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...params,
+  };
   const url = par ? await oidc.buildAuthorizationUrlWithPAR(config, all) : oidc.buildAuthorizationUrl(config, all);
   keep('request_uri', url.searchParams.get('request_uri'));
   return { url, verifier, state, nonce };
 }
 
 /** The code exchange after the browser arrived at the redirect URI; every value it made is kept. */
-async function redeem(config: oidc.Configuration, callback: string, a: { verifier: string; state: string; nonce: string }) {
+async function redeem(
+  config: oidc.Configuration,
+  callback: string,
+  a: { verifier: string; state: string; nonce: string },
+) {
   const url = new URL(callback);
   expect(url.searchParams.get('error'), url.searchParams.get('error_description') ?? '').toBeNull();
   keep('authorization code', url.searchParams.get('code'));
-  const tokens = await oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: a.verifier, expectedState: a.state, expectedNonce: a.nonce, idTokenExpected: true });
+  const tokens = await oidc.authorizationCodeGrant(config, url, {
+    pkceCodeVerifier: a.verifier,
+    expectedState: a.state,
+    expectedNonce: a.nonce,
+    idTokenExpected: true,
+  });
   keep('ID token', tokens.id_token);
   keep('access token', tokens.access_token);
   return tokens.claims()!;
@@ -112,15 +139,25 @@ async function keepOffer(link: string): Promise<void> {
   const reference = new URL(link).searchParams.get('credential_offer_uri')!;
   keep('offer reference', new URL(reference).pathname.split('/').pop());
   const offer = await resolveOfferLink(link);
-  keep('pre-authorized code', offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code']);
+  keep(
+    'pre-authorized code',
+    offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'],
+  );
 }
 
 /** A form post in the browser (its cookies), answered with a redirect the browser then follows. */
-async function submit(browser: Browser, url: string, form: Record<string, string>): Promise<{ final: string; html?: string }> {
+async function submit(
+  browser: Browser,
+  url: string,
+  form: Record<string, string>,
+): Promise<{ final: string; html?: string }> {
   const res = await fetch(url, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+    },
     body: new URLSearchParams(form),
   });
   for (const line of res.headers.getSetCookie()) {
@@ -133,83 +170,125 @@ async function submit(browser: Browser, url: string, form: Record<string, string
 }
 
 describe('D17: the log of a full demo journey at debug', () => {
-  it('carries none of the secrets, PINs, attribute values, hints, codes, tokens or references of the journey', { timeout: 60_000 }, async () => {
-    const config = await discover();
-    const wallet = await newWallet();
+  it(
+    'carries none of the secrets, PINs, attribute values, hints, codes, tokens or references of the journey',
+    { timeout: 60_000 },
+    async () => {
+      const config = await discover();
+      const wallet = await newWallet();
 
-    // 1. issuance with a PIN (Version 2, PAR), a wrong PIN first
-    const hint = await makeHint({ clientId: CLIENT, secret, audience: base, claims: { ...JOURNEY.badge, PinCode: JOURNEY.pins.issuance } });
-    keep('id_token_hint', hint);
-    const issuance = await authorise(config, { scope: 'openid issue.EmployeeBadge', id_token_hint: hint });
-    const issuanceBrowser = new Browser(REDIRECT);
-    const issuancePrompt = await prompt(issuanceBrowser, issuance.url.href);
-    const offer = offerFromPage(issuancePrompt.html);
-    await keepOffer(offer);
-    await expect(wallet.receive(offer, { pin: '0000' })).rejects.toThrow('attempt(s) left');
-    const [badge] = [await wallet.receive(offer, { pin: JOURNEY.pins.issuance })];
-    keep('credential', badge.credential);
-    keep('credential (issuer-signed part)', badge.credential.split('~')[0]);
-    const issued = await redeem(config, (await issuanceBrowser.follow(`${issuancePrompt.final}/continue`)).final, issuance);
-    expect(issued.FirstName).toBe(JOURNEY.badge.FirstName);
+      // 1. issuance with a PIN (Version 2, PAR), a wrong PIN first
+      const hint = await makeHint({
+        clientId: CLIENT,
+        secret,
+        audience: base,
+        claims: { ...JOURNEY.badge, PinCode: JOURNEY.pins.issuance },
+      });
+      keep('id_token_hint', hint);
+      const issuance = await authorise(config, { scope: 'openid issue.EmployeeBadge', id_token_hint: hint });
+      const issuanceBrowser = new Browser(REDIRECT);
+      const issuancePrompt = await prompt(issuanceBrowser, issuance.url.href);
+      const offer = offerFromPage(issuancePrompt.html);
+      await keepOffer(offer);
+      await expect(wallet.receive(offer, { pin: '0000' })).rejects.toThrow('attempt(s) left');
+      const [badge] = [await wallet.receive(offer, { pin: JOURNEY.pins.issuance })];
+      keep('credential', badge.credential);
+      keep('credential (issuer-signed part)', badge.credential.split('~')[0]);
+      const issued = await redeem(
+        config,
+        (await issuanceBrowser.follow(`${issuancePrompt.final}/continue`)).final,
+        issuance,
+      );
+      expect(issued.FirstName).toBe(JOURNEY.badge.FirstName);
 
-    // 2. verification (Version 2, PAR) of that credential
-    const verification = await authorise(config, { scope: 'openid EmployeeBadge' });
-    const verificationBrowser = new Browser(REDIRECT);
-    const verificationPrompt = await prompt(verificationBrowser, verification.url.href);
-    const request = requestFromPage(verificationPrompt.html);
-    keep('request object reference', new URL(new URL(request).searchParams.get('request_uri')!).pathname.split('/').pop());
-    expect((await wallet.present(request)).status).toBe(200);
-    await redeem(config, (await verificationBrowser.follow(`${verificationPrompt.final}/continue`)).final, verification);
+      // 2. verification (Version 2, PAR) of that credential
+      const verification = await authorise(config, { scope: 'openid EmployeeBadge' });
+      const verificationBrowser = new Browser(REDIRECT);
+      const verificationPrompt = await prompt(verificationBrowser, verification.url.href);
+      const request = requestFromPage(verificationPrompt.html);
+      keep(
+        'request object reference',
+        new URL(new URL(request).searchParams.get('request_uri')!).pathname.split('/').pop(),
+      );
+      expect((await wallet.present(request)).status).toBe(200);
+      await redeem(
+        config,
+        (await verificationBrowser.follow(`${verificationPrompt.final}/continue`)).final,
+        verification,
+      );
 
-    // 3. an External Client flow (issuance with a PIN): the webhook, then context_id
-    const externalHint = await makeHint({ clientId: CLIENT, secret, audience: base, claims: { ...JOURNEY.badge, PinCode: JOURNEY.pins.external } });
-    keep('id_token_hint (External)', externalHint);
-    const external = await authorise(config, { scope: 'openid issue.EmployeeBadge External', id_token_hint: externalHint });
-    const externalPrompt = await prompt(new Browser(REDIRECT), external.url.href);
-    const externalOffer = offerFromPage(externalPrompt.html);
-    await keepOffer(externalOffer);
-    keep('credential (External)', (await wallet.receive(externalOffer, { pin: JOURNEY.pins.external })).credential);
-    const hook = await receiver.next((h) => h.payload.data.state === external.state);
-    const contextId = hook.payload.data.ContinuationContext;
-    keep('ContinuationContext', contextId);
-    const continued = await fetch(`${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT, context_id: contextId, request_uri: external.url.searchParams.get('request_uri')! })}`, { redirect: 'manual' });
-    expect(continued.status).toBe(302);
-    await redeem(config, continued.headers.get('location')!, external);
+      // 3. an External Client flow (issuance with a PIN): the webhook, then context_id
+      const externalHint = await makeHint({
+        clientId: CLIENT,
+        secret,
+        audience: base,
+        claims: { ...JOURNEY.badge, PinCode: JOURNEY.pins.external },
+      });
+      keep('id_token_hint (External)', externalHint);
+      const external = await authorise(config, {
+        scope: 'openid issue.EmployeeBadge External',
+        id_token_hint: externalHint,
+      });
+      const externalPrompt = await prompt(new Browser(REDIRECT), external.url.href);
+      const externalOffer = offerFromPage(externalPrompt.html);
+      await keepOffer(externalOffer);
+      keep('credential (External)', (await wallet.receive(externalOffer, { pin: JOURNEY.pins.external })).credential);
+      const hook = await receiver.next((h) => h.payload.data.state === external.state);
+      const contextId = hook.payload.data.ContinuationContext;
+      keep('ContinuationContext', contextId);
+      const continued = await fetch(
+        `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT, context_id: contextId, request_uri: external.url.searchParams.get('request_uri')! })}`,
+        { redirect: 'manual' },
+      );
+      expect(continued.status).toBe(302);
+      await redeem(config, continued.headers.get('location')!, external);
 
-    // 4. VerifiedIdentity: a PID from the demo's PID issuer, presented
-    const pidPage = await fetch(`${base}/demo/pid`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(JOURNEY.pid) });
-    expect(pidPage.status).toBe(200);
-    const pidOffer = offerFromPage(await pidPage.text());
-    await keepOffer(pidOffer);
-    const holder = await newWallet();
-    keep('PID', (await holder.receive(pidOffer)).credential);
-    const pid = await authorise(config, { scope: 'openid VerifiedIdentity' });
-    const pidBrowser = new Browser(REDIRECT);
-    const pidPrompt = await prompt(pidBrowser, pid.url.href);
-    const pidRequest = requestFromPage(pidPrompt.html);
-    keep('request object reference (PID)', new URL(new URL(pidRequest).searchParams.get('request_uri')!).pathname.split('/').pop());
-    expect((await holder.present(pidRequest)).status).toBe(200);
-    const identified = await redeem(config, (await pidBrowser.follow(`${pidPrompt.final}/continue`)).final, pid);
-    expect(identified.given_name).toBe(JOURNEY.pid.given_name);
+      // 4. VerifiedIdentity: a PID from the demo's PID issuer, presented
+      const pidPage = await fetch(`${base}/demo/pid`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(JOURNEY.pid),
+      });
+      expect(pidPage.status).toBe(200);
+      const pidOffer = offerFromPage(await pidPage.text());
+      await keepOffer(pidOffer);
+      const holder = await newWallet();
+      keep('PID', (await holder.receive(pidOffer)).credential);
+      const pid = await authorise(config, { scope: 'openid VerifiedIdentity' });
+      const pidBrowser = new Browser(REDIRECT);
+      const pidPrompt = await prompt(pidBrowser, pid.url.href);
+      const pidRequest = requestFromPage(pidPrompt.html);
+      keep(
+        'request object reference (PID)',
+        new URL(new URL(pidRequest).searchParams.get('request_uri')!).pathname.split('/').pop(),
+      );
+      expect((await holder.present(pidRequest)).status).toBe(200);
+      const identified = await redeem(config, (await pidBrowser.follow(`${pidPrompt.final}/continue`)).final, pid);
+      expect(identified.given_name).toBe(JOURNEY.pid.given_name);
 
-    // 5. VerifiedIdentity_Other (Version 2, without PAR: a context_id too) through the demo's identity provider
-    const other = await authorise(config, { scope: 'openid VerifiedIdentity_Other' }, false);
-    const otherBrowser = new Browser(REDIRECT);
-    const otherPrompt = await prompt(otherBrowser, other.url.href);
-    const resume = /id="resume-link" href="([^"]+)"/.exec(otherPrompt.html)?.[1]?.replaceAll('&amp;', '&');
-    keep('context_id', resume && new URL(resume).searchParams.get('context_id'));
-    expect(made.at(-1)?.what).toBe('context_id');
-    const login = await otherBrowser.follow(`${otherPrompt.final}/identity`);
-    expect(login.final).toContain('/demo/idv/interaction/');
-    const back = await submit(otherBrowser, login.final, { decision: 'confirm', ...JOURNEY.idvPerson });
-    expect(back.final).toContain('/identity/callback');
-    const verifiedOther = await redeem(config, (await otherBrowser.follow(`${otherPrompt.final}/continue`)).final, other);
-    expect(verifiedOther.given_name).toBe(JOURNEY.idvPerson.given_name);
+      // 5. VerifiedIdentity_Other (Version 2, without PAR: a context_id too) through the demo's identity provider
+      const other = await authorise(config, { scope: 'openid VerifiedIdentity_Other' }, false);
+      const otherBrowser = new Browser(REDIRECT);
+      const otherPrompt = await prompt(otherBrowser, other.url.href);
+      const resume = /id="resume-link" href="([^"]+)"/.exec(otherPrompt.html)?.[1]?.replaceAll('&amp;', '&');
+      keep('context_id', resume && new URL(resume).searchParams.get('context_id'));
+      expect(made.at(-1)?.what).toBe('context_id');
+      const login = await otherBrowser.follow(`${otherPrompt.final}/identity`);
+      expect(login.final).toContain('/demo/idv/interaction/');
+      const back = await submit(otherBrowser, login.final, { decision: 'confirm', ...JOURNEY.idvPerson });
+      expect(back.final).toContain('/identity/callback');
+      const verifiedOther = await redeem(
+        config,
+        (await otherBrowser.follow(`${otherPrompt.final}/continue`)).final,
+        other,
+      );
+      expect(verifiedOther.given_name).toBe(JOURNEY.idvPerson.given_name);
 
-    // the service logged the journey (requests, audit lines), and nothing of the above
-    expect(lines.length).toBeGreaterThan(40);
-    expect(lines.filter((l) => l.includes('"audit"')).length).toBeGreaterThanOrEqual(5);
-    const found = leaks(lines, [...(await knownNeedles()), ...made]);
-    expect(found).toEqual([]);
-  });
+      // the service logged the journey (requests, audit lines), and nothing of the above
+      expect(lines.length).toBeGreaterThan(40);
+      expect(lines.filter((l) => l.includes('"audit"')).length).toBeGreaterThanOrEqual(5);
+      const found = leaks(lines, [...(await knownNeedles()), ...made]);
+      expect(found).toEqual([]);
+    },
+  );
 });

@@ -9,7 +9,17 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setGlobalConfig } from '@openid4vc/openid4vci';
 import { Verifier } from '@auth0/mdl';
-import { base64url, calculateJwkThumbprint, CompactEncrypt, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, type JWK } from 'jose';
+import {
+  base64url,
+  calculateJwkThumbprint,
+  CompactEncrypt,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  type JWK,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holderCompletesVerification, newWallet, pushIssuance, requestFromPage } from '../helpers/flows.js';
 import { oid4vpSessionTranscriptBytes, presentWithAuth0 } from '../helpers/mdoc.js';
@@ -40,10 +50,22 @@ beforeAll(async () => {
         pinCodeLength: 4,
         validity: 'P30D',
         mdoc: { doctype: DOCTYPE, namespace: NAMESPACE },
-        attributes: { family_name: { type: 'string' }, given_name: { type: 'string' }, birth_date: { type: 'date', required: false } },
+        attributes: {
+          family_name: { type: 'string' },
+          given_name: { type: 'string' },
+          birth_date: { type: 'date', required: false },
+        },
       },
     ],
-    clients: [{ clientId: 'issuer-pkce', clientSecret: SECRETS.pkceIssuer, redirectUris: [REDIRECT], pkce: 'required', scopes: ['issue.DrivingLicence', 'DrivingLicence', 'issue.EmployeeBadge', 'EmployeeBadge'] }],
+    clients: [
+      {
+        clientId: 'issuer-pkce',
+        clientSecret: SECRETS.pkceIssuer,
+        redirectUris: [REDIRECT],
+        pkce: 'required',
+        scopes: ['issue.DrivingLicence', 'DrivingLicence', 'issue.EmployeeBadge', 'EmployeeBadge'],
+      },
+    ],
   });
 });
 afterAll(async () => {
@@ -55,7 +77,14 @@ const caPem = () => readFileSync(issuerCaFile, 'utf8');
 
 /** The relying party's issuance of a DrivingLicence; the prompt page's offer and the browser at the prompt. */
 async function startIssuance(pin?: string) {
-  const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: licence, pin, redirectUri: REDIRECT, params: { scope: 'openid issue.DrivingLicence' } });
+  const rp = await pushIssuance(t.url, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes: licence,
+    pin,
+    redirectUri: REDIRECT,
+    params: { scope: 'openid issue.DrivingLicence' },
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(rp.authorizeUrl.href);
   return { rp, browser, prompt, offer: offerFromPage(prompt.html!) };
@@ -64,7 +93,11 @@ async function startIssuance(pin?: string) {
 /** The browser goes on to the relying party, which redeems its code: the ID token's claims. */
 async function finish(started: Awaited<ReturnType<typeof startIssuance>>) {
   const done = await started.browser.follow(`${started.prompt.final}/continue`);
-  const tokens = await oidc.authorizationCodeGrant(started.rp.config, new URL(done.final), { pkceCodeVerifier: started.rp.verifier, expectedState: started.rp.state, expectedNonce: started.rp.nonce });
+  const tokens = await oidc.authorizationCodeGrant(started.rp.config, new URL(done.final), {
+    pkceCodeVerifier: started.rp.verifier,
+    expectedState: started.rp.state,
+    expectedNonce: started.rp.nonce,
+  });
   return tokens.claims()!;
 }
 
@@ -72,17 +105,44 @@ async function finish(started: Awaited<ReturnType<typeof startIssuance>>) {
 async function presentToOurVerifier(issuerSigned: string, deviceKey: JWK, elements: string[]) {
   const { verifier, challenge } = pkcePair();
   const pushed = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid DrivingLicence', state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
+    client_id: 'issuer-pkce',
+    client_secret: SECRETS.pkceIssuer,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid DrivingLicence',
+    state: 'st',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
   });
   expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+  const prompt = await browser.follow(
+    `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(pushed.body.request_uri)}`,
+  );
   const res = await fetch(new URL(requestFromPage(prompt.html!)).searchParams.get('request_uri')!);
-  const request = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<string, any>;
+  const request = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<
+    string,
+    any
+  >;
   const jwk = request.client_metadata.jwks.keys[0] as JWK;
   const jwkThumbprint = base64url.decode(await calculateJwkThumbprint(jwk));
-  const deviceResponse = await presentWithAuth0({ issuerSigned, doctype: DOCTYPE, namespace: NAMESPACE, elements, deviceKey, clientId: request.client_id, nonce: request.nonce, responseUri: request.response_uri, jwkThumbprint });
-  const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: { 'DrivingLicence-mdoc': [deviceResponse] }, state: request.state })))
+  const deviceResponse = await presentWithAuth0({
+    issuerSigned,
+    doctype: DOCTYPE,
+    namespace: NAMESPACE,
+    elements,
+    deviceKey,
+    clientId: request.client_id,
+    nonce: request.nonce,
+    responseUri: request.response_uri,
+    jwkThumbprint,
+  });
+  const jwe = await new CompactEncrypt(
+    new TextEncoder().encode(
+      JSON.stringify({ vp_token: { 'DrivingLicence-mdoc': [deviceResponse] }, state: request.state }),
+    ),
+  )
     .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM', kid: jwk.kid! })
     .encrypt(await importJWK(jwk, 'ECDH-ES'));
   const answer = await postForm(request.response_uri, { response: jwe });
@@ -90,7 +150,14 @@ async function presentToOurVerifier(issuerSigned: string, deviceKey: JWK, elemen
   const done = await browser.follow(`${prompt.final}/continue`);
   const q = new URL(done.final).searchParams;
   expect(q.get('error'), q.get('error_description') ?? '').toBeNull();
-  const token = await postForm(`${t.url}/v2.0/oidc/token`, { grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: q.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier });
+  const token = await postForm(`${t.url}/v2.0/oidc/token`, {
+    grant_type: 'authorization_code',
+    client_id: 'issuer-pkce',
+    client_secret: SECRETS.pkceIssuer,
+    code: q.get('code')!,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+  });
   expect(token.status, JSON.stringify(token.body)).toBe(200);
   const jwks = await (await fetch(`${t.url}/v2.0/.well-known/openid-configuration/jwks`)).json();
   return (await jwtVerify(token.body.id_token, createLocalJWKSet(jwks as never))).payload;
@@ -105,10 +172,24 @@ describe('mso_mdoc issuance through the service', () => {
     const credentialOffer = await client.resolveCredentialOffer(started.offer);
     expect(credentialOffer.credential_configuration_ids).toEqual(['DrivingLicence', 'DrivingLicence.mso_mdoc']);
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
-    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '4321' });
+    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      txCode: '4321',
+    });
     const { c_nonce } = await client.requestNonce({ issuerMetadata });
-    const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: 'DrivingLicence.mso_mdoc', nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never } });
-    const { credentialResponse } = await client.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: 'DrivingLicence.mso_mdoc', proofs: { jwt: [jwt] } });
+    const { jwt } = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      credentialConfigurationId: 'DrivingLicence.mso_mdoc',
+      nonce: c_nonce,
+      signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
+    });
+    const { credentialResponse } = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId: 'DrivingLicence.mso_mdoc',
+      proofs: { jwt: [jwt] },
+    });
     const issuerSigned = (credentialResponse.credentials?.[0] as { credential: string }).credential;
     // the relying party's issuance finishes as for an SD-JWT VC
     expect(await finish(started)).toMatchObject({ aud: 'issuer-pkce' });
@@ -116,8 +197,17 @@ describe('mso_mdoc issuance through the service', () => {
     // @auth0/mdl: issuer signature, document signer chain to the local CA (its IACA), digests, device signature
     const deviceKey = await exportJWK(privateKey);
     const handover = { clientId: 'x509_hash:rp', nonce: 'n-2', responseUri: 'https://rp.example/response' };
-    const deviceResponse = await presentWithAuth0({ issuerSigned, doctype: DOCTYPE, namespace: NAMESPACE, elements: ['family_name', 'given_name', 'birth_date'], deviceKey, ...handover });
-    const mdoc = await new Verifier([caPem()]).verify(Buffer.from(deviceResponse, 'base64url'), { encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover) });
+    const deviceResponse = await presentWithAuth0({
+      issuerSigned,
+      doctype: DOCTYPE,
+      namespace: NAMESPACE,
+      elements: ['family_name', 'given_name', 'birth_date'],
+      deviceKey,
+      ...handover,
+    });
+    const mdoc = await new Verifier([caPem()]).verify(Buffer.from(deviceResponse, 'base64url'), {
+      encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover),
+    });
     const elements = mdoc.documents[0].getIssuerNameSpace(NAMESPACE);
     expect({ ...elements, birth_date: String(elements.birth_date) }).toEqual(licence);
     const validUntil = mdoc.documents[0].issuerSigned.issuerAuth.decodedPayload.validityInfo.validUntil;
@@ -128,23 +218,49 @@ describe('mso_mdoc issuance through the service', () => {
     expect(readdirSync(join(dirname(issuerCaFile), 'document-signers')).length).toBeGreaterThan(0);
 
     const claims = await presentToOurVerifier(issuerSigned, deviceKey, ['family_name', 'given_name']);
-    expect(claims).toMatchObject({ family_name: 'Lovelace', given_name: 'Ada', sub: await calculateJwkThumbprint(publicJwk) });
+    expect(claims).toMatchObject({
+      family_name: 'Lovelace',
+      given_name: 'Ada',
+      sub: await calculateJwkThumbprint(publicJwk),
+    });
   });
 
   it('the dev wallet receives the mdoc of a no-PIN offer, keeps it, and presents it to our verifier', async () => {
     const started = await startIssuance();
     const wallet = await newWallet();
     const stored = await wallet.receiveMdoc(started.offer);
-    expect(stored).toMatchObject({ format: 'mso_mdoc', doctype: DOCTYPE, issuer: `${t.url}/wallet`, claims: { [NAMESPACE]: licence } });
+    expect(stored).toMatchObject({
+      format: 'mso_mdoc',
+      doctype: DOCTYPE,
+      issuer: `${t.url}/wallet`,
+      claims: { [NAMESPACE]: licence },
+    });
     await finish(started);
     expect(wallet.list().map((c) => c.format)).toEqual(['mso_mdoc']);
 
-    const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(
+      new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+      'issuer-pkce',
+      SECRETS.pkceIssuer,
+      oidc.ClientSecretPost(SECRETS.pkceIssuer),
+      { execute: [oidc.allowInsecureRequests] },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: 'openid DrivingLicence', nonce: 'n-3', state: 's-3', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid DrivingLicence',
+      nonce: 'n-3',
+      state: 's-3',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
     expect(presented.status, JSON.stringify(presented.body)).toBe(200);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: 's-3', expectedNonce: 'n-3' });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: 's-3',
+      expectedNonce: 'n-3',
+    });
     expect(tokens.claims()).toMatchObject({ family_name: 'Lovelace', given_name: 'Ada' });
   });
 
@@ -152,11 +268,17 @@ describe('mso_mdoc issuance through the service', () => {
     const started = await startIssuance('1357');
     const file = join(mkdtempSync(join(tmpdir(), 'vc-wallet-cli-')), 'wallet.json');
     const lines: string[] = [];
-    await walletCli(['receive', started.offer, '--pin', '1357', '--format', 'mso_mdoc', '--wallet', file], (line) => lines.push(line));
+    await walletCli(['receive', started.offer, '--pin', '1357', '--format', 'mso_mdoc', '--wallet', file], (line) =>
+      lines.push(line),
+    );
     expect(lines.join('\n')).toMatch(/received into/);
-    expect((await DevWallet.open(file)).list()).toMatchObject([{ format: 'mso_mdoc', doctype: DOCTYPE, claims: { [NAMESPACE]: licence } }]);
+    expect((await DevWallet.open(file)).list()).toMatchObject([
+      { format: 'mso_mdoc', doctype: DOCTYPE, claims: { [NAMESPACE]: licence } },
+    ]);
     await finish(started);
-    await expect(walletCli(['receive', started.offer, '--format', 'jwt_vc'], () => undefined)).rejects.toThrow(/--format takes mso_mdoc/);
+    await expect(walletCli(['receive', started.offer, '--format', 'jwt_vc'], () => undefined)).rejects.toThrow(
+      /--format takes mso_mdoc/,
+    );
   });
 
   it('the same offer still gives the SD-JWT VC to a wallet that takes that (the dev wallet, first configuration)', async () => {

@@ -32,7 +32,10 @@ let farm: InstancesBehindProxy | undefined;
 run('D14: three instances behind a round-robin proxy, one Redis', () => {
   beforeAll(async () => {
     redis = await startRedis();
-    farm = await startInstancesBehindProxy({ count: 3, store: { url: redis.url, keyPrefix: `mi:${randomBytes(4).toString('hex')}:` } });
+    farm = await startInstancesBehindProxy({
+      count: 3,
+      store: { url: redis.url, keyPrefix: `mi:${randomBytes(4).toString('hex')}:` },
+    });
   });
   afterAll(async () => {
     await farm?.stop();
@@ -40,17 +43,27 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
   });
 
   /** PAR with openid-client (Version 2, PKCE), through the proxy. */
-  const parThroughProxy = (base: string) => pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+  const parThroughProxy = (base: string) =>
+    pushIssuance(base, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
 
   it('an issuance flow whose steps land on different instances succeeds', async () => {
     const { proxy, baseUrl } = farm!;
     proxy.reset();
     const { config, verifier, state, nonce, authorizeUrl } = await parThroughProxy(baseUrl);
     const wallet = await newWallet();
-    const { callbackUrl, browser } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
+    const { callbackUrl, browser } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
     // the proxy kept every Set-Cookie line of a response (cookie and signature come in separate lines)
     expect([...browser.cookies.keys()]).toEqual(expect.arrayContaining(['_interaction_v2', '_interaction_v2.sig']));
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
 
     // the flow succeeded: ID token claims and the credential in the wallet carry the attributes
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: baseUrl, aud: CLIENT.id, nonce });
@@ -65,7 +78,8 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
       walletCredential: proxy.instancesFor(/^\/wallet\/credential$/, 'POST'),
       tokenExchange: proxy.instancesFor(/^\/v2\.0\/oidc\/token$/, 'POST'),
     };
-    for (const [step, served] of Object.entries(steps)) expect(served, `${step} in ${JSON.stringify(proxy.served)}`).toHaveLength(1);
+    for (const [step, served] of Object.entries(steps))
+      expect(served, `${step} in ${JSON.stringify(proxy.served)}`).toHaveLength(1);
     const stepInstances = Object.values(steps).map((s) => s[0]);
     expect(new Set(stepInstances).size, JSON.stringify(steps)).toBeGreaterThanOrEqual(2);
     // the hand-offs through the store crossed instances: the request_uri written at PAR was read by
@@ -74,13 +88,20 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
     expect(steps.walletCredential[0]).not.toBe(steps.walletToken[0]);
     // every instance took part
     expect(new Set(proxy.served.map((s) => s.instance)).size).toBe(3);
-    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+    expect(
+      proxy.served.filter((s) => s.status >= 500),
+      JSON.stringify(proxy.served),
+    ).toEqual([]);
   });
 
   it('D16: 50 concurrent redemptions of one authorization code across the instances: exactly one succeeds', async () => {
     const { proxy, baseUrl } = farm!;
     const { verifier, authorizeUrl } = await parThroughProxy(baseUrl);
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet: await newWallet(), pin: PIN });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet: await newWallet(),
+      pin: PIN,
+    });
     const code = new URL(callbackUrl).searchParams.get('code');
     expect(code, callbackUrl).toBeTruthy();
 
@@ -112,7 +133,13 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
 
     proxy.reset();
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => postForm(`${offer.credential_issuer}/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': preAuthorizedCode, tx_code: PIN })),
+      Array.from({ length: 50 }, () =>
+        postForm(`${offer.credential_issuer}/token`, {
+          grant_type: PRE_AUTH,
+          'pre-authorized_code': preAuthorizedCode,
+          tx_code: PIN,
+        }),
+      ),
     );
     expect(new Set(proxy.served.map((s) => s.instance)).size).toBe(3);
     expectExactlyOneWinner(results);
@@ -130,11 +157,19 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
     const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
-      redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', state: 'mi-verify', nonce,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: REDIRECT,
+      scope: 'openid EmployeeBadge',
+      state: 'mi-verify',
+      nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const { callbackUrl } = await holderCompletesVerification(authorizeUrl.href, { redirectUri: REDIRECT, wallet });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: 'mi-verify', expectedNonce: nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: 'mi-verify',
+      expectedNonce: nonce,
+    });
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: baseUrl, aud: CLIENT.id });
 
     const steps = {
@@ -143,9 +178,13 @@ run('D14: three instances behind a round-robin proxy, one Redis', () => {
       response: proxy.instancesFor(/^\/vp\/response$/, 'POST'),
       tokenExchange: proxy.instancesFor(/^\/v2\.0\/oidc\/token$/, 'POST'),
     };
-    for (const [step, served] of Object.entries(steps)) expect(served, `${step} in ${JSON.stringify(proxy.served)}`).toHaveLength(1);
+    for (const [step, served] of Object.entries(steps))
+      expect(served, `${step} in ${JSON.stringify(proxy.served)}`).toHaveLength(1);
     expect(steps.response[0]).not.toBe(steps.requestObject[0]);
     expect(new Set(proxy.served.map((s) => s.instance)).size).toBe(3);
-    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+    expect(
+      proxy.served.filter((s) => s.status >= 500),
+      JSON.stringify(proxy.served),
+    ).toEqual([]);
   });
 });

@@ -28,8 +28,17 @@ run('npm start on a port in use', () => {
     const port = await freePort();
     holder = createServer();
     await new Promise<void>((resolve) => holder!.listen(port, '127.0.0.1', resolve));
-    const file = writeServiceConfig(dir, { base: `http://127.0.0.1:${port}`, port, client: { id: 'port-client', secret: 'port-secret-0123456789abcdef012345' }, redirectUri: 'https://rp.example/cb' });
-    const failed = await exec(process.execPath, ['--import', 'tsx', join('src', 'main.ts'), 'serve', '--config', file], { env: serviceEnv(), timeout: 60_000 }).then(
+    const file = writeServiceConfig(dir, {
+      base: `http://127.0.0.1:${port}`,
+      port,
+      client: { id: 'port-client', secret: 'port-secret-0123456789abcdef012345' },
+      redirectUri: 'https://rp.example/cb',
+    });
+    const failed = await exec(
+      process.execPath,
+      ['--import', 'tsx', join('src', 'main.ts'), 'serve', '--config', file],
+      { env: serviceEnv(), timeout: 60_000 },
+    ).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

@@ -15,7 +15,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectExactlyOneWinner } from '../helpers/assertions.js';
 import { pushIssuance } from '../helpers/flows.js';
 import { Browser, offerFromPage, resolveOfferLink } from '../helpers/rp.js';
-import { credentialRequest, nonce, offer, PRE_AUTH, proof, startIssuer, tokenRequest, type Running } from '../helpers/walletIssuer.js';
+import {
+  credentialRequest,
+  nonce,
+  offer,
+  PRE_AUTH,
+  proof,
+  startIssuer,
+  tokenRequest,
+  type Running,
+} from '../helpers/walletIssuer.js';
 import { RACE_WINDOW_SECONDS } from '../../src/issuance/offers.js';
 import { RACE_LOST } from '../../src/issuance/tokenEdge.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/roundRobin.js';
@@ -38,10 +47,14 @@ const pastTheWindow = () => new Promise((resolve) => setTimeout(resolve, (RACE_W
 
 /** The credential request the wallet makes with its access token (a fresh proof key and server nonce). */
 async function credentialFor(baseUrl: string, accessToken: string) {
-  return credentialRequest(baseUrl, accessToken, await proof({ aud: `${baseUrl}/wallet`, nonce: await nonce(baseUrl) }));
+  return credentialRequest(
+    baseUrl,
+    accessToken,
+    await proof({ aud: `${baseUrl}/wallet`, nonce: await nonce(baseUrl) }),
+  );
 }
 
-describe('issue 31 §6: concurrent redemptions of one pre-authorized code on one instance (the run\'s store)', () => {
+describe("issue 31 §6: concurrent redemptions of one pre-authorized code on one instance (the run's store)", () => {
   let running: Running;
   beforeAll(async () => {
     running = await startIssuer();
@@ -51,7 +64,11 @@ describe('issue 31 §6: concurrent redemptions of one pre-authorized code on one
   });
 
   const race = (code: string, pin?: string) =>
-    Promise.all(Array.from({ length: RACERS }, () => tokenRequest(running.baseUrl, { 'pre-authorized_code': code, ...(pin ? { tx_code: pin } : {}) })));
+    Promise.all(
+      Array.from({ length: RACERS }, () =>
+        tokenRequest(running.baseUrl, { 'pre-authorized_code': code, ...(pin ? { tx_code: pin } : {}) }),
+      ),
+    );
 
   it(`of ${RACERS} concurrent redemptions one gets a token, and that token gets the credential`, async () => {
     const o = await offer(running, { pin: PIN });
@@ -120,7 +137,15 @@ onRedis('issue 31 §6: concurrent redemptions of one pre-authorized code across 
     for (let n = 0; n < 2; n++) {
       const dir = mkdtempSync(join(tmpdir(), 'vc-race-'));
       dirs.push(dir);
-      instances.push(await startChildInstance({ dir, base: proxy.url, store: { url: REDIS_URL, keyPrefix: prefix }, client: CLIENT, redirectUri: REDIRECT }));
+      instances.push(
+        await startChildInstance({
+          dir,
+          base: proxy.url,
+          store: { url: REDIS_URL, keyPrefix: prefix },
+          client: CLIENT,
+          redirectUri: REDIRECT,
+        }),
+      );
     }
     proxy.setTargets(instances.map((i) => i.url));
   }, 90_000);
@@ -138,7 +163,13 @@ onRedis('issue 31 §6: concurrent redemptions of one pre-authorized code across 
   });
 
   it(`of ${RACERS} concurrent redemptions spread over both instances one gets a token, and that token gets the credential`, async () => {
-    const { authorizeUrl } = await pushIssuance(proxy.url, { clientId: CLIENT.id, secret: CLIENT.secret, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: PIN, redirectUri: REDIRECT });
+    const { authorizeUrl } = await pushIssuance(proxy.url, {
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace' },
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const prompt = await new Browser(REDIRECT).follow(authorizeUrl.href);
     expect(prompt.html, prompt.final).toBeTruthy();
     const credentialOffer = await resolveOfferLink(offerFromPage(prompt.html!));
@@ -156,6 +187,9 @@ onRedis('issue 31 §6: concurrent redemptions of one pre-authorized code across 
     const credential = await credentialFor(proxy.url, winner.body.access_token);
     expect(credential.status, JSON.stringify(credential.body)).toBe(200);
     expect(credential.body.credentials).toHaveLength(1);
-    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+    expect(
+      proxy.served.filter((s) => s.status >= 500),
+      JSON.stringify(proxy.served),
+    ).toEqual([]);
   });
 });

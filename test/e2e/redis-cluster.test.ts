@@ -36,7 +36,9 @@ async function keysOn(port: number): Promise<string[]> {
   const keys: string[] = [];
   let cursor = '0';
   for (let i = 0; i < 1_000; i++) {
-    const [next, ...found] = (await node.cli('scan', cursor, 'match', `${keyPrefix}*`, 'count', '1000')).trim().split('\n');
+    const [next, ...found] = (await node.cli('scan', cursor, 'match', `${keyPrefix}*`, 'count', '1000'))
+      .trim()
+      .split('\n');
     keys.push(...found.filter(Boolean));
     cursor = next;
     if (cursor === '0') return keys;
@@ -55,7 +57,8 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     await cluster?.destroy();
   });
 
-  const par = () => pushIssuance(svc!.url, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+  const par = () =>
+    pushIssuance(svc!.url, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
 
   it('the service reports the cluster ready', async () => {
     const res = await fetch(`${svc!.url}/readyz`);
@@ -66,8 +69,17 @@ run('D14: the store on a Redis Cluster of three masters', () => {
   it('a full issuance flow succeeds, with its keys spread over the masters', async () => {
     const { config, verifier, state, nonce, authorizeUrl } = await par();
     const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: svc!.url, aud: CLIENT.id, nonce });
     expect(tokens.access_token).toBe(tokens.id_token);
     const [stored] = wallet.list();
@@ -76,7 +88,10 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     // the cluster was really used: this run's keys live on more than one master
     const perNode = await Promise.all(cluster!.nodes.map((n) => keysOn(n.port)));
     expect(perNode.flat().length).toBeGreaterThan(0);
-    expect(perNode.filter((k) => k.length > 0).length, JSON.stringify(perNode.map((k) => k.length))).toBeGreaterThanOrEqual(2);
+    expect(
+      perNode.filter((k) => k.length > 0).length,
+      JSON.stringify(perNode.map((k) => k.length)),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('getMany reads keys of one hash tag in one MGET (one slot) and keys of different slots one by one', async () => {
@@ -85,14 +100,27 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     for (const tag of ['a', 'b', 'c', 'offer-1', 'offer-2']) {
       await store.set(`gm:{${tag}}:x`, { tag }, 60);
       await store.attempt(`gm:{${tag}}:n`, true, 10, 60);
-      expect(await store.getMany([`gm:{${tag}}:x`, `gm:{${tag}}:n`, `gm:{${tag}}:none`])).toEqual([{ tag }, 1, undefined]);
+      expect(await store.getMany([`gm:{${tag}}:x`, `gm:{${tag}}:n`, `gm:{${tag}}:none`])).toEqual([
+        { tag },
+        1,
+        undefined,
+      ]);
     }
-    expect(await store.getMany(['gm:{a}:x', 'gm:{b}:x', 'gm:{c}:x', 'gm:untagged'])).toEqual([{ tag: 'a' }, { tag: 'b' }, { tag: 'c' }, undefined]);
+    expect(await store.getMany(['gm:{a}:x', 'gm:{b}:x', 'gm:{c}:x', 'gm:untagged'])).toEqual([
+      { tag: 'a' },
+      { tag: 'b' },
+      { tag: 'c' },
+      undefined,
+    ]);
   });
 
   it('D16: 50 concurrent redemptions of one authorization code: exactly one succeeds, the rest invalid_grant', async () => {
     const { verifier, authorizeUrl } = await par();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet: await newWallet(), pin: PIN });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet: await newWallet(),
+      pin: PIN,
+    });
     const code = new URL(callbackUrl).searchParams.get('code');
     expect(code, callbackUrl).toBeTruthy();
     const results = await Promise.all(
@@ -117,7 +145,13 @@ run('D14: the store on a Redis Cluster of three masters', () => {
     const offer = await resolveOfferLink(offerFromPage(prompt.html!));
     const preAuthorizedCode: string = offer.grants[PRE_AUTH]['pre-authorized_code'];
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => postForm(`${offer.credential_issuer}/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': preAuthorizedCode, tx_code: PIN })),
+      Array.from({ length: 50 }, () =>
+        postForm(`${offer.credential_issuer}/token`, {
+          grant_type: PRE_AUTH,
+          'pre-authorized_code': preAuthorizedCode,
+          tx_code: PIN,
+        }),
+      ),
     );
     expectExactlyOneWinner(results);
   });

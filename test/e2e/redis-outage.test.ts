@@ -84,23 +84,48 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
   });
 
   // One scenario, in steps that share its state (vitest runs them in order).
-  const flow = { base: '', hint: '', codeVerifier: '', interactionUrl: '', secondRequestUri: '', browser: new Browser(REDIRECT) };
+  const flow = {
+    base: '',
+    hint: '',
+    codeVerifier: '',
+    interactionUrl: '',
+    secondRequestUri: '',
+    browser: new Browser(REDIRECT),
+  };
 
   it('a flow reaches the prompt page while Redis is up', async () => {
     const base = (flow.base = svc!.url);
     expect((await getJson(`${base}/readyz`)).status).toBe(200);
     flow.codeVerifier = oidc.randomPKCECodeVerifier();
-    flow.hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
-    const par = await postForm(`${base}/v2.0/oidc/par`, parParams(base, flow.hint, await oidc.calculatePKCECodeChallenge(flow.codeVerifier)));
+    flow.hint = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: base,
+      claims: { ...attributes, PinCode: PIN },
+    });
+    const par = await postForm(
+      `${base}/v2.0/oidc/par`,
+      parParams(base, flow.hint, await oidc.calculatePKCECodeChallenge(flow.codeVerifier)),
+    );
     expect(par.status, JSON.stringify(par.body)).toBe(201);
-    const prompt = await flow.browser.follow(`${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`);
+    const prompt = await flow.browser.follow(
+      `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+    );
     expect(prompt.res?.status, prompt.final).toBe(200);
     expect(prompt.html).toContain('openid-credential-offer');
     flow.interactionUrl = prompt.final;
 
     // a second PAR, whose request_uri the browser opens while Redis is down
-    const hint2 = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
-    const par2 = await postForm(`${base}/v2.0/oidc/par`, parParams(base, hint2, await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())));
+    const hint2 = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: base,
+      claims: { ...attributes, PinCode: PIN },
+    });
+    const par2 = await postForm(
+      `${base}/v2.0/oidc/par`,
+      parParams(base, hint2, await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())),
+    );
     expect(par2.status).toBe(201);
     flow.secondRequestUri = par2.body.request_uri;
 
@@ -120,11 +145,38 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
     const { base, hint, codeVerifier } = flow;
     const jsonCalls: [string, () => Promise<{ status: number; body: any; headers: Headers }>][] = [
       ['PAR', () => postForm(`${base}/v2.0/oidc/par`, parParams(base, hint, 'x'.repeat(43)))],
-      ['token exchange', () => postForm(`${base}/v2.0/oidc/token`, { grant_type: 'authorization_code', client_id: CLIENT.id, client_secret: CLIENT.secret, code: 'some-code', redirect_uri: REDIRECT, code_verifier: codeVerifier })],
-      ['wallet token', () => postForm(`${base}/wallet/token`, { grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code', 'pre-authorized_code': 'some-code', tx_code: PIN })],
+      [
+        'token exchange',
+        () =>
+          postForm(`${base}/v2.0/oidc/token`, {
+            grant_type: 'authorization_code',
+            client_id: CLIENT.id,
+            client_secret: CLIENT.secret,
+            code: 'some-code',
+            redirect_uri: REDIRECT,
+            code_verifier: codeVerifier,
+          }),
+      ],
+      [
+        'wallet token',
+        () =>
+          postForm(`${base}/wallet/token`, {
+            grant_type: 'urn:ietf:params:oauth:grant-type:pre-authorized_code',
+            'pre-authorized_code': 'some-code',
+            tx_code: PIN,
+          }),
+      ],
       ['prompt status', () => getJson(`${flow.interactionUrl}/status`)],
       // behind the rate limits (on by default), which hold per instance while Redis is away and answer nothing of their own
-      ['credential', () => fetch(`${base}/wallet/credential`, { method: 'POST', headers: { authorization: `Bearer ${'t'.repeat(43)}`, 'content-type': 'application/json' }, body: '{}' }).then(async (r) => ({ status: r.status, body: await r.json(), headers: r.headers }))],
+      [
+        'credential',
+        () =>
+          fetch(`${base}/wallet/credential`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${'t'.repeat(43)}`, 'content-type': 'application/json' },
+            body: '{}',
+          }).then(async (r) => ({ status: r.status, body: await r.json(), headers: r.headers })),
+      ],
       ['OpenID4VP response', () => postForm(`${base}/vp/response`, { state: 's'.repeat(43), vp_token: '{}' })],
     ];
     for (const [what, call] of jsonCalls) {
@@ -148,7 +200,10 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
   }
 
   it('while Redis is down: authorise and continue show a readable 503 page', async () => {
-    await expectHtml503('authorise', `${flow.base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: flow.secondRequestUri })}`);
+    await expectHtml503(
+      'authorise',
+      `${flow.base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: flow.secondRequestUri })}`,
+    );
     await expectHtml503('continue', `${flow.interactionUrl}/continue`);
   });
 
@@ -165,7 +220,9 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
     // 100 requests, 10 rounds of 10 in parallel, each answered (postForm/getJson have no retry)
     for (let round = 0; round < 10; round++) {
       const answers = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => (i % 2 ? getJson(`${base}/readyz`) : postForm(`${base}/v2.0/oidc/par`, parParams(base, hint, 'x'.repeat(43))))),
+        Array.from({ length: 10 }, (_, i) =>
+          i % 2 ? getJson(`${base}/readyz`) : postForm(`${base}/v2.0/oidc/par`, parParams(base, hint, 'x'.repeat(43))),
+        ),
       );
       expect(answers.map((a) => a.status)).toEqual(Array(10).fill(503));
     }
@@ -179,11 +236,22 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
   it('when Redis is back on the same port, /readyz turns 200 by itself and a new flow succeeds', async () => {
     const { base } = flow;
     await redis!.start(); // empty: it keeps nothing on disk
-    await waitFor('/readyz to turn 200 after Redis is back', async () => (await getJson(`${base}/readyz`)).status === 200, 15_000, 100);
+    await waitFor(
+      '/readyz to turn 200 after Redis is back',
+      async () => (await getJson(`${base}/readyz`)).status === 200,
+      15_000,
+      100,
+    );
 
-    const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), CLIENT.id, CLIENT.secret, oidc.ClientSecretPost(CLIENT.secret), {
-      execute: [oidc.allowInsecureRequests],
-    });
+    const config = await oidc.discovery(
+      new URL(`${base}/v2.0/.well-known/openid-configuration`),
+      CLIENT.id,
+      CLIENT.secret,
+      oidc.ClientSecretPost(CLIENT.secret),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
@@ -192,13 +260,27 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
       scope: 'openid issue.EmployeeBadge',
       state,
       nonce,
-      id_token_hint: await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } }),
+      id_token_hint: await makeHint({
+        clientId: CLIENT.id,
+        secret: CLIENT.secret,
+        audience: base,
+        claims: { ...attributes, PinCode: PIN },
+      }),
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
     const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()).toMatchObject({ ...attributes, nonce });
     expect(wallet.list()[0].claims).toEqual(attributes);
   });
@@ -231,7 +313,12 @@ run('D14: Redis hangs (no answers, connection open) and resumes', () => {
 
   it('answers 503 within the command timeout, keeps its command queue bounded, and recovers', async () => {
     const base = hsvc!.url;
-    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
+    const hint = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: base,
+      claims: { ...attributes, PinCode: PIN },
+    });
     expect((await getJson(`${base}/readyz`)).status).toBe(200);
 
     hung!.pause();
@@ -241,25 +328,47 @@ run('D14: Redis hangs (no answers, connection open) and resumes', () => {
     // 8 s of traffic: every 150 ms a /readyz and a PAR (55 rounds), each answer awaited at the end
     const started = Date.now();
     for (let round = 0; round < 55 && Date.now() - started < 9_000; round++) {
-      for (const call of [() => getJson(`${base}/readyz`), () => postForm(`${base}/v2.0/oidc/par`, parParams(base, hint, 'x'.repeat(43)))]) {
+      for (const call of [
+        () => getJson(`${base}/readyz`),
+        () => postForm(`${base}/v2.0/oidc/par`, parParams(base, hint, 'x'.repeat(43))),
+      ]) {
         answers.push(timed(call).then(({ value, ms }) => ({ status: value.status, ms })));
       }
       queueSeen.push(queue());
       await new Promise((r) => setTimeout(r, 150));
     }
     const done = await Promise.all(answers);
-    expect(done.filter((a) => a.status !== 503), JSON.stringify(done.slice(0, 4))).toEqual([]);
+    expect(
+      done.filter((a) => a.status !== 503),
+      JSON.stringify(done.slice(0, 4)),
+    ).toEqual([]);
     expect(Math.max(...done.map((a) => a.ms))).toBeLessThan(FAIL_FAST_MS);
     // bounded: after the first 5 s without data the connection was dropped and the queue flushed
-    expect(queueSeen.slice(-10).every((n) => n < 15), JSON.stringify(queueSeen)).toBe(true);
+    expect(
+      queueSeen.slice(-10).every((n) => n < 15),
+      JSON.stringify(queueSeen),
+    ).toBe(true);
     expect(queue()).toBeLessThan(15);
 
     hung!.resume();
-    await waitFor('/readyz to turn 200 after Redis resumes', async () => (await getJson(`${base}/readyz`)).status === 200, 15_000, 100);
+    await waitFor(
+      '/readyz to turn 200 after Redis resumes',
+      async () => (await getJson(`${base}/readyz`)).status === 200,
+      15_000,
+      100,
+    );
     // a fresh hint: commands written before the hang are executed when Redis resumes, so the hint
     // used during the hang may have been recorded as used although its PAR was answered 503
-    const fresh = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...attributes, PinCode: PIN } });
-    const par = await postForm(`${base}/v2.0/oidc/par`, parParams(base, fresh, await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())));
+    const fresh = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: base,
+      claims: { ...attributes, PinCode: PIN },
+    });
+    const par = await postForm(
+      `${base}/v2.0/oidc/par`,
+      parParams(base, fresh, await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())),
+    );
     expect(par.status, JSON.stringify(par.body)).toBe(201);
   }, 30_000);
 });

@@ -33,9 +33,14 @@ interface Result {
 }
 const adminCli = (...args: string[]): Promise<Result> =>
   new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/main.ts', 'admin', ...args], { cwd: ROOT, env: serviceEnv(), timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/main.ts', 'admin', ...args],
+      { cwd: ROOT, env: serviceEnv(), timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 
 run('D18: three instances on one Redis', () => {
@@ -44,7 +49,11 @@ run('D18: three instances on one Redis', () => {
   let configFile: string;
 
   beforeAll(async () => {
-    farm = await startInstancesBehindProxy({ count: 3, store: { url: REDIS_URL, keyPrefix: PREFIX }, overrides: { admin: { token: ADMIN_TOKEN } } });
+    farm = await startInstancesBehindProxy({
+      count: 3,
+      store: { url: REDIS_URL, keyPrefix: PREFIX },
+      overrides: { admin: { token: ADMIN_TOKEN } },
+    });
     dir = mkdtempSync(join(tmpdir(), 'vc-admin-'));
     configFile = join(dir, 'config.json');
     // the servers' store; the command loads no keys
@@ -54,9 +63,21 @@ run('D18: three instances on one Redis', () => {
         baseUrl: farm.baseUrl,
         store: { url: REDIS_URL, keyPrefix: PREFIX },
         logLevel: 'info',
-        keys: { generate: false, idToken: join(dir, 'none.json'), credential: join(dir, 'none.json'), cookies: join(dir, 'none.json') },
+        keys: {
+          generate: false,
+          idToken: join(dir, 'none.json'),
+          credential: join(dir, 'none.json'),
+          cookies: join(dir, 'none.json'),
+        },
         credentialTypes: [{ name: 'EmployeeBadge', attributes: { FirstName: { type: 'string' } } }],
-        clients: [{ clientId: 'c', clientSecret: 'client-secret-0123456789', redirectUris: ['http://127.0.0.1:1/cb'], scopes: ['EmployeeBadge'] }],
+        clients: [
+          {
+            clientId: 'c',
+            clientSecret: 'client-secret-0123456789',
+            redirectUris: ['http://127.0.0.1:1/cb'],
+            scopes: ['EmployeeBadge'],
+          },
+        ],
       }),
     );
   });
@@ -67,12 +88,32 @@ run('D18: three instances on one Redis', () => {
 
   async function issue(): Promise<{ serialNumber: string; idx: number; path: string }> {
     const wallet = await newWallet();
-    const rp = await pushIssuance(farm.baseUrl, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
-    const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: '1234' });
-    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce });
-    const { status } = decodeJwt(wallet.list()[0].credential.split('~')[0]) as { status: { status_list: { idx: number; uri: string } } };
+    const rp = await pushIssuance(farm.baseUrl, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace' },
+      pin: '1234',
+      redirectUri: REDIRECT,
+    });
+    const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: '1234',
+    });
+    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), {
+      pkceCodeVerifier: rp.verifier,
+      expectedState: rp.state,
+      expectedNonce: rp.nonce,
+    });
+    const { status } = decodeJwt(wallet.list()[0].credential.split('~')[0]) as {
+      status: { status_list: { idx: number; uri: string } };
+    };
     expect(status.status_list.uri.startsWith(`${farm.baseUrl}/wallet/status/`)).toBe(true);
-    return { serialNumber: tokens.claims()!.SerialNumber as string, idx: status.status_list.idx, path: new URL(status.status_list.uri).pathname };
+    return {
+      serialNumber: tokens.claims()!.SerialNumber as string,
+      idx: status.status_list.idx,
+      path: new URL(status.status_list.uri).pathname,
+    };
   }
 
   const statusAt = async (instance: number, path: string, idx: number) => {
@@ -84,7 +125,10 @@ run('D18: three instances on one Redis', () => {
     const { serialNumber, idx, path } = await issue();
     // each instance has signed (and cached) the list before the change
     expect(await Promise.all([0, 1, 2].map((i) => statusAt(i, path, idx)))).toEqual([0, 0, 0]);
-    const revoked = await fetch(`${farm.instances[0].url}/admin/credentials/${serialNumber}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const revoked = await fetch(`${farm.instances[0].url}/admin/credentials/${serialNumber}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(await revoked.json()).toMatchObject({ status: 'revoked' });
     expect(await statusAt(1, path, idx)).toBe(1);
     expect(await statusAt(2, path, idx)).toBe(1);
@@ -101,10 +145,15 @@ run('D18: three instances on one Redis', () => {
     expect(suspended.stderr).not.toMatch(/Ada|Lovelace/);
     expect(await statusAt(2, path, idx)).toBe(2);
 
-    expect((await adminCli('status', serialNumber, '--config', configFile)).stdout).toMatch(new RegExp(`^${serialNumber}: suspended \\(expires `));
+    expect((await adminCli('status', serialNumber, '--config', configFile)).stdout).toMatch(
+      new RegExp(`^${serialNumber}: suspended \\(expires `),
+    );
     expect(await adminCli('reinstate', serialNumber, '--config', configFile)).toMatchObject({ code: 0 });
     expect(await statusAt(0, path, idx)).toBe(0);
-    expect(await adminCli('revoke', serialNumber, '--config', configFile)).toMatchObject({ code: 0, stdout: `${serialNumber}: revoked\n` });
+    expect(await adminCli('revoke', serialNumber, '--config', configFile)).toMatchObject({
+      code: 0,
+      stdout: `${serialNumber}: revoked\n`,
+    });
     expect(await statusAt(1, path, idx)).toBe(1);
     const again = await adminCli('reinstate', serialNumber, '--config', configFile);
     expect(again.code).toBe(1);
@@ -116,7 +165,23 @@ run('D18: three instances on one Redis', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no credential with SerialNumber no-such-serial/);
     const memoryFile = join(dir, 'memory.json');
-    writeFileSync(memoryFile, JSON.stringify({ baseUrl: farm.baseUrl, store: 'memory', keys: { generate: false }, credentialTypes: [{ name: 'T', attributes: { A: { type: 'string' } } }], clients: [{ clientId: 'c', clientSecret: 'client-secret-0123456789', redirectUris: ['http://127.0.0.1:1/cb'], scopes: ['T'] }] }));
+    writeFileSync(
+      memoryFile,
+      JSON.stringify({
+        baseUrl: farm.baseUrl,
+        store: 'memory',
+        keys: { generate: false },
+        credentialTypes: [{ name: 'T', attributes: { A: { type: 'string' } } }],
+        clients: [
+          {
+            clientId: 'c',
+            clientSecret: 'client-secret-0123456789',
+            redirectUris: ['http://127.0.0.1:1/cb'],
+            scopes: ['T'],
+          },
+        ],
+      }),
+    );
     const memory = await adminCli('revoke', 'x', '--config', memoryFile);
     expect(memory.code).toBe(1);
     expect(memory.stderr).toMatch(/memory store belongs to one process/);

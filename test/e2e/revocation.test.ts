@@ -26,16 +26,32 @@ const ADMIN_TOKEN = 'admin-token-for-the-tests-0123456789abcdef';
 let t: TestService;
 
 /** An EmployeeBadge issued into a fresh wallet; the SerialNumber from the relying party's ID token. */
-async function issueBadge(base: string, firstName: string): Promise<{ wallet: DevWallet; serialNumber: string; credential: string }> {
+async function issueBadge(
+  base: string,
+  firstName: string,
+): Promise<{ wallet: DevWallet; serialNumber: string; credential: string }> {
   const wallet = await newWallet();
-  const rp = await pushIssuance(base, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: firstName, LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
-  const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: '1234' });
-  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce });
+  const rp = await pushIssuance(base, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes: { FirstName: firstName, LastName: 'Lovelace' },
+    pin: '1234',
+    redirectUri: REDIRECT,
+  });
+  const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, {
+    redirectUri: REDIRECT,
+    wallet,
+    pin: '1234',
+  });
+  const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), {
+    pkceCodeVerifier: rp.verifier,
+    expectedState: rp.state,
+    expectedNonce: rp.nonce,
+  });
   const serialNumber = tokens.claims()!.SerialNumber as string;
   expect(serialNumber).toBe(tokens.claims()!.sub); // D2
   return { wallet, serialNumber, credential: wallet.list()[0].credential };
 }
-
 
 const admin = (base: string, path: string, init: { method?: string; token?: string | null } = {}) =>
   fetch(`${base}/admin/credentials/${path}`, {
@@ -44,7 +60,8 @@ const admin = (base: string, path: string, init: { method?: string; token?: stri
   }).then(async (r) => ({ status: r.status, body: await r.json(), headers: r.headers }));
 
 function statusReference(credential: string): { idx: number; uri: string } {
-  return (decodeJwt(credential.split('~')[0]) as { status: { status_list: { idx: number; uri: string } } }).status.status_list;
+  return (decodeJwt(credential.split('~')[0]) as { status: { status_list: { idx: number; uri: string } } }).status
+    .status_list;
 }
 
 beforeAll(async () => {
@@ -59,8 +76,14 @@ describe('revocation by SerialNumber (D18)', () => {
     const { idx, uri } = statusReference(credential);
     expect(uri).toMatch(new RegExp(`^${t.url}/wallet/status/[A-Za-z0-9_-]+$`));
 
-    expect(await admin(t.url, encodeURIComponent(serialNumber), { method: 'GET' })).toMatchObject({ status: 200, body: { serialNumber, status: 'valid' } });
-    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/revoke`)).toMatchObject({ status: 200, body: { serialNumber, status: 'revoked', changed: true } });
+    expect(await admin(t.url, encodeURIComponent(serialNumber), { method: 'GET' })).toMatchObject({
+      status: 200,
+      body: { serialNumber, status: 'valid' },
+    });
+    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/revoke`)).toMatchObject({
+      status: 200,
+      body: { serialNumber, status: 'revoked', changed: true },
+    });
 
     // the Status List Token, decoded independently
     const served = await fetch(uri);
@@ -73,8 +96,14 @@ describe('revocation by SerialNumber (D18)', () => {
     expect(refused.callback.searchParams.get('error_description')).toMatch(/credential revoked/);
 
     // revoking again changes nothing; reinstating or suspending a revoked credential is refused
-    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/revoke`)).toMatchObject({ status: 200, body: { status: 'revoked', changed: false } });
-    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/reinstate`)).toMatchObject({ status: 409, body: { error: 'conflict' } });
+    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/revoke`)).toMatchObject({
+      status: 200,
+      body: { status: 'revoked', changed: false },
+    });
+    expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/reinstate`)).toMatchObject({
+      status: 409,
+      body: { error: 'conflict' },
+    });
     expect(await admin(t.url, `${encodeURIComponent(serialNumber)}/suspend`)).toMatchObject({ status: 409 });
   });
 
@@ -88,7 +117,10 @@ describe('revocation by SerialNumber (D18)', () => {
     const refused = await verify(t.url, wallet);
     expect(refused.callback.searchParams.get('error_description')).toMatch(/credential suspended/);
 
-    expect(await admin(t.url, `${serialNumber}/reinstate`)).toMatchObject({ status: 200, body: { status: 'valid', changed: true } });
+    expect(await admin(t.url, `${serialNumber}/reinstate`)).toMatchObject({
+      status: 200,
+      body: { status: 'valid', changed: true },
+    });
     expect(getListFromStatusListJWT(await (await fetch(uri)).text()).getStatus(idx)).toBe(0);
     await new Promise((r) => setTimeout(r, 1100));
     const accepted = await verify(t.url, wallet);
@@ -102,20 +134,44 @@ describe('revocation of a credential the independent wallet received (@openid4vc
   afterAll(() => setGlobalConfig({ allowInsecureUrls: false }));
 
   it('is refused once revoked, presented from the dev wallet it was imported into', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Mary', LastName: 'Somerville' }, pin: '1234', redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: { FirstName: 'Mary', LastName: 'Somerville' },
+      pin: '1234',
+      redirectUri: REDIRECT,
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
     const { privateKey, publicJwk, privateJwk } = await keyPair();
     const client = independentWallet([{ privateKey, publicJwk }]);
     const credentialOffer = await client.resolveCredentialOffer(offerFromPage(prompt.html!));
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
-    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '1234' });
+    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      txCode: '1234',
+    });
     const { c_nonce } = await client.requestNonce({ issuerMetadata });
-    const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: 'EmployeeBadge', nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never } });
-    const { credentialResponse } = await client.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: 'EmployeeBadge', proofs: { jwt: [jwt] } });
+    const { jwt } = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      credentialConfigurationId: 'EmployeeBadge',
+      nonce: c_nonce,
+      signer: { method: 'jwk', alg: 'ES256', publicJwk: publicJwk as never },
+    });
+    const { credentialResponse } = await client.retrieveCredentials({
+      issuerMetadata,
+      accessToken: accessTokenResponse.access_token,
+      credentialConfigurationId: 'EmployeeBadge',
+      proofs: { jwt: [jwt] },
+    });
     const credential = (credentialResponse.credentials?.[0] as { credential: string }).credential;
     const done = await browser.follow(`${prompt.final}/continue`);
-    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce });
+    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), {
+      pkceCodeVerifier: rp.verifier,
+      expectedState: rp.state,
+      expectedNonce: rp.nonce,
+    });
     const serialNumber = tokens.claims()!.SerialNumber as string;
 
     const wallet = await newWallet();
@@ -143,14 +199,21 @@ describe('the operator API (D18)', () => {
   it('is not there without admin.token', async () => {
     const plain = await startTestService();
     try {
-      expect((await fetch(`${plain.url}/admin/credentials/x/revoke`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(404);
+      expect(
+        (
+          await fetch(`${plain.url}/admin/credentials/x/revoke`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          })
+        ).status,
+      ).toBe(404);
     } finally {
       await plain.stop();
     }
   });
 });
 
-describe('a trusted external issuer\'s status list', () => {
+describe("a trusted external issuer's status list", () => {
   let listServer: Server;
   let listBase: string;
   let issuerKey: { privateJwk: JWK; publicJwk: JWK };
@@ -168,7 +231,10 @@ describe('a trusted external issuer\'s status list', () => {
     await new Promise<void>((resolve) => listServer.listen(0, '127.0.0.1', resolve));
     listBase = `http://127.0.0.1:${(listServer.address() as AddressInfo).port}`;
     // entry 3 revoked, the others valid
-    const list = new StatusList(new Array(1024).fill(0).map((_, i) => (i === 3 ? 1 : 0)), 1);
+    const list = new StatusList(
+      new Array(1024).fill(0).map((_, i) => (i === 3 ? 1 : 0)),
+      1,
+    );
     listJwt = await new SignJWT({ status_list: { bits: 1, lst: list.compressStatusList() }, ttl: 60 })
       .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: 'ext-1' })
       .setSubject(`${listBase}/lists/1`)
@@ -181,10 +247,25 @@ describe('a trusted external issuer\'s status list', () => {
   /** An EmployeeBadge of the external issuer with the given status reference, in a fresh wallet. */
   async function externalBadge(base: string, status: { idx: number; uri: string }): Promise<DevWallet> {
     const holder = await keyPair();
-    const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(issuerKey.privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+    const sdJwt = new SDJwtVcInstance({
+      signer: await ES256.getSigner(issuerKey.privateJwk),
+      signAlg: 'ES256',
+      hasher: digest,
+      hashAlg: 'sha-256',
+      saltGenerator: generateSalt,
+    });
     const now = Math.floor(Date.now() / 1000);
     const credential = await sdJwt.issue(
-      { FirstName: 'Ext', LastName: 'Ernal', iss: listBase, vct: `${base}/types/EmployeeBadge`, iat: now, exp: now + 3600, cnf: { jwk: holder.publicJwk }, status: { status_list: status } },
+      {
+        FirstName: 'Ext',
+        LastName: 'Ernal',
+        iss: listBase,
+        vct: `${base}/types/EmployeeBadge`,
+        iat: now,
+        exp: now + 3600,
+        cnf: { jwk: holder.publicJwk },
+        status: { status_list: status },
+      },
       { _sd: ['FirstName', 'LastName'] } as never,
       { header: { kid: 'ext-1' } },
     );
@@ -193,7 +274,11 @@ describe('a trusted external issuer\'s status list', () => {
     return wallet;
   }
 
-  const withIssuer = (onUnavailable: 'refuse' | 'accept') => startTestService({ trustedIssuers: [{ issuer: listBase, jwks: { keys: [issuerKey.publicJwk] } }], statusList: { onUnavailable } });
+  const withIssuer = (onUnavailable: 'refuse' | 'accept') =>
+    startTestService({
+      trustedIssuers: [{ issuer: listBase, jwks: { keys: [issuerKey.publicJwk] } }],
+      statusList: { onUnavailable },
+    });
 
   it('refuses its revoked credential and accepts a valid one', async () => {
     const s = await withIssuer('refuse');
@@ -207,7 +292,7 @@ describe('a trusted external issuer\'s status list', () => {
     }
   });
 
-  it('a list that cannot be had: refused under onUnavailable refuse, accepted under accept; a list that is not the issuer\'s is refused under both', async () => {
+  it("a list that cannot be had: refused under onUnavailable refuse, accepted under accept; a list that is not the issuer's is refused under both", async () => {
     const refuse = await withIssuer('refuse');
     const accept = await withIssuer('accept');
     try {
@@ -218,7 +303,10 @@ describe('a trusted external issuer\'s status list', () => {
         expect(accepted.callback.searchParams.get('code'), uri).toBeTruthy();
       }
       // served at another URI than its sub: not to be trusted, whatever the setting
-      const aliased = await verify(accept.url, await externalBadge(accept.url, { idx: 4, uri: `${listBase}/lists/1?alias` }));
+      const aliased = await verify(
+        accept.url,
+        await externalBadge(accept.url, { idx: 4, uri: `${listBase}/lists/1?alias` }),
+      );
       expect(aliased.callback.searchParams.get('error_description')).toMatch(/credential status invalid/);
     } finally {
       await Promise.all([refuse.stop(), accept.stop()]);

@@ -60,7 +60,8 @@ async function jwksOf(instance: string): Promise<{ keys: JWK[] }> {
   const discovery = await getJson(`${instance}/v2.0/.well-known/openid-configuration`);
   return getJson(`${instance}${new URL(discovery.jwks_uri).pathname}`);
 }
-const walletIssuerKeysOf = async (instance: string): Promise<{ keys: JWK[] }> => (await getJson(`${instance}/.well-known/jwt-vc-issuer/wallet`)).jwks;
+const walletIssuerKeysOf = async (instance: string): Promise<{ keys: JWK[] }> =>
+  (await getJson(`${instance}/.well-known/jwt-vc-issuer/wallet`)).jwks;
 /** The start-up lines about keys: the set and where it came from, by message. */
 const keyLines = (c: ChildInstance) => c.logLines().filter((l) => typeof l.keySet === 'string');
 
@@ -76,7 +77,9 @@ run('D20: one key set across instances on one Redis', () => {
     proxy = await startRoundRobinProxy();
     farmPrefix = newPrefix();
     // started together, as a deployment rolls out: all three race to generate each set
-    farm = await Promise.all([1, 2, 3].map(() => start({ dir: newDir(), base: proxy.url, store: { url: REDIS_URL, keyPrefix: farmPrefix } })));
+    farm = await Promise.all(
+      [1, 2, 3].map(() => start({ dir: newDir(), base: proxy.url, store: { url: REDIS_URL, keyPrefix: farmPrefix } })),
+    );
     proxy.setTargets(farm.map((i) => i.url));
   }, 90_000);
 
@@ -103,7 +106,12 @@ run('D20: one key set across instances on one Redis', () => {
     expect(credentialKeys[2]).toEqual(credentialKeys[0]);
 
     // the sets are in the store, one key each and without a TTL, and no instance wrote a key file
-    const stored = { idToken: `${farmPrefix}keys:idToken`, credential: `${farmPrefix}keys:credential`, cookies: `${farmPrefix}keys:cookies`, pairwise: `${farmPrefix}keys:pairwise` };
+    const stored = {
+      idToken: `${farmPrefix}keys:idToken`,
+      credential: `${farmPrefix}keys:credential`,
+      cookies: `${farmPrefix}keys:cookies`,
+      pairwise: `${farmPrefix}keys:pairwise`,
+    };
     for (const key of Object.values(stored)) expect(await redis.ttl(key), key).toBe(-1);
     expect(publicJwks(JSON.parse((await redis.get(stored.idToken))!))).toEqual(jwks[0]);
     expect(publicJwks(JSON.parse((await redis.get(stored.credential))!))).toEqual(credentialKeys[0]);
@@ -114,8 +122,14 @@ run('D20: one key set across instances on one Redis', () => {
       const lines = farm.map((i) => keyLines(i).filter((l) => l.keySet === set));
       for (const l of lines) expect(l, set).toHaveLength(1);
       const messages = lines.map((l) => String(l[0].msg));
-      expect(messages.filter((m) => /generated a new key set into the store/.test(m)), set).toHaveLength(1);
-      expect(messages.filter((m) => /loaded the key set from the store/.test(m)), set).toHaveLength(2);
+      expect(
+        messages.filter((m) => /generated a new key set into the store/.test(m)),
+        set,
+      ).toHaveLength(1);
+      expect(
+        messages.filter((m) => /loaded the key set from the store/.test(m)),
+        set,
+      ).toHaveLength(2);
     }
     // and never a key's value
     const secrets = [
@@ -129,10 +143,25 @@ run('D20: one key set across instances on one Redis', () => {
 
   it('an issuance flow whose steps land on different instances succeeds; the ID token verifies with the JWKS', async () => {
     proxy.reset();
-    const { config, verifier, state, nonce, authorizeUrl } = await pushIssuance(proxy.url, { clientId: CLIENT.id, secret: CLIENT.secret, attributes, pin: PIN, redirectUri: REDIRECT });
+    const { config, verifier, state, nonce, authorizeUrl } = await pushIssuance(proxy.url, {
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      attributes,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: proxy.url, aud: CLIENT.id, nonce });
     // the credential the dev wallet received (and verified with the issuer metadata it fetched through the proxy)
     expect(wallet.list()[0].claims).toEqual(attributes);
@@ -155,13 +184,22 @@ run('D20: one key set across instances on one Redis', () => {
       tokenExchange: only(/^\/v2\.0\/oidc\/token$/, 'POST'),
     };
     const order = Object.entries(steps);
-    for (let n = 1; n < order.length; n++) expect(order[n][1], `${order[n - 1][0]} and ${order[n][0]} on one instance: ${JSON.stringify(steps)}`).not.toBe(order[n - 1][1]);
+    for (let n = 1; n < order.length; n++)
+      expect(order[n][1], `${order[n - 1][0]} and ${order[n][0]} on one instance: ${JSON.stringify(steps)}`).not.toBe(
+        order[n - 1][1],
+      );
     expect(new Set(Object.values(steps)).size).toBe(3);
-    expect(proxy.served.filter((s) => s.status >= 500), JSON.stringify(proxy.served)).toEqual([]);
+    expect(
+      proxy.served.filter((s) => s.status >= 500),
+      JSON.stringify(proxy.served),
+    ).toEqual([]);
 
     // the ID token (signed by the instance that served the token exchange) verifies with the JWKS another publishes
     const other = farm.find((_, n) => n !== steps.tokenExchange)!;
-    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createLocalJWKSet(await jwksOf(other.url)), { issuer: proxy.url, audience: CLIENT.id });
+    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, createLocalJWKSet(await jwksOf(other.url)), {
+      issuer: proxy.url,
+      audience: CLIENT.id,
+    });
     expect(protectedHeader.alg).toBe('RS256');
     expect(payload.nonce).toBe(nonce);
   });
@@ -169,11 +207,29 @@ run('D20: one key set across instances on one Redis', () => {
   it('key files take precedence over the store: used as they are, and nothing about them goes into the store', async () => {
     // an instance on the farm's prefix with its own ID-token key file only
     const withFile = newDir();
-    const own = await loadKeys({ idToken: join(withFile, 'id-token.jwks.json'), credential: join(newDir(), 'c.json'), cookies: join(newDir(), 'k.json'), pairwise: join(newDir(), 'p.json'), generate: true }, withFile);
+    const own = await loadKeys(
+      {
+        idToken: join(withFile, 'id-token.jwks.json'),
+        credential: join(newDir(), 'c.json'),
+        cookies: join(newDir(), 'k.json'),
+        pairwise: join(newDir(), 'p.json'),
+        generate: true,
+      },
+      withFile,
+    );
     const storedBefore = await redis.get(`${farmPrefix}keys:idToken`);
     // an instance on a fresh prefix with all three key files
     const allFiles = newDir();
-    await loadKeys({ idToken: 'id-token.jwks.json', credential: 'credential.jwks.json', cookies: 'cookies.json', pairwise: 'pairwise.json', generate: true }, allFiles);
+    await loadKeys(
+      {
+        idToken: 'id-token.jwks.json',
+        credential: 'credential.jwks.json',
+        cookies: 'cookies.json',
+        pairwise: 'pairwise.json',
+        generate: true,
+      },
+      allFiles,
+    );
     // and its verifier certificate (the config's default paths), so that nothing is generated into the store
     const certificates = await generateVerifierCertificates('127.0.0.1');
     mkdirSync(join(allFiles, 'keys'), { recursive: true });
@@ -212,7 +268,10 @@ run('D20: one key set across instances on one Redis', () => {
     for (const f of KEY_FILES) expect((statSync(join(dir, f)).mode & 0o777).toString(8), f).toBe('600');
     expect(await jwksOf(m.url)).toEqual(publicJwks(JSON.parse(readFileSync(join(dir, 'id-token.jwks.json'), 'utf8'))));
     expect(keyLines(m).map((l) => [l.keySet, l.msg])).toEqual(
-      ['idToken', 'credential', 'cookies', 'pairwise'].map((set) => [set, expect.stringMatching(/generated a new key file/)]),
+      ['idToken', 'credential', 'cookies', 'pairwise'].map((set) => [
+        set,
+        expect.stringMatching(/generated a new key file/),
+      ]),
     );
   });
 });

@@ -33,7 +33,10 @@ interface OtlpSpan {
   links?: { traceId: string; spanId: string }[];
 }
 interface OtlpExport {
-  resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+  resourceSpans: {
+    resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans: { spans: OtlpSpan[] }[];
+  }[];
 }
 
 let receiver: Server;
@@ -45,7 +48,10 @@ let output = '';
 let exited: Promise<number | null>;
 
 const spans = () => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
-const serviceNames = () => exports.flatMap((e) => e.body.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue));
+const serviceNames = () =>
+  exports.flatMap((e) =>
+    e.body.resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue),
+  );
 
 run('traces over OTLP/HTTP (issue 33)', () => {
   beforeAll(async () => {
@@ -54,7 +60,8 @@ run('traces over OTLP/HTTP (issue 33)', () => {
       req.setEncoding('utf8');
       req.on('data', (c) => (raw += c));
       req.on('end', () => {
-        if (req.method === 'POST' && req.url === '/v1/traces') exports.push({ contentType: req.headers['content-type'], body: JSON.parse(raw) as OtlpExport, raw });
+        if (req.method === 'POST' && req.url === '/v1/traces')
+          exports.push({ contentType: req.headers['content-type'], body: JSON.parse(raw) as OtlpExport, raw });
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
@@ -75,11 +82,20 @@ run('traces over OTLP/HTTP (issue 33)', () => {
       // exits reaches the receiver only through the shutdown's flush
       OTEL_BSP_SCHEDULE_DELAY: String(BATCH_DELAY_MS),
     };
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve', '--config', config], {
+      cwd: process.cwd(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
     exited = new Promise((resolve) => child!.once('exit', (code) => resolve(code)));
-    await waitFor('the service to answer /healthz', async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true, 20_000, 100);
+    await waitFor(
+      'the service to answer /healthz',
+      async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok === true,
+      20_000,
+      100,
+    );
   }, 40_000);
 
   afterAll(async () => {
@@ -92,7 +108,12 @@ run('traces over OTLP/HTTP (issue 33)', () => {
 
   it("sends the flow's spans, with the service's name, to the OTLP endpoint", async () => {
     const { challenge } = pkcePair();
-    const hint = await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: base, claims: { ...ATTRIBUTES, PinCode: PIN } });
+    const hint = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: base,
+      claims: { ...ATTRIBUTES, PinCode: PIN },
+    });
     const par = await postForm(`${base}/v2.0/oidc/par`, {
       client_id: CLIENT.id,
       client_secret: CLIENT.secret,
@@ -105,22 +126,37 @@ run('traces over OTLP/HTTP (issue 33)', () => {
       id_token_hint: hint,
     });
     expect(par.status).toBe(201);
-    const authorize = await fetch(`${base}/v2.0/oidc/authorize?client_id=${CLIENT.id}&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirect: 'manual' });
+    const authorize = await fetch(
+      `${base}/v2.0/oidc/authorize?client_id=${CLIENT.id}&request_uri=${encodeURIComponent(par.body.request_uri)}`,
+      { redirect: 'manual' },
+    );
     expect(authorize.status).toBe(303);
 
-    await waitFor('the PAR and authorise spans at the receiver', async () => spans().some((s) => s.name === 'GET /v2.0/oidc/authorize'), 15_000, 100);
+    await waitFor(
+      'the PAR and authorise spans at the receiver',
+      async () => spans().some((s) => s.name === 'GET /v2.0/oidc/authorize'),
+      15_000,
+      100,
+    );
     expect(exports[0].contentType).toMatch(/^application\/json/);
     expect(serviceNames().every((n) => n === 'vc-traced-test')).toBe(true);
     parSpan = spans().find((s) => s.name === 'POST /v2.0/oidc/par');
     expect(parSpan).toBeDefined();
     const authorizeSpan = spans().find((s) => s.name === 'GET /v2.0/oidc/authorize')!;
     // the authorise request is linked to the flow's root, the PAR request's span
-    expect(authorizeSpan.links).toEqual([expect.objectContaining({ traceId: parSpan!.traceId, spanId: parSpan!.spanId })]);
+    expect(authorizeSpan.links).toEqual([
+      expect.objectContaining({ traceId: parSpan!.traceId, spanId: parSpan!.spanId }),
+    ]);
     // store operations under the PAR request
-    expect(spans().some((s) => s.name === 'store set oidc v2 PushedAuthorizationRequest' && s.parentSpanId === parSpan!.spanId)).toBe(true);
+    expect(
+      spans().some(
+        (s) => s.name === 'store set oidc v2 PushedAuthorizationRequest' && s.parentSpanId === parSpan!.spanId,
+      ),
+    ).toBe(true);
     // nothing of the flow in what was sent: the PIN, the hint, the attributes, the request_uri
     const sent = exports.map((e) => e.raw).join('\n');
-    for (const secret of [hint, ATTRIBUTES.LastName, par.body.request_uri.split(':').pop(), CLIENT.secret]) expect(sent.includes(secret)).toBe(false);
+    for (const secret of [hint, ATTRIBUTES.LastName, par.body.request_uri.split(':').pop(), CLIENT.secret])
+      expect(sent.includes(secret)).toBe(false);
     expect(sent).not.toMatch(new RegExp(`"(stringValue|intValue)":"?${PIN}"?`));
   });
 

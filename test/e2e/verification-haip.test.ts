@@ -3,7 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseOpenid4vpAuthorizationRequest, resolveOpenid4vpAuthorizationRequest, createOpenid4vpAuthorizationResponse, submitOpenid4vpAuthorizationResponse } from '@openid4vc/openid4vp';
+import {
+  parseOpenid4vpAuthorizationRequest,
+  resolveOpenid4vpAuthorizationRequest,
+  createOpenid4vpAuthorizationResponse,
+  submitOpenid4vpAuthorizationResponse,
+} from '@openid4vc/openid4vp';
 import { setGlobalConfig } from '@openid4vc/oauth2';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
@@ -11,7 +16,14 @@ import { decodeProtectedHeader } from 'jose';
 import { createPrivateKey, sign } from 'node:crypto';
 import { startTestService, SECRETS, REDIRECT, VERIFIER_CA_PEM, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, postForm, pkcePair } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet, requestFromPage, sameDeviceRequestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
+import {
+  holderCompletesIssuance,
+  newWallet,
+  requestFromPage,
+  sameDeviceRequestFromPage,
+  pushAuthorization,
+  redeemCode,
+} from '../helpers/flows.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
 import { walletCallbacks } from '../helpers/openid4vpHolder.js';
@@ -28,13 +40,19 @@ const caCert = new X509Certificate(VERIFIER_CA_PEM);
 // the test services listen on loopback http
 setGlobalConfig({ allowInsecureUrls: true });
 
-
 /** An SD-JWT VC presentation by @sd-jwt/sd-jwt-vc (not the dev wallet), every disclosure, bound to the request. */
 async function presentSdJwt(credential: StoredCredential, aud: string, nonce: string): Promise<string> {
   const key = createPrivateKey({ key: credential.holderKey as never, format: 'jwk' });
-  const sdJwt = new SDJwtVcInstance({ hasher: digest, kbSignAlg: 'ES256', kbSigner: (data: string) => sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url') });
+  const sdJwt = new SDJwtVcInstance({
+    hasher: digest,
+    kbSignAlg: 'ES256',
+    kbSigner: (data: string) =>
+      sign('sha256', Buffer.from(data), { key, dsaEncoding: 'ieee-p1363' }).toString('base64url'),
+  });
   const frame = Object.fromEntries(Object.keys(credential.claims).map((name) => [name, true]));
-  return sdJwt.present(credential.credential, frame, { kb: { payload: { aud, nonce, iat: Math.floor(Date.now() / 1000) } } });
+  return sdJwt.present(credential.credential, frame, {
+    kb: { payload: { aud, nonce, iat: Math.floor(Date.now() / 1000) } },
+  });
 }
 
 interface Started {
@@ -48,7 +66,13 @@ interface Started {
 async function startVerification(t: TestService, scope = 'openid EmployeeBadge'): Promise<Started> {
   const { verifier, challenge } = pkcePair();
   const state = `st-${Math.random().toString(36).slice(2)}`;
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state, nonce: 'n-1', code_challenge: challenge, code_challenge_method: 'S256' });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope,
+    state,
+    nonce: 'n-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(authorizeUrl);
   expect(prompt.html, `expected the prompt at ${prompt.final}`).toBeTruthy();
@@ -72,14 +96,30 @@ async function expectDenied(s: Started, description: RegExp): Promise<void> {
 
 async function issueBadge(t: TestService, wallet: DevWallet): Promise<StoredCredential> {
   const { challenge } = pkcePair();
-  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '1234' } });
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.EmployeeBadge', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  const hint = await makeHint({
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    audience: t.url,
+    claims: { FirstName: 'Ada', LastName: 'Lovelace', PinCode: '1234' },
+  });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope: 'openid issue.EmployeeBadge',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
+  });
   await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet, pin: '1234' });
   return wallet.list().at(-1)!;
 }
 
 /** The independent holder answers the request behind `link`: GET or POST request URI (with wallet metadata and nonce), encrypted when asked. */
-async function independentHolderAnswers(link: string, credential: StoredCredential, trust: X509Certificate, method: 'get' | 'post') {
+async function independentHolderAnswers(
+  link: string,
+  credential: StoredCredential,
+  trust: X509Certificate,
+  method: 'get' | 'post',
+) {
   const url = new URL(link);
   if (method === 'get') url.searchParams.delete('request_uri_method');
   const callbacks = walletCallbacks(trust);
@@ -89,7 +129,16 @@ async function independentHolderAnswers(link: string, credential: StoredCredenti
   const resolved = await resolveOpenid4vpAuthorizationRequest({
     authorizationRequestPayload: parsed.params as never,
     ...(method === 'post'
-      ? { wallet: { metadata: { vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] } }, authorization_encryption_alg_values_supported: ['ECDH-ES'], authorization_encryption_enc_values_supported: ['A256GCM'], client_id_prefixes_supported: ['x509_hash', 'x509_san_dns'] } as never } }
+      ? {
+          wallet: {
+            metadata: {
+              vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] } },
+              authorization_encryption_alg_values_supported: ['ECDH-ES'],
+              authorization_encryption_enc_values_supported: ['A256GCM'],
+              client_id_prefixes_supported: ['x509_hash', 'x509_san_dns'],
+            } as never,
+          },
+        }
       : {}),
     callbacks,
   });
@@ -98,7 +147,17 @@ async function independentHolderAnswers(link: string, credential: StoredCredenti
   const response = await createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: resolved.authorizationRequestPayload,
     authorizationResponsePayload: { vp_token: { [request.dcql_query.credentials[0].id]: [presentation] } },
-    jarm: request.response_mode === 'direct_post.jwt' ? { encryption: { nonce: request.nonce }, serverMetadata: { authorization_signing_alg_values_supported: [], authorization_encryption_alg_values_supported: ['ECDH-ES'], authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'] } } : undefined,
+    jarm:
+      request.response_mode === 'direct_post.jwt'
+        ? {
+            encryption: { nonce: request.nonce },
+            serverMetadata: {
+              authorization_signing_alg_values_supported: [],
+              authorization_encryption_alg_values_supported: ['ECDH-ES'],
+              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+            },
+          }
+        : undefined,
     callbacks,
   });
   const submitted = await submitOpenid4vpAuthorizationResponse({
@@ -127,10 +186,18 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
       const link = requestFromPage(s.html);
       expect(new URL(link).searchParams.get('client_id')).toMatch(/^x509_hash:[A-Za-z0-9_-]{43}$/);
       expect(new URL(link).searchParams.get('request_uri_method')).toBe('post');
-      const { resolved, request, submitted, response } = await independentHolderAnswers(link, credential, caCert, method);
+      const { resolved, request, submitted, response } = await independentHolderAnswers(
+        link,
+        credential,
+        caCert,
+        method,
+      );
       expect(resolved.client.prefix).toBe('x509_hash');
       expect(request.response_mode).toBe('direct_post.jwt');
-      expect(decodeProtectedHeader(response.jarm!.responseJwt)).toMatchObject({ alg: 'ECDH-ES', kid: request.client_metadata.jwks.keys[0].kid });
+      expect(decodeProtectedHeader(response.jarm!.responseJwt)).toMatchObject({
+        alg: 'ECDH-ES',
+        kid: request.client_metadata.jwks.keys[0].kid,
+      });
       expect(submitted.response.status).toBe(200);
       const done = await s.browser.follow(`${s.promptUrl}/continue`);
       const claims = await idTokenOf(t, s, done.final);
@@ -162,15 +229,21 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
   it('an unencrypted answer to an encrypted request is refused, and the relying party gets access_denied saying so (§8.3)', async () => {
     const s2 = await startVerification(t);
     const res = await fetch(new URL(requestFromPage(s2.html)).searchParams.get('request_uri')!);
-    const payload = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<string, any>;
+    const payload = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<
+      string,
+      any
+    >;
     const vp = await presentSdJwt(credential, payload.client_id, payload.nonce);
-    const answer = await postForm(payload.response_uri, { vp_token: JSON.stringify({ EmployeeBadge: [vp] }), state: payload.state });
+    const answer = await postForm(payload.response_uri, {
+      vp_token: JSON.stringify({ EmployeeBadge: [vp] }),
+      state: payload.state,
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error_description).toMatch(/encrypted response \(direct_post\.jwt\).*unencrypted/);
     await expectDenied(s2, /unencrypted/);
   });
 
-  it('a JWE to another request\'s key, a tampered JWE and a replayed JWE are refused; the first two end their flow with access_denied', async () => {
+  it("a JWE to another request's key, a tampered JWE and a replayed JWE are refused; the first two end their flow with access_denied", async () => {
     const a = await startVerification(t);
     const b = await startVerification(t);
     const fetchPayload = async (s: Started) => {
@@ -179,10 +252,14 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
     };
     const pa = await fetchPayload(a);
     const pb = await fetchPayload(b);
-    const encrypt = (to: Record<string, any>, kid: string, body: Record<string, unknown>) => encryptAnswer(to.client_metadata.jwks.keys[0], body, { kid });
+    const encrypt = (to: Record<string, any>, kid: string, body: Record<string, unknown>) =>
+      encryptAnswer(to.client_metadata.jwks.keys[0], body, { kid });
     // encrypted to B's key, naming A's kid: does not decrypt with A's key
     const vpA = await presentSdJwt(credential, pa.client_id, pa.nonce);
-    const wrongKey = await encrypt(pb, pa.client_metadata.jwks.keys[0].kid, { vp_token: { EmployeeBadge: [vpA] }, state: pa.state });
+    const wrongKey = await encrypt(pb, pa.client_metadata.jwks.keys[0].kid, {
+      vp_token: { EmployeeBadge: [vpA] },
+      state: pa.state,
+    });
     const refused = await postForm(pa.response_uri, { response: wrongKey });
     expect(refused.status).toBe(400);
     expect(refused.body.error_description).toMatch(/does not decrypt with this request's key/);
@@ -190,7 +267,10 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
 
     // B: a tampered ciphertext
     const vpB = await presentSdJwt(credential, pb.client_id, pb.nonce);
-    const good = await encrypt(pb, pb.client_metadata.jwks.keys[0].kid, { vp_token: { EmployeeBadge: [vpB] }, state: pb.state });
+    const good = await encrypt(pb, pb.client_metadata.jwks.keys[0].kid, {
+      vp_token: { EmployeeBadge: [vpB] },
+      state: pb.state,
+    });
     const parts = good.split('.');
     parts[3] = `${parts[3].slice(0, -2)}${parts[3].endsWith('AA') ? 'BA' : 'AA'}`;
     const tampered = await postForm(pb.response_uri, { response: parts.join('.') });
@@ -202,7 +282,7 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
     expect(replayed.body.error_description).toMatch(/no pending request|already answered/);
   });
 
-  it('same-device: the response URI sends the wallet\'s browser back with a response_code, and only that browser finishes the flow (§8.2)', async () => {
+  it("same-device: the response URI sends the wallet's browser back with a response_code, and only that browser finishes the flow (§8.2)", async () => {
     const s = await startVerification(t);
     const link = sameDeviceRequestFromPage(s.html);
     expect(link).not.toBe(requestFromPage(s.html));
@@ -238,8 +318,15 @@ describe('HAIP 1.0 verification, x509_hash (the default)', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: 'invalid_request' });
     expect(bad.body.error_description).toMatch(/^wallet_metadata/);
-    const metadata = JSON.stringify({ issuer: 'https://wallet.example', authorization_encryption_enc_values_supported: ['A256GCM'] });
-    const ok = await fetch(requestUri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ wallet_nonce: 'abc', wallet_metadata: metadata }) });
+    const metadata = JSON.stringify({
+      issuer: 'https://wallet.example',
+      authorization_encryption_enc_values_supported: ['A256GCM'],
+    });
+    const ok = await fetch(requestUri, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ wallet_nonce: 'abc', wallet_metadata: metadata }),
+    });
     expect(ok.status).toBe(200);
     const payload = JSON.parse(Buffer.from((await ok.text()).split('.')[1], 'base64url').toString());
     // echoed (§5.10.1); the wallet names itself, so it is the audience (§5.8); its enc values, of ours
@@ -284,9 +371,17 @@ describe('HAIP 1.0 verification, x509_san_dns', () => {
     const made = await generateVerifierCertificates('other.example');
     writeFileSync(join(dir, 'chain.pem'), made.chain);
     writeFileSync(join(dir, 'key.pem'), made.key);
-    await expect(startTestService((base) => ({ baseUrl: base.replace('127.0.0.1', 'localhost'), verifier: { clientIdPrefix: 'x509_san_dns', certificateChain: join(dir, 'chain.pem'), key: join(dir, 'key.pem') } }))).rejects.toThrow(
+    await expect(
+      startTestService((base) => ({
+        baseUrl: base.replace('127.0.0.1', 'localhost'),
+        verifier: {
+          clientIdPrefix: 'x509_san_dns',
+          certificateChain: join(dir, 'chain.pem'),
+          key: join(dir, 'key.pem'),
+        },
+      })),
+    ).rejects.toThrow(
       /x509_san_dns needs a leaf certificate whose subjectAltName dNSName is localhost.*other\.example/,
     );
   });
 });
-

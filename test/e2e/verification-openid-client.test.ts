@@ -16,16 +16,35 @@ let wallet: DevWallet;
 const badge = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
 const card = { MemberName: 'Ada Lovelace', MemberNumber: 1815 };
 
-async function issue(type: 'EmployeeBadge' | 'MembershipCard', claims: Record<string, unknown>, pin?: string): Promise<void> {
+async function issue(
+  type: 'EmployeeBadge' | 'MembershipCard',
+  claims: Record<string, unknown>,
+  pin?: string,
+): Promise<void> {
   const { verifier, challenge } = pkcePair();
   void verifier;
-  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { ...claims, ...(pin ? { PinCode: pin } : {}) } });
+  const hint = await makeHint({
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    audience: t.url,
+    claims: { ...claims, ...(pin ? { PinCode: pin } : {}) },
+  });
   const par = await postForm(`${t.url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: `openid issue.${type}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
+    client_id: 'issuer-pkce',
+    client_secret: SECRETS.pkceIssuer,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: `openid issue.${type}`,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
   });
   expect(par.status).toBe(201);
-  await holderCompletesIssuance(`${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirectUri: REDIRECT, wallet, pin });
+  await holderCompletesIssuance(
+    `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`,
+    { redirectUri: REDIRECT, wallet, pin },
+  );
 }
 
 beforeAll(async () => {
@@ -36,29 +55,86 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-type Case = { name: string; discovery: string; issuer: (u: string) => string; par: boolean; pkce: boolean; clientId: string; secret: string; stateInToken?: boolean };
+type Case = {
+  name: string;
+  discovery: string;
+  issuer: (u: string) => string;
+  par: boolean;
+  pkce: boolean;
+  clientId: string;
+  secret: string;
+  stateInToken?: boolean;
+};
 const cases: Case[] = [
-  { name: 'Version 2, PAR', discovery: '/v2.0/.well-known/openid-configuration', issuer: (u) => u, par: true, pkce: true, clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer },
-  { name: 'Version 2, without PAR', discovery: '/v2.0/.well-known/openid-configuration', issuer: (u) => u, par: false, pkce: true, clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer },
-  { name: 'Version 1, PAR', discovery: '/oidc/.well-known/openid-configuration', issuer: (u) => `${u}/oidc`, par: true, pkce: false, clientId: 'other', secret: SECRETS.other },
-  { name: 'Version 1, without PAR (root document, /oidc/authorizev1)', discovery: '/.well-known/openid-configuration', issuer: (u) => `${u}/oidc`, par: false, pkce: true, clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, stateInToken: true },
+  {
+    name: 'Version 2, PAR',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    issuer: (u) => u,
+    par: true,
+    pkce: true,
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+  },
+  {
+    name: 'Version 2, without PAR',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    issuer: (u) => u,
+    par: false,
+    pkce: true,
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+  },
+  {
+    name: 'Version 1, PAR',
+    discovery: '/oidc/.well-known/openid-configuration',
+    issuer: (u) => `${u}/oidc`,
+    par: true,
+    pkce: false,
+    clientId: 'other',
+    secret: SECRETS.other,
+  },
+  {
+    name: 'Version 1, without PAR (root document, /oidc/authorizev1)',
+    discovery: '/.well-known/openid-configuration',
+    issuer: (u) => `${u}/oidc`,
+    par: false,
+    pkce: true,
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    stateInToken: true,
+  },
 ];
 
 describe.each(cases)('verification end to end: $name', (c) => {
   it('returns an ID token with the verified attributes of the presented credential', async () => {
-    const config = await oidc.discovery(new URL(`${t.url}${c.discovery}`), c.clientId, c.secret, oidc.ClientSecretPost(c.secret), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(
+      new URL(`${t.url}${c.discovery}`),
+      c.clientId,
+      c.secret,
+      oidc.ClientSecretPost(c.secret),
+      { execute: [oidc.allowInsecureRequests] },
+    );
     expect(config.serverMetadata().issuer).toBe(c.issuer(t.url));
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const params: Record<string, string> = { redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', state, nonce };
-    if (c.pkce) Object.assign(params, { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-    const url = c.par ? await oidc.buildAuthorizationUrlWithPAR(config, params) : oidc.buildAuthorizationUrl(config, params);
+    if (c.pkce)
+      Object.assign(params, {
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      });
+    const url = c.par
+      ? await oidc.buildAuthorizationUrlWithPAR(config, params)
+      : oidc.buildAuthorizationUrl(config, params);
 
     const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
     expect(presented.status).toBe(200);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
-      pkceCodeVerifier: c.pkce ? verifier : undefined, expectedState: state, expectedNonce: nonce, idTokenExpected: true,
+      pkceCodeVerifier: c.pkce ? verifier : undefined,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
     });
     const claims = tokens.claims()!;
     expect(claims).toMatchObject({ ...badge, iss: c.issuer(t.url), aud: c.clientId, nonce });
@@ -75,15 +151,29 @@ describe.each(cases)('verification end to end: $name', (c) => {
 
 describe('verification of two credential types at once', () => {
   it('returns the attributes of both in one ID token', async () => {
-    const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(
+      new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+      'issuer-pkce',
+      SECRETS.pkceIssuer,
+      oidc.ClientSecretPost(SECRETS.pkceIssuer),
+      { execute: [oidc.allowInsecureRequests] },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
     const nonce = oidc.randomNonce();
     const url = await oidc.buildAuthorizationUrlWithPAR(config, {
-      redirect_uri: REDIRECT, scope: 'openid EmployeeBadge MembershipCard', nonce, state: 's2',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: REDIRECT,
+      scope: 'openid EmployeeBadge MembershipCard',
+      nonce,
+      state: 's2',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const { callbackUrl } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: 's2', expectedNonce: nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: 's2',
+      expectedNonce: nonce,
+    });
     expect(tokens.claims()).toMatchObject({ ...badge, ...card, nonce });
     expect(tokens.scope).toBe('openid EmployeeBadge MembershipCard');
   });

@@ -24,11 +24,18 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const walletTrusting = (issuerTrust: Uint8Array[]) => DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'), { issuerTrust });
+const walletTrusting = (issuerTrust: Uint8Array[]) =>
+  DevWallet.open(join(mkdtempSync(join(tmpdir(), 'vc-wallet-')), 'wallet.json'), { issuerTrust });
 
 /** A relying party's issuance up to the offer on the holder's prompt page. */
 async function offerOnPage(firstName: string): Promise<string> {
-  const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: firstName, LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
+  const rp = await pushIssuance(t.url, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes: { FirstName: firstName, LastName: 'Lovelace' },
+    pin: '1234',
+    redirectUri: REDIRECT,
+  });
   const prompt = await new Browser(REDIRECT).follow(rp.authorizeUrl.href);
   return offerFromPage(prompt.html!);
 }
@@ -44,7 +51,9 @@ describe('the dev wallet trusts issuers by their CA', () => {
   it('refuses one whose x5c chain ends at another CA, and keeps nothing', async () => {
     const otherCa = await makeCert({ subject: 'CN=Another issuer CA', ca: true });
     const wallet = await walletTrusting([otherCa.der]);
-    await expect(wallet.receive(await offerOnPage('Grace'), { pin: '1234' })).rejects.toThrow(/issuer certificate chain \(x5c\) is refused: the chain does not end at a trusted root/);
+    await expect(wallet.receive(await offerOnPage('Grace'), { pin: '1234' })).rejects.toThrow(
+      /issuer certificate chain \(x5c\) is refused: the chain does not end at a trusted root/,
+    );
     expect(wallet.list()).toEqual([]);
   });
 });

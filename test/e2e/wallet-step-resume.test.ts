@@ -25,7 +25,13 @@ async function statusOf(browser: Browser, promptUrl: string): Promise<{ status: 
 
 describe('the wallet step finishes the authorisation', () => {
   it('issuance: status done names the resume URL, which leads to the client with a code for the right ID token', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: '4321', redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      pin: '4321',
+      redirectUri: REDIRECT,
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
     expect(await statusOf(browser, prompt.final)).toEqual({ status: 'pending' });
@@ -52,7 +58,12 @@ describe('the wallet step finishes the authorisation', () => {
   });
 
   it('issuance: the continue step still works afterwards (no JavaScript), once', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      redirectUri: REDIRECT,
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
     await (await newWallet()).receive(offerFromPage(prompt.html!));
@@ -67,28 +78,52 @@ describe('the wallet step finishes the authorisation', () => {
 
   it('verification: status done names the resume URL, which leads to the client with the verified claims', async () => {
     const wallet = await newWallet();
-    const issuance = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, redirectUri: REDIRECT });
+    const issuance = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      redirectUri: REDIRECT,
+    });
     const b1 = new Browser(REDIRECT);
     const p1 = await b1.follow(issuance.authorizeUrl.href);
     await wallet.receive(offerFromPage(p1.html!));
 
-    const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'other', SECRETS.other, oidc.ClientSecretPost(SECRETS.other), {
-      execute: [oidc.allowInsecureRequests],
-    });
+    const config = await oidc.discovery(
+      new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+      'other',
+      SECRETS.other,
+      oidc.ClientSecretPost(SECRETS.other),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
     const nonce = oidc.randomNonce();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce, state: 'v-state' });
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid EmployeeBadge',
+      nonce,
+      state: 'v-state',
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(url.href);
     await wallet.present(requestFromPage(prompt.html!));
     const done = await statusOf(browser, prompt.final);
     expect(done).toEqual({ status: 'done', next: `${t.url}/v2.0/oidc/authorize/${prompt.final.split('/').pop()}` });
     const back = await browser.follow(done.next!);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(back.final), { expectedState: 'v-state', expectedNonce: nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(back.final), {
+      expectedState: 'v-state',
+      expectedNonce: nonce,
+    });
     expect(tokens.claims()).toMatchObject(attributes);
   });
 
   it('another browser cannot use the resume URL (it has no interaction cookie)', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      redirectUri: REDIRECT,
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
     await (await newWallet()).receive(offerFromPage(prompt.html!));

@@ -4,7 +4,10 @@ import { SECRETS } from './secrets.js';
 /** D16: of concurrent redemptions of one single-use artefact, exactly one succeeds; the rest are 400 invalid_grant, none a 5xx. */
 export function expectExactlyOneWinner(results: { status: number; body: any }[]): void {
   const statuses = results.map((r) => r.status);
-  expect(statuses.filter((s) => s >= 500), JSON.stringify(results.find((r) => r.status >= 500)?.body)).toEqual([]);
+  expect(
+    statuses.filter((s) => s >= 500),
+    JSON.stringify(results.find((r) => r.status >= 500)?.body),
+  ).toEqual([]);
   expect(statuses.filter((s) => s === 200)).toHaveLength(1);
   for (const r of results.filter((x) => x.status !== 200)) {
     expect(r.status).toBe(400);
@@ -30,7 +33,13 @@ export interface ExpectErrorOptions {
  * not cached (`Cache-Control: no-store`, `Pragma: no-cache`), and neither a stack trace nor a client's
  * secret in the body.
  */
-export function expectError(res: DirectAnswer, error: string, names?: string | RegExp, status = 400, opts: ExpectErrorOptions = {}): void {
+export function expectError(
+  res: DirectAnswer,
+  error: string,
+  names?: string | RegExp,
+  status = 400,
+  opts: ExpectErrorOptions = {},
+): void {
   const body = JSON.stringify(res.body);
   expect(res.status, body).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -17,14 +17,22 @@ type Violation = AxeResults['violations'][number];
 /** What to fix, one line per rule and one per node. */
 function describeViolations(violations: Violation[]): string {
   return violations
-    .map((v) => `${v.id} (${v.impact}): ${v.help} [${v.helpUrl}]\n${v.nodes.map((n) => `  - ${n.target.join(' ')}\n    ${(n.failureSummary ?? '').replaceAll('\n', '\n    ')}`).join('\n')}`)
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} [${v.helpUrl}]\n${v.nodes.map((n) => `  - ${n.target.join(' ')}\n    ${(n.failureSummary ?? '').replaceAll('\n', '\n    ')}`).join('\n')}`,
+    )
     .join('\n');
 }
 
 /** Until the page's transitions and finite animations have ended (colours mid-transition are not the page's). */
 async function settle(page: Page): Promise<void> {
   await page.evaluate(() =>
-    Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().endTime !== Infinity).map((a) => a.finished.catch(() => undefined))),
+    Promise.all(
+      document
+        .getAnimations()
+        .filter((a) => a.effect?.getComputedTiming().endTime !== Infinity)
+        .map((a) => a.finished.catch(() => undefined)),
+    ),
   );
 }
 
@@ -41,9 +49,12 @@ export async function axeViolations(page: Page, check?: () => Promise<void>): Pr
       await page.emulateMedia({ colorScheme: scheme });
       await page.setViewportSize({ width, height: HEIGHT[width] });
       await settle(page);
-      if ((await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)) !== (scheme === 'dark')) throw new Error(`the ${scheme} scheme was not emulated`);
+      if ((await page.evaluate(() => matchMedia('(prefers-color-scheme: dark)').matches)) !== (scheme === 'dark'))
+        throw new Error(`the ${scheme} scheme was not emulated`);
       await check?.();
-      const { violations } = await page.evaluate(() => (window as unknown as { axe: typeof import('axe-core') }).axe.run(document, { resultTypes: ['violations'] }));
+      const { violations } = await page.evaluate(() =>
+        (window as unknown as { axe: typeof import('axe-core') }).axe.run(document, { resultTypes: ['violations'] }),
+      );
       if (violations.length) found.push(`${scheme}, ${width} px:\n${describeViolations(violations)}`);
     }
   }

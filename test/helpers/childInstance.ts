@@ -57,7 +57,10 @@ export async function startChildInstance(o: {
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
-    const done = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 12_000))]);
+    const done = await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 12_000)),
+    ]);
     if (!done) {
       child.kill('SIGKILL');
       await exited;
@@ -65,7 +68,13 @@ export async function startChildInstance(o: {
   };
   try {
     await Promise.race([
-      waitFor(`the service in ${o.dir} to answer /healthz`, async () => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined))?.ok ?? false, 40_000, 100),
+      waitFor(
+        `the service in ${o.dir} to answer /healthz`,
+        async () =>
+          (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).catch(() => undefined))?.ok ?? false,
+        40_000,
+        100,
+      ),
       exited.then(() => Promise.reject(new Error('the service exited before it answered /healthz'))),
     ]);
   } catch (err) {

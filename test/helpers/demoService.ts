@@ -8,7 +8,9 @@ import { testConfig } from './service.js';
  */
 const STAND_IN = 'http://base-url.localhost:1';
 export async function demoIdentity(): Promise<(baseUrl: string) => Record<string, unknown>> {
-  const { identity } = (await loadConfig(fileURLToPath(new URL('../../config/demo.yaml', import.meta.url)), { BASE_URL: STAND_IN })).config;
+  const { identity } = (
+    await loadConfig(fileURLToPath(new URL('../../config/demo.yaml', import.meta.url)), { BASE_URL: STAND_IN })
+  ).config;
   const text = JSON.stringify(identity);
   return (baseUrl) => JSON.parse(text.replaceAll(STAND_IN, baseUrl));
 }
@@ -17,7 +19,12 @@ export async function demoIdentity(): Promise<(baseUrl: string) => Record<string
 export function demoClients(baseUrl: string, webhookSecret: string): Record<string, unknown>[] {
   return (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
     c.clientId === 'issuer-pkce'
-      ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`], scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'], webhook: { url: `${baseUrl}/demo/webhook`, secret: webhookSecret } }
+      ? {
+          ...c,
+          redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`],
+          scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'],
+          webhook: { url: `${baseUrl}/demo/webhook`, secret: webhookSecret },
+        }
       : c,
   );
 }

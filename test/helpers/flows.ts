@@ -31,7 +31,8 @@ export async function holderCompletesIssuance(
   const resolvedOffer = opts.resolveOffer ? await resolveOfferLink(offer) : undefined;
   await opts.wallet.receive(offer, { pin: opts.pin });
   const done = await browser.follow(`${prompt.final}/continue`);
-  if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
+  if (done.html !== undefined)
+    throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
   return { callbackUrl: done.final, offer, resolvedOffer, browser };
 }
 
@@ -49,7 +50,13 @@ export function sameDeviceRequestFromPage(html: string): string {
   return link;
 }
 
-const unescapeAttribute = (v: string) => v.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+const unescapeAttribute = (v: string) =>
+  v
+    .replaceAll('&amp;', '&')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>');
 
 /**
  * The holder's part of a verification: the browser lands on the prompt, the wallet presents to the
@@ -65,7 +72,8 @@ export async function holderCompletesVerification(
   const request = requestFromPage(prompt.html);
   const presented = await opts.wallet.present(request);
   const done = await browser.follow(`${prompt.final}/continue`);
-  if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
+  if (done.html !== undefined)
+    throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
   return { callbackUrl: done.final, request, presented };
 }
 
@@ -76,15 +84,33 @@ export async function holderCompletesVerification(
 export async function pushIssuance(
   base: string,
   /** `params`: more authorization request parameters (e.g. ui_locales) */
-  o: { clientId: string; secret: string; attributes: Record<string, unknown>; pin?: string; redirectUri: string; params?: Record<string, string> },
+  o: {
+    clientId: string;
+    secret: string;
+    attributes: Record<string, unknown>;
+    pin?: string;
+    redirectUri: string;
+    params?: Record<string, string>;
+  },
 ) {
-  const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), o.clientId, o.secret, oidc.ClientSecretPost(o.secret), {
-    execute: [oidc.allowInsecureRequests],
-  });
+  const config = await oidc.discovery(
+    new URL(`${base}/v2.0/.well-known/openid-configuration`),
+    o.clientId,
+    o.secret,
+    oidc.ClientSecretPost(o.secret),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  );
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
-  const hint = await makeHint({ clientId: o.clientId, secret: o.secret, audience: base, claims: { ...o.attributes, ...(o.pin ? { PinCode: o.pin } : {}) } });
+  const hint = await makeHint({
+    clientId: o.clientId,
+    secret: o.secret,
+    audience: base,
+    claims: { ...o.attributes, ...(o.pin ? { PinCode: o.pin } : {}) },
+  });
   const authorizeUrl = await oidc.buildAuthorizationUrlWithPAR(config, {
     redirect_uri: o.redirectUri,
     scope: 'openid issue.EmployeeBadge',
@@ -99,14 +125,27 @@ export async function pushIssuance(
 }
 
 /** The test client issuer-pkce verifies an EmployeeBadge (PAR, PKCE) and the wallet presents: the callback (code or error) and the wallet's answer. */
-export async function verifyEmployeeBadge(base: string, wallet: DevWallet): Promise<{ callback: URL; presented: { status: number; body: unknown } }> {
-  const config = await oidc.discovery(new URL(`${base}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), {
-    execute: [oidc.allowInsecureRequests],
-  });
+export async function verifyEmployeeBadge(
+  base: string,
+  wallet: DevWallet,
+): Promise<{ callback: URL; presented: { status: number; body: unknown } }> {
+  const config = await oidc.discovery(
+    new URL(`${base}/v2.0/.well-known/openid-configuration`),
+    'issuer-pkce',
+    SECRETS.pkceIssuer,
+    oidc.ClientSecretPost(SECRETS.pkceIssuer),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  );
   const verifier = oidc.randomPKCECodeVerifier();
   const url = await oidc.buildAuthorizationUrlWithPAR(config, {
-    redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: oidc.randomNonce(), state: oidc.randomState(),
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT,
+    scope: 'openid EmployeeBadge',
+    nonce: oidc.randomNonce(),
+    state: oidc.randomState(),
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
   return { callback: new URL(callbackUrl), presented };
@@ -117,12 +156,24 @@ export async function verifyEmployeeBadge(base: string, wallet: DevWallet): Prom
  * (`issuer-pkce` unless said) with its secret; `params` add fields or replace these (undefined leaves one
  * out). The push must succeed (201): its request_uri and the authorise URL the holder's browser opens.
  */
-export async function pushAuthorization(base: string, params: Record<string, string | undefined>): Promise<{ requestUri: string; authorizeUrl: string }> {
+export async function pushAuthorization(
+  base: string,
+  params: Record<string, string | undefined>,
+): Promise<{ requestUri: string; authorizeUrl: string }> {
   const clientId = params.client_id ?? 'issuer-pkce';
-  const pushed = await postForm(`${base}/v2.0/oidc/par`, { client_id: clientId, client_secret: CLIENT_SECRETS[clientId], response_type: 'code', redirect_uri: REDIRECT, ...params });
+  const pushed = await postForm(`${base}/v2.0/oidc/par`, {
+    client_id: clientId,
+    client_secret: CLIENT_SECRETS[clientId],
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    ...params,
+  });
   expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
   const requestUri: string = pushed.body.request_uri;
-  return { requestUri, authorizeUrl: `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}` };
+  return {
+    requestUri,
+    authorizeUrl: `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`,
+  };
 }
 
 /**
@@ -130,12 +181,24 @@ export async function pushAuthorization(base: string, params: Record<string, str
  * code verifier, when the request had a challenge). The token request must succeed (200), and the ID token
  * verify with the service's keys, as issued by the service to this client: its claims.
  */
-export async function redeemCode(base: string, o: { code: string; verifier?: string; clientId?: string }): Promise<Record<string, unknown>> {
+export async function redeemCode(
+  base: string,
+  o: { code: string; verifier?: string; clientId?: string },
+): Promise<Record<string, unknown>> {
   const clientId = o.clientId ?? 'issuer-pkce';
   const token = await postForm(`${base}/v2.0/oidc/token`, {
-    grant_type: 'authorization_code', client_id: clientId, client_secret: CLIENT_SECRETS[clientId], code: o.code, redirect_uri: REDIRECT, code_verifier: o.verifier,
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    client_secret: CLIENT_SECRETS[clientId],
+    code: o.code,
+    redirect_uri: REDIRECT,
+    code_verifier: o.verifier,
   });
   expect(token.status, JSON.stringify(token.body)).toBe(200);
-  const { payload } = await jwtVerify(token.body.id_token, createRemoteJWKSet(new URL(`${base}/v2.0/.well-known/openid-configuration/jwks`)), { issuer: base, audience: clientId });
+  const { payload } = await jwtVerify(
+    token.body.id_token,
+    createRemoteJWKSet(new URL(`${base}/v2.0/.well-known/openid-configuration/jwks`)),
+    { issuer: base, audience: clientId },
+  );
   return payload as Record<string, unknown>;
 }

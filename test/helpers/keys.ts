@@ -14,7 +14,15 @@ export interface TestKeyPair {
  */
 export async function keyPair(kid?: string, opts: { alg?: string; kidOnly?: boolean } = {}): Promise<TestKeyPair> {
   const alg = opts.alg ?? 'ES256';
-  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
+  const { privateKey, publicKey } = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === 'EdDSA' ? { crv: 'Ed25519' } : {}),
+  });
   const named = kid ? { kid, ...(opts.kidOnly ? {} : { alg }) } : {};
-  return { privateKey, publicKey, privateJwk: { ...(await exportJWK(privateKey)), ...named }, publicJwk: { ...(await exportJWK(publicKey)), ...named } };
+  return {
+    privateKey,
+    publicKey,
+    privateJwk: { ...(await exportJWK(privateKey)), ...named },
+    publicJwk: { ...(await exportJWK(publicKey)), ...named },
+  };
 }

@@ -17,8 +17,19 @@ export interface Needle {
 /** The values the log-secret journey sends: distinctive, so that a match is never a coincidence. */
 export const JOURNEY = {
   pins: { issuance: '7316', external: '5093' },
-  badge: { FirstName: 'Zenobia', LastName: 'Quarrington-Vell', Email: 'zenobia.quarrington@example.net', Company: 'Umbrage Cartography Ltd' },
-  pid: { given_name: 'Ottoline', family_name: 'Brackwater', birthdate: '1961-04-17', nationalities: 'IE', personal_administrative_number: 'PAN-88219-ZXQ' },
+  badge: {
+    FirstName: 'Zenobia',
+    LastName: 'Quarrington-Vell',
+    Email: 'zenobia.quarrington@example.net',
+    Company: 'Umbrage Cartography Ltd',
+  },
+  pid: {
+    given_name: 'Ottoline',
+    family_name: 'Brackwater',
+    birthdate: '1961-04-17',
+    nationalities: 'IE',
+    personal_administrative_number: 'PAN-88219-ZXQ',
+  },
   idvPerson: { given_name: 'Leopoldine', family_name: 'Strathmere', birthdate: '1958-11-02' },
 };
 
@@ -42,10 +53,17 @@ export async function knownNeedles(): Promise<Needle[]> {
   const idv = config.identity.VerifiedIdentity_Other;
   if (idv?.clientSecret) needles.push({ what: 'demo identity provider client secret', value: idv.clientSecret });
   if (config.admin.token) needles.push({ what: 'demo admin token', value: config.admin.token });
-  for (const [name, secret] of Object.entries(SECRETS)) needles.push({ what: `test client secret ${name}`, value: secret });
-  for (const [name, pin] of Object.entries(JOURNEY.pins)) needles.push({ what: `PIN (${name})`, value: pin, isolated: true });
-  for (const [group, values] of [['attribute', JOURNEY.badge], ['PID claim', JOURNEY.pid], ['identity provider claim', JOURNEY.idvPerson]] as const) {
-    for (const [name, value] of Object.entries(values)) if (value.length >= 6) needles.push({ what: `${group} ${name}`, value });
+  for (const [name, secret] of Object.entries(SECRETS))
+    needles.push({ what: `test client secret ${name}`, value: secret });
+  for (const [name, pin] of Object.entries(JOURNEY.pins))
+    needles.push({ what: `PIN (${name})`, value: pin, isolated: true });
+  for (const [group, values] of [
+    ['attribute', JOURNEY.badge],
+    ['PID claim', JOURNEY.pid],
+    ['identity provider claim', JOURNEY.idvPerson],
+  ] as const) {
+    for (const [name, value] of Object.entries(values))
+      if (value.length >= 6) needles.push({ what: `${group} ${name}`, value });
   }
   return needles;
 }
@@ -60,7 +78,8 @@ export function leakFinder(needles: readonly Needle[]): (line: string) => string
       const isolated = n.isolated ? new RegExp(`(^|[^0-9A-Za-z_-])${escape(n.value)}([^0-9A-Za-z_-]|$)`) : undefined;
       return { what: n.what, found: (l: string) => (isolated ? isolated.test(l) : l.includes(n.value)) };
     });
-  return (line) => tests.filter((t) => t.found(line)).map((t) => `${t.what}: ${line.length > 400 ? `${line.slice(0, 400)}…` : line}`);
+  return (line) =>
+    tests.filter((t) => t.found(line)).map((t) => `${t.what}: ${line.length > 400 ? `${line.slice(0, 400)}…` : line}`);
 }
 
 /** Each needle found in `lines`, with the line it is in. */

@@ -45,7 +45,15 @@ export interface TestMdocIssuer {
   iacaDer: Uint8Array;
   /** the IACA as an issuer of further test certificates */
   iaca: TestCert;
-  issue(input: { doctype: string; namespace: string; claims: Record<string, unknown>; deviceKey: JWK; validFrom?: Date; validUntil?: Date; signer?: DocumentSigner }): Promise<{ issuerSigned: string }>;
+  issue(input: {
+    doctype: string;
+    namespace: string;
+    claims: Record<string, unknown>;
+    deviceKey: JWK;
+    validFrom?: Date;
+    validUntil?: Date;
+    signer?: DocumentSigner;
+  }): Promise<{ issuerSigned: string }>;
   /** another document signer under this IACA */
   documentSigner(opts: DocumentSignerOptions): Promise<DocumentSigner>;
 }
@@ -97,14 +105,30 @@ export async function createTestMdocIssuer(opts: { name?: string; pathLength?: n
   const iacaDer = new Uint8Array(iaca.rawData);
   const standard: DocumentSigner = { chain: [ds.toString('pem')], privateJwk: dsPrivateJwk, certs: [] };
   // the IACA as @peculiar/x509 and test/helpers/pki.ts know an issuer
-  const iacaIssuer: TestCert = { der: iacaDer, pem: iaca.toString('pem'), b64: Buffer.from(iacaDer).toString('base64'), cert: iaca, keys: iacaKeys, privateJwk: await exportJWK(iacaKeys.privateKey) };
+  const iacaIssuer: TestCert = {
+    der: iacaDer,
+    pem: iaca.toString('pem'),
+    b64: Buffer.from(iacaDer).toString('base64'),
+    cert: iaca,
+    keys: iacaKeys,
+    privateJwk: await exportJWK(iacaKeys.privateKey),
+  };
 
   return {
     iacaPem: iaca.toString('pem'),
     iacaDer,
     iaca: iacaIssuer,
     async documentSigner(o) {
-      const above = o.intermediate ? await makeCert({ subject: `C=NL, CN=${name} intermediate`, issuer: iacaIssuer, ca: true, pathLength: 0, extensions: o.intermediate.extensions, permitted: o.intermediate.permitted }) : undefined;
+      const above = o.intermediate
+        ? await makeCert({
+            subject: `C=NL, CN=${name} intermediate`,
+            issuer: iacaIssuer,
+            ca: true,
+            pathLength: 0,
+            extensions: o.intermediate.extensions,
+            permitted: o.intermediate.permitted,
+          })
+        : undefined;
       const signer = await makeCert({
         subject: `C=NL, CN=${name} document signer`,
         issuer: above ?? iacaIssuer,
@@ -121,9 +145,17 @@ export async function createTestMdocIssuer(opts: { name?: string; pathLength?: n
       const document = await new Document(doctype)
         .addIssuerNameSpace(namespace, claims)
         .useDigestAlgorithm('SHA-256')
-        .addValidityInfo({ signed: signedAt, validFrom: validFrom ?? signedAt, validUntil: validUntil ?? new Date(signedAt.getTime() + 365 * DAY) })
+        .addValidityInfo({
+          signed: signedAt,
+          validFrom: validFrom ?? signedAt,
+          validUntil: validUntil ?? new Date(signedAt.getTime() + 365 * DAY),
+        })
         .addDeviceKeyInfo({ deviceKey: publicOnly(deviceKey) })
-        .sign({ issuerPrivateKey: signer.privateJwk, issuerCertificate: signer.chain.length === 1 ? signer.chain[0] : signer.chain, alg: 'ES256' });
+        .sign({
+          issuerPrivateKey: signer.privateJwk,
+          issuerCertificate: signer.chain.length === 1 ? signer.chain[0] : signer.chain,
+          alg: 'ES256',
+        });
       // OpenID4VCI 1.0 Appendix A.2.4: the credential is the base64url CBOR IssuerSigned (the document's issuerSigned map)
       const issuerSigned = new MDoc([document]).encode();
       const decoded = cborDecode(issuerSigned) as Map<string, unknown>;
@@ -140,8 +172,18 @@ const publicOnly = ({ kty, crv, x, y }: JWK): JWK => (y === undefined ? { kty, c
  * sha-256(cbor([client_id, nonce, jwkThumbprint or null, response_uri]))]], as SessionTranscriptBytes
  * (#6.24(bstr .cbor SessionTranscript)), the form @auth0/mdl takes.
  */
-export function oid4vpSessionTranscriptBytes(input: { clientId: string; nonce: string; responseUri: string; jwkThumbprint?: Uint8Array }): Uint8Array {
-  const info = cborEncode([input.clientId, input.nonce, input.jwkThumbprint ? Buffer.from(input.jwkThumbprint) : null, input.responseUri]);
+export function oid4vpSessionTranscriptBytes(input: {
+  clientId: string;
+  nonce: string;
+  responseUri: string;
+  jwkThumbprint?: Uint8Array;
+}): Uint8Array {
+  const info = cborEncode([
+    input.clientId,
+    input.nonce,
+    input.jwkThumbprint ? Buffer.from(input.jwkThumbprint) : null,
+    input.responseUri,
+  ]);
   const handover = ['OpenID4VPHandover', createHash('sha256').update(info).digest()];
   return new Uint8Array(cborEncode(DataItem.fromData([null, null, handover])));
 }
@@ -164,14 +206,36 @@ export async function presentWithAuth0(input: {
 }): Promise<string> {
   // @auth0/mdl reads documents from an MDoc (DeviceResponse-shaped) encoding: wrap the IssuerSigned in one
   const issuerSigned = cborDecode(Buffer.from(input.issuerSigned, 'base64url'));
-  const mdoc = parse(cborEncode(new Map<string, unknown>([['version', '1.0'], ['documents', [new Map<string, unknown>([['docType', input.doctype], ['issuerSigned', issuerSigned]])]], ['status', 0]])));
+  const mdoc = parse(
+    cborEncode(
+      new Map<string, unknown>([
+        ['version', '1.0'],
+        [
+          'documents',
+          [
+            new Map<string, unknown>([
+              ['docType', input.doctype],
+              ['issuerSigned', issuerSigned],
+            ]),
+          ],
+        ],
+        ['status', 0],
+      ]),
+    ),
+  );
   const presentationDefinition = {
     id: 'mdoc-test',
     input_descriptors: [
       {
         id: input.doctype,
         format: { mso_mdoc: { alg: ['ES256'] } },
-        constraints: { limit_disclosure: 'required' as const, fields: input.elements.map((element) => ({ path: [`$['${input.namespace}']['${element}']`], intent_to_retain: false })) },
+        constraints: {
+          limit_disclosure: 'required' as const,
+          fields: input.elements.map((element) => ({
+            path: [`$['${input.namespace}']['${element}']`],
+            intent_to_retain: false,
+          })),
+        },
       },
     ],
   };
@@ -184,8 +248,20 @@ export async function presentWithAuth0(input: {
 }
 
 /** @auth0/mdl's own verifier, for checking DeviceResponses made by src/wallet: returns the disclosed elements of `namespace`. */
-export async function verifyWithAuth0(deviceResponse: string, input: { iacaPem: string; namespace: string; clientId: string; nonce: string; responseUri: string; jwkThumbprint?: Uint8Array }): Promise<Record<string, unknown>> {
-  const mdoc = await new Verifier([input.iacaPem]).verify(Buffer.from(deviceResponse, 'base64url'), { encodedSessionTranscript: oid4vpSessionTranscriptBytes(input) });
+export async function verifyWithAuth0(
+  deviceResponse: string,
+  input: {
+    iacaPem: string;
+    namespace: string;
+    clientId: string;
+    nonce: string;
+    responseUri: string;
+    jwkThumbprint?: Uint8Array;
+  },
+): Promise<Record<string, unknown>> {
+  const mdoc = await new Verifier([input.iacaPem]).verify(Buffer.from(deviceResponse, 'base64url'), {
+    encodedSessionTranscript: oid4vpSessionTranscriptBytes(input),
+  });
   const [document] = mdoc.documents;
   return document.getIssuerNameSpace(input.namespace);
 }

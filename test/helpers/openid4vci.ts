@@ -20,7 +20,9 @@ export function independentWallet(keys: WalletKey[], fetchImpl: typeof fetch = f
       const wanted = await calculateJwkThumbprint(signer.publicJwk as JWK);
       for (const candidate of keys) if ((await calculateJwkThumbprint(candidate.publicJwk)) === wanted) key = candidate;
     }
-    const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader(header as never).sign(key.privateKey);
+    const jwt = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader(header as never)
+      .sign(key.privateKey);
     return { jwt, signerJwk: key.publicJwk as never };
   };
   return new Openid4vciClient({

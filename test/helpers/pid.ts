@@ -23,19 +23,36 @@ export interface PidIssuer {
    * presents a PID with every claim disclosed and a key binding JWT made with jose, and posts the answer
    * (direct_post). Presents what the dev wallet would refuse to (a PID that does not match the query).
    */
-  presentDirectly(requestLink: string, claims: Record<string, unknown>, opts?: { vct?: string }): Promise<{ status: number; body: any }>;
+  presentDirectly(
+    requestLink: string,
+    claims: Record<string, unknown>,
+    opts?: { vct?: string },
+  ): Promise<{ status: number; body: any }>;
 }
 
 /** A PID issuer other than this service: its own key, credentials made with @sd-jwt/sd-jwt-vc, never our issuer's code. */
 export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIssuer> {
   const { privateJwk, publicJwk: signing } = await keyPair(randomUUID());
   const publicJwk = { ...signing, use: 'sig' };
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(privateJwk),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   async function issue(claims: Record<string, unknown>, opts: { vct?: string; exp?: number; iss?: string }) {
     const holder = await keyPair();
     const now = Math.floor(Date.now() / 1000);
     const credential = await sdJwt.issue(
-      { ...claims, iss: opts.iss ?? issuer, vct: opts.vct ?? PID_VCT, iat: now - 60, exp: opts.exp ?? now + 3600, cnf: { jwk: holder.publicJwk } },
+      {
+        ...claims,
+        iss: opts.iss ?? issuer,
+        vct: opts.vct ?? PID_VCT,
+        iat: now - 60,
+        exp: opts.exp ?? now + 3600,
+        cnf: { jwk: holder.publicJwk },
+      },
       { _sd: Object.keys(claims) } as never,
       { header: { kid: privateJwk.kid } },
     );
@@ -48,10 +65,20 @@ export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIss
       const { credential, holder } = await issue(claims, opts);
       const requestUri = new URL(requestLink).searchParams.get('request_uri')!;
       const request = decodeJwt(await (await fetch(requestUri)).text()) as {
-        client_id: string; nonce: string; state: string; response_uri: string; response_mode: string; dcql_query: { credentials: Array<{ id: string }> };
+        client_id: string;
+        nonce: string;
+        state: string;
+        response_uri: string;
+        response_mode: string;
+        dcql_query: { credentials: Array<{ id: string }> };
         client_metadata: { jwks?: { keys: JWK[] } };
       };
-      const kb = await new SignJWT({ aud: request.client_id, nonce: request.nonce, iat: Math.floor(Date.now() / 1000), sd_hash: createHash('sha256').update(credential).digest('base64url') })
+      const kb = await new SignJWT({
+        aud: request.client_id,
+        nonce: request.nonce,
+        iat: Math.floor(Date.now() / 1000),
+        sd_hash: createHash('sha256').update(credential).digest('base64url'),
+      })
         .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
         .sign(holder.privateKey);
       const vpToken = { [request.dcql_query.credentials[0].id]: [`${credential}${kb}`] };
@@ -60,7 +87,11 @@ export async function testPidIssuer(issuer = 'https://pid.test'): Promise<PidIss
       const form: Record<string, string> = jwk
         ? { response: await encryptAnswer(jwk, { vp_token: vpToken, state: request.state }) }
         : { state: request.state, vp_token: JSON.stringify(vpToken) };
-      const res = await fetch(request.response_uri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+      const res = await fetch(request.response_uri, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form),
+      });
       return { status: res.status, body: await res.json().catch(() => undefined) };
     },
     async walletWith(claims, opts = {}) {

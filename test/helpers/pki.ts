@@ -50,7 +50,12 @@ let serial = 0x1000;
 export async function makeCert(opts: CertOptions): Promise<TestCert> {
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const signer = opts.issuer?.keys ?? keys;
-  const keyUsage = opts.keyUsage === undefined ? (opts.ca ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign : x509.KeyUsageFlags.digitalSignature) : opts.keyUsage;
+  const keyUsage =
+    opts.keyUsage === undefined
+      ? opts.ca
+        ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign
+        : x509.KeyUsageFlags.digitalSignature
+      : opts.keyUsage;
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(opts.ca ?? false, opts.pathLength, true),
     ...(keyUsage !== null ? [new x509.KeyUsagesExtension(keyUsage, true)] : []),
@@ -73,17 +78,29 @@ export async function makeCert(opts: CertOptions): Promise<TestCert> {
     extensions,
   });
   const der = new Uint8Array(cert.rawData);
-  return { der, pem: cert.toString('pem'), b64: Buffer.from(der).toString('base64'), cert, keys, privateJwk: await exportJWK(keys.privateKey) };
+  return {
+    der,
+    pem: cert.toString('pem'),
+    b64: Buffer.from(der).toString('base64'),
+    cert,
+    keys,
+    privateJwk: await exportJWK(keys.privateKey),
+  };
 }
 
 /** A critical extension of an OID no one knows. */
-export const unknownCriticalExtension = () => new x509.Extension(UNKNOWN_EXTENSION_OID, true, new Uint8Array([0x05, 0x00]));
+export const unknownCriticalExtension = () =>
+  new x509.Extension(UNKNOWN_EXTENSION_OID, true, new Uint8Array([0x05, 0x00]));
 
 /** RFC 5280 §4.2.1.10 nameConstraints with permitted dNSName and URI subtrees, critical (built with pkijs's ASN.1). */
 export function nameConstraints(permitted: { dns?: string[]; uri?: string[] }): x509.Extension {
-  const subtree = (type: 2 | 6, value: string) => new pkijs.GeneralSubtree({ base: new pkijs.GeneralName({ type, value }) });
+  const subtree = (type: 2 | 6, value: string) =>
+    new pkijs.GeneralSubtree({ base: new pkijs.GeneralName({ type, value }) });
   const value = new pkijs.NameConstraints({
-    permittedSubtrees: [...(permitted.dns ?? []).map((v) => subtree(2, v)), ...(permitted.uri ?? []).map((v) => subtree(6, v))],
+    permittedSubtrees: [
+      ...(permitted.dns ?? []).map((v) => subtree(2, v)),
+      ...(permitted.uri ?? []).map((v) => subtree(6, v)),
+    ],
   });
   return new x509.Extension('2.5.29.30', true, new Uint8Array(value.toSchema().toBER()));
 }

@@ -44,15 +44,25 @@ export async function freePort(opts: { clusterBus?: boolean } = {}): Promise<num
 /** redis-cli against 127.0.0.1:port; resolves with stdout (rejects on a non-zero exit or after timeoutMs). */
 export function redisCli(port: number, args: string[], timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stderr: String(stderr), stdout: String(stdout) }));
-      else resolve(String(stdout));
-    });
+    execFile(
+      REDIS_CLI,
+      ['-h', '127.0.0.1', '-p', String(port), ...args],
+      { timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        if (err) reject(Object.assign(err, { stderr: String(stderr), stdout: String(stdout) }));
+        else resolve(String(stdout));
+      },
+    );
   });
 }
 
 /** Polls `check` every intervalMs until it returns true or the deadline passes (then throws `what`). */
-export async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs = 10_000, intervalMs = 50): Promise<number> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  deadlineMs = 10_000,
+  intervalMs = 50,
+): Promise<number> {
   const start = Date.now();
   const maxTries = Math.ceil(deadlineMs / intervalMs) + 1;
   for (let i = 0; i < maxTries && Date.now() - start <= deadlineMs; i++) {
@@ -81,10 +91,26 @@ export interface RedisProcess {
   destroy(): Promise<void>;
 }
 
-export async function startRedis(opts: { port?: number; args?: string[]; clusterBus?: boolean } = {}): Promise<RedisProcess> {
+export async function startRedis(
+  opts: { port?: number; args?: string[]; clusterBus?: boolean } = {},
+): Promise<RedisProcess> {
   const port = opts.port ?? (await freePort({ clusterBus: opts.clusterBus }));
   const dir = mkdtempSync(join(tmpdir(), `vc-redis-${port}-`));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning', ...(opts.args ?? [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--loglevel',
+    'warning',
+    ...(opts.args ?? []),
+  ];
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
 
@@ -104,15 +130,21 @@ export async function startRedis(opts: { port?: number; args?: string[]; cluster
       });
       started.add(p);
       child = p;
-      exited = new Promise<void>((resolve) => p.once('exit', () => {
-        started.delete(p);
-        resolve();
-      }));
+      exited = new Promise<void>((resolve) =>
+        p.once('exit', () => {
+          started.delete(p);
+          resolve();
+        }),
+      );
       try {
-        await waitFor(`redis-server on port ${port} to answer PING`, async () => {
-          if (p.exitCode !== null) throw new Error(`redis-server exited: ${stderr}`);
-          return (await redisCli(port, ['ping'], 2_000)).trim() === 'PONG';
-        }, 10_000);
+        await waitFor(
+          `redis-server on port ${port} to answer PING`,
+          async () => {
+            if (p.exitCode !== null) throw new Error(`redis-server exited: ${stderr}`);
+            return (await redisCli(port, ['ping'], 2_000)).trim() === 'PONG';
+          },
+          10_000,
+        );
       } catch (err) {
         p.kill('SIGKILL');
         throw new Error(`${(err as Error).message}; redis-server stderr: ${stderr}`, { cause: err });
@@ -162,14 +194,30 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
         await startRedis({
           port,
           clusterBus: true,
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000'],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '5000',
+          ],
         }),
       );
     }
     const addrs = processes.map((p) => `127.0.0.1:${p.port}`);
-    await redisCli(processes[0].port, ['--cluster', 'create', ...addrs, '--cluster-replicas', '0', '--cluster-yes'], 30_000);
+    await redisCli(
+      processes[0].port,
+      ['--cluster', 'create', ...addrs, '--cluster-replicas', '0', '--cluster-yes'],
+      30_000,
+    );
     for (const p of processes) {
-      await waitFor(`cluster_state:ok on 127.0.0.1:${p.port}`, async () => (await p.cli('cluster', 'info')).includes('cluster_state:ok'), 20_000, 100);
+      await waitFor(
+        `cluster_state:ok on 127.0.0.1:${p.port}`,
+        async () => (await p.cli('cluster', 'info')).includes('cluster_state:ok'),
+        20_000,
+        100,
+      );
     }
     return { nodes: processes.map((p) => ({ host: '127.0.0.1', port: p.port })), processes, destroy };
   } catch (err) {

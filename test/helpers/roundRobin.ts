@@ -39,7 +39,15 @@ export interface RoundRobinProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function endToEnd(raw: string[]): string[] {
   const out: string[] = [];
@@ -68,7 +76,15 @@ export async function startRoundRobinProxy(targets: string[] = []): Promise<Roun
     served.push(entry);
     const target = new URL(current[instance]);
     const upstream = http.request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: endToEnd(req.rawHeaders), agent, timeout: 30_000 },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: endToEnd(req.rawHeaders),
+        agent,
+        timeout: 30_000,
+      },
       (up) => {
         entry.status = up.statusCode ?? 0;
         res.writeHead(up.statusCode ?? 502, up.statusMessage, endToEnd(up.rawHeaders));
@@ -79,7 +95,10 @@ export async function startRoundRobinProxy(targets: string[] = []): Promise<Roun
     upstream.on('timeout', () => upstream.destroy(new Error('upstream timeout')));
     upstream.on('error', (err) => {
       entry.status = 502;
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'bad_gateway', error_description: err.message }));
+      if (!res.headersSent)
+        res
+          .writeHead(502, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'bad_gateway', error_description: err.message }));
       else res.destroy();
     });
     req.pipe(upstream);
@@ -103,7 +122,9 @@ export async function startRoundRobinProxy(targets: string[] = []): Promise<Roun
       served.length = 0;
     },
     instancesFor(path, method) {
-      return served.filter((s) => path.test(s.path.split('?')[0]) && (!method || s.method === method)).map((s) => s.instance);
+      return served
+        .filter((s) => path.test(s.path.split('?')[0]) && (!method || s.method === method))
+        .map((s) => s.instance);
     },
     async close() {
       server.closeAllConnections();
@@ -156,7 +177,10 @@ export async function startInstancesBehindProxy(opts: {
     for (let n = 0; n < count; n++) {
       if (config.store === 'memory') throw new Error('instances behind a proxy need a shared Redis store');
       const store = await createRedisStore(config.store);
-      const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store, logger: createLogger('silent') }).catch(async (err) => {
+      const service = await createService(
+        { config, file: 'test', baseDir: process.cwd() },
+        { store, logger: createLogger('silent') },
+      ).catch(async (err) => {
         await store.close();
         throw err;
       });

@@ -2,9 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 
 /** An id_token_hint as a relying party makes one (the spec's sample: HS256 with the client secret). */
-export async function makeHint(
-  opts: { clientId: string; secret: string; audience: string; claims: Record<string, unknown>; expiresIn?: number; alg?: string; jti?: string },
-): Promise<string> {
+export async function makeHint(opts: {
+  clientId: string;
+  secret: string;
+  audience: string;
+  claims: Record<string, unknown>;
+  expiresIn?: number;
+  alg?: string;
+  jti?: string;
+}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ ...opts.claims })
     .setProtectedHeader({ alg: opts.alg ?? 'HS256', typ: 'JWT' })
@@ -27,9 +33,17 @@ export function form(params: Record<string, string | undefined>): URLSearchParam
   return out;
 }
 
-export async function postForm(url: string, params: Record<string, string | undefined> | URLSearchParams | string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function postForm(
+  url: string,
+  params: Record<string, string | undefined> | URLSearchParams | string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const body = typeof params === 'string' || params instanceof URLSearchParams ? params : form(params);
-  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  const res = await fetch(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -91,7 +105,12 @@ export class Browser {
 export function offerFromPage(html: string): string {
   const m = /href="((?:openid-credential-offer|openid4vp|haip)[^"]+)"/.exec(html);
   if (!m) throw new Error('no wallet link on the page');
-  return m[1].replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  return m[1]
+    .replaceAll('&amp;', '&')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>');
 }
 
 /** The Credential Offer behind a wallet link, by value or by reference (OpenID4VCI 1.0 §4.1). */
@@ -103,4 +122,3 @@ export async function resolveOfferLink(link: string): Promise<any> {
   if (res.status !== 200) throw new Error(`credential_offer_uri answered ${res.status}`);
   return res.json();
 }
-

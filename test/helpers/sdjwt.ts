@@ -11,7 +11,12 @@ import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, SignJWT, ty
 export async function verifySdJwtVcIndependently(
   credential: string,
   issuerJwks: { keys: JWK[] },
-): Promise<{ header: Record<string, unknown>; payload: Record<string, unknown>; claims: Record<string, unknown>; disclosures: number }> {
+): Promise<{
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+  claims: Record<string, unknown>;
+  disclosures: number;
+}> {
   const [issuerJwt, ...rest] = credential.split('~');
   const header = decodeProtectedHeader(issuerJwt) as Record<string, unknown>;
   const jwk = issuerJwks.keys.find((k) => k.kid === header.kid);
@@ -21,7 +26,11 @@ export async function verifySdJwtVcIndependently(
   const sdJwt = new SDJwtVcInstance({
     hasher: (data, alg) => {
       if (alg !== 'sha-256') throw new Error(`unexpected _sd_alg ${alg}`);
-      return new Uint8Array(createHash('sha256').update(typeof data === 'string' ? data : Buffer.from(data)).digest());
+      return new Uint8Array(
+        createHash('sha256')
+          .update(typeof data === 'string' ? data : Buffer.from(data))
+          .digest(),
+      );
     },
     verifier: async (data, signature) => {
       try {
@@ -44,20 +53,46 @@ export async function verifySdJwtVcIndependently(
  * An SD-JWT VC signed by a certificate's key, the chain in the `x5c` header (SD-JWT VC §3.5), every attribute
  * a disclosure; built with jose alone. Ends with `~` (no key binding JWT yet).
  */
-export async function issueWithX5c(input: { x5c: string[]; key: JWK; iss: string; vct: string; attributes: Record<string, unknown>; holder: JWK }): Promise<string> {
+export async function issueWithX5c(input: {
+  x5c: string[];
+  key: JWK;
+  iss: string;
+  vct: string;
+  attributes: Record<string, unknown>;
+  holder: JWK;
+}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const disclosures = Object.entries(input.attributes).map(([name, value]) => Buffer.from(JSON.stringify([randomBytes(16).toString('base64url'), name, value])).toString('base64url'));
+  const disclosures = Object.entries(input.attributes).map(([name, value]) =>
+    Buffer.from(JSON.stringify([randomBytes(16).toString('base64url'), name, value])).toString('base64url'),
+  );
   const digests = disclosures.map((d) => createHash('sha256').update(d).digest('base64url')).sort();
-  const jwt = await new SignJWT({ iss: input.iss, vct: input.vct, iat: now, exp: now + 3600, cnf: { jwk: input.holder }, _sd: digests, _sd_alg: 'sha-256' })
+  const jwt = await new SignJWT({
+    iss: input.iss,
+    vct: input.vct,
+    iat: now,
+    exp: now + 3600,
+    cnf: { jwk: input.holder },
+    _sd: digests,
+    _sd_alg: 'sha-256',
+  })
     .setProtectedHeader({ alg: 'ES256', typ: 'dc+sd-jwt', x5c: input.x5c })
     .sign(await importJWK(input.key, 'ES256'));
   return `${jwt}~${disclosures.map((d) => `${d}~`).join('')}`;
 }
 
 /** The presentation of an SD-JWT VC with every disclosure and a key binding JWT (RFC 9901 §4.3). */
-export async function presentSdJwt(credential: string, holderKey: JWK, kb: { aud: string; nonce: string }): Promise<string> {
+export async function presentSdJwt(
+  credential: string,
+  holderKey: JWK,
+  kb: { aud: string; nonce: string },
+): Promise<string> {
   const key = await importJWK({ ...holderKey, alg: 'ES256' }, 'ES256');
-  const kbJwt = await new SignJWT({ aud: kb.aud, nonce: kb.nonce, iat: Math.floor(Date.now() / 1000), sd_hash: createHash('sha256').update(credential).digest('base64url') })
+  const kbJwt = await new SignJWT({
+    aud: kb.aud,
+    nonce: kb.nonce,
+    iat: Math.floor(Date.now() / 1000),
+    sd_hash: createHash('sha256').update(credential).digest('base64url'),
+  })
     .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
     .sign(key);
   return `${credential}${kbJwt}`;

@@ -23,7 +23,12 @@ export const OTHER_REDIRECT = 'https://rp.example/other';
  * services of a test file on Redis load them from there and leave no key sets in the shared Redis.
  */
 const keyDir = mkdtempSync(join(tmpdir(), 'vc-keys-'));
-const keyFiles = { idToken: join(keyDir, 'id.json'), credential: join(keyDir, 'cred.json'), cookies: join(keyDir, 'cookies.json'), pairwise: join(keyDir, 'pairwise.json') };
+const keyFiles = {
+  idToken: join(keyDir, 'id.json'),
+  credential: join(keyDir, 'cred.json'),
+  cookies: join(keyDir, 'cookies.json'),
+  pairwise: join(keyDir, 'pairwise.json'),
+};
 await loadKeys({ ...keyFiles, generate: true }, keyDir);
 /** The verifier's certificate for the tests' base URLs, and the local CA a wallet must trust (DER). */
 const verifierFiles = { certificateChain: join(keyDir, 'verifier-chain.pem'), key: join(keyDir, 'verifier-key.pem') };
@@ -114,7 +119,10 @@ export async function startTestService(
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = validateConfig(testConfig(port, typeof overrides === 'function' ? overrides(baseUrl) : overrides));
-  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: opts.store ?? (await testStore()), logger: opts.logger ?? createLogger('silent') });
+  const service = await createService(
+    { config, file: 'test', baseDir: process.cwd() },
+    { store: opts.store ?? (await testStore()), logger: opts.logger ?? createLogger('silent') },
+  );
   handler = service.app.callback();
   return {
     url: config.baseUrl,

@@ -9,11 +9,11 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0
 /** Both store kinds, each test run under its own key prefix so runs never see each other's keys. */
 export const STORE_KINDS = {
   memory: async (): Promise<Store> => new MemoryStore(),
-  redis: (): Promise<Store> => createRedisStore({ url: REDIS_URL, keyPrefix: `test:${randomBytes(6).toString('hex')}:` }),
+  redis: (): Promise<Store> =>
+    createRedisStore({ url: REDIS_URL, keyPrefix: `test:${randomBytes(6).toString('hex')}:` }),
 } as const;
 
 export type StoreKind = keyof typeof STORE_KINDS;
-
 
 /** The store a flow test runs on: TEST_STORE=redis (the vitest "flows-redis" project) or memory. */
 export function testStore(): Promise<Store> {

@@ -51,13 +51,21 @@ export interface TestUpstreamIdv {
   close(): Promise<void>;
 }
 
-export async function startUpstreamIdv(opts: { clients: DemoIdvClient[]; verifiedClaims?: boolean; path?: string }): Promise<TestUpstreamIdv> {
+export async function startUpstreamIdv(opts: {
+  clients: DemoIdvClient[];
+  verifiedClaims?: boolean;
+  path?: string;
+}): Promise<TestUpstreamIdv> {
   const path = opts.path ?? '/idv';
   let server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const issuer = `http://127.0.0.1:${port}${path}`;
-  const { provider, middleware } = await createDemoIdvProvider({ issuer, clients: opts.clients, verifiedClaims: opts.verifiedClaims ?? true });
+  const { provider, middleware } = await createDemoIdvProvider({
+    issuer,
+    clients: opts.clients,
+    verifiedClaims: opts.verifiedClaims ?? true,
+  });
 
   const tamper: UpstreamIdvTamper = { corruptSignature: false, replaceNonce: false, holdTokenMs: 0 };
   let lastIdToken: string | undefined;
@@ -174,7 +182,10 @@ export async function confirmUpstreamLogin(page: Page, person: UpstreamPerson = 
   if (person.givenName !== undefined) await page.getByLabel('Given name').fill(person.givenName);
   if (person.familyName !== undefined) await page.getByLabel('Family name').fill(person.familyName);
   if (person.birthDate !== undefined) await page.getByLabel('Birth date').fill(person.birthDate);
-  await Promise.all([page.waitForURL((u) => !u.href.startsWith(prefix)), page.getByRole('button', { name: 'Confirm identity' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => !u.href.startsWith(prefix)),
+    page.getByRole('button', { name: 'Confirm identity' }).click(),
+  ]);
   return new URL(page.url());
 }
 
@@ -182,6 +193,9 @@ export async function confirmUpstreamLogin(page: Page, person: UpstreamPerson = 
 export async function declineUpstreamLogin(page: Page): Promise<URL> {
   await page.getByRole('heading', { name: 'Example ID check (demo)' }).waitFor();
   const prefix = providerPrefix(page);
-  await Promise.all([page.waitForURL((u) => !u.href.startsWith(prefix)), page.getByRole('button', { name: 'Decline' }).click()]);
+  await Promise.all([
+    page.waitForURL((u) => !u.href.startsWith(prefix)),
+    page.getByRole('button', { name: 'Decline' }).click(),
+  ]);
   return new URL(page.url());
 }

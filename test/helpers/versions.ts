@@ -54,7 +54,11 @@ export interface VersionAt extends Version {
 
 /** Both versions (Version 2 first) for the service at `base()` (read when a test runs, after the service started). */
 export function versionsAt(base: () => string): { V2: VersionAt; V1: VersionAt; VERSIONS: VersionAt[] } {
-  const at = (version: Version, other: Version): VersionAt => ({ ...version, issuer: () => version.issuerAt(base()), otherIssuer: () => other.issuerAt(base()) });
+  const at = (version: Version, other: Version): VersionAt => ({
+    ...version,
+    issuer: () => version.issuerAt(base()),
+    otherIssuer: () => other.issuerAt(base()),
+  });
   const V2 = at(VERSION_2, VERSION_1);
   const V1 = at(VERSION_1, VERSION_2);
   return { V2, V1, VERSIONS: [V2, V1] };

@@ -79,7 +79,15 @@ export async function startIssuer(overrides: Partial<WalletIssuerOptions> = {}):
 }
 
 let offers = 0;
-export async function offer(running: Running, opts: { pin?: string; attributes?: Record<string, unknown>; credentialExpiresAt?: Date; credentialType?: string } = {}) {
+export async function offer(
+  running: Running,
+  opts: {
+    pin?: string;
+    attributes?: Record<string, unknown>;
+    credentialExpiresAt?: Date;
+    credentialType?: string;
+  } = {},
+) {
   const stepId = `step-${++offers}`;
   const credentialExpiresAt = opts.credentialExpiresAt ?? new Date(Date.UTC(2030, 0, 1));
   const { offerId, offerUri, expiresAt } = await running.issuer.createOffer({
@@ -91,11 +99,22 @@ export async function offer(running: Running, opts: { pin?: string; attributes?:
     ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin, stepId) } : {}),
   });
   const parsed = await resolveOfferLink(offerUri);
-  return { stepId, offerId, offerUri, expiresAt, credentialExpiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string, parsed };
+  return {
+    stepId,
+    offerId,
+    offerUri,
+    expiresAt,
+    credentialExpiresAt,
+    code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string,
+    parsed,
+  };
 }
 
 export async function tokenRequest(baseUrl: string, params: Record<string, string>) {
-  const response = await fetch(`${baseUrl}/wallet/token`, { method: 'POST', body: new URLSearchParams({ grant_type: PRE_AUTH, ...params }) });
+  const response = await fetch(`${baseUrl}/wallet/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: PRE_AUTH, ...params }),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, string> };
 }
 
@@ -113,7 +132,12 @@ export async function proof(claims: { aud: string; nonce: string }) {
     .sign(privateKey);
 }
 
-export async function credentialRequest(baseUrl: string, accessToken: string, proofJwt: string, configurationId = 'EmployeeBadge') {
+export async function credentialRequest(
+  baseUrl: string,
+  accessToken: string,
+  proofJwt: string,
+  configurationId = 'EmployeeBadge',
+) {
   const response = await fetch(`${baseUrl}/wallet/credential`, {
     method: 'POST',
     headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },

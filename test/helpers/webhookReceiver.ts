@@ -43,7 +43,14 @@ export async function startWebhookReceiver(secret: string, answer?: ReceiverAnsw
       res.end();
       return;
     }
-    const hook: ReceivedWebhook = { id: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']), signature: String(req.headers['webhook-signature']), payload, raw, at: Date.now() };
+    const hook: ReceivedWebhook = {
+      id: String(req.headers['webhook-id']),
+      timestamp: String(req.headers['webhook-timestamp']),
+      signature: String(req.headers['webhook-signature']),
+      payload,
+      raw,
+      at: Date.now(),
+    };
     received.push(hook);
     if (respond) await respond(hook, req, res);
     else {
@@ -71,7 +78,10 @@ export async function startWebhookReceiver(secret: string, answer?: ReceiverAnsw
       const found = received.find(test);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length})`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no matching webhook within ${timeoutMs} ms (received ${received.length})`)),
+          timeoutMs,
+        );
         waiters.push({ test, resolve: (h) => (clearTimeout(timer), resolve(h)) });
       });
     },

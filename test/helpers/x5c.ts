@@ -25,13 +25,18 @@ export interface CheckedX5c {
 }
 
 /** `uri: false`: the host alone may name the issuer (SD-JWT VC §3.5 allows either), as an operator's leaf may. */
-export async function checkX5cIndependently(jws: string, o: { caPem: string; iss: string; now?: Date; uri?: boolean }): Promise<CheckedX5c> {
+export async function checkX5cIndependently(
+  jws: string,
+  o: { caPem: string; iss: string; now?: Date; uri?: boolean },
+): Promise<CheckedX5c> {
   const header = decodeProtectedHeader(jws) as Record<string, unknown>;
   const x5c = header.x5c;
-  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string')) throw new Error('the JWS has no x5c header');
+  if (!Array.isArray(x5c) || x5c.length === 0 || !x5c.every((c) => typeof c === 'string'))
+    throw new Error('the JWS has no x5c header');
   const certs = (x5c as string[]).map((c) => new x509.X509Certificate(der(c)));
   // HAIP 1.0: no trust anchor in x5c
-  for (const [i, c] of certs.entries()) if (await c.isSelfSigned()) throw new Error(`x5c[${i}] is self-signed (a root)`);
+  for (const [i, c] of certs.entries())
+    if (await c.isSelfSigned()) throw new Error(`x5c[${i}] is self-signed (a root)`);
   const leaf = certs[0];
   const bc = leaf.getExtension(x509.BasicConstraintsExtension);
   if (bc?.ca) throw new Error('the first x5c certificate is a CA, not the leaf');
@@ -47,10 +52,14 @@ export async function checkX5cIndependently(jws: string, o: { caPem: string; iss
 
   const san = leaf.getExtension(x509.SubjectAlternativeNameExtension);
   const names = san?.names.items ?? [];
-  if (o.uri !== false && !names.some((n) => n.type === 'url' && n.value === o.iss)) throw new Error(`the leaf does not name ${o.iss} as a subjectAltName URI`);
+  if (o.uri !== false && !names.some((n) => n.type === 'url' && n.value === o.iss))
+    throw new Error(`the leaf does not name ${o.iss} as a subjectAltName URI`);
   const host = new URL(o.iss).hostname;
   const hostType = isIP(host) ? 'ip' : 'dns';
-  if (!names.some((n) => n.type === hostType && n.value === host)) throw new Error(`the leaf does not name ${host} as a subjectAltName ${hostType === 'ip' ? 'iPAddress' : 'dNSName'}`);
+  if (!names.some((n) => n.type === hostType && n.value === host))
+    throw new Error(
+      `the leaf does not name ${host} as a subjectAltName ${hostType === 'ip' ? 'iPAddress' : 'dNSName'}`,
+    );
 
   const publicKey = await leaf.publicKey.export({ name: 'ECDSA', namedCurve: 'P-256' }, ['verify']);
   await compactVerify(jws, publicKey, { algorithms: ['ES256'] });

@@ -28,9 +28,18 @@ type Method = (typeof METHODS)[number];
 /** A percent-encoding that does not decode (an incomplete UTF-8 sequence): the documented 400. */
 const UNDECODABLE = '%E0%A4%A';
 
-interface Header { schema: object }
-interface Response { description: string; headers?: Record<string, Header | { $ref: string }>; content?: Record<string, { schema: object; example?: unknown; examples?: Record<string, { value: unknown }> }> }
-interface Operation { operationId: string; responses: Record<string, Response | { $ref: string }> }
+interface Header {
+  schema: object;
+}
+interface Response {
+  description: string;
+  headers?: Record<string, Header | { $ref: string }>;
+  content?: Record<string, { schema: object; example?: unknown; examples?: Record<string, { value: unknown }> }>;
+}
+interface Operation {
+  operationId: string;
+  responses: Record<string, Response | { $ref: string }>;
+}
 type PathItem = Partial<Record<Method, Operation>> & { parameters?: { $ref: string }[] };
 interface Doc {
   openapi: string;
@@ -41,7 +50,9 @@ interface Doc {
 }
 
 const doc = parse(readFileSync(DOC_URL, 'utf8')) as Doc;
-const packageVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** RFC 6901 */
 const pointer = (...parts: string[]) => parts.map((p) => `/${p.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
@@ -50,7 +61,10 @@ const pointer = (...parts: string[]) => parts.map((p) => `/${p.replaceAll('~', '
 function resolve<T>(value: T | { $ref: string }, at: string): { value: T; at: string } {
   if (typeof value === 'object' && value !== null && '$ref' in value) {
     const target = value.$ref.slice(1);
-    const found = target.split('/').slice(1).reduce<unknown>((o, p) => (o as Record<string, unknown>)[p.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+    const found = target
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((o, p) => (o as Record<string, unknown>)[p.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
     expect(found, `${at}: ${value.$ref} resolves`).toBeDefined();
     return { value: found as T, at: target };
   }
@@ -80,7 +94,12 @@ function expectValid(at: string, value: unknown, what: string): void {
 
 /** Every documented operation: its method, path template, and where it is in the document. */
 const operations = Object.entries(doc.paths).flatMap(([template, item]) =>
-  METHODS.filter((m) => item[m]).map((method) => ({ method, template, operation: item[method]!, at: pointer('paths', template, method) })),
+  METHODS.filter((m) => item[m]).map((method) => ({
+    method,
+    template,
+    operation: item[method]!,
+    at: pointer('paths', template, method),
+  })),
 );
 const documentedMethods = (template: string) => METHODS.filter((m) => doc.paths[template][m]);
 const pathOf = (template: string, serialNumber: string) => template.replace('{serialNumber}', serialNumber);
@@ -104,7 +123,10 @@ describe('docs/admin-api.yaml', () => {
         const response = resolve(raw, `${at}/responses/${status}`);
         for (const [type, media] of Object.entries(response.value.content ?? {})) {
           const schema = `${response.at}${pointer('content', type, 'schema')}`;
-          for (const example of [...(media.example !== undefined ? [media.example] : []), ...Object.values(media.examples ?? {}).map((e) => e.value)]) {
+          for (const example of [
+            ...(media.example !== undefined ? [media.example] : []),
+            ...Object.values(media.examples ?? {}).map((e) => e.value),
+          ]) {
             expectValid(schema, example, `an example of ${at} ${status}`);
             examples++;
           }
@@ -121,7 +143,9 @@ describe('docs/admin-api.yaml', () => {
       const group = /\(([^()]*)\)/.exec(source);
       if (!group) return [source];
       const options = group[1] === '[^/]+' ? [SAMPLE] : group[1].split('|');
-      return options.flatMap((o) => expand(source.slice(0, group.index) + o + source.slice(group.index + group[0].length)));
+      return options.flatMap((o) =>
+        expand(source.slice(0, group.index) + o + source.slice(group.index + group[0].length)),
+      );
     };
     const documented = operations.map(({ method, template }) => `${method.toUpperCase()} ${pathOf(template, SAMPLE)}`);
     for (const route of ADMIN_ROUTES) {
@@ -133,10 +157,13 @@ describe('docs/admin-api.yaml', () => {
         expect(documented, `${route.method} ${String(route.path)} is documented`).toContain(`${route.method} ${path}`);
       }
     }
-    for (const action of Object.keys(ACTIONS)) expect(documented).toContain(`POST /admin/credentials/${SAMPLE}/${action}`);
+    for (const action of Object.keys(ACTIONS))
+      expect(documented).toContain(`POST /admin/credentials/${SAMPLE}/${action}`);
     // and the other way: every documented operation is a registered route (HEAD is GET's)
     for (const { method, template } of operations) {
-      const served = ADMIN_ROUTES.some((r) => r.method === (method === 'head' ? 'GET' : method.toUpperCase()) && r.path.test(pathOf(template, SAMPLE)));
+      const served = ADMIN_ROUTES.some(
+        (r) => r.method === (method === 'head' ? 'GET' : method.toUpperCase()) && r.path.test(pathOf(template, SAMPLE)),
+      );
       expect(served, `${method.toUpperCase()} ${template} is served`).toBe(true);
     }
   });
@@ -149,16 +176,28 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
   const seen = new Map<string, Set<string>>();
 
   const send = (method: Method, path: string, token: string | null = ADMIN_TOKEN, scheme = 'Bearer') =>
-    fetch(`${t.url}${path}`, { method: method.toUpperCase(), headers: token === null ? {} : { authorization: `${scheme} ${token}` } });
+    fetch(`${t.url}${path}`, {
+      method: method.toUpperCase(),
+      headers: token === null ? {} : { authorization: `${scheme} ${token}` },
+    });
 
   /**
    * One request of a documented operation, checked against the document: the status is one it documents,
    * each documented header is there and its schema accepts it, and the body is JSON its schema accepts
    * (or empty where no content is documented). Returns the body.
    */
-  async function exchange(operationId: string, serial: string, opts: { token?: string | null; scheme?: string } = {}): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  async function exchange(
+    operationId: string,
+    serial: string,
+    opts: { token?: string | null; scheme?: string } = {},
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
     const { method, template, operation, at } = operations.find((o) => o.operation.operationId === operationId)!;
-    const res = await send(method, pathOf(template, serial), opts.token === undefined ? ADMIN_TOKEN : opts.token, opts.scheme);
+    const res = await send(
+      method,
+      pathOf(template, serial),
+      opts.token === undefined ? ADMIN_TOKEN : opts.token,
+      opts.scheme,
+    );
     const status = String(res.status);
     const text = await res.text();
     expect(Object.keys(operation.responses), `${operationId} answered ${status}: ${text}`).toContain(status);
@@ -173,7 +212,11 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
     if (response.value.content) {
       expect(res.headers.get('content-type')).toMatch(/^application\/json\b/);
       body = JSON.parse(text) as Record<string, unknown>;
-      expectValid(`${response.at}${pointer('content', 'application/json', 'schema')}`, body, `${operationId} ${status} body`);
+      expectValid(
+        `${response.at}${pointer('content', 'application/json', 'schema')}`,
+        body,
+        `${operationId} ${status} body`,
+      );
     } else expect(text, `${operationId} ${status} has no body`).toBe('');
     seen.set(operationId, (seen.get(operationId) ?? new Set()).add(status));
     return { status: res.status, body, headers: res.headers };
@@ -182,9 +225,23 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
   beforeAll(async () => {
     t = await startTestService({ admin: { token: ADMIN_TOKEN } });
     // a real credential: the issuance flow end to end, the SerialNumber from the relying party's ID token
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
-    const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet: await newWallet(), pin: '1234' });
-    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace' },
+      pin: '1234',
+      redirectUri: REDIRECT,
+    });
+    const { callbackUrl } = await holderCompletesIssuance(rp.authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet: await newWallet(),
+      pin: '1234',
+    });
+    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), {
+      pkceCodeVerifier: rp.verifier,
+      expectedState: rp.state,
+      expectedNonce: rp.nonce,
+    });
     serialNumber = tokens.claims()!.SerialNumber as string;
   });
   afterAll(async () => t?.stop());
@@ -195,7 +252,11 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
         const none = await exchange(operation.operationId, serial, { token: null });
         expect(none.status).toBe(401);
         expect(none.headers.get('www-authenticate')).toBe('Bearer');
-        for (const wrong of [{ token: `${ADMIN_TOKEN}x` }, { token: ADMIN_TOKEN.slice(0, -1) }, { token: ADMIN_TOKEN, scheme: 'Basic' }]) {
+        for (const wrong of [
+          { token: `${ADMIN_TOKEN}x` },
+          { token: ADMIN_TOKEN.slice(0, -1) },
+          { token: ADMIN_TOKEN, scheme: 'Basic' },
+        ]) {
           const refused = await exchange(operation.operationId, serial, wrong);
           expect(refused.status).toBe(401);
           expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
@@ -226,14 +287,38 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
     expect(Date.parse(shown.body.expiresAt as string)).toBeGreaterThan(Date.now());
     expect((await exchange('headCredentialStatus', serialNumber)).status).toBe(200);
 
-    expect((await exchange('suspendCredential', serialNumber)).body).toEqual({ serialNumber, status: 'suspended', changed: true });
-    expect((await exchange('suspendCredential', serialNumber)).body).toEqual({ serialNumber, status: 'suspended', changed: false });
+    expect((await exchange('suspendCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'suspended',
+      changed: true,
+    });
+    expect((await exchange('suspendCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'suspended',
+      changed: false,
+    });
     expect((await exchange('getCredentialStatus', serialNumber)).body).toMatchObject({ status: 'suspended' });
-    expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({ serialNumber, status: 'valid', changed: true });
-    expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({ serialNumber, status: 'valid', changed: false });
+    expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'valid',
+      changed: true,
+    });
+    expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'valid',
+      changed: false,
+    });
 
-    expect((await exchange('revokeCredential', serialNumber)).body).toEqual({ serialNumber, status: 'revoked', changed: true });
-    expect((await exchange('revokeCredential', serialNumber)).body).toEqual({ serialNumber, status: 'revoked', changed: false });
+    expect((await exchange('revokeCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'revoked',
+      changed: true,
+    });
+    expect((await exchange('revokeCredential', serialNumber)).body).toEqual({
+      serialNumber,
+      status: 'revoked',
+      changed: false,
+    });
     for (const operationId of ['suspendCredential', 'reinstateCredential']) {
       expect(await exchange(operationId, serialNumber)).toMatchObject({ status: 409, body: { error: 'conflict' } });
     }
@@ -242,7 +327,9 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
 
   it('gave every status the document lists for each operation', () => {
     for (const { operation } of operations) {
-      expect([...(seen.get(operation.operationId) ?? [])].sort(), operation.operationId).toEqual(Object.keys(operation.responses).sort());
+      expect([...(seen.get(operation.operationId) ?? [])].sort(), operation.operationId).toEqual(
+        Object.keys(operation.responses).sort(),
+      );
     }
   });
 
@@ -254,7 +341,12 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
           const res = await send(method, pathOf(template, encodeURIComponent(serialNumber)), token);
           expect(res.status, `${method} ${template}`).toBe(405);
           // HEAD is GET's: the router names GET only
-          expect(res.headers.get('allow')?.split(', ').sort(), `${method} ${template}`).toEqual(allowed.filter((m) => m !== 'head').map((m) => m.toUpperCase()).sort());
+          expect(res.headers.get('allow')?.split(', ').sort(), `${method} ${template}`).toEqual(
+            allowed
+              .filter((m) => m !== 'head')
+              .map((m) => m.toUpperCase())
+              .sort(),
+          );
           if (method !== 'head') expect(await res.json()).toMatchObject({ error: 'invalid_request' });
         }
       }
@@ -264,9 +356,22 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
   it('answers 404 to every other path under /admin, even with the token', async () => {
     const s = encodeURIComponent(serialNumber);
     const others = [
-      '/admin', '/admin/', '/admin/credentials', '/admin/credentials/', `/admin/credentials/${s}/`, `/admin/credentials/${s}/destroy`,
-      `/admin/credentials/${s}/status`, `/admin/credentials/${s}/REVOKE`, `/admin/credentials/${s}/revoke/`, `/admin/credentials/${s}/revoke/now`,
-      `/admin/credentials/${s}//revoke`, `/admin/credentials//${s}`, '/admin/tokens', '/admin/status', `/admin/${s}/revoke`, `/admin/credential/${s}`,
+      '/admin',
+      '/admin/',
+      '/admin/credentials',
+      '/admin/credentials/',
+      `/admin/credentials/${s}/`,
+      `/admin/credentials/${s}/destroy`,
+      `/admin/credentials/${s}/status`,
+      `/admin/credentials/${s}/REVOKE`,
+      `/admin/credentials/${s}/revoke/`,
+      `/admin/credentials/${s}/revoke/now`,
+      `/admin/credentials/${s}//revoke`,
+      `/admin/credentials//${s}`,
+      '/admin/tokens',
+      '/admin/status',
+      `/admin/${s}/revoke`,
+      `/admin/credential/${s}`,
     ];
     for (const path of others) {
       for (const method of ['get', 'post', 'delete'] as const) {
@@ -281,7 +386,10 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
     const plain = await startTestService();
     try {
       for (const { method, template } of operations) {
-        const res = await fetch(`${plain.url}${pathOf(template, randomUUID())}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        const res = await fetch(`${plain.url}${pathOf(template, randomUUID())}`, {
+          method: method.toUpperCase(),
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
         expect(res.status, `${method} ${template}`).toBe(404);
         await res.body?.cancel();
       }

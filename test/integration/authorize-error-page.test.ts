@@ -35,7 +35,13 @@ describe('authorise errors: a page for a browser, JSON for an API client', () =>
   });
 
   it('an error the provider answers (a request_uri used twice): the page for the browser', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '4821', redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace' },
+      pin: '4821',
+      redirectUri: REDIRECT,
+    });
     expect((await new Browser(REDIRECT).follow(rp.authorizeUrl.href)).res?.status).toBe(200);
     const again = await fetch(rp.authorizeUrl.href, { headers: { accept: BROWSER_ACCEPT }, redirect: 'manual' });
     expect(again.status).toBe(400);

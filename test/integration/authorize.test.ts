@@ -26,7 +26,11 @@ type Params = Record<string, string | undefined>;
 type VersionCase = VersionAt;
 const { V2, V1, VERSIONS } = versionsAt(() => url);
 
-const CLIENTS = { 'issuer-pkce': SECRETS.pkceIssuer, 'issuer-plain': SECRETS.plainIssuer, other: SECRETS.other } as const;
+const CLIENTS = {
+  'issuer-pkce': SECRETS.pkceIssuer,
+  'issuer-plain': SECRETS.plainIssuer,
+  other: SECRETS.other,
+} as const;
 type ClientId = keyof typeof CLIENTS;
 
 const membership = () => ({ MemberName: 'Ada Lovelace', MemberNumber: 1815 });
@@ -35,13 +39,22 @@ const badge = () => ({ FirstName: 'Ada', LastName: 'Lovelace' });
 /** A valid 1x1 RGBA PNG. */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-const hint = (vc: VersionCase, clientId: ClientId, claims: Record<string, unknown>, extra: Partial<Parameters<typeof makeHint>[0]> = {}) =>
-  makeHint({ clientId, secret: CLIENTS[clientId], audience: vc.issuer(), claims, ...extra });
+const hint = (
+  vc: VersionCase,
+  clientId: ClientId,
+  claims: Record<string, unknown>,
+  extra: Partial<Parameters<typeof makeHint>[0]> = {},
+) => makeHint({ clientId, secret: CLIENTS[clientId], audience: vc.issuer(), claims, ...extra });
 
 const newState = () => `st-${randomBytes(8).toString('hex')}`;
 
 /** Pushes a MembershipCard issuance for `issuer-plain` with the given hint claims; returns request_uri and state. */
-async function pushMembership(vc: VersionCase, claims: Record<string, unknown> = membership(), overrides: Params = {}, base = url): Promise<{ requestUri: string; state: string; expiresIn: number }> {
+async function pushMembership(
+  vc: VersionCase,
+  claims: Record<string, unknown> = membership(),
+  overrides: Params = {},
+  base = url,
+): Promise<{ requestUri: string; state: string; expiresIn: number }> {
   const state = newState();
   const res = await postForm(`${base}${vc.par}`, {
     client_id: 'issuer-plain',
@@ -51,7 +64,12 @@ async function pushMembership(vc: VersionCase, claims: Record<string, unknown> =
     scope: vc.issue('MembershipCard'),
     nonce: randomBytes(8).toString('hex'),
     state,
-    id_token_hint: await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: base === url ? vc.issuer() : vc.v === 'v2' ? base : `${base}/oidc`, claims }),
+    id_token_hint: await makeHint({
+      clientId: 'issuer-plain',
+      secret: SECRETS.plainIssuer,
+      audience: base === url ? vc.issuer() : vc.v === 'v2' ? base : `${base}/oidc`,
+      claims,
+    }),
     ...overrides,
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -65,7 +83,12 @@ function authorizeUrl(vc: VersionCase, params: Params, base = url): string {
 }
 
 /** A direct error answer (D4): JSON, status, code, description naming the parameter, no-store, no redirect. */
-async function expectDirectError(res: Response | undefined, error: string, names: string | RegExp, status = 400): Promise<void> {
+async function expectDirectError(
+  res: Response | undefined,
+  error: string,
+  names: string | RegExp,
+  status = 400,
+): Promise<void> {
   expect(res, 'expected a direct answer, not a redirect to the client').toBeDefined();
   const r = res!;
   const text = await r.text();
@@ -94,14 +117,23 @@ async function get(u: string, browser = new Browser(REDIRECT)): Promise<Response
 async function followToClient(u: string, browser = new Browser(REDIRECT)): Promise<URLSearchParams> {
   const out = await browser.follow(u);
   if (out.res) expect(out.res.status, `never a 500 (${out.final}): ${out.html?.slice(0, 300)}`).toBeLessThan(500);
-  expect(out.final.startsWith(REDIRECT), `expected a redirect to the client, stopped at ${out.final} (${out.res?.status}): ${out.html?.slice(0, 300)}`).toBe(true);
+  expect(
+    out.final.startsWith(REDIRECT),
+    `expected a redirect to the client, stopped at ${out.final} (${out.res?.status}): ${out.html?.slice(0, 300)}`,
+  ).toBe(true);
   const target = new URL(out.final);
   expect(`${target.origin}${target.pathname}`).toBe(REDIRECT);
   return target.searchParams;
 }
 
 /** A redirected error (D4): `error`, `error_description` naming the parameter, the request's `state`; no code. */
-function expectRedirectedError(q: URLSearchParams, vc: VersionCase, error: string, names: string | RegExp, state: string | undefined): void {
+function expectRedirectedError(
+  q: URLSearchParams,
+  vc: VersionCase,
+  error: string,
+  names: string | RegExp,
+  state: string | undefined,
+): void {
   expect(q.get('error'), q.toString()).toBe(error);
   const description = q.get('error_description') ?? '';
   if (typeof names === 'string') expect(description).toContain(names);
@@ -136,7 +168,9 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
 
   it(`Flows 2: a valid PAR at authorise -> the prompt page (200 HTML at /interaction/...) with an openid-credential-offer:// link ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
-    const { html, final } = await followToPrompt(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }));
+    const { html, final } = await followToPrompt(
+      authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }),
+    );
     expect(new URL(final).pathname).toMatch(new RegExp(`^/interaction/${vc.v}/`));
     expectOffer(html);
   });
@@ -148,23 +182,38 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
 
   it(`PAR authorise / client_id not registered -> 400 invalid_request ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
-    await expectDirectError(await get(authorizeUrl(vc, { client_id: 'nobody', request_uri: requestUri })), 'invalid_request', 'client_id');
+    await expectDirectError(
+      await get(authorizeUrl(vc, { client_id: 'nobody', request_uri: requestUri })),
+      'invalid_request',
+      'client_id',
+    );
   });
 
   it(`PAR authorise / client_id different from the PAR's -> 400 invalid_request ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
-    await expectDirectError(await get(authorizeUrl(vc, { client_id: 'other', request_uri: requestUri })), 'invalid_request', /client_id|request_uri/);
+    await expectDirectError(
+      await get(authorizeUrl(vc, { client_id: 'other', request_uri: requestUri })),
+      'invalid_request',
+      /client_id|request_uri/,
+    );
   });
 
   it(`PAR authorise / client_id different from the PAR's does not burn the request_uri for its owner ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
-    await expectDirectError(await get(authorizeUrl(vc, { client_id: 'other', request_uri: requestUri })), 'invalid_request', /client_id|request_uri/);
+    await expectDirectError(
+      await get(authorizeUrl(vc, { client_id: 'other', request_uri: requestUri })),
+      'invalid_request',
+      /client_id|request_uri/,
+    );
     const { html } = await followToPrompt(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }));
     expectOffer(html);
   });
 
   it(`PAR authorise / request_uri unknown -> 400 invalid_request ${tag}`, async () => {
-    const u = authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: `urn:ietf:params:oauth:request_uri:${randomBytes(16).toString('base64url')}` });
+    const u = authorizeUrl(vc, {
+      client_id: 'issuer-plain',
+      request_uri: `urn:ietf:params:oauth:request_uri:${randomBytes(16).toString('base64url')}`,
+    });
     await expectDirectError(await get(u), 'invalid_request', 'request_uri');
   });
 
@@ -176,7 +225,11 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
   it(`PAR authorise / request_uri of the other version -> 400 invalid_request ${tag}`, async () => {
     const other = vc.v === 'v2' ? V1 : V2;
     const { requestUri } = await pushMembership(other);
-    await expectDirectError(await get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri })), 'invalid_request', 'request_uri');
+    await expectDirectError(
+      await get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri })),
+      'invalid_request',
+      'request_uri',
+    );
   });
 
   it(`PAR authorise / request_uri already used (authorise twice, D16 single use) -> 400 invalid_request ${tag}`, async () => {
@@ -184,17 +237,25 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
     const first = await followToPrompt(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }));
     expectOffer(first.html);
     // a second user agent (no cookies) with the same request_uri
-    await expectDirectError(await get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri })), 'invalid_request', 'request_uri');
+    await expectDirectError(
+      await get(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri })),
+      'invalid_request',
+      'request_uri',
+    );
   });
 
   it(`PAR authorise / request_uri already used, same browser -> no second credential offer ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
     const browser = new Browser(REDIRECT);
-    const first = await followToPrompt(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }), browser);
+    const first = await followToPrompt(
+      authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }),
+      browser,
+    );
     const firstOffer = offerFromPage(first.html);
     const again = await browser.follow(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }));
     if (again.res) expect(again.res.status).toBeLessThan(500);
-    const secondOffer = again.html && /openid-credential-offer/.test(again.html) ? offerFromPage(again.html) : undefined;
+    const secondOffer =
+      again.html && /openid-credential-offer/.test(again.html) ? offerFromPage(again.html) : undefined;
     // D7/D16: one PAR, one hint -> at most one credential offer
     if (secondOffer !== undefined) expect(secondOffer).toBe(firstOffer);
     else expect(again.res?.status ?? 400).toBe(400);
@@ -202,7 +263,9 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
 
   it(`PAR authorise / RedirectUri: a redirect_uri on the authorise query is not used (only the PAR's counts) ${tag}`, async () => {
     const { requestUri } = await pushMembership(vc);
-    const out = await new Browser('https://evil.example/').follow(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri, redirect_uri: 'https://evil.example/cb' }));
+    const out = await new Browser('https://evil.example/').follow(
+      authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri, redirect_uri: 'https://evil.example/cb' }),
+    );
     expect(out.final.startsWith('https://evil.example/')).toBe(false);
     if (out.res) expect(out.res.status).toBeLessThan(500);
   });
@@ -248,7 +311,10 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
     });
 
     it(`TokenHint image: a PNG labelled image/gif (format not allowed) -> redirected invalid_request ${tag}`, async () => {
-      const { requestUri, state } = await pushMembership(vc, { ...membership(), Photo: `data:image/gif;base64,${PNG_1X1}` });
+      const { requestUri, state } = await pushMembership(vc, {
+        ...membership(),
+        Photo: `data:image/gif;base64,${PNG_1X1}`,
+      });
       const q = await followToClient(authorizeUrl(vc, { client_id: 'issuer-plain', request_uri: requestUri }));
       expectRedirectedError(q, vc, 'invalid_request', 'Photo', state);
     });
@@ -270,7 +336,9 @@ describe.each(VERSIONS)('PAR authorise ($v)', (vc) => {
 describe.each(VERSIONS)('PAR authorise / request_uri expired ($v)', (vc) => {
   let short: TestService;
   beforeAll(async () => {
-    short = await startTestService({ lifetimes: { par: 1, code: 60, token: 60, offer: 300, interaction: 600, continuation: 300 } });
+    short = await startTestService({
+      lifetimes: { par: 1, code: 60, token: 60, offer: 300, interaction: 600, continuation: 300 },
+    });
   });
   afterAll(async () => {
     await short?.stop();
@@ -308,7 +376,10 @@ describe('Version 2 non-PAR authorise (D6)', () => {
   }
 
   /** A full non-PAR issuance for the PKCE-optional client (MembershipCard). */
-  async function membershipQuery(overrides: Params = {}, claims: Record<string, unknown> = membership()): Promise<Params> {
+  async function membershipQuery(
+    overrides: Params = {},
+    claims: Record<string, unknown> = membership(),
+  ): Promise<Params> {
     return {
       client_id: 'issuer-plain',
       response_type: 'code',
@@ -336,7 +407,9 @@ describe('Version 2 non-PAR authorise (D6)', () => {
   });
 
   it('D5: code_challenge_method plain is accepted -> the prompt page (v2)', async () => {
-    const { html } = await followToPrompt(authorizeUrl(V2, await badgeQuery({ code_challenge: pkcePair().verifier, code_challenge_method: 'plain' })));
+    const { html } = await followToPrompt(
+      authorizeUrl(V2, await badgeQuery({ code_challenge: pkcePair().verifier, code_challenge_method: 'plain' })),
+    );
     expectOffer(html);
   });
 
@@ -348,27 +421,51 @@ describe('Version 2 non-PAR authorise (D6)', () => {
 
   describe('direct errors (redirect URI not validated) -> 400', () => {
     it('Authorise errors / ClientId not provided -> 400 invalid_request (v2 non-PAR)', async () => {
-      await expectDirectError(await get(authorizeUrl(V2, await badgeQuery({ client_id: undefined }))), 'invalid_request', 'client_id');
+      await expectDirectError(
+        await get(authorizeUrl(V2, await badgeQuery({ client_id: undefined }))),
+        'invalid_request',
+        'client_id',
+      );
     });
 
     it('Authorise errors / ClientId not registered -> 400 invalid_request (v2 non-PAR)', async () => {
-      await expectDirectError(await get(authorizeUrl(V2, await badgeQuery({ client_id: 'nobody' }))), 'invalid_request', 'client_id');
+      await expectDirectError(
+        await get(authorizeUrl(V2, await badgeQuery({ client_id: 'nobody' }))),
+        'invalid_request',
+        'client_id',
+      );
     });
 
     it('Authorise errors / RedirectUri not registered in client -> 400 invalid_request, no redirect (v2 non-PAR)', async () => {
-      await expectDirectError(await get(authorizeUrl(V2, await badgeQuery({ redirect_uri: 'https://evil.example/cb' }))), 'invalid_request', 'redirect_uri');
+      await expectDirectError(
+        await get(authorizeUrl(V2, await badgeQuery({ redirect_uri: 'https://evil.example/cb' }))),
+        'invalid_request',
+        'redirect_uri',
+      );
     });
 
     it('Authorise errors / RedirectUri registered for another client only -> 400 invalid_request (v2 non-PAR)', async () => {
-      await expectDirectError(await get(authorizeUrl(V2, await membershipQuery({ redirect_uri: OTHER_REDIRECT }))), 'invalid_request', 'redirect_uri');
+      await expectDirectError(
+        await get(authorizeUrl(V2, await membershipQuery({ redirect_uri: OTHER_REDIRECT }))),
+        'invalid_request',
+        'redirect_uri',
+      );
     });
 
     it('Authorise errors / RedirectUri missing -> 400 invalid_request (v2 non-PAR)', async () => {
-      await expectDirectError(await get(authorizeUrl(V2, await badgeQuery({ redirect_uri: undefined }))), 'invalid_request', 'redirect_uri');
+      await expectDirectError(
+        await get(authorizeUrl(V2, await badgeQuery({ redirect_uri: undefined }))),
+        'invalid_request',
+        'redirect_uri',
+      );
     });
 
     it('Authorise errors / RedirectUri not registered, with other errors too -> still 400, never a redirect (v2 non-PAR)', async () => {
-      const params = await badgeQuery({ redirect_uri: 'https://evil.example/cb', response_type: 'token', scope: 'openid issue.Nope' });
+      const params = await badgeQuery({
+        redirect_uri: 'https://evil.example/cb',
+        response_type: 'token',
+        scope: 'openid issue.Nope',
+      });
       await expectDirectError(await get(authorizeUrl(V2, params)), 'invalid_request', 'redirect_uri');
     });
   });
@@ -436,13 +533,23 @@ describe('Version 2 non-PAR authorise (D6)', () => {
     });
 
     it('D6 / IdTokenHint signed with another secret -> redirected invalid_request (v2 non-PAR)', async () => {
-      const forged = await makeHint({ clientId: 'issuer-pkce', secret: 'not-the-registered-secret-000', audience: url, claims: badge() });
+      const forged = await makeHint({
+        clientId: 'issuer-pkce',
+        secret: 'not-the-registered-secret-000',
+        audience: url,
+        claims: badge(),
+      });
       const p = await badgeQuery({ id_token_hint: forged });
       expectRedirectedError(await redirected(p), V2, 'invalid_request', 'id_token_hint', p.state);
     });
 
     it('D6 / IdTokenHint with aud of Version 1 (D1) -> redirected invalid_request (v2 non-PAR)', async () => {
-      const wrong = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: `${url}/oidc`, claims: badge() });
+      const wrong = await makeHint({
+        clientId: 'issuer-pkce',
+        secret: SECRETS.pkceIssuer,
+        audience: `${url}/oidc`,
+        claims: badge(),
+      });
       const p = await badgeQuery({ id_token_hint: wrong });
       expectRedirectedError(await redirected(p), V2, 'invalid_request', /id_token_hint.*aud/, p.state);
     });
@@ -481,7 +588,10 @@ describe('Version 2 non-PAR authorise (D6)', () => {
     });
 
     it('D6 / TokenHint image not valid -> redirected invalid_request (v2 non-PAR)', async () => {
-      const p = await membershipQuery({}, { ...membership(), Photo: `data:image/png;base64,${randomBytes(48).toString('base64')}` });
+      const p = await membershipQuery(
+        {},
+        { ...membership(), Photo: `data:image/png;base64,${randomBytes(48).toString('base64')}` },
+      );
       expectRedirectedError(await redirected(p), V2, 'invalid_request', 'Photo', p.state);
     });
 
@@ -513,7 +623,11 @@ describe('Version 1 /oidc/authorize', () => {
   });
 
   it('Versioning / Non-PAR: Version 1 /oidc/authorize with only client_id -> 400 invalid_request (v1)', async () => {
-    await expectDirectError(await get(authorizeUrl(V1, { client_id: 'issuer-plain' })), 'invalid_request', 'request_uri');
+    await expectDirectError(
+      await get(authorizeUrl(V1, { client_id: 'issuer-plain' })),
+      'invalid_request',
+      'request_uri',
+    );
   });
 
   it('Versioning / Non-PAR: Version 1 /oidc/authorizev1 refuses a request_uri -> 400 invalid_request (v1)', async () => {
@@ -538,7 +652,8 @@ describe('Version 1 /oidc/authorize', () => {
       code_challenge: pkce.challenge,
       code_challenge_method: 'S256',
       id_token_hint: await hint(V1, 'issuer-plain', membership()),
-    })) u.searchParams.set(k, v);
+    }))
+      u.searchParams.set(k, v);
     const q = await followToClient(u.href);
     expectRedirectedError(q, V1, 'invalid_scope', 'scope', state);
   });

@@ -33,7 +33,11 @@ const { V2, VERSIONS } = versionsAt(() => url);
 
 const membership = () => ({ MemberName: 'Ada Lovelace', MemberNumber: 1815 });
 
-async function parParams(vc: VersionCase, overrides: Record<string, string | undefined> = {}, claims: Record<string, unknown> = membership()): Promise<URLSearchParams> {
+async function parParams(
+  vc: VersionCase,
+  overrides: Record<string, string | undefined> = {},
+  claims: Record<string, unknown> = membership(),
+): Promise<URLSearchParams> {
   const all: Record<string, string | undefined> = {
     client_id: 'issuer-plain',
     client_secret: SECRETS.plainIssuer,
@@ -42,7 +46,12 @@ async function parParams(vc: VersionCase, overrides: Record<string, string | und
     scope: vc.issue('MembershipCard'),
     nonce: randomBytes(8).toString('hex'),
     state: `st-${randomBytes(6).toString('hex')}`,
-    id_token_hint: await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: vc.issuer(), claims }),
+    id_token_hint: await makeHint({
+      clientId: 'issuer-plain',
+      secret: SECRETS.plainIssuer,
+      audience: vc.issuer(),
+      claims,
+    }),
     ...overrides,
   };
   const out = new URLSearchParams();
@@ -91,7 +100,10 @@ async function expectStillServing(vc: VersionCase = V2): Promise<void> {
  * Raw HTTP/1.1 on one keep-alive socket: writes `requests` (strings or buffers, in order, each written
  * when the previous is out) and returns every status line the server sent before closing or going idle.
  */
-async function rawExchange(parts: (string | Buffer)[], idleMs = 1500): Promise<{ statuses: number[]; raw: string; reset: boolean }> {
+async function rawExchange(
+  parts: (string | Buffer)[],
+  idleMs = 1500,
+): Promise<{ statuses: number[]; raw: string; reset: boolean }> {
   const u = new URL(url);
   const sock = net.connect(Number(u.port), u.hostname);
   let raw = '';
@@ -129,7 +141,6 @@ async function rawExchange(parts: (string | Buffer)[], idleMs = 1500): Promise<{
   return { statuses, raw, reset };
 }
 
-
 /**
  * GET with node:http and a 256 KiB header limit, following redirects with cookies until `stopAt`
  * (fetch's 16 KiB response-header limit cannot read a Location that carries a 20 KB state; browsers can).
@@ -140,7 +151,14 @@ async function followLarge(start: string, stopAt: string): Promise<{ final: stri
   for (let i = 0; i < 10; i++) {
     if (current.startsWith(stopAt)) return { final: current };
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.get(current, { maxHeaderSize: 256 * 1024, headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), accept: 'text/html' } }, resolve);
+      const req = http.get(
+        current,
+        {
+          maxHeaderSize: 256 * 1024,
+          headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), accept: 'text/html' },
+        },
+        resolve,
+      );
       req.on('error', reject);
     });
     res.resume();
@@ -165,7 +183,13 @@ async function followLarge(start: string, stopAt: string): Promise<{ final: stri
 describe.each(VERSIONS)('Content type ($v)', (vc) => {
   const tag = `(${vc.v})`;
   const bodies: [string, () => Promise<{ body: BodyInit; headers: Record<string, string> }>][] = [
-    ['application/json', async () => ({ body: JSON.stringify(Object.fromEntries(await parParams(vc))), headers: { 'content-type': 'application/json' } })],
+    [
+      'application/json',
+      async () => ({
+        body: JSON.stringify(Object.fromEntries(await parParams(vc))),
+        headers: { 'content-type': 'application/json' },
+      }),
+    ],
     ['text/plain', async () => ({ body: (await parParams(vc)).toString(), headers: { 'content-type': 'text/plain' } })],
     [
       'multipart/form-data',
@@ -191,12 +215,20 @@ describe.each(VERSIONS)('Content type ($v)', (vc) => {
   });
 
   it(`Endpoints / PAR: ${FORM}; charset=UTF-8 (as standard clients send it) -> 201 ${tag}`, async () => {
-    const res = await send(vc.par, { method: 'POST', body: (await parParams(vc)).toString(), headers: { 'content-type': `${FORM}; charset=UTF-8` } });
+    const res = await send(vc.par, {
+      method: 'POST',
+      body: (await parParams(vc)).toString(),
+      headers: { 'content-type': `${FORM}; charset=UTF-8` },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 
   it(`Endpoints / PAR: the media type is case-insensitive (RFC 9110 8.3.1) -> 201 ${tag}`, async () => {
-    const res = await send(vc.par, { method: 'POST', body: (await parParams(vc)).toString(), headers: { 'content-type': 'Application/X-WWW-Form-URLEncoded' } });
+    const res = await send(vc.par, {
+      method: 'POST',
+      body: (await parParams(vc)).toString(),
+      headers: { 'content-type': 'Application/X-WWW-Form-URLEncoded' },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   });
 
@@ -227,64 +259,96 @@ describe.each(VERSIONS)('Body size limits ($v)', (vc) => {
 
   it(`Limits: a 2 MiB PAR body sent chunked (no Content-Length) -> 400 invalid_request (JSON, no-store) ${tag}`, async () => {
     // raw socket, so that the client's connection pool is not involved (see "connection reuse" below)
-    const parts: (string | Buffer)[] = [`POST ${vc.par} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${FORM}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`];
+    const parts: (string | Buffer)[] = [
+      `POST ${vc.par} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${FORM}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+    ];
     for (let i = 0; i < 32; i++) parts.push(Buffer.from(`${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`));
     parts.push('0\r\n\r\n');
     const { statuses, raw } = await rawExchange(parts);
     expect(statuses).toEqual([400]);
     expect(raw).toMatch(/^content-type: application\/json/im);
     expect(raw).toMatch(/^cache-control: no-store/im);
-    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/i, '').split('\r\n')[0]);
+    const body = JSON.parse(
+      raw
+        .slice(raw.indexOf('\r\n\r\n') + 4)
+        .replace(/^[0-9a-f]+\r\n/i, '')
+        .split('\r\n')[0],
+    );
     expect(body.error).toBe('invalid_request');
     expect(body.error_description).toMatch(/exceeds|too large|bytes/);
     await expectStillServing(vc);
   });
 
   it(`Limits: an id_token_hint of 2 MiB -> 400 invalid_request ${tag}`, async () => {
-    const big = await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: vc.issuer(), claims: { ...membership(), Pad: 'a'.repeat(1.5 * MiB) } });
+    const big = await makeHint({
+      clientId: 'issuer-plain',
+      secret: SECRETS.plainIssuer,
+      audience: vc.issuer(),
+      claims: { ...membership(), Pad: 'a'.repeat(1.5 * MiB) },
+    });
     expect(big.length).toBeGreaterThan(2 * MiB - 1);
-    const res = await send(vc.par, { method: 'POST', body: (await parParams(vc, { id_token_hint: big })).toString(), headers: { 'content-type': FORM } });
+    const res = await send(vc.par, {
+      method: 'POST',
+      body: (await parParams(vc, { id_token_hint: big })).toString(),
+      headers: { 'content-type': FORM },
+    });
     expectError(res, 'invalid_request', /id_token_hint|exceeds|bytes/);
     await expectStillServing(vc);
   });
 
   it(`Limits: an id_token_hint just over 1 MiB (body within limit) -> 400 invalid_request naming id_token_hint ${tag}`, async () => {
-    const big = await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: vc.issuer(), claims: { ...membership(), Pad: 'a'.repeat(Math.ceil(0.75 * MiB) + 1024) } });
+    const big = await makeHint({
+      clientId: 'issuer-plain',
+      secret: SECRETS.plainIssuer,
+      audience: vc.issuer(),
+      claims: { ...membership(), Pad: 'a'.repeat(Math.ceil(0.75 * MiB) + 1024) },
+    });
     expect(big.length).toBeGreaterThan(MiB);
     expect(big.length).toBeLessThan(MiB + 32 * 1024);
-    const res = await send(vc.par, { method: 'POST', body: (await parParams(vc, { id_token_hint: big })).toString(), headers: { 'content-type': FORM } });
+    const res = await send(vc.par, {
+      method: 'POST',
+      body: (await parParams(vc, { id_token_hint: big })).toString(),
+      headers: { 'content-type': FORM },
+    });
     expectError(res, 'invalid_request', 'id_token_hint');
   });
 });
 
 describe('Body size limits / connection reuse (keep-alive)', () => {
-  const head = (path: string, extra: string) => `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${FORM}\r\n${extra}\r\n`;
+  const head = (path: string, extra: string) =>
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${FORM}\r\n${extra}\r\n`;
   const chunk = Buffer.from(`${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`);
   const healthz = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
 
-  it.each(VERSIONS)('Limits: after an oversized PAR body with Content-Length, the same keep-alive connection answers the next request ($v)', async (vc) => {
-    const size = 2 * MiB;
-    const parts: (string | Buffer)[] = [head(vc.par, `Content-Length: ${size}\r\n`)];
-    for (let sent = 0; sent < size; sent += 64 * 1024) parts.push(Buffer.alloc(Math.min(64 * 1024, size - sent), 'a'));
-    parts.push(healthz);
-    const { statuses } = await rawExchange(parts);
-    expect(statuses).toEqual([400, 200]);
-  });
+  it.each(VERSIONS)(
+    'Limits: after an oversized PAR body with Content-Length, the same keep-alive connection answers the next request ($v)',
+    async (vc) => {
+      const size = 2 * MiB;
+      const parts: (string | Buffer)[] = [head(vc.par, `Content-Length: ${size}\r\n`)];
+      for (let sent = 0; sent < size; sent += 64 * 1024)
+        parts.push(Buffer.alloc(Math.min(64 * 1024, size - sent), 'a'));
+      parts.push(healthz);
+      const { statuses } = await rawExchange(parts);
+      expect(statuses).toEqual([400, 200]);
+    },
+  );
 
-  it.each(VERSIONS)('Limits: after an oversized chunked PAR body, the connection answers the next request or is closed with Connection: close ($v)', async (vc) => {
-    const parts: (string | Buffer)[] = [head(vc.par, 'Transfer-Encoding: chunked\r\n')];
-    for (let i = 0; i < 32; i++) parts.push(chunk);
-    parts.push('0\r\n\r\n');
-    parts.push(healthz);
-    const { statuses, raw } = await rawExchange(parts);
-    expect(statuses[0]).toBe(400);
-    const first = raw.slice(0, raw.indexOf('\r\n\r\n'));
-    // Either the server reads past the rest and answers the next request on the same connection, or it
-    // says it will close the connection; answering `keep-alive` and then resetting loses the next request.
-    if (/^connection:\s*close/im.test(first)) expect(statuses).toEqual([400]);
-    else expect(statuses).toEqual([400, 200]);
-  });
-
+  it.each(VERSIONS)(
+    'Limits: after an oversized chunked PAR body, the connection answers the next request or is closed with Connection: close ($v)',
+    async (vc) => {
+      const parts: (string | Buffer)[] = [head(vc.par, 'Transfer-Encoding: chunked\r\n')];
+      for (let i = 0; i < 32; i++) parts.push(chunk);
+      parts.push('0\r\n\r\n');
+      parts.push(healthz);
+      const { statuses, raw } = await rawExchange(parts);
+      expect(statuses[0]).toBe(400);
+      const first = raw.slice(0, raw.indexOf('\r\n\r\n'));
+      // Either the server reads past the rest and answers the next request on the same connection, or it
+      // says it will close the connection; answering `keep-alive` and then resetting loses the next request.
+      if (/^connection:\s*close/im.test(first)) expect(statuses).toEqual([400]);
+      else expect(statuses).toEqual([400, 200]);
+    },
+  );
 });
 
 describe.each(VERSIONS)('Repeated parameters (RFC 6749 3.1) ($v)', (vc) => {
@@ -306,7 +370,15 @@ describe.each(VERSIONS)('Repeated parameters (RFC 6749 3.1) ($v)', (vc) => {
 
   it(`RFC 6749 3.1: PAR with id_token_hint twice -> 400 invalid_request naming id_token_hint ${tag}`, async () => {
     const params = await parParams(vc);
-    params.append('id_token_hint', await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: vc.issuer(), claims: membership() }));
+    params.append(
+      'id_token_hint',
+      await makeHint({
+        clientId: 'issuer-plain',
+        secret: SECRETS.plainIssuer,
+        audience: vc.issuer(),
+        claims: membership(),
+      }),
+    );
     const res = await send(vc.par, { method: 'POST', body: params.toString(), headers: { 'content-type': FORM } });
     expectError(res, 'invalid_request', 'id_token_hint');
   });
@@ -338,7 +410,15 @@ describe.each(VERSIONS)('Repeated parameters (RFC 6749 3.1) ($v)', (vc) => {
 describe('Repeated parameters on the Version 2 non-PAR authorise query', () => {
   it('RFC 6749 3.1: authorise (v2 non-PAR) with scope twice -> 400 invalid_request, no redirect', async () => {
     const u = new URL(`${url}${V2.authorize}`);
-    for (const [k, v] of Object.entries({ client_id: 'issuer-plain', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.MembershipCard', nonce: 'n', state: 's' })) u.searchParams.append(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: 'issuer-plain',
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid issue.MembershipCard',
+      nonce: 'n',
+      state: 's',
+    }))
+      u.searchParams.append(k, v);
     u.searchParams.append('scope', 'openid MembershipCard');
     const res = await send(`${u.pathname}${u.search}`);
     expectError(res, 'invalid_request', 'scope');
@@ -347,7 +427,14 @@ describe('Repeated parameters on the Version 2 non-PAR authorise query', () => {
 
   it('RFC 6749 3.1: authorise (v2 non-PAR) with redirect_uri twice -> 400 invalid_request, no redirect', async () => {
     const u = new URL(`${url}${V2.authorize}`);
-    for (const [k, v] of Object.entries({ client_id: 'issuer-plain', response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.MembershipCard', nonce: 'n' })) u.searchParams.append(k, v);
+    for (const [k, v] of Object.entries({
+      client_id: 'issuer-plain',
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid issue.MembershipCard',
+      nonce: 'n',
+    }))
+      u.searchParams.append(k, v);
     u.searchParams.append('redirect_uri', 'https://evil.example/cb');
     const res = await send(`${u.pathname}${u.search}`);
     expectError(res, 'invalid_request', 'redirect_uri');
@@ -367,7 +454,11 @@ describe.each(VERSIONS)('Methods ($v)', (vc) => {
   });
 
   it.each(['PUT', 'DELETE', 'PATCH'])(`Endpoints / PAR: %s -> 405 ${tag}`, async (method) => {
-    const res = await send(vc.par, { method, body: (await parParams(vc)).toString(), headers: { 'content-type': FORM } });
+    const res = await send(vc.par, {
+      method,
+      body: (await parParams(vc)).toString(),
+      headers: { 'content-type': FORM },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
   });
@@ -379,7 +470,11 @@ describe.each(VERSIONS)('Methods ($v)', (vc) => {
   });
 
   it(`Endpoints / authorise: POST -> 405 with Allow: GET ${tag}`, async () => {
-    const res = await send(vc.authorize, { method: 'POST', body: 'client_id=issuer-plain', headers: { 'content-type': FORM } });
+    const res = await send(vc.authorize, {
+      method: 'POST',
+      body: 'client_id=issuer-plain',
+      headers: { 'content-type': FORM },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
   });
@@ -420,7 +515,9 @@ describe.each(VERSIONS)('Percent-encoding ($v)', (vc) => {
   });
 
   it(`token: invalid percent-encoding in code (%ZZ) -> 400 invalid_grant, a JSON error ${tag}`, async () => {
-    const body = tokenParams().toString().replace(/code=[^&]*/, 'code=%ZZ%E0%A4%A');
+    const body = tokenParams()
+      .toString()
+      .replace(/code=[^&]*/, 'code=%ZZ%E0%A4%A');
     const res = await send(vc.token, { method: 'POST', body, headers: { 'content-type': FORM } });
     expectError(res, 'invalid_grant', 'code');
   });
@@ -439,7 +536,12 @@ describe.each(VERSIONS)('Percent-encoding ($v)', (vc) => {
 
 describe('Percent-encoding / interaction and resume paths', () => {
   it('Interaction path with invalid percent-encoding -> 4xx, never a 500', async () => {
-    for (const path of ['/interaction/v2/%E0%A4%A', '/interaction/v1/%ZZ', '/interaction/v2/abc/status', '/interaction/v2/abc/continue']) {
+    for (const path of [
+      '/interaction/v2/%E0%A4%A',
+      '/interaction/v1/%ZZ',
+      '/interaction/v2/abc/status',
+      '/interaction/v2/abc/continue',
+    ]) {
       const res = await send(path);
       expect(res.status, path).toBeGreaterThanOrEqual(400);
     }
@@ -467,7 +569,9 @@ describe.each(VERSIONS)('A 20 KB state ($v)', (vc) => {
   const tag = `(${vc.v})`;
 
   it(`Endpoints / PAR: a 20 KB state -> 201, and the authorise redirect returns it unchanged ${tag}`, async () => {
-    const state = randomBytes(15 * 1024).toString('base64url').slice(0, 20 * 1024);
+    const state = randomBytes(15 * 1024)
+      .toString('base64url')
+      .slice(0, 20 * 1024);
     expect(state.length).toBe(20 * 1024);
     // a hint that fails the template at the authorise step, to get a redirect to the client carrying state
     const params = await parParams(vc, { state }, { MemberName: 'Ada' });
@@ -499,8 +603,14 @@ describe('A 20 KB state on the Version 2 non-PAR query', () => {
       scope: 'openid issue.MembershipCard',
       nonce: 'n',
       state: 's'.repeat(20 * 1024),
-      id_token_hint: await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: url, claims: membership() }),
-    })) u.searchParams.set(k, v);
+      id_token_hint: await makeHint({
+        clientId: 'issuer-plain',
+        secret: SECRETS.plainIssuer,
+        audience: url,
+        claims: membership(),
+      }),
+    }))
+      u.searchParams.set(k, v);
     const res = await send(`${u.pathname}${u.search}`);
     expect([200, 302, 303, 400, 414, 431]).toContain(res.status);
     await expectStillServing();
@@ -508,21 +618,24 @@ describe('A 20 KB state on the Version 2 non-PAR query', () => {
 });
 
 describe('Internal parameters and hostile names', () => {
-  it.each(VERSIONS)('D7: an internal parameter (vc_hint) sent by the client is ignored: its claims never reach the prompt ($v)', async (vc) => {
-    // vc_hint is the edge's own carrier of the verified hint; a client's copy (unsigned, claims that
-    // fail the template) must be dropped, and the signed id_token_hint used
-    const forged = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ Evil: 1 })).toString('base64url')}.`;
-    const params = await parParams(vc, { vc_hint: forged });
-    const res = await send(vc.par, { method: 'POST', body: params.toString(), headers: { 'content-type': FORM } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const u = new URL(`${url}${vc.authorize}`);
-    u.searchParams.set('client_id', 'issuer-plain');
-    u.searchParams.set('request_uri', res.body.request_uri);
-    const out = await new Browser(REDIRECT).follow(u.href);
-    expect(out.final.startsWith(REDIRECT), `redirected to the client: ${out.final}`).toBe(false);
-    expect(out.res!.status).toBe(200);
-    expect(offerFromPage(out.html!)).toMatch(/^openid-credential-offer:\/\//);
-  });
+  it.each(VERSIONS)(
+    'D7: an internal parameter (vc_hint) sent by the client is ignored: its claims never reach the prompt ($v)',
+    async (vc) => {
+      // vc_hint is the edge's own carrier of the verified hint; a client's copy (unsigned, claims that
+      // fail the template) must be dropped, and the signed id_token_hint used
+      const forged = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ Evil: 1 })).toString('base64url')}.`;
+      const params = await parParams(vc, { vc_hint: forged });
+      const res = await send(vc.par, { method: 'POST', body: params.toString(), headers: { 'content-type': FORM } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const u = new URL(`${url}${vc.authorize}`);
+      u.searchParams.set('client_id', 'issuer-plain');
+      u.searchParams.set('request_uri', res.body.request_uri);
+      const out = await new Browser(REDIRECT).follow(u.href);
+      expect(out.final.startsWith(REDIRECT), `redirected to the client: ${out.final}`).toBe(false);
+      expect(out.res!.status).toBe(200);
+      expect(offerFromPage(out.html!)).toMatch(/^openid-credential-offer:\/\//);
+    },
+  );
 
   it.each(VERSIONS)('PAR with __proto__ / constructor parameters -> a normal answer, never a 500 ($v)', async (vc) => {
     const body = `${(await parParams(vc)).toString()}&__proto__=x&constructor=y&__proto__%5Bpolluted%5D=1`;
@@ -561,15 +674,20 @@ describe.each(VERSIONS)('Parameters the service does not support ($v)', (vc) => 
 });
 
 describe('Unknown paths', () => {
-  it.each(['/nope', '/v2.0/oidc/nope', '/oidc/nope', '/v2.0/.well-known/nope', '/oidc/par/extra', '/v3.0/oidc/par', '/wallet/nope'])(
-    'Unknown path %s -> 404 JSON',
-    async (path) => {
-      const res = await send(path);
-      expect(res.status).toBe(404);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(typeof res.body.error).toBe('string');
-    },
-  );
+  it.each([
+    '/nope',
+    '/v2.0/oidc/nope',
+    '/oidc/nope',
+    '/v2.0/.well-known/nope',
+    '/oidc/par/extra',
+    '/v3.0/oidc/par',
+    '/wallet/nope',
+  ])('Unknown path %s -> 404 JSON', async (path) => {
+    const res = await send(path);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(typeof res.body.error).toBe('string');
+  });
 
   it('Unknown path, POST with a form -> 404 JSON', async () => {
     const res = await send('/v2.0/oidc/nope', { method: 'POST', body: 'a=b', headers: { 'content-type': FORM } });
@@ -592,7 +710,11 @@ describe('Body size limits / a pooled client after an oversized chunked body', (
     const errors: string[] = [];
     for (let i = 0; i < 5; i++) {
       try {
-        const r = await fetch(`${url}${V2.par}`, { method: 'POST', headers: { 'content-type': FORM }, body: 'client_id=nobody' });
+        const r = await fetch(`${url}${V2.par}`, {
+          method: 'POST',
+          headers: { 'content-type': FORM },
+          body: 'client_id=nobody',
+        });
         expect(r.status).toBe(400);
         await r.text();
       } catch (e) {

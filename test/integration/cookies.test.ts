@@ -22,7 +22,13 @@ afterAll(async () => t?.stop());
 const attributes = { FirstName: 'Ada', LastName: 'Lovelace' };
 
 async function toPrompt() {
-  const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: '4821', redirectUri: REDIRECT });
+  const rp = await pushIssuance(t.url, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes,
+    pin: '4821',
+    redirectUri: REDIRECT,
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(rp.authorizeUrl.href);
   return { rp, browser, prompt };
@@ -53,7 +59,8 @@ describe('Signed cookies: Keygrip-compatible, tampering refused', () => {
     const variants: Record<string, (c: Map<string, string>) => void> = {
       tampered: (c) => c.set('_interaction_v2.sig', `${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`),
       missing: (c) => c.delete('_interaction_v2.sig'),
-      foreign: (c) => c.set('_interaction_v2.sig', new Keygrip(['not-the-configured-secret']).sign(`_interaction_v2=${value}`)),
+      foreign: (c) =>
+        c.set('_interaction_v2.sig', new Keygrip(['not-the-configured-secret']).sign(`_interaction_v2=${value}`)),
     };
     for (const [name, change] of Object.entries(variants)) {
       const res = await copyOf(browser, change).get(prompt.final);
@@ -71,8 +78,15 @@ describe('Signed cookies: Keygrip-compatible, tampering refused', () => {
     const done = await browser.follow(`${prompt.final}/continue`);
     expect(done.final.startsWith(REDIRECT)).toBe(true);
     const session = browser.cookies.get('_session_v2');
-    expect(browser.cookies.get('_session_v2.sig')).toBe(new Keygrip(t.service.keys.cookies.map(secretOf)).sign(`_session_v2=${session}`));
-    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), { pkceCodeVerifier: rp.verifier, expectedState: rp.state, expectedNonce: rp.nonce, idTokenExpected: true });
+    expect(browser.cookies.get('_session_v2.sig')).toBe(
+      new Keygrip(t.service.keys.cookies.map(secretOf)).sign(`_session_v2=${session}`),
+    );
+    const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(done.final), {
+      pkceCodeVerifier: rp.verifier,
+      expectedState: rp.state,
+      expectedNonce: rp.nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()?.FirstName).toBe('Ada');
   });
 });

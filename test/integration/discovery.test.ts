@@ -122,12 +122,15 @@ describe.each(DOCS)('OpenID configuration document / $name', ({ path, expected }
     expect(typeof res.body).toBe('object');
   });
 
-  it.each(TABLE_FIELDS)('OpenID configuration document / %s has the exact value of the table (or is absent where the table says so)', async (field) => {
-    const { body } = await getJson(path);
-    const want = expected(url)[field];
-    if (want === undefined) expect(Object.hasOwn(body, field), `${field} must be absent`).toBe(false);
-    else expect(body[field]).toEqual(want);
-  });
+  it.each(TABLE_FIELDS)(
+    'OpenID configuration document / %s has the exact value of the table (or is absent where the table says so)',
+    async (field) => {
+      const { body } = await getJson(path);
+      const want = expected(url)[field];
+      if (want === undefined) expect(Object.hasOwn(body, field), `${field} must be absent`).toBe(false);
+      else expect(body[field]).toEqual(want);
+    },
+  );
 
   it('OpenID configuration document / jwks_uri serves a JWKS of public RSA keys (kid, alg RS256, no private members)', async () => {
     const { body } = await getJson(path);
@@ -153,7 +156,12 @@ describe.each(DOCS)('OpenID configuration document / $name', ({ path, expected }
 
   it('OpenID configuration document / every endpoint URI is absolute and under the base URL', async () => {
     const { body } = await getJson(path);
-    for (const field of ['pushed_authorization_request_endpoint', 'authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
+    for (const field of [
+      'pushed_authorization_request_endpoint',
+      'authorization_endpoint',
+      'token_endpoint',
+      'jwks_uri',
+    ]) {
       if (body[field] === undefined) continue;
       expect(String(body[field]).startsWith(`${url}/`)).toBe(true);
     }

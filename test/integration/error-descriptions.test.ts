@@ -31,7 +31,16 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver(hookSecret);
   const clients = testConfig(0).clients as object[];
   t = await startTestService({
-    clients: [...clients, { clientId: EXTERNAL.id, clientSecret: EXTERNAL.secret, redirectUris: [REDIRECT], scopes: ['EmployeeBadge', 'External'], webhook: { url: receiver.url, secret: hookSecret } }],
+    clients: [
+      ...clients,
+      {
+        clientId: EXTERNAL.id,
+        clientSecret: EXTERNAL.secret,
+        redirectUris: [REDIRECT],
+        scopes: ['EmployeeBadge', 'External'],
+        webhook: { url: receiver.url, secret: hookSecret },
+      },
+    ],
     verifier: { ...(testConfig(0).verifier as object), responseMode: 'direct_post' },
   });
 });
@@ -48,10 +57,21 @@ interface Started {
 }
 
 /** The relying party pushes a verification (Version 2 PAR), the browser lands on the prompt, the wallet fetches the Request Object. */
-async function start(client: { id: string; secret: string } = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer }, scope = 'openid EmployeeBadge'): Promise<Started> {
+async function start(
+  client: { id: string; secret: string } = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer },
+  scope = 'openid EmployeeBadge',
+): Promise<Started> {
   const state = `st-${randomBytes(8).toString('hex')}`;
   const { challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, { client_id: client.id, client_secret: client.secret, scope, state, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    client_id: client.id,
+    client_secret: client.secret,
+    scope,
+    state,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(authorizeUrl);
   expect(prompt.res?.status).toBe(200);
@@ -61,7 +81,12 @@ async function start(client: { id: string; secret: string } = { id: 'issuer-pkce
     state,
     browser,
     promptUrl: prompt.final,
-    request: { clientId: payload.client_id as string, responseUri: payload.response_uri as string, nonce: payload.nonce as string, state: payload.state as string },
+    request: {
+      clientId: payload.client_id as string,
+      responseUri: payload.response_uri as string,
+      nonce: payload.nonce as string,
+      state: payload.state as string,
+    },
   };
 }
 
@@ -69,13 +94,31 @@ async function start(client: { id: string; secret: string } = { id: 'issuer-pkce
 async function presentationFrom(iss: string, s: Started): Promise<string> {
   const issuer = await generateKeyPair('ES256', { extractable: true });
   const holder = await generateKeyPair('ES256', { extractable: true });
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(await exportJWK(issuer.privateKey)), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(await exportJWK(issuer.privateKey)),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   const now = Math.floor(Date.now() / 1000);
   const credential = await sdJwt.issue(
-    { FirstName: 'Eve', iss, vct: `${t.url}/types/EmployeeBadge`, iat: now, exp: now + 3600, cnf: { jwk: await exportJWK(holder.publicKey) } },
+    {
+      FirstName: 'Eve',
+      iss,
+      vct: `${t.url}/types/EmployeeBadge`,
+      iat: now,
+      exp: now + 3600,
+      cnf: { jwk: await exportJWK(holder.publicKey) },
+    },
     { _sd: ['FirstName'] } as never,
   );
-  const kb = await new SignJWT({ aud: s.request.clientId, nonce: s.request.nonce, iat: now, sd_hash: createHash('sha256').update(credential).digest('base64url') })
+  const kb = await new SignJWT({
+    aud: s.request.clientId,
+    nonce: s.request.nonce,
+    iat: now,
+    sd_hash: createHash('sha256').update(credential).digest('base64url'),
+  })
     .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
     .sign(await importJWK((await exportJWK(holder.privateKey)) as JWK, 'ES256'));
   return `${credential}${kb}`;
@@ -90,11 +133,12 @@ function expectSafe(description: unknown): void {
   expect(typeof description).toBe('string');
   expect(description).toMatch(RFC_6749);
   expect(description).toContain('is not trusted');
-  for (const text of ['evil.example', '<b>', 'X-Injected', 'AAAAAAAA', '\u202E', '\r', '\n']) expect(description).not.toContain(text);
+  for (const text of ['evil.example', '<b>', 'X-Injected', 'AAAAAAAA', '\u202E', '\r', '\n'])
+    expect(description).not.toContain(text);
 }
 
 describe('a credential whose untrusted iss carries quotes, markup, a bidi override and CR LF (issue 31 §5)', () => {
-  it('the wallet hears 400 invalid_request, and the relying party\'s redirect an RFC 6749 description naming the rule, without that text', async () => {
+  it("the wallet hears 400 invalid_request, and the relying party's redirect an RFC 6749 description naming the rule, without that text", async () => {
     const s = await start();
     const res = await present(s, await presentationFrom(HOSTILE_ISS, s));
     expect(res.status).toBe(400);
@@ -137,21 +181,28 @@ describe('the External Client webhook (issue 31 §5)', () => {
   it.each([
     ['quotes, markup, a bidi override and CR LF', HOSTILE_ISS],
     ['200 KB', HUGE_ISS],
-  ])('flow.failed for an iss of %s carries an RFC 6749 description naming the rule, without that text', async (_, iss) => {
-    const s = await start(EXTERNAL, 'openid EmployeeBadge External');
-    const res = await present(s, await presentationFrom(iss, s));
-    expect(res.status).toBe(400);
-    const hook = await receiver.next((h) => h.payload.data.state === s.state);
-    expect(hook.payload.type).toBe('flow.failed');
-    expect(hook.payload.data.error).toBe('access_denied');
-    expectSafe(hook.payload.data.error_description);
-    expect(hook.raw.length).toBeLessThan(2048);
-  });
+  ])(
+    'flow.failed for an iss of %s carries an RFC 6749 description naming the rule, without that text',
+    async (_, iss) => {
+      const s = await start(EXTERNAL, 'openid EmployeeBadge External');
+      const res = await present(s, await presentationFrom(iss, s));
+      expect(res.status).toBe(400);
+      const hook = await receiver.next((h) => h.payload.data.state === s.state);
+      expect(hook.payload.type).toBe('flow.failed');
+      expect(hook.payload.data.error).toBe('access_denied');
+      expectSafe(hook.payload.data.error_description);
+      expect(hook.raw.length).toBeLessThan(2048);
+    },
+  );
 });
 
 describe('our own descriptions (issue 31 §5)', () => {
-  it('cite a specification\'s section in words, not with the section sign', async () => {
-    const res = await fetch(`${t.url}/vp/request/anything`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+  it("cite a specification's section in words, not with the section sign", async () => {
+    const res = await fetch(`${t.url}/vp/request/anything`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error_description: string };
     expect(body.error_description).toMatch(RFC_6749);

@@ -31,7 +31,10 @@ const client = (c: { id: string; secret: string }, url: string) => ({
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver(secret);
-  t = await startTestService({ clients: [client(CLIENT, receiver.url), client(OTHER, receiver.url)], lifetimes: { continuation: 6 } });
+  t = await startTestService({
+    clients: [client(CLIENT, receiver.url), client(OTHER, receiver.url)],
+    lifetimes: { continuation: 6 },
+  });
   wallet = await newWallet();
 });
 afterAll(async () => {
@@ -67,7 +70,8 @@ async function completedFlow(who = CLIENT): Promise<{ context: string; requestUr
   return { context: hook.payload.data.ContinuationContext, requestUri, state: fields.state! };
 }
 
-const authorize = (params: Record<string, string>) => fetch(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+const authorize = (params: Record<string, string>) =>
+  fetch(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
 
 async function expectRefused(res: Response, ...inDescription: string[]) {
   expect(res.status).toBe(400);
@@ -80,12 +84,23 @@ describe('scope External and state (spec: Scope format; PAR field state "require
   it('PAR without state -> 400 invalid_request naming state', async () => {
     const res = await postForm(`${t.url}/v2.0/oidc/par`, await parFields({ state: undefined }));
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('state is required') });
+    expect(res.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('state is required'),
+    });
   });
 
   it('non-PAR authorise without state -> redirected invalid_request naming state', async () => {
     const { challenge } = pkcePair();
-    const res = await authorize({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid EmployeeBadge External', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+    const res = await authorize({
+      client_id: CLIENT.id,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid EmployeeBadge External',
+      nonce: 'n',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get('location')!);
     expect(location.href.startsWith(REDIRECT)).toBe(true);
@@ -95,9 +110,20 @@ describe('scope External and state (spec: Scope format; PAR field state "require
 
   it('Version 1 PAR with External -> 400 invalid_scope (spec: Version 1 differences, "no External scope")', async () => {
     const res = await postForm(`${t.url}/oidc/par`, {
-      client_id: CLIENT.id, client_secret: CLIENT.secret, response_type: 'code', redirect_uri: REDIRECT, response_mode: 'query',
-      scope: 'issue.EmployeeBadge External', state: 's', nonce: 'n',
-      id_token_hint: await makeHint({ clientId: CLIENT.id, secret: CLIENT.secret, audience: `${t.url}/oidc`, claims: badge }),
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      response_mode: 'query',
+      scope: 'issue.EmployeeBadge External',
+      state: 's',
+      nonce: 'n',
+      id_token_hint: await makeHint({
+        clientId: CLIENT.id,
+        secret: CLIENT.secret,
+        audience: `${t.url}/oidc`,
+        claims: badge,
+      }),
     });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: 'invalid_scope', error_description: expect.stringContaining('Version 1') });
@@ -108,11 +134,21 @@ describe('scope External and state (spec: Scope format; PAR field state "require
     try {
       const { challenge } = pkcePair();
       const res = await postForm(`${svc.url}/v2.0/oidc/par`, {
-        client_id: 'issuer-pkce', client_secret: 'test-issuer-secret-0123456789', response_type: 'code', redirect_uri: REDIRECT,
-        scope: 'openid EmployeeBadge External', state: 's', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
+        client_id: 'issuer-pkce',
+        client_secret: 'test-issuer-secret-0123456789',
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'openid EmployeeBadge External',
+        state: 's',
+        nonce: 'n',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
       });
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ error: 'invalid_scope', error_description: expect.stringContaining('External') });
+      expect(res.body).toMatchObject({
+        error: 'invalid_scope',
+        error_description: expect.stringContaining('External'),
+      });
     } finally {
       await svc.stop();
     }
@@ -120,23 +156,44 @@ describe('scope External and state (spec: Scope format; PAR field state "require
 });
 
 describe('configuration (D13, D15: start-up refuses, naming the path)', () => {
-  const configWith = (c: Record<string, unknown>) => () => validateConfig(testConfig(3000, { clients: [{ clientId: 'c', clientSecret: 'c-secret-0123456789', redirectUris: [REDIRECT], scopes: ['EmployeeBadge', 'External'], ...c }] }));
+  const configWith = (c: Record<string, unknown>) => () =>
+    validateConfig(
+      testConfig(3000, {
+        clients: [
+          {
+            clientId: 'c',
+            clientSecret: 'c-secret-0123456789',
+            redirectUris: [REDIRECT],
+            scopes: ['EmployeeBadge', 'External'],
+            ...c,
+          },
+        ],
+      }),
+    );
   it('a client with the scope External and no webhook', () => {
     expect(configWith({})).toThrow(/clients\[0\] \(clientId c\)\.webhook.*required.*External/s);
   });
   it('a webhook URL over http on a non-loopback host, or with a user and password in it', () => {
-    expect(configWith({ webhook: { url: 'http://rp.example/hooks', secret } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.url.*https/s);
-    expect(configWith({ webhook: { url: 'https://user:pass@rp.example/hooks', secret } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.url.*without user or password/s);
+    expect(configWith({ webhook: { url: 'http://rp.example/hooks', secret } })).toThrow(
+      /clients\[0\] \(clientId c\)\.webhook\.url.*https/s,
+    );
+    expect(configWith({ webhook: { url: 'https://user:pass@rp.example/hooks', secret } })).toThrow(
+      /clients\[0\] \(clientId c\)\.webhook\.url.*without user or password/s,
+    );
   });
   it.each([
     ['no whsec_ prefix', Buffer.alloc(32, 1).toString('base64')],
     ['16 bytes', `whsec_${Buffer.alloc(16, 1).toString('base64')}`],
     ['65 bytes', `whsec_${Buffer.alloc(65, 1).toString('base64')}`],
   ])('a webhook secret that is not a Standard Webhooks secret (%s)', (_what, bad) => {
-    expect(configWith({ webhook: { url: 'https://rp.example/hooks', secret: bad } })).toThrow(/clients\[0\] \(clientId c\)\.webhook\.secret.*whsec_/s);
+    expect(configWith({ webhook: { url: 'https://rp.example/hooks', secret: bad } })).toThrow(
+      /clients\[0\] \(clientId c\)\.webhook\.secret.*whsec_/s,
+    );
   });
   it('accepts https, loopback http, and a list of secrets for rotation', () => {
-    expect(configWith({ webhook: { url: 'https://rp.example/hooks', secrets: [secret, webhookSecret()] } })).not.toThrow();
+    expect(
+      configWith({ webhook: { url: 'https://rp.example/hooks', secrets: [secret, webhookSecret()] } }),
+    ).not.toThrow();
     expect(configWith({ webhook: { url: 'http://localhost:8080/hooks', secret } })).not.toThrow();
   });
 });
@@ -158,14 +215,22 @@ describe('context_id at authorise (spec: authorise context_id; D13 ContinuationC
 
   it("another client's client_id -> 400 invalid_request, and the context stays usable by its own client", async () => {
     const flow = await completedFlow();
-    await expectRefused(await authorize({ client_id: OTHER.id, context_id: flow.context, request_uri: flow.requestUri }), 'context_id');
-    expect((await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status).toBe(302);
+    await expectRefused(
+      await authorize({ client_id: OTHER.id, context_id: flow.context, request_uri: flow.requestUri }),
+      'context_id',
+    );
+    expect(
+      (await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status,
+    ).toBe(302);
   });
 
   it('an expired context_id (lifetimes.continuation) -> 400 invalid_request', async () => {
     const flow = await completedFlow();
     await new Promise((r) => setTimeout(r, 6_500));
-    await expectRefused(await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri }), 'context_id');
+    await expectRefused(
+      await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri }),
+      'context_id',
+    );
   });
 
   it.each([
@@ -181,21 +246,35 @@ describe('context_id at authorise (spec: authorise context_id; D13 ContinuationC
     const flow = await completedFlow();
     await expectRefused(await authorize({ context_id: flow.context }), 'client_id');
     await expectRefused(await authorize({ client_id: 'nobody', context_id: flow.context }), 'client_id');
-    expect((await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status).toBe(302);
+    expect(
+      (await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status,
+    ).toBe(302);
   });
 
   it('a pushed flow without its request_uri, or with another -> 400 invalid_request naming request_uri; the context stays usable', async () => {
     const flow = await completedFlow();
     await expectRefused(await authorize({ client_id: CLIENT.id, context_id: flow.context }), 'request_uri is required');
-    await expectRefused(await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: 'urn:ietf:params:oauth:request_uri:other' }), 'request_uri does not match');
-    expect((await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status).toBe(302);
+    await expectRefused(
+      await authorize({
+        client_id: CLIENT.id,
+        context_id: flow.context,
+        request_uri: 'urn:ietf:params:oauth:request_uri:other',
+      }),
+      'request_uri does not match',
+    );
+    expect(
+      (await authorize({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })).status,
+    ).toBe(302);
   });
 
   it('a repeated parameter that differs from the original, or one the original did not have -> 400 invalid_request naming it', async () => {
     const flow = await completedFlow();
     const base = { client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri };
     await expectRefused(await authorize({ ...base, state: 'other' }), 'state does not match');
-    await expectRefused(await authorize({ ...base, redirect_uri: 'https://rp.example/other' }), 'redirect_uri does not match');
+    await expectRefused(
+      await authorize({ ...base, redirect_uri: 'https://rp.example/other' }),
+      'redirect_uri does not match',
+    );
     await expectRefused(await authorize({ ...base, prompt: 'none' }), 'prompt: not part of the original request');
     const ok = await authorize({ ...base, state: flow.state, redirect_uri: REDIRECT, response_type: 'code' });
     expect(ok.status).toBe(302);
@@ -204,6 +283,12 @@ describe('context_id at authorise (spec: authorise context_id; D13 ContinuationC
 
   it('context_id at a Version 1 endpoint -> 400 invalid_request (the flow is Version 2)', async () => {
     const flow = await completedFlow();
-    await expectRefused(await fetch(`${t.url}/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })}`, { redirect: 'manual' }), 'context_id');
+    await expectRefused(
+      await fetch(
+        `${t.url}/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, context_id: flow.context, request_uri: flow.requestUri })}`,
+        { redirect: 'manual' },
+      ),
+      'context_id',
+    );
   });
 });

@@ -56,11 +56,27 @@ function sendAndLeave(head: string, body: string, how: 'destroy' | 'end'): Promi
 
 async function lineFor(path: string, since: number): Promise<LogLine> {
   let found: LogLine | undefined;
-  await expect.poll(() => (found = logged().slice(since).find((l) => l.path === path && (l.msg === 'request' || l.msg === 'request aborted'))), { timeout: 3_000 }).toBeDefined();
+  await expect
+    .poll(
+      () =>
+        (found = logged()
+          .slice(since)
+          .find((l) => l.path === path && (l.msg === 'request' || l.msg === 'request aborted'))),
+      { timeout: 3_000 },
+    )
+    .toBeDefined();
   return found!;
 }
 
-const FORM_POSTS = ['/v2.0/oidc/par', '/oidc/par', '/v2.0/oidc/token', '/oidc/token', '/wallet/token', '/vp/response', '/demo/start'];
+const FORM_POSTS = [
+  '/v2.0/oidc/par',
+  '/oidc/par',
+  '/v2.0/oidc/token',
+  '/oidc/token',
+  '/wallet/token',
+  '/vp/response',
+  '/demo/start',
+];
 
 describe('a client that aborts while sending its body', () => {
   for (const path of FORM_POSTS) {
@@ -86,21 +102,37 @@ describe('a client that aborts while sending its body', () => {
 describe('/demo/start with a body that is not its form', () => {
   it('a JSON body -> 400, with the error on a page', async () => {
     const since = lines.length;
-    const res = await fetch(`${t.url}/demo/start`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/html' }, body: JSON.stringify({ type: 'EmployeeBadge' }) });
+    const res = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/html' },
+      body: JSON.stringify({ type: 'EmployeeBadge' }),
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await res.text()).toContain('invalid_request');
-    expect(logged().slice(since).filter((l) => l.level >= 50)).toEqual([]);
+    expect(
+      logged()
+        .slice(since)
+        .filter((l) => l.level >= 50),
+    ).toEqual([]);
   });
 
   it('a JSON body asking for JSON -> 400 (never a 500)', async () => {
-    const res = await fetch(`${t.url}/demo/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(400);
   });
 
   it('a form over 64 KB -> 400, declared or chunked', async () => {
     const big = `type=EmployeeBadge&attr.FirstName=${'x'.repeat(70 * 1024)}`;
-    const declared = await fetch(`${t.url}/demo/start`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: big });
+    const declared = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: big,
+    });
     expect(declared.status).toBe(400);
     expect(await declared.text()).toContain('exceeds');
     const chunked = await fetch(`${t.url}/demo/start`, {
@@ -119,7 +151,11 @@ describe('/demo/start with a body that is not its form', () => {
   });
 
   it('a repeated field -> 400', async () => {
-    const res = await fetch(`${t.url}/demo/start`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'type=EmployeeBadge&type=MembershipCard' });
+    const res = await fetch(`${t.url}/demo/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'type=EmployeeBadge&type=MembershipCard',
+    });
     expect(res.status).toBe(400);
   });
 });

@@ -32,7 +32,11 @@ const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
  * A PNG whose IHDR declares width x height, with valid CRCs. Its IDAT holds `rows` zero scanlines (filter
  * byte and row), so a small stream when `rows` is small; with rows = height it is a complete image.
  */
-function png(width: number, height: number, opts: { bitDepth?: number; colourType?: number; rows?: number } = {}): Buffer {
+function png(
+  width: number,
+  height: number,
+  opts: { bitDepth?: number; colourType?: number; rows?: number } = {},
+): Buffer {
   const bitDepth = opts.bitDepth ?? 8;
   const colourType = opts.colourType ?? 0;
   const rowBytes = 1 + Math.ceil((width * CHANNELS[colourType] * bitDepth) / 8);
@@ -51,22 +55,72 @@ function png(width: number, height: number, opts: { bitDepth?: number; colourTyp
  */
 function jpeg(width: number, height: number): Buffer {
   return Buffer.from([
-    0xff, 0xd8,
-    0xff, 0xdb, 0x00, 0x43, 0x00, ...Array(64).fill(1),
-    0xff, 0xc0, 0x00, 0x0b, 0x08, height >> 8, height & 0xff, width >> 8, width & 0xff, 0x01, 0x01, 0x11, 0x00,
-    0xff, 0xc4, 0x00, 0x14, 0x00, 1, ...Array(15).fill(0), 0x00,
-    0xff, 0xc4, 0x00, 0x14, 0x10, 1, ...Array(15).fill(0), 0x00,
-    0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3f, 0x00,
+    0xff,
+    0xd8,
+    0xff,
+    0xdb,
+    0x00,
+    0x43,
+    0x00,
+    ...Array(64).fill(1),
+    0xff,
+    0xc0,
+    0x00,
+    0x0b,
+    0x08,
+    height >> 8,
+    height & 0xff,
+    width >> 8,
+    width & 0xff,
+    0x01,
+    0x01,
+    0x11,
+    0x00,
+    0xff,
+    0xc4,
+    0x00,
+    0x14,
+    0x00,
+    1,
+    ...Array(15).fill(0),
+    0x00,
+    0xff,
+    0xc4,
+    0x00,
+    0x14,
+    0x10,
+    1,
+    ...Array(15).fill(0),
+    0x00,
+    0xff,
+    0xda,
+    0x00,
+    0x08,
+    0x01,
+    0x01,
+    0x00,
+    0x00,
     0x3f,
-    0xff, 0xd9,
+    0x00,
+    0x3f,
+    0xff,
+    0xd9,
   ]);
 }
 
 const dataUri = (mediaType: string, bytes: Buffer) => `data:${mediaType};base64,${bytes.toString('base64')}`;
 
 const BOMBS: [string, () => string, string][] = [
-  ['a PNG declaring 2147483647 x 2147483647 (crafted IHDR, valid CRCs)', () => dataUri('image/png', png(0x7fffffff, 0x7fffffff, { rows: 0 })), '2147483647 pixels wide'],
-  ['a 100000 x 100000 RGBA 16-bit PNG with a small zlib stream', () => dataUri('image/png', png(100000, 100000, { bitDepth: 16, colourType: 6, rows: 2 })), '100000 pixels wide'],
+  [
+    'a PNG declaring 2147483647 x 2147483647 (crafted IHDR, valid CRCs)',
+    () => dataUri('image/png', png(0x7fffffff, 0x7fffffff, { rows: 0 })),
+    '2147483647 pixels wide',
+  ],
+  [
+    'a 100000 x 100000 RGBA 16-bit PNG with a small zlib stream',
+    () => dataUri('image/png', png(100000, 100000, { bitDepth: 16, colourType: 6, rows: 2 })),
+    '100000 pixels wide',
+  ],
   ['a JPEG whose SOF0 declares 65535 x 65535', () => dataUri('image/jpeg', jpeg(65535, 65535)), '65535 pixels wide'],
 ];
 
@@ -74,7 +128,10 @@ const BOMBS: [string, () => string, string][] = [
 
 /** The test config's credential types, with limits on MembershipCard's Photo. */
 function photoLimits(limits: Record<string, number>): Record<string, unknown> {
-  const types = structuredClone(testConfig(0).credentialTypes) as { name: string; attributes: Record<string, Record<string, unknown>> }[];
+  const types = structuredClone(testConfig(0).credentialTypes) as {
+    name: string;
+    attributes: Record<string, Record<string, unknown>>;
+  }[];
   Object.assign(types.find((t) => t.name === 'MembershipCard')!.attributes.Photo, limits);
   return { credentialTypes: types };
 }
@@ -83,7 +140,10 @@ let svc: TestService;
 let strict: TestService;
 
 beforeAll(async () => {
-  [svc, strict] = await Promise.all([startTestService(), startTestService(photoLimits({ maxWidth: 64, maxHeight: 64, maxPixels: 2048 }))]);
+  [svc, strict] = await Promise.all([
+    startTestService(),
+    startTestService(photoLimits({ maxWidth: 64, maxHeight: 64, maxPixels: 2048 })),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([svc?.stop(), strict?.stop()]);
@@ -95,7 +155,10 @@ afterEach(() => {
 interface VersionCase extends Version {
   scope: string;
 }
-const VERSIONS: VersionCase[] = [VERSION_2, VERSION_1].map((version) => ({ ...version, scope: version.issue('MembershipCard') }));
+const VERSIONS: VersionCase[] = [VERSION_2, VERSION_1].map((version) => ({
+  ...version,
+  scope: version.issue('MembershipCard'),
+}));
 
 /**
  * A MembershipCard issuance with `photo` pushed by `issuer-plain`, then the holder's browser from the
@@ -128,7 +191,12 @@ async function authorise(service: TestService, vc: VersionCase, photo: string) {
 }
 
 /** The browser was redirected to the client with `invalid_request` naming Photo and the limit; no offer. */
-function expectRefused(result: Awaited<ReturnType<typeof authorise>>, vc: VersionCase, service: TestService, ...names: string[]): void {
+function expectRefused(
+  result: Awaited<ReturnType<typeof authorise>>,
+  vc: VersionCase,
+  service: TestService,
+  ...names: string[]
+): void {
   const { out, state, offersCreated } = result;
   expect(out.final.startsWith(REDIRECT), `expected a redirect to the client, stopped at ${out.final}`).toBe(true);
   const q = new URL(out.final).searchParams;
@@ -167,11 +235,23 @@ describe.each(VERSIONS)('decompression bombs as image attributes are refused at 
 
 describe.each(VERSIONS)('configured limits (Photo: maxWidth 64, maxHeight 64, maxPixels 2048) ($v)', (vc) => {
   it(`a 64 x 64 PNG (4096 pixels) -> redirected invalid_request naming maxPixels, no offer (${vc.v})`, async () => {
-    expectRefused(await authorise(strict, vc, dataUri('image/png', png(64, 64))), vc, strict, '64 x 64 = 4096 pixels', 'over the limit of 2048 pixels (maxPixels)');
+    expectRefused(
+      await authorise(strict, vc, dataUri('image/png', png(64, 64))),
+      vc,
+      strict,
+      '64 x 64 = 4096 pixels',
+      'over the limit of 2048 pixels (maxPixels)',
+    );
   });
 
   it(`a 1 x 65 JPEG -> redirected invalid_request naming maxHeight, no offer (${vc.v})`, async () => {
-    expectRefused(await authorise(strict, vc, dataUri('image/jpeg', jpeg(1, 65))), vc, strict, '65 pixels high', 'over the limit of 64 pixels (maxHeight)');
+    expectRefused(
+      await authorise(strict, vc, dataUri('image/jpeg', jpeg(1, 65))),
+      vc,
+      strict,
+      '65 pixels high',
+      'over the limit of 64 pixels (maxHeight)',
+    );
   });
 
   it(`a 32 x 64 PNG (2048 pixels) reaches the prompt with an offer (${vc.v})`, async () => {

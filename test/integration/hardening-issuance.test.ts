@@ -85,7 +85,10 @@ async function offerWithPin(pin: string): Promise<string> {
 }
 
 async function walletToken(code: string, txCode: string) {
-  const res = await fetch(`${svc.url}/wallet/token`, { method: 'POST', body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code, tx_code: txCode }) });
+  const res = await fetch(`${svc.url}/wallet/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code, tx_code: txCode }),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 }
 
@@ -93,14 +96,20 @@ describe('1. PIN attempts under parallel requests', () => {
   it('20 parallel token requests, 19 wrong PINs and the right one last, 10 rounds: never more than 3 wrong PINs evaluated', async () => {
     for (let round = 0; round < 10; round++) {
       const code = await offerWithPin('2468');
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => walletToken(code, i === 19 ? '2468' : String(1000 + i))));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => walletToken(code, i === 19 ? '2468' : String(1000 + i))),
+      );
       const wrong = answers.slice(0, 19);
       const evaluated = wrong.filter((a) => /attempt\(s\) left/.test(a.body.error_description ?? ''));
       expect(evaluated.length, `round ${round}`).toBeLessThanOrEqual(2);
       expect(wrong.every((a) => a.status === 400 && a.body.error === 'invalid_grant')).toBe(true);
       const right = answers[19];
       // the right PIN is either evaluated while attempts were left, or refused like any PIN after the limit
-      if (right.status !== 200) expect(right.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('no attempts left') });
+      if (right.status !== 200)
+        expect(right.body).toMatchObject({
+          error: 'invalid_grant',
+          error_description: expect.stringContaining('no attempts left'),
+        });
       // once the limit is reached, the right PIN is refused
       expect(await walletToken(code, '2468')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     }
@@ -138,10 +147,14 @@ describe('2. hint replay without jti', () => {
       const url = `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.EmployeeBadge', nonce: 'n', state: 's', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: spelling })}`;
       const res = await fetch(url, { redirect: 'manual' });
       const location = new URL(res.headers.get('location')!, svc.url);
-      outcomes.push(location.searchParams.get('error_description') ?? location.pathname.split('/').slice(0, 3).join('/'));
+      outcomes.push(
+        location.searchParams.get('error_description') ?? location.pathname.split('/').slice(0, 3).join('/'),
+      );
     }
     expect(outcomes[0]).toBe('/interaction/v2');
-    expect(outcomes.slice(1)).toEqual(Array(3).fill('id_token_hint has already been used: each hint backs one credential'));
+    expect(outcomes.slice(1)).toEqual(
+      Array(3).fill('id_token_hint has already been used: each hint backs one credential'),
+    );
   });
 });
 
@@ -150,21 +163,27 @@ describe('4. what a hint leaves in the store', () => {
     ['ten years', 10 * 365 * 86400],
     ['2^53 seconds', 2 ** 53],
     ['1e308 seconds', 1e308],
-  ])('a hint that expires in %s is refused at PAR (400 invalid_request naming hint.maxLifetime), and writes nothing', async (_what, seconds) => {
-    const before = await keyCount();
-    const now = Math.floor(Date.now() / 1000);
-    const hint = await new SignJWT({ ...ATTRIBUTES, PinCode: '9876' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(CLIENT.id)
-      .setAudience(svc.url)
-      .setJti(randomBytes(8).toString('hex'))
-      .setExpirationTime(now + seconds)
-      .sign(new TextEncoder().encode(CLIENT.secret));
-    const res = await postForm(`${svc.url}/v2.0/oidc/par`, parFields(hint));
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('hint.maxLifetime') });
-    expect(await keyCount()).toBe(before);
-  });
+  ])(
+    'a hint that expires in %s is refused at PAR (400 invalid_request naming hint.maxLifetime), and writes nothing',
+    async (_what, seconds) => {
+      const before = await keyCount();
+      const now = Math.floor(Date.now() / 1000);
+      const hint = await new SignJWT({ ...ATTRIBUTES, PinCode: '9876' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(CLIENT.id)
+        .setAudience(svc.url)
+        .setJti(randomBytes(8).toString('hex'))
+        .setExpirationTime(now + seconds)
+        .sign(new TextEncoder().encode(CLIENT.secret));
+      const res = await postForm(`${svc.url}/v2.0/oidc/par`, parFields(hint));
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringContaining('hint.maxLifetime'),
+      });
+      expect(await keyCount()).toBe(before);
+    },
+  );
 
   it('the PIN is kept only as a salted hash, and the attributes only as long as the flow may take', async () => {
     await offerWithPin('9876');
@@ -197,7 +216,10 @@ describe('5. unauthenticated requests', () => {
       answers.push(
         ...(await Promise.all(
           Array.from({ length: 50 }, (_, j) => start + j).map((i) =>
-            fetch(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: i % 2 ? CLIENT.id : `nobody-${i}`, request_uri: `urn:ietf:params:oauth:request_uri:${randomBytes(16).toString('hex')}` })}`, { redirect: 'manual' }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })),
+            fetch(
+              `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: i % 2 ? CLIENT.id : `nobody-${i}`, request_uri: `urn:ietf:params:oauth:request_uri:${randomBytes(16).toString('hex')}` })}`,
+              { redirect: 'manual' },
+            ).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })),
           ),
         )),
       );
@@ -205,7 +227,12 @@ describe('5. unauthenticated requests', () => {
     expect(answers).toHaveLength(2000);
     expect(answers.every((a) => a.status === 400 && a.body.error === 'invalid_request')).toBe(true);
     expect(await keyCount()).toBe(before);
-    const again = async () => (await fetch(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: 'urn:ietf:params:oauth:request_uri:nope' })}`)).json();
+    const again = async () =>
+      (
+        await fetch(
+          `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: 'urn:ietf:params:oauth:request_uri:nope' })}`,
+        )
+      ).json();
     const [first, second] = [await again(), await again()];
     expect(second).toEqual(first);
     expect(second.error_description).not.toMatch(/already been used/);
@@ -217,14 +244,20 @@ describe('5. unauthenticated requests', () => {
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(303);
     const second = await fetch(url, { redirect: 'manual' });
     expect(second.status).toBe(400);
-    expect(await second.json()).toMatchObject({ error: 'invalid_request', error_description: 'request_uri has already been used: push a new request' });
+    expect(await second.json()).toMatchObject({
+      error: 'invalid_request',
+      error_description: 'request_uri has already been used: push a new request',
+    });
   });
 
   it('a 28 KB state at non-PAR authorise is refused (redirected invalid_request, not echoed) and stores nothing', async () => {
     const before = await keyCount();
     const { challenge } = pkcePair();
     const state = 's'.repeat(28 * 1024);
-    const res = await fetch(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: 'n', state, code_challenge: challenge, code_challenge_method: 'S256' })}`, { redirect: 'manual' });
+    const res = await fetch(
+      `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: 'n', state, code_challenge: challenge, code_challenge_method: 'S256' })}`,
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(302);
     const location = new URL(res.headers.get('location')!);
     expect(location.searchParams.get('error')).toBe('invalid_request');
@@ -235,8 +268,14 @@ describe('5. unauthenticated requests', () => {
 
   it('state and nonce over 512 characters at PAR -> 400 invalid_request naming them', async () => {
     for (const name of ['state', 'nonce']) {
-      const res = await postForm(`${svc.url}/v2.0/oidc/par`, parFields(await hintOf(ATTRIBUTES), { [name]: 'x'.repeat(513) }));
-      expect(res.body).toEqual({ error: 'invalid_request', error_description: `${name} must be at most 512 characters` });
+      const res = await postForm(
+        `${svc.url}/v2.0/oidc/par`,
+        parFields(await hintOf(ATTRIBUTES), { [name]: 'x'.repeat(513) }),
+      );
+      expect(res.body).toEqual({
+        error: 'invalid_request',
+        error_description: `${name} must be at most 512 characters`,
+      });
     }
   });
 });
@@ -245,7 +284,14 @@ describe('6. deeply nested claims', () => {
   /** A hint whose `attribute` is nested `depth` objects deep, as JSON text. */
   const deepHint = (attribute: string, depth: number) => {
     const now = Math.floor(Date.now() / 1000);
-    const claims = JSON.stringify({ ...ATTRIBUTES, iss: CLIENT.id, aud: svc.url, iat: now, exp: now + 300, jti: randomBytes(8).toString('hex') });
+    const claims = JSON.stringify({
+      ...ATTRIBUTES,
+      iss: CLIENT.id,
+      aud: svc.url,
+      iat: now,
+      exp: now + 300,
+      jti: randomBytes(8).toString('hex'),
+    });
     return hintOverText(`${claims.slice(0, -1)},"${attribute}":${'{"a":'.repeat(depth)}"x"${'}'.repeat(depth)}}`);
   };
 
@@ -261,7 +307,9 @@ describe('6. deeply nested claims', () => {
   it('the same through non-PAR authorise (3,000 levels: the query fits the 32 KiB header limit): redirected invalid_scope, never a 500 page', async () => {
     const { challenge } = pkcePair();
     const browser = new Browser(REDIRECT);
-    const done = await browser.follow(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.EmployeeBadge', nonce: 'n', state: 's', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: deepHint('LastName', 3000) })}`);
+    const done = await browser.follow(
+      `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.EmployeeBadge', nonce: 'n', state: 's', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: deepHint('LastName', 3000) })}`,
+    );
     expect(done.res?.status).not.toBe(500);
     expect(new URL(done.final).searchParams.get('error')).toBe('invalid_scope');
   });

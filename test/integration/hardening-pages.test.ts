@@ -36,15 +36,20 @@ afterAll(async () => {
 
 /** A browser's request that needs the store: authorise with a request_uri (its first use is claimed in the store). */
 const pageRequest = () =>
-  fetch(`${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: 'issuer-pkce', request_uri: 'urn:ietf:params:oauth:request_uri:abc' })}`, {
-    headers: { accept: 'text/html' },
-    redirect: 'manual',
-  });
+  fetch(
+    `${t.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: 'issuer-pkce', request_uri: 'urn:ietf:params:oauth:request_uri:abc' })}`,
+    {
+      headers: { accept: 'text/html' },
+      redirect: 'manual',
+    },
+  );
 
 function expectPageHeaders(res: Response, html: string, what: string): void {
   expect(res.headers.get('content-type'), what).toMatch(/^text\/html/);
   const csp = res.headers.get('content-security-policy');
-  expect(csp, what).toMatch(/^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]+'; style-src 'nonce-[A-Za-z0-9+/=]+';/);
+  expect(csp, what).toMatch(
+    /^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]+'; style-src 'nonce-[A-Za-z0-9+/=]+';/,
+  );
   expect(csp, what).toContain("frame-ancestors 'none'");
   expect(csp, what).toContain("base-uri 'none'");
   // the page's inline style carries the nonce its CSP names
@@ -56,7 +61,7 @@ function expectPageHeaders(res: Response, html: string, what: string): void {
   expect(res.headers.get('referrer-policy'), what).toBe('no-referrer');
 }
 
-describe('the error boundary\'s pages', () => {
+describe("the error boundary's pages", () => {
   it('503 while the store is down: the page carries the CSP and the headers of every page', async () => {
     failure = () => new StoreUnavailableError(new Error('connect ECONNREFUSED'));
     try {
@@ -85,7 +90,7 @@ describe('the error boundary\'s pages', () => {
     }
   });
 
-  it('the same CSP as the prompt\'s own message pages', async () => {
+  it("the same CSP as the prompt's own message pages", async () => {
     const prompt = await fetch(`${t.url}/interaction/v2/unknown-interaction`, { headers: { accept: 'text/html' } });
     const promptCsp = prompt.headers.get('content-security-policy');
     expect(promptCsp).toBeTruthy();

@@ -65,7 +65,10 @@ async function accessToken(): Promise<string> {
     credentialExpiresAt: new Date(Date.UTC(2030, 0, 1)),
   });
   const code = (await resolveOfferLink(offerUri)).grants[PRE_AUTH]['pre-authorized_code'] as string;
-  const res = await fetch(`${baseUrl}/wallet/token`, { method: 'POST', body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }) });
+  const res = await fetch(`${baseUrl}/wallet/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }),
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { access_token: string }).access_token;
 }
@@ -96,7 +99,7 @@ async function credentialRequest(token: string, proofJwt: string) {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-describe('the proof of possession\'s iat', () => {
+describe("the proof of possession's iat", () => {
   it('an hour old, or an hour in the future -> 400 invalid_proof; the offer stays; a fresh proof is issued', async () => {
     const token = await accessToken();
     for (const [what, iat] of [

@@ -26,7 +26,9 @@ function get(url: string, headers: Record<string, string> = {}): Promise<Answer>
     const req = http.request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -46,7 +48,11 @@ function urlsIn(value: unknown, found: string[] = []): string[] {
 const FORGED: Record<string, Record<string, string>> = {
   'X-Forwarded-Host': { 'x-forwarded-host': 'evil.example' },
   'X-Forwarded-Proto': { 'x-forwarded-proto': 'https' },
-  'X-Forwarded-Host and -Proto': { 'x-forwarded-host': 'evil.example:8443', 'x-forwarded-proto': 'https', 'x-forwarded-port': '8443' },
+  'X-Forwarded-Host and -Proto': {
+    'x-forwarded-host': 'evil.example:8443',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-port': '8443',
+  },
   Forwarded: { forwarded: 'for=203.0.113.9;host=evil.example;proto=https' },
   'a forged Host': { host: 'evil.example' },
 };
@@ -79,7 +85,9 @@ function logSink(lines: string[]): Writable {
 }
 
 const requestLines = (lines: string[], path: string) =>
-  lines.map((l) => JSON.parse(l) as { msg: string; path?: string; ip?: string }).filter((l) => l.msg === 'request' && l.path === path);
+  lines
+    .map((l) => JSON.parse(l) as { msg: string; path?: string; ip?: string })
+    .filter((l) => l.msg === 'request' && l.path === path);
 
 describe('without trusted proxies (the default)', () => {
   let t: TestService;
@@ -104,14 +112,29 @@ describe('without trusted proxies (the default)', () => {
   }
 
   it('names only baseUrl in the credential offer on the prompt, and in the offer behind it', async () => {
-    const attack = { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', forwarded: 'host=evil.example;proto=https' };
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: { FirstName: 'Ada', LastName: 'Lovelace' }, pin: '1234', redirectUri: REDIRECT });
+    const attack = {
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+      forwarded: 'host=evil.example;proto=https',
+    };
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: { FirstName: 'Ada', LastName: 'Lovelace' },
+      pin: '1234',
+      redirectUri: REDIRECT,
+    });
     // the browser's way to the prompt, every request forged (node:http: the Host header too)
     const cookies = new Map<string, string>();
     let url = rp.authorizeUrl.href;
     let res: Answer | undefined;
     for (let i = 0; i < 10; i++) {
-      res = await get(url, { ...attack, host: 'evil.example', accept: 'text/html', cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') });
+      res = await get(url, {
+        ...attack,
+        host: 'evil.example',
+        accept: 'text/html',
+        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      });
       for (const line of res.headers['set-cookie'] ?? []) {
         const [pair] = line.split(';');
         cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
@@ -131,7 +154,7 @@ describe('without trusted proxies (the default)', () => {
     expectOnlyBaseUrl(t.url, 'credential offer', offer.body);
   });
 
-  it('logs the connection\'s address, never what X-Forwarded-For claims', async () => {
+  it("logs the connection's address, never what X-Forwarded-For claims", async () => {
     await get(`${t.url}/healthz`, { 'x-forwarded-for': '203.0.113.7' });
     await get(`${t.url}/healthz`, { forwarded: 'for=203.0.113.8' });
     const logged = requestLines(lines, '/healthz');
@@ -184,7 +207,12 @@ describe('with an https baseUrl, reached over plain HTTP (a TLS-terminating prox
   afterAll(async () => t?.stop());
 
   it('names https://vc.example, whatever Host and X-Forwarded-Proto say', async () => {
-    const attacks: Record<string, string>[] = [{}, { 'x-forwarded-proto': 'http' }, { host: 'evil.example' }, { 'x-forwarded-host': 'evil.example' }];
+    const attacks: Record<string, string>[] = [
+      {},
+      { 'x-forwarded-proto': 'http' },
+      { host: 'evil.example' },
+      { 'x-forwarded-host': 'evil.example' },
+    ];
     for (const headers of attacks) {
       const res = await get(`${direct}/.well-known/openid-credential-issuer/wallet`, headers);
       expect(res.status).toBe(200);
@@ -214,8 +242,21 @@ describe('trustedForwarding, IPv6 and IPv4-mapped addresses', () => {
     const s = await serve(['127.0.0.0/8', '::1/128']);
     try {
       for (const host of ['127.0.0.1', '[::1]']) {
-        const res = JSON.parse((await get(`http://${host}:${s.port}/`, { 'x-forwarded-for': '2001:db8::7', host: 'evil.example', 'x-forwarded-proto': 'http' })).body);
-        expect(res, host).toEqual({ ip: '2001:db8::7', host: 'vc.example', protocol: 'https', forwardedFor: '2001:db8::7' });
+        const res = JSON.parse(
+          (
+            await get(`http://${host}:${s.port}/`, {
+              'x-forwarded-for': '2001:db8::7',
+              host: 'evil.example',
+              'x-forwarded-proto': 'http',
+            })
+          ).body,
+        );
+        expect(res, host).toEqual({
+          ip: '2001:db8::7',
+          host: 'vc.example',
+          protocol: 'https',
+          forwardedFor: '2001:db8::7',
+        });
       }
     } finally {
       await s.close();

@@ -21,7 +21,10 @@ let port: number;
 
 beforeAll(async () => {
   const config = validateConfig(testConfig(0));
-  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: await testStore(), logger: createLogger('silent') });
+  const service = await createService(
+    { config, file: 'test', baseDir: process.cwd() },
+    { store: await testStore(), logger: createLogger('silent') },
+  );
   running = await listen(service, 0, '127.0.0.1', TIMEOUTS);
   port = Number(new URL(running.url).port);
 });
@@ -31,7 +34,11 @@ afterAll(async () => running?.stop(100));
  * Connects, sends `first`, then one byte of `drip` every 200 ms (never all of it); resolves when the
  * server closes the connection, with the time it took and what it answered, or after `giveUpMs`.
  */
-function slowClient(first: string, drip: string, giveUpMs: number): Promise<{ ms: number; answer: string; closedByServer: boolean }> {
+function slowClient(
+  first: string,
+  drip: string,
+  giveUpMs: number,
+): Promise<{ ms: number; answer: string; closedByServer: boolean }> {
   return new Promise((resolve) => {
     const start = Date.now();
     let answer = '';
@@ -54,15 +61,23 @@ function slowClient(first: string, drip: string, giveUpMs: number): Promise<{ ms
 }
 
 describe('slow clients are cut on time', () => {
-  it('uses the service\'s timeouts, checked every second', () => {
-    expect(SERVER_TIMEOUTS).toEqual({ headersTimeout: 15_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 });
+  it("uses the service's timeouts, checked every second", () => {
+    expect(SERVER_TIMEOUTS).toEqual({
+      headersTimeout: 15_000,
+      requestTimeout: 30_000,
+      connectionsCheckingInterval: 1_000,
+    });
     expect(running.server.headersTimeout).toBe(TIMEOUTS.headersTimeout);
     expect(running.server.requestTimeout).toBe(TIMEOUTS.requestTimeout);
   });
 
   it('headers sent slowly: cut within headersTimeout + about a second, with a 408', async () => {
     const drip = `X-Slow: ${'a'.repeat(100)}\r\n\r\n`;
-    const { ms, answer, closedByServer } = await slowClient('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', drip, TIMEOUTS.headersTimeout + SLACK_MS + 2_000);
+    const { ms, answer, closedByServer } = await slowClient(
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n',
+      drip,
+      TIMEOUTS.headersTimeout + SLACK_MS + 2_000,
+    );
     expect(closedByServer, `still open after ${ms} ms`).toBe(true);
     expect(ms).toBeGreaterThanOrEqual(TIMEOUTS.headersTimeout - 50);
     expect(ms).toBeLessThanOrEqual(TIMEOUTS.headersTimeout + SLACK_MS);
@@ -70,7 +85,8 @@ describe('slow clients are cut on time', () => {
   });
 
   it('a body sent slowly: cut within requestTimeout + about a second', async () => {
-    const head = 'POST /v2.0/oidc/par HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n';
+    const head =
+      'POST /v2.0/oidc/par HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n';
     const { ms, closedByServer } = await slowClient(head, 'a'.repeat(1000), TIMEOUTS.requestTimeout + SLACK_MS + 2_000);
     expect(closedByServer, `still open after ${ms} ms`).toBe(true);
     expect(ms).toBeGreaterThanOrEqual(TIMEOUTS.requestTimeout - 50);

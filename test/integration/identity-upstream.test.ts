@@ -4,7 +4,13 @@ import { decodeJwt } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startRedirectTarget } from '../helpers/rpServer.js';
-import { confirmUpstreamLogin, declineUpstreamLogin, startUpstreamIdv, type TestUpstreamIdv, type UpstreamPerson } from '../helpers/upstreamIdv.js';
+import {
+  confirmUpstreamLogin,
+  declineUpstreamLogin,
+  startUpstreamIdv,
+  type TestUpstreamIdv,
+  type UpstreamPerson,
+} from '../helpers/upstreamIdv.js';
 import { UpstreamError, UpstreamIdv, type UpstreamStart } from '../../src/identity/upstream.js';
 import type { UpstreamIdvConfig } from '../../src/config/schema.js';
 
@@ -62,10 +68,14 @@ function config(over: Partial<UpstreamIdvConfig> = {}): UpstreamIdvConfig {
   };
 }
 
-const client = (over: Partial<UpstreamIdvConfig> = {}, timeoutMs?: number) => new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs });
+const client = (over: Partial<UpstreamIdvConfig> = {}, timeoutMs?: number) =>
+  new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs });
 
 /** The person's part in a fresh browser: from the authorization URL to where the provider sends the browser back. */
-async function atProvider(start: UpstreamStart, act: (page: Page) => Promise<URL> = (page) => confirmUpstreamLogin(page, GRACE)): Promise<URL> {
+async function atProvider(
+  start: UpstreamStart,
+  act: (page: Page) => Promise<URL> = (page) => confirmUpstreamLogin(page, GRACE),
+): Promise<URL> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
@@ -86,11 +96,17 @@ async function failure(step: Promise<unknown>, secrets: Array<string | null | un
   const { message } = err as UpstreamError;
   expect(message).toMatch(/^[\x20-\x7E]+$/);
   // issue: never claim values, codes, tokens or the client secret in messages
-  for (const s of [SECRET_BASIC, SECRET_POST, 'Grace', 'Hopper', '1906-12-09', ...secrets]) if (s) expect(message).not.toContain(s);
+  for (const s of [SECRET_BASIC, SECRET_POST, 'Grace', 'Hopper', '1906-12-09', ...secrets])
+    if (s) expect(message).not.toContain(s);
   return err as UpstreamError;
 }
 
-const secretsOf = (start: UpstreamStart, back?: URL) => [start.state, start.nonce, start.codeVerifier, back?.searchParams.get('code')];
+const secretsOf = (start: UpstreamStart, back?: URL) => [
+  start.state,
+  start.nonce,
+  start.codeVerifier,
+  back?.searchParams.get('code'),
+];
 
 run('the upstream identity provider (VerifiedIdentity_Other)', () => {
   // issue: authorization code with PKCE (S256), state and nonce; claims of the provider's ID token mapped as configured
@@ -113,7 +129,9 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     for (const v of [start.state, start.nonce, start.codeVerifier]) expect(v).toMatch(/^[A-Za-z0-9_-]{43,}$/);
     // fresh for every start
     const again = await upstream.start();
-    expect(new Set([start.state, again.state, start.nonce, again.nonce, start.codeVerifier, again.codeVerifier]).size).toBe(6);
+    expect(
+      new Set([start.state, again.state, start.nonce, again.nonce, start.codeVerifier, again.codeVerifier]).size,
+    ).toBe(6);
 
     const back = await atProvider(start);
     expect(back.pathname).toBe('/identity/callback');
@@ -128,7 +146,15 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     expect(identity.claims).toEqual({ FirstName: 'Grace', LastName: 'Hopper', BirthDate: '1906-12-09' });
     expect(idv.lastTokenAuth).toBe('client_secret_basic');
     // the provider's ID token itself carried them, with the journey's nonce
-    expect(decodeJwt(idv.lastIdToken!)).toMatchObject({ iss: idv.issuer, aud: 'rp-basic', nonce: start.nonce, sub: identity.subject, given_name: 'Grace', family_name: 'Hopper', birthdate: '1906-12-09' });
+    expect(decodeJwt(idv.lastIdToken!)).toMatchObject({
+      iss: idv.issuer,
+      aud: 'rp-basic',
+      nonce: start.nonce,
+      sub: identity.subject,
+      given_name: 'Grace',
+      family_name: 'Hopper',
+      birthdate: '1906-12-09',
+    });
   });
 
   // issue: clientAuth maps to client_secret_post; config example: sub stable for the same person
@@ -136,10 +162,18 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const first = await client({ clientId: 'rp-basic' }).start();
     const firstIdentity = await client({ clientId: 'rp-basic' }).finish(await atProvider(first), first);
 
-    const start = await client({ clientId: 'rp-post', clientSecret: SECRET_POST, clientAuth: 'client_secret_post' }).start();
+    const start = await client({
+      clientId: 'rp-post',
+      clientSecret: SECRET_POST,
+      clientAuth: 'client_secret_post',
+    }).start();
     const back = await atProvider(start);
     // a fresh instance (another process of the service) discovers on its own
-    const identity = await client({ clientId: 'rp-post', clientSecret: SECRET_POST, clientAuth: 'client_secret_post' }).finish(back, start);
+    const identity = await client({
+      clientId: 'rp-post',
+      clientSecret: SECRET_POST,
+      clientAuth: 'client_secret_post',
+    }).finish(back, start);
     expect(identity.claims).toEqual({ FirstName: 'Grace', LastName: 'Hopper', BirthDate: '1906-12-09' });
     expect(identity.subject).toBe(firstIdentity.subject);
     expect(idv.lastTokenAuth).toBe('client_secret_post');
@@ -162,21 +196,34 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const back = await atProvider(start);
     const err = await failure(client({ clientSecret: wrong }).finish(back, start), [...secretsOf(start, back), wrong]);
     expect(err.reason).toBe('unavailable');
-    expect(err.message).toBe("the identity provider did not accept this service's client authentication (invalid_client)");
+    expect(err.message).toBe(
+      "the identity provider did not accept this service's client authentication (invalid_client)",
+    );
   });
 
   // issue: verifiedClaims true: the claims request parameter (OIDC Core 5.5) for verified_claims (OIDC4IDA), mapped from verified_claims.claims
   it('asks for verified_claims and maps them under verified_claims', async () => {
     const upstream = client({ verifiedClaims: true });
     const start = await upstream.start();
-    const asked = { verified_claims: { verification: { trust_framework: null }, claims: { given_name: null, family_name: null, birthdate: null, email: null } } };
+    const asked = {
+      verified_claims: {
+        verification: { trust_framework: null },
+        claims: { given_name: null, family_name: null, birthdate: null, email: null },
+      },
+    };
     expect(JSON.parse(new URL(start.url).searchParams.get('claims')!)).toEqual({ id_token: asked, userinfo: asked });
 
     const identity = await upstream.finish(await atProvider(start, (page) => confirmUpstreamLogin(page)), start);
     expect(identity.claims).toEqual({
-      verified_claims: { verification: { trust_framework: 'demo' }, claims: { FirstName: 'Ada', LastName: 'Lovelace', BirthDate: '1815-12-10' } },
+      verified_claims: {
+        verification: { trust_framework: 'demo' },
+        claims: { FirstName: 'Ada', LastName: 'Lovelace', BirthDate: '1815-12-10' },
+      },
     });
-    expect(decodeJwt(idv.lastIdToken!).verified_claims).toEqual({ verification: { trust_framework: 'demo' }, claims: { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10' } });
+    expect(decodeJwt(idv.lastIdToken!).verified_claims).toEqual({
+      verification: { trust_framework: 'demo' },
+      claims: { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10' },
+    });
   });
 
   // issue: the test provider's login page: escaped, no JavaScript, accessible (labels, a <main>), a CSP without inline scripts
@@ -226,16 +273,27 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const start = await upstream.start();
     const answer = (error: string, description: string) => {
       const u = new URL(callback);
-      u.search = new URLSearchParams({ error, error_description: description, state: start.state, iss: idv.issuer }).toString();
+      u.search = new URLSearchParams({
+        error,
+        error_description: description,
+        state: start.state,
+        iss: idv.issuer,
+      }).toString();
       return u;
     };
-    const refused = await failure(upstream.finish(answer('access_denied', `no\u0000\u001b[31m thanks\n\u00e9\u202e${'x'.repeat(500)}`), start), secretsOf(start));
+    const refused = await failure(
+      upstream.finish(answer('access_denied', `no\u0000\u001b[31m thanks\n\u00e9\u202e${'x'.repeat(500)}`), start),
+      secretsOf(start),
+    );
     expect(refused.reason).toBe('refused');
     const prefix = 'the identity provider answered access_denied: ';
     expect(refused.message.startsWith(`${prefix}no [31m thanks `)).toBe(true);
     expect(refused.message.length).toBeLessThanOrEqual(prefix.length + 200);
 
-    const down = await failure(upstream.finish(answer('temporarily_unavailable', 'maintenance'), start), secretsOf(start));
+    const down = await failure(
+      upstream.finish(answer('temporarily_unavailable', 'maintenance'), start),
+      secretsOf(start),
+    );
     expect(down.reason).toBe('unavailable');
     expect(down.message).toBe('the identity provider answered temporarily_unavailable: maintenance');
   });
@@ -246,7 +304,10 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const start = await upstream.start();
     const other = await upstream.start();
     const back = await atProvider(start);
-    const err = await failure(upstream.finish(back, { ...start, state: other.state }), [...secretsOf(start, back), other.state]);
+    const err = await failure(upstream.finish(back, { ...start, state: other.state }), [
+      ...secretsOf(start, back),
+      other.state,
+    ]);
     expect(err.reason).toBe('invalid');
     expect(err.message).toMatch(/state/);
   });

@@ -87,7 +87,12 @@ interface VersionCase extends VersionAt {
 
 const at = versionsAt(() => svc.url);
 const V2: VersionCase = { ...at.V2, scope: at.V2.issue, client: () => 'issuer-pkce', pkce: true };
-const V1: VersionCase = { ...at.V1, scope: at.V1.issue, client: (type) => (type === 'MembershipCard' ? 'issuer-plain' : 'other'), pkce: false };
+const V1: VersionCase = {
+  ...at.V1,
+  scope: at.V1.issue,
+  client: (type) => (type === 'MembershipCard' ? 'issuer-plain' : 'other'),
+  pkce: false,
+};
 const VERSIONS = [V2, V1];
 
 const CLIENT_SECRETS: Record<string, string> = {
@@ -99,7 +104,11 @@ const CLIENT_SECRETS: Record<string, string> = {
 type Res = { status: number; body: any; headers: Headers };
 
 /** PAR for an issuance of `type` with the given hint (made from `claims` unless given). */
-async function pushIssuance(vc: VersionCase, type: 'MembershipCard' | 'EmployeeBadge', opts: { claims?: Record<string, unknown>; hint?: string } = {}) {
+async function pushIssuance(
+  vc: VersionCase,
+  type: 'MembershipCard' | 'EmployeeBadge',
+  opts: { claims?: Record<string, unknown>; hint?: string } = {},
+) {
   const clientId = vc.client(type);
   const secret = CLIENT_SECRETS[clientId];
   const hint = opts.hint ?? (await makeHint({ clientId, secret, audience: vc.issuer(), claims: opts.claims ?? {} }));
@@ -126,7 +135,11 @@ async function pushIssuance(vc: VersionCase, type: 'MembershipCard' | 'EmployeeB
  * The whole journey: PAR, the holder's browser and a new dev wallet (with the PIN if any), the code
  * exchange; returns the verified ID token claims and the credential as an outside verifier sees it.
  */
-async function issue(vc: VersionCase, type: 'MembershipCard' | 'EmployeeBadge', opts: { claims?: Record<string, unknown>; hint?: string; pin?: string } = {}) {
+async function issue(
+  vc: VersionCase,
+  type: 'MembershipCard' | 'EmployeeBadge',
+  opts: { claims?: Record<string, unknown>; hint?: string; pin?: string } = {},
+) {
   const pushed = await pushIssuance(vc, type, opts);
   expect(pushed.res.status, JSON.stringify(pushed.res.body)).toBe(201);
   const wallet = await newWallet();
@@ -160,7 +173,23 @@ async function issue(vc: VersionCase, type: 'MembershipCard' | 'EmployeeBadge', 
 }
 
 /** The registered JWT claims and the service's own claims, left out to compare attributes only. */
-const NOT_ATTRIBUTES = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub', 'nonce', 'SerialNumber', 'ExpiresAt', 'vct', 'cnf', 'status', 'sid', 'auth_time']);
+const NOT_ATTRIBUTES = new Set([
+  'iss',
+  'aud',
+  'exp',
+  'nbf',
+  'iat',
+  'jti',
+  'sub',
+  'nonce',
+  'SerialNumber',
+  'ExpiresAt',
+  'vct',
+  'cnf',
+  'status',
+  'sid',
+  'auth_time',
+]);
 const attributesOf = (claims: JWTPayload | Record<string, unknown>) =>
   Object.fromEntries(Object.entries(claims).filter(([k]) => !NOT_ATTRIBUTES.has(k)));
 
@@ -170,7 +199,7 @@ function rawHint(secret: string, payload: Record<string, unknown>): Promise<stri
 }
 
 describe('the test PNG', () => {
-  it('is a valid PNG by the service\'s own check (sanity check of the fixture)', async () => {
+  it("is a valid PNG by the service's own check (sanity check of the fixture)", async () => {
     const { pngProblem } = await import('../../src/rules/images.js');
     expect(pngProblem(tinyPng())).toBeUndefined();
   });
@@ -203,7 +232,10 @@ describe.each(VERSIONS)('attributes through a full issuance $tag', (vc) => {
 
   it(`D8: an optional attribute left out (EmployeeBadge Email), with the PIN, is absent from the ID token and the credential ${vc.tag}`, async () => {
     const attributes = { FirstName: 'Katherine', LastName: 'Johnson' };
-    const { idToken, credential } = await issue(vc, 'EmployeeBadge', { claims: { ...attributes, PinCode: '2718' }, pin: '2718' });
+    const { idToken, credential } = await issue(vc, 'EmployeeBadge', {
+      claims: { ...attributes, PinCode: '2718' },
+      pin: '2718',
+    });
     expect(idToken).not.toHaveProperty('Email');
     expect(credential.claims).not.toHaveProperty('Email');
     expect(idToken).not.toHaveProperty('PinCode');
@@ -213,7 +245,9 @@ describe.each(VERSIONS)('attributes through a full issuance $tag', (vc) => {
   });
 
   it(`D8: a number attribute stays a JSON number in the ID token and the credential ${vc.tag}`, async () => {
-    const { idToken, credential } = await issue(vc, 'MembershipCard', { claims: { MemberName: 'Alan Turing', MemberNumber: 1912 } });
+    const { idToken, credential } = await issue(vc, 'MembershipCard', {
+      claims: { MemberName: 'Alan Turing', MemberNumber: 1912 },
+    });
     expect(idToken.MemberNumber).toBe(1912);
     expect(typeof idToken.MemberNumber).toBe('number');
     expect(credential.claims.MemberNumber).toBe(1912);
@@ -240,7 +274,12 @@ describe.each(VERSIONS)('attributes through a full issuance $tag', (vc) => {
 describe.each(VERSIONS)('D7: a hint backs one credential only $tag', (vc) => {
   it(`D7: the same hint in a second PAR after the first flow completed -> 400 invalid_request naming id_token_hint ${vc.tag}`, async () => {
     const clientId = vc.client('MembershipCard');
-    const hint = await makeHint({ clientId, secret: CLIENT_SECRETS[clientId], audience: vc.issuer(), claims: { MemberName: 'Ada', MemberNumber: 1 } });
+    const hint = await makeHint({
+      clientId,
+      secret: CLIENT_SECRETS[clientId],
+      audience: vc.issuer(),
+      claims: { MemberName: 'Ada', MemberNumber: 1 },
+    });
     const first = await issue(vc, 'MembershipCard', { hint });
     expect(first.idToken.MemberName).toBe('Ada');
     const again = await pushIssuance(vc, 'MembershipCard', { hint });
@@ -249,7 +288,12 @@ describe.each(VERSIONS)('D7: a hint backs one credential only $tag', (vc) => {
 
   it(`D7: the same hint in a second PAR while the first flow is pending -> 400 invalid_request ${vc.tag}`, async () => {
     const clientId = vc.client('MembershipCard');
-    const hint = await makeHint({ clientId, secret: CLIENT_SECRETS[clientId], audience: vc.issuer(), claims: { MemberName: 'Ada', MemberNumber: 2 } });
+    const hint = await makeHint({
+      clientId,
+      secret: CLIENT_SECRETS[clientId],
+      audience: vc.issuer(),
+      claims: { MemberName: 'Ada', MemberNumber: 2 },
+    });
     const first = await pushIssuance(vc, 'MembershipCard', { hint });
     expect(first.res.status, JSON.stringify(first.res.body)).toBe(201);
     expectError((await pushIssuance(vc, 'MembershipCard', { hint })).res, 'invalid_request', 'id_token_hint');

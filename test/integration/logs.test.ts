@@ -28,11 +28,22 @@ const attributes = { FirstName: 'Zephyrine', LastName: 'Quillfeather', Email: 'z
 const PIN = '9731';
 
 describe('D17: the request log after an issuance and a verification', () => {
-  it('has a line per request, and none of the flow\'s secrets, values or bearer references', async () => {
+  it("has a line per request, and none of the flow's secrets, values or bearer references", async () => {
     const wallet = await newWallet();
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: PIN, redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const hint = rp.authorizeUrl.searchParams.get('id_token_hint'); // PAR: not in the URL
-    const issued = await holderCompletesIssuance(rp.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN, resolveOffer: true });
+    const issued = await holderCompletesIssuance(rp.authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+      resolveOffer: true,
+    });
     const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(issued.callbackUrl), {
       pkceCodeVerifier: rp.verifier,
       expectedState: rp.state,
@@ -40,14 +51,24 @@ describe('D17: the request log after an issuance and a verification', () => {
       idTokenExpected: true,
     });
     const offer = issued.resolvedOffer!;
-    const offerRef = new URL(new URL(issued.offer).searchParams.get('credential_offer_uri')!).pathname.split('/').pop()!;
-    const preAuthorizedCode = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code']['pre-authorized_code'] as string;
+    const offerRef = new URL(new URL(issued.offer).searchParams.get('credential_offer_uri')!).pathname
+      .split('/')
+      .pop()!;
+    const preAuthorizedCode = offer.grants['urn:ietf:params:oauth:grant-type:pre-authorized_code'][
+      'pre-authorized_code'
+    ] as string;
     const code = new URL(issued.callbackUrl).searchParams.get('code')!;
     const [credential] = wallet.list();
 
-    const verifierRp = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'other', SECRETS.other, oidc.ClientSecretPost(SECRETS.other), {
-      execute: [oidc.allowInsecureRequests],
-    });
+    const verifierRp = await oidc.discovery(
+      new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+      'other',
+      SECRETS.other,
+      oidc.ClientSecretPost(SECRETS.other),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
     const verifierPkce = oidc.randomPKCECodeVerifier();
     const url = await oidc.buildAuthorizationUrlWithPAR(verifierRp, {
       redirect_uri: REDIRECT,
@@ -89,14 +110,27 @@ describe('D17: the request log after an issuance and a verification', () => {
 
 describe('issue 33: logs an operator can live with', () => {
   it('answered progress polls of the prompt are logged at debug only; a refused poll stays at info', async () => {
-    const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: PIN, redirectUri: REDIRECT });
+    const rp = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const browser = new Browser(REDIRECT);
     const prompt = await browser.follow(rp.authorizeUrl.href);
     const before = lines.length;
-    for (let i = 0; i < 3; i++) expect((await browser.get(`${prompt.final}/status`, 'application/json')).status).toBe(200);
-    expect((await browser.get(`${t.url}/interaction/v2/not-an-interaction/status`, 'application/json')).status).toBeGreaterThanOrEqual(400);
-    const logged = lines.slice(before).map((l) => JSON.parse(l) as { msg: string; path: string; status: number; level: number });
-    expect(logged.filter((r) => r.msg === 'request' && r.path.endsWith('/status')).map((r) => [r.path, r.level])).toEqual([['/interaction/v2/not-an-interaction/status', 30]]);
+    for (let i = 0; i < 3; i++)
+      expect((await browser.get(`${prompt.final}/status`, 'application/json')).status).toBe(200);
+    expect(
+      (await browser.get(`${t.url}/interaction/v2/not-an-interaction/status`, 'application/json')).status,
+    ).toBeGreaterThanOrEqual(400);
+    const logged = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as { msg: string; path: string; status: number; level: number });
+    expect(
+      logged.filter((r) => r.msg === 'request' && r.path.endsWith('/status')).map((r) => [r.path, r.level]),
+    ).toEqual([['/interaction/v2/not-an-interaction/status', 30]]);
   });
 });
 

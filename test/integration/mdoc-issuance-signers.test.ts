@@ -34,11 +34,24 @@ describe('local document signers in Redis', () => {
     store = await STORE_KINDS.redis();
   });
   afterAll(async () => store?.close());
-  const origin: KeyOrigin = { set: 'credential', origin: 'store', file: '/nonexistent/credential.json', storeKey: 'keys:credential' };
+  const origin: KeyOrigin = {
+    set: 'credential',
+    origin: 'store',
+    file: '/nonexistent/credential.json',
+    storeKey: 'keys:credential',
+  };
 
-  it('one signer per credential key, shared by instances, under the CA with the mdlDS usage and the CA\'s country', async () => {
+  it("one signer per credential key, shared by instances, under the CA with the mdlDS usage and the CA's country", async () => {
     let kid = 'key-1';
-    const options = { ca, credential: origin, chainFile: '/nonexistent/issuer-chain.pem', host: 'issuer.example', store, activeKid: () => kid, validForMs: 30 * DAY };
+    const options = {
+      ca,
+      credential: origin,
+      chainFile: '/nonexistent/issuer-chain.pem',
+      host: 'issuer.example',
+      store,
+      activeKid: () => kid,
+      validForMs: 30 * DAY,
+    };
     const a = localDocumentSigners(options);
     const b = localDocumentSigners(options);
     const [first, second] = await Promise.all([a.current(), b.current()]);
@@ -50,7 +63,9 @@ describe('local document signers in Redis', () => {
     expect(cert.subjectName.getField('C')).toEqual(['ZZ']);
     expect(new x509.X509Certificate(ca.certificate).subjectName.getField('C')).toEqual(['ZZ']);
     expect(first.jwk).toMatchObject({ kty: 'EC', crv: 'P-256', d: expect.any(String) });
-    expect(await store.get(documentSignerStoreKey('key-1'))).toMatchObject({ certificate: expect.stringContaining('BEGIN CERTIFICATE') });
+    expect(await store.get(documentSignerStoreKey('key-1'))).toMatchObject({
+      certificate: expect.stringContaining('BEGIN CERTIFICATE'),
+    });
 
     // a rotated credential key brings its own signer
     kid = 'key-2';
@@ -61,10 +76,26 @@ describe('local document signers in Redis', () => {
   });
 
   it('a signer that would end before an mdoc signed now is remade', async () => {
-    const signers = localDocumentSigners({ ca, credential: origin, chainFile: '/nonexistent/issuer-chain.pem', host: 'issuer.example', store, activeKid: () => 'key-3', validForMs: DAY });
+    const signers = localDocumentSigners({
+      ca,
+      credential: origin,
+      chainFile: '/nonexistent/issuer-chain.pem',
+      host: 'issuer.example',
+      store,
+      activeKid: () => 'key-3',
+      validForMs: DAY,
+    });
     const first = await signers.current();
     // asked to last longer than the signer does (3 years): remade to last that long, replaced in the store
-    const longer = localDocumentSigners({ ca, credential: origin, chainFile: '/nonexistent/issuer-chain.pem', host: 'issuer.example', store, activeKid: () => 'key-3', validForMs: 4 * 365 * DAY });
+    const longer = localDocumentSigners({
+      ca,
+      credential: origin,
+      chainFile: '/nonexistent/issuer-chain.pem',
+      host: 'issuer.example',
+      store,
+      activeKid: () => 'key-3',
+      validForMs: 4 * 365 * DAY,
+    });
     const remade = await longer.current();
     expect(remade.chain[0]).not.toEqual(first.chain[0]);
     expect(remade.expires.getTime()).toBeGreaterThan(Date.now() + 4 * 365 * DAY);
@@ -78,7 +109,14 @@ describe('local document signers in files', () => {
   it('are kept beside the CA, one file per credential key, mode 0600', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vc-ds-'));
     const origin: KeyOrigin = { set: 'credential', origin: 'file', file: join(dir, 'credential.json') };
-    const options = { ca, credential: origin, chainFile: join(dir, 'issuer-chain.pem'), host: 'issuer.example', activeKid: () => 'kid/with odd chars', validForMs: 30 * DAY };
+    const options = {
+      ca,
+      credential: origin,
+      chainFile: join(dir, 'issuer-chain.pem'),
+      host: 'issuer.example',
+      activeKid: () => 'kid/with odd chars',
+      validForMs: 30 * DAY,
+    };
     const first = await localDocumentSigners(options).current();
     const again = await localDocumentSigners(options).current();
     expect(again.chain[0]).toEqual(first.chain[0]);
@@ -88,7 +126,14 @@ describe('local document signers in files', () => {
 });
 
 describe("an operator's issuer.documentSigner", () => {
-  const opts = (dir: string) => ({ baseDir: dir, generate: false, issuers: ['https://issuer.example/wallet'], credential: { set: 'credential', origin: 'file', file: join(dir, 'cred.json') } as KeyOrigin, until: new Date(Date.now() + DAY), mdoc: true });
+  const opts = (dir: string) => ({
+    baseDir: dir,
+    generate: false,
+    issuers: ['https://issuer.example/wallet'],
+    credential: { set: 'credential', origin: 'file', file: join(dir, 'cred.json') } as KeyOrigin,
+    until: new Date(Date.now() + DAY),
+    mdoc: true,
+  });
   const base = { certificateChain: './issuer-chain.pem', key: './issuer-key.pem', previousCertificates: [] };
 
   it('is taken when it is an mdlDS signer with its key', async () => {
@@ -97,18 +142,30 @@ describe("an operator's issuer.documentSigner", () => {
     const dir = mkdtempSync(join(tmpdir(), 'vc-ds-op-'));
     writeFileSync(join(dir, 'ds-chain.pem'), signer.chain.join(''));
     writeFileSync(join(dir, 'ds-key.pem'), await pkcs8Pem(signer.certs[0].keys.privateKey));
-    const identity = await loadIssuerIdentity({ ...base, documentSigner: { certificateChain: './ds-chain.pem', key: './ds-key.pem' } }, opts(dir));
+    const identity = await loadIssuerIdentity(
+      { ...base, documentSigner: { certificateChain: './ds-chain.pem', key: './ds-key.pem' } },
+      opts(dir),
+    );
     expect(identity.documentSigner?.chain).toHaveLength(1);
     await verifyCertificateChain(identity.documentSigner!.chain, [iaca.iacaDer], new Date(), 'mdoc-document-signer');
   });
 
   it('is refused at start-up without the mdlDS extended key usage, naming the config path', async () => {
     const iaca = await createTestMdocIssuer({ name: 'Operator IACA' });
-    const leaf = await makeCert({ subject: 'C=NL, CN=not a document signer', issuer: iaca.iaca, eku: ['1.3.6.1.5.5.7.3.2'] });
+    const leaf = await makeCert({
+      subject: 'C=NL, CN=not a document signer',
+      issuer: iaca.iaca,
+      eku: ['1.3.6.1.5.5.7.3.2'],
+    });
     const dir = mkdtempSync(join(tmpdir(), 'vc-ds-bad-'));
     writeFileSync(join(dir, 'ds-chain.pem'), leaf.pem);
     writeFileSync(join(dir, 'ds-key.pem'), await pkcs8Pem(leaf.keys.privateKey));
-    await expect(loadIssuerIdentity({ ...base, documentSigner: { certificateChain: './ds-chain.pem', key: './ds-key.pem' } }, opts(dir))).rejects.toThrow(/issuer\.documentSigner\.certificateChain .*mdlDS/);
+    await expect(
+      loadIssuerIdentity(
+        { ...base, documentSigner: { certificateChain: './ds-chain.pem', key: './ds-key.pem' } },
+        opts(dir),
+      ),
+    ).rejects.toThrow(/issuer\.documentSigner\.certificateChain .*mdlDS/);
   });
 
   it('left out with no issuer certificate: start-up warns that mdoc types are issued as SD-JWT VCs only', async () => {

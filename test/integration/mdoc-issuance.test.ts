@@ -10,8 +10,22 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { independentWallet } from '../helpers/openid4vci.js';
 import { oid4vpSessionTranscriptBytes, presentWithAuth0 } from '../helpers/mdoc.js';
-import { attributes, credentialRequest, employeeBadge, nonce, offer, startIssuer, tokenRequest, type Running } from '../helpers/walletIssuer.js';
-import { documentSignerKey, generateDocumentSigner, generateIssuerCa, type IssuerCa } from '../../src/keys/issuerCertificate.js';
+import {
+  attributes,
+  credentialRequest,
+  employeeBadge,
+  nonce,
+  offer,
+  startIssuer,
+  tokenRequest,
+  type Running,
+} from '../helpers/walletIssuer.js';
+import {
+  documentSignerKey,
+  generateDocumentSigner,
+  generateIssuerCa,
+  type IssuerCa,
+} from '../../src/keys/issuerCertificate.js';
 import type { CredentialType } from '../../src/config/schema.js';
 
 const DOCTYPE = 'org.example.employee.1';
@@ -44,8 +58,14 @@ beforeAll(async () => {
   setGlobalConfig({ allowInsecureUrls: true }); // the test issuer runs on http://127.0.0.1
   ca = await generateIssuerCa('127.0.0.1');
   const signer = await generateDocumentSigner(ca, '127.0.0.1');
-  const key = await documentSignerKey({ chain: signer.certificate, key: signer.key }, { chain: 'test chain', key: 'test key' });
-  running = await startIssuer({ credentialTypes: [badge, card as CredentialType, pass as CredentialType], documentSigners: { current: async () => key } });
+  const key = await documentSignerKey(
+    { chain: signer.certificate, key: signer.key },
+    { chain: 'test chain', key: 'test key' },
+  );
+  running = await startIssuer({
+    credentialTypes: [badge, card as CredentialType, pass as CredentialType],
+    documentSigners: { current: async () => key },
+  });
 });
 afterAll(async () => {
   setGlobalConfig({ allowInsecureUrls: false });
@@ -63,28 +83,67 @@ async function receive(offerUri: string, configurationId: string, pin?: string) 
   const client = independentWallet([holder]);
   const credentialOffer = await client.resolveCredentialOffer(offerUri);
   const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
-  const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: pin });
+  const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+    credentialOffer,
+    issuerMetadata,
+    txCode: pin,
+  });
   const { c_nonce } = await client.requestNonce({ issuerMetadata });
-  const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: configurationId, nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk as never } });
-  const { credentialResponse } = await client.retrieveCredentials({ issuerMetadata, accessToken: accessTokenResponse.access_token, credentialConfigurationId: configurationId, proofs: { jwt: [jwt] } });
-  return { credential: (credentialResponse.credentials?.[0] as { credential: string }).credential, holder, credentialOffer, issuerMetadata };
+  const { jwt } = await client.createCredentialRequestJwtProof({
+    issuerMetadata,
+    credentialConfigurationId: configurationId,
+    nonce: c_nonce,
+    signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk as never },
+  });
+  const { credentialResponse } = await client.retrieveCredentials({
+    issuerMetadata,
+    accessToken: accessTokenResponse.access_token,
+    credentialConfigurationId: configurationId,
+    proofs: { jwt: [jwt] },
+  });
+  return {
+    credential: (credentialResponse.credentials?.[0] as { credential: string }).credential,
+    holder,
+    credentialOffer,
+    issuerMetadata,
+  };
 }
 
 /** @auth0/mdl's Verifier on a DeviceResponse that @auth0/mdl made from the IssuerSigned, against our CA as the IACA. */
 async function verifyWithAuth0Verifier(issuerSigned: string, deviceKey: JWK, elements: string[]) {
   const handover = { clientId: 'x509_hash:test', nonce: 'n-1', responseUri: 'https://rp.example/response' };
-  const deviceResponse = await presentWithAuth0({ issuerSigned, doctype: DOCTYPE, namespace: NAMESPACE, elements, deviceKey, ...handover });
-  const mdoc = await new Verifier([ca.certificate]).verify(Buffer.from(deviceResponse, 'base64url'), { encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover) });
+  const deviceResponse = await presentWithAuth0({
+    issuerSigned,
+    doctype: DOCTYPE,
+    namespace: NAMESPACE,
+    elements,
+    deviceKey,
+    ...handover,
+  });
+  const mdoc = await new Verifier([ca.certificate]).verify(Buffer.from(deviceResponse, 'base64url'), {
+    encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover),
+  });
   const [document] = mdoc.documents;
   return { document, claims: document.getIssuerNameSpace(NAMESPACE) };
 }
 
 describe('mso_mdoc issuance', () => {
   it('publishes an mso_mdoc configuration beside the SD-JWT VC one (OpenID4VCI 1.0 Appendix A.2.2)', async () => {
-    const metadata = (await (await fetch(`${running.baseUrl}/.well-known/openid-credential-issuer/wallet`)).json()) as { credential_configurations_supported: Record<string, Record<string, unknown>> };
+    const metadata = (await (await fetch(`${running.baseUrl}/.well-known/openid-credential-issuer/wallet`)).json()) as {
+      credential_configurations_supported: Record<string, Record<string, unknown>>;
+    };
     const configurations = metadata.credential_configurations_supported;
-    expect(Object.keys(configurations).sort()).toEqual(['EmployeeBadge', 'EmployeeBadge.mso_mdoc', 'MembershipCard', 'Pass', 'Pass.mso_mdoc']);
-    expect(configurations.EmployeeBadge).toMatchObject({ format: 'dc+sd-jwt', cryptographic_binding_methods_supported: ['jwk'] });
+    expect(Object.keys(configurations).sort()).toEqual([
+      'EmployeeBadge',
+      'EmployeeBadge.mso_mdoc',
+      'MembershipCard',
+      'Pass',
+      'Pass.mso_mdoc',
+    ]);
+    expect(configurations.EmployeeBadge).toMatchObject({
+      format: 'dc+sd-jwt',
+      cryptographic_binding_methods_supported: ['jwk'],
+    });
     expect(configurations['EmployeeBadge.mso_mdoc']).toMatchObject({
       format: 'mso_mdoc',
       doctype: DOCTYPE,
@@ -93,10 +152,18 @@ describe('mso_mdoc issuance', () => {
       credential_signing_alg_values_supported: [-7, -9],
       proof_types_supported: { jwt: { proof_signing_alg_values_supported: ['ES256'] } },
     });
-    const claims = (configurations['EmployeeBadge.mso_mdoc'].credential_metadata as { claims: Array<{ path: string[] }> }).claims;
-    expect(claims.map((c) => c.path)).toEqual([[NAMESPACE, 'FirstName'], [NAMESPACE, 'LastName'], [NAMESPACE, 'Email']]);
+    const claims = (
+      configurations['EmployeeBadge.mso_mdoc'].credential_metadata as { claims: Array<{ path: string[] }> }
+    ).claims;
+    expect(claims.map((c) => c.path)).toEqual([
+      [NAMESPACE, 'FirstName'],
+      [NAMESPACE, 'LastName'],
+      [NAMESPACE, 'Email'],
+    ]);
     // the provider's own location serves the same document
-    const own = (await (await fetch(`${running.baseUrl}/wallet/.well-known/openid-credential-issuer`)).json()) as typeof metadata;
+    const own = (await (
+      await fetch(`${running.baseUrl}/wallet/.well-known/openid-credential-issuer`)
+    ).json()) as typeof metadata;
     expect(own.credential_configurations_supported).toEqual(configurations);
   });
 
@@ -105,7 +172,11 @@ describe('mso_mdoc issuance', () => {
     expect(o.parsed.credential_configuration_ids).toEqual(['EmployeeBadge', 'EmployeeBadge.mso_mdoc']);
     const { credential, holder } = await receive(o.offerUri, 'EmployeeBadge.mso_mdoc', '2468');
     expect(credential).toMatch(/^[A-Za-z0-9_-]+$/);
-    const { document, claims } = await verifyWithAuth0Verifier(credential, holder.privateJwk, ['FirstName', 'LastName', 'Email']);
+    const { document, claims } = await verifyWithAuth0Verifier(credential, holder.privateJwk, [
+      'FirstName',
+      'LastName',
+      'Email',
+    ]);
     expect(claims).toEqual(attributes);
     expect(document.docType).toBe(DOCTYPE);
     const mso = document.issuerSigned.issuerAuth.decodedPayload;
@@ -121,7 +192,9 @@ describe('mso_mdoc issuance', () => {
   it('without a PIN too, and the same offer then gives no second credential (SD-JWT VC refused)', async () => {
     const o = await offer(running);
     const { credential, holder } = await receive(o.offerUri, 'EmployeeBadge.mso_mdoc');
-    expect((await verifyWithAuth0Verifier(credential, holder.privateJwk, ['LastName'])).claims).toEqual({ LastName: 'Lovelace' });
+    expect((await verifyWithAuth0Verifier(credential, holder.privateJwk, ['LastName'])).claims).toEqual({
+      LastName: 'Lovelace',
+    });
     // one credential per offer: the token is still valid, the offer is spent
     const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(token.status).toBe(400);
@@ -137,12 +210,27 @@ describe('mso_mdoc issuance', () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
     const o = await offer(running, {
       credentialType: 'Pass',
-      attributes: { Photo: `data:image/png;base64,${png.toString('base64')}`, Born: '1815-12-10', Seen: '2026-01-02T03:04:05Z', Visits: 3, Premium: true },
+      attributes: {
+        Photo: `data:image/png;base64,${png.toString('base64')}`,
+        Born: '1815-12-10',
+        Seen: '2026-01-02T03:04:05Z',
+        Visits: 3,
+        Premium: true,
+      },
     });
     const { credential, holder } = await receive(o.offerUri, 'Pass.mso_mdoc');
     const handover = { clientId: 'x509_hash:test', nonce: 'n-9', responseUri: 'https://rp.example/response' };
-    const deviceResponse = await presentWithAuth0({ issuerSigned: credential, doctype: 'org.example.pass.1', namespace: 'org.example.pass.1', elements: ['Photo', 'Born', 'Seen', 'Visits', 'Premium'], deviceKey: holder.privateJwk, ...handover });
-    const mdoc = await new Verifier([ca.certificate]).verify(Buffer.from(deviceResponse, 'base64url'), { encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover) });
+    const deviceResponse = await presentWithAuth0({
+      issuerSigned: credential,
+      doctype: 'org.example.pass.1',
+      namespace: 'org.example.pass.1',
+      elements: ['Photo', 'Born', 'Seen', 'Visits', 'Premium'],
+      deviceKey: holder.privateJwk,
+      ...handover,
+    });
+    const mdoc = await new Verifier([ca.certificate]).verify(Buffer.from(deviceResponse, 'base64url'), {
+      encodedSessionTranscript: oid4vpSessionTranscriptBytes(handover),
+    });
     const elements = mdoc.documents[0].getIssuerNameSpace('org.example.pass.1');
     expect(Buffer.from(elements.Photo as Uint8Array)).toEqual(png);
     expect(String(elements.Born)).toBe('1815-12-10'); // @auth0/mdl's full-date
@@ -151,7 +239,10 @@ describe('mso_mdoc issuance', () => {
   });
 
   it('a type without mdoc is offered as SD-JWT VC only', async () => {
-    const o = await offer(running, { credentialType: 'MembershipCard', attributes: { MemberName: 'Mary', Since: '2020-01-01' } });
+    const o = await offer(running, {
+      credentialType: 'MembershipCard',
+      attributes: { MemberName: 'Mary', Since: '2020-01-01' },
+    });
     expect(o.parsed.credential_configuration_ids).toEqual(['MembershipCard']);
   });
 });
@@ -174,11 +265,21 @@ describe('mso_mdoc issuance: bad requests get OpenID4VCI errors', () => {
   it('a proof key on another curve than P-256 (ES384) is invalid_proof, and the offer stays redeemable', async () => {
     const o = await offer(running);
     const accessToken = await tokenFor(o);
-    const refused = await credentialRequest(running.baseUrl, accessToken, await proofWith(await holderKey('ES384'), 'ES384'), 'EmployeeBadge.mso_mdoc');
+    const refused = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proofWith(await holderKey('ES384'), 'ES384'),
+      'EmployeeBadge.mso_mdoc',
+    );
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: 'invalid_proof' });
     expect(refused.body.error_description).toMatch(/alg/);
-    const issued = await credentialRequest(running.baseUrl, accessToken, await proofWith(await holderKey(), 'ES256'), 'EmployeeBadge.mso_mdoc');
+    const issued = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proofWith(await holderKey(), 'ES256'),
+      'EmployeeBadge.mso_mdoc',
+    );
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
   });
 
@@ -196,15 +297,33 @@ describe('mso_mdoc issuance: bad requests get OpenID4VCI errors', () => {
   });
 
   it("the mdoc configuration of another type than the offer's is credential_request_denied; an unknown one unknown_credential_configuration", async () => {
-    const o = await offer(running, { credentialType: 'MembershipCard', attributes: { MemberName: 'Mary', Since: '2020-01-01' } });
+    const o = await offer(running, {
+      credentialType: 'MembershipCard',
+      attributes: { MemberName: 'Mary', Since: '2020-01-01' },
+    });
     const accessToken = await tokenFor(o);
     const key = await holderKey();
-    const other = await credentialRequest(running.baseUrl, accessToken, await proofWith(key, 'ES256'), 'EmployeeBadge.mso_mdoc');
+    const other = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proofWith(key, 'ES256'),
+      'EmployeeBadge.mso_mdoc',
+    );
     expect(other).toMatchObject({ status: 400, body: { error: 'credential_request_denied' } });
-    const unknown = await credentialRequest(running.baseUrl, accessToken, await proofWith(key, 'ES256'), 'MembershipCard.mso_mdoc');
+    const unknown = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proofWith(key, 'ES256'),
+      'MembershipCard.mso_mdoc',
+    );
     expect(unknown).toMatchObject({ status: 400, body: { error: 'unknown_credential_configuration' } });
     // the offer is untouched: its own configuration still issues
-    const issued = await credentialRequest(running.baseUrl, accessToken, await proofWith(key, 'ES256'), 'MembershipCard');
+    const issued = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proofWith(key, 'ES256'),
+      'MembershipCard',
+    );
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
   });
 
@@ -212,8 +331,16 @@ describe('mso_mdoc issuance: bad requests get OpenID4VCI errors', () => {
     const o = await offer(running);
     const { credential, holder } = await receive(o.offerUri, 'EmployeeBadge.mso_mdoc');
     const { document } = await verifyWithAuth0Verifier(credential, holder.privateJwk, ['FirstName']);
-    const deviceKey = document.issuerSigned.issuerAuth.decodedPayload.deviceKeyInfo!.deviceKey as unknown as Map<number, unknown>;
-    const jwk = { kty: 'EC', crv: 'P-256', x: Buffer.from(deviceKey.get(-2) as Uint8Array).toString('base64url'), y: Buffer.from(deviceKey.get(-3) as Uint8Array).toString('base64url') };
+    const deviceKey = document.issuerSigned.issuerAuth.decodedPayload.deviceKeyInfo!.deviceKey as unknown as Map<
+      number,
+      unknown
+    >;
+    const jwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      x: Buffer.from(deviceKey.get(-2) as Uint8Array).toString('base64url'),
+      y: Buffer.from(deviceKey.get(-3) as Uint8Array).toString('base64url'),
+    };
     expect(await calculateJwkThumbprint(jwk)).toBe(await calculateJwkThumbprint(holder.publicJwk));
   });
 });

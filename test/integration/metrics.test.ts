@@ -56,11 +56,15 @@ async function start(overrides: (base: string) => Record<string, unknown>): Prom
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of String(chunk).split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
-  const service = await createService({ config, file: 'test', baseDir: process.cwd() }, { store: await testStore(), logger: createLogger('info', sink) });
+  const service = await createService(
+    { config, file: 'test', baseDir: process.cwd() },
+    { store: await testStore(), logger: createLogger('info', sink) },
+  );
   const server = await listen(service, port, '127.0.0.1');
   return { url: config.baseUrl, service, server, lines };
 }
@@ -78,7 +82,9 @@ function value(families: PrometheusFamily[], name: string, labels: Record<string
   const family = families.find((f) => f.name === name);
   const found = family?.metrics.find((m) => {
     const have = m.labels ?? {};
-    return Object.keys(have).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => have[k] === v);
+    return (
+      Object.keys(have).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => have[k] === v)
+    );
   });
   return Number(found?.value ?? 0);
 }
@@ -86,7 +92,10 @@ function value(families: PrometheusFamily[], name: string, labels: Record<string
 /** http_request_duration_seconds' series: `route status_class` -> count. */
 function histogram(text: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^http_request_duration_seconds_count\{route="([^"]*)",status_class="([^"]*)"\} (\d+)$/gm)) out.set(`${m[1]} ${m[2]}`, Number(m[3]));
+  for (const m of text.matchAll(
+    /^http_request_duration_seconds_count\{route="([^"]*)",status_class="([^"]*)"\} (\d+)$/gm,
+  ))
+    out.set(`${m[1]} ${m[2]}`, Number(m[3]));
   return out;
 }
 
@@ -107,7 +116,14 @@ beforeAll(async () => {
     admin: { token: ADMIN_TOKEN },
     clients: [
       ...(testConfig(0).clients as unknown[]),
-      { clientId: EXTERNAL.id, clientSecret: EXTERNAL.secret, redirectUris: [REDIRECT], pkce: 'required', scopes: ['EmployeeBadge', 'External'], webhook: { url: receiver.url, secret: webhook } },
+      {
+        clientId: EXTERNAL.id,
+        clientSecret: EXTERNAL.secret,
+        redirectUris: [REDIRECT],
+        pkce: 'required',
+        scopes: ['EmployeeBadge', 'External'],
+        webhook: { url: receiver.url, secret: webhook },
+      },
     ],
   }));
   // a second deployment: client_id labels, and offers that expire in a second
@@ -122,10 +138,13 @@ afterAll(async () => {
 });
 
 const flows = (kind: string, version: string, outcome: string) => ({ kind, version, outcome });
-const delta = (after: PrometheusFamily[], name: string, labels: Record<string, string> = {}) => value(after, name, labels) - value(before, name, labels);
+const delta = (after: PrometheusFamily[], name: string, labels: Record<string, string> = {}) =>
+  value(after, name, labels) - value(before, name, labels);
 
 const rp = (base: string, discovery: string, client: { id: string; secret: string }) =>
-  oidc.discovery(new URL(`${base}${discovery}`), client.id, client.secret, oidc.ClientSecretPost(client.secret), { execute: [oidc.allowInsecureRequests] });
+  oidc.discovery(new URL(`${base}${discovery}`), client.id, client.secret, oidc.ClientSecretPost(client.secret), {
+    execute: [oidc.allowInsecureRequests],
+  });
 
 /** The prompt page of an authorise URL, in a browser that stops at the relying party. */
 async function promptOf(url: string): Promise<{ browser: Browser; final: string; html: string }> {
@@ -153,19 +172,33 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
 
   it('counts each flow once where it ends, and the PIN failures, webhooks and rate limits', async () => {
     // an issuance (Version 2, PAR) with one wrong PIN first: completed, and one PIN failure
-    const issuance = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: badge, pin: PIN, redirectUri: REDIRECT });
+    const issuance = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: badge,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const prompt = await promptOf(issuance.authorizeUrl.href);
     const offer = offerFromPage(prompt.html);
     identifiers.push(new URL(new URL(offer).searchParams.get('credential_offer_uri')!).pathname.split('/').pop()!);
     await expect(wallet.receive(offer, { pin: '0000' })).rejects.toThrow('2 attempt(s) left');
     await wallet.receive(offer, { pin: PIN });
     const done = await prompt.browser.follow(`${prompt.final}/continue`);
-    const tokens = await oidc.authorizationCodeGrant(issuance.config, new URL(done.final), { pkceCodeVerifier: issuance.verifier, expectedState: issuance.state, expectedNonce: issuance.nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(issuance.config, new URL(done.final), {
+      pkceCodeVerifier: issuance.verifier,
+      expectedState: issuance.state,
+      expectedNonce: issuance.nonce,
+      idTokenExpected: true,
+    });
     serialNumber = String(tokens.claims()!.SerialNumber);
     identifiers.push(serialNumber);
 
     // a verification (Version 2, PAR) with that credential: completed
-    const verifierRp = await rp(t.url, '/v2.0/.well-known/openid-configuration', { id: 'other', secret: SECRETS.other });
+    const verifierRp = await rp(t.url, '/v2.0/.well-known/openid-configuration', {
+      id: 'other',
+      secret: SECRETS.other,
+    });
     const pkce = oidc.randomPKCECodeVerifier();
     const verification = await oidc.buildAuthorizationUrlWithPAR(verifierRp, {
       redirect_uri: REDIRECT,
@@ -179,16 +212,31 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
 
     // a verification (Version 1, PAR) the holder declines in the wallet (a wallet with nothing to present answers access_denied): denied
     const v1 = await rp(t.url, '/oidc/.well-known/openid-configuration', { id: 'other', secret: SECRETS.other });
-    const declined = await promptOf((await oidc.buildAuthorizationUrlWithPAR(v1, { redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', nonce: oidc.randomNonce() })).href);
+    const declined = await promptOf(
+      (
+        await oidc.buildAuthorizationUrlWithPAR(v1, {
+          redirect_uri: REDIRECT,
+          scope: 'openid EmployeeBadge',
+          nonce: oidc.randomNonce(),
+        })
+      ).href,
+    );
     await expect((await newWallet()).present(requestFromPage(declined.html))).rejects.toThrow();
     const back = await declined.browser.follow(`${declined.final}/continue`);
     expect(new URL(back.final).searchParams.get('error')).toBe('access_denied');
 
     // an issuance whose PIN attempts run out: failed, and three PIN failures; its /continue counts nothing more
-    const exhausted = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: badge, pin: PIN, redirectUri: REDIRECT });
+    const exhausted = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: badge,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const exhaustedPrompt = await promptOf(exhausted.authorizeUrl.href);
     const exhaustedOffer = offerFromPage(exhaustedPrompt.html);
-    for (const wrong of ['1111', '2222', '3333']) await expect(wallet.receive(exhaustedOffer, { pin: wrong })).rejects.toThrow('invalid tx_code');
+    for (const wrong of ['1111', '2222', '3333'])
+      await expect(wallet.receive(exhaustedOffer, { pin: wrong })).rejects.toThrow('invalid tx_code');
     const ended = await exhaustedPrompt.browser.follow(`${exhaustedPrompt.final}/continue`);
     expect(new URL(ended.final).searchParams.get('error')).toBe('access_denied');
 
@@ -211,11 +259,20 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
     // a path the service does not serve
     expect((await fetch(`${t.url}/no/such/path/${serialNumber}`)).status).toBe(404);
     // an operator's revocation through the admin API
-    const revoked = await fetch(`${t.url}/admin/credentials/${serialNumber}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const revoked = await fetch(`${t.url}/admin/credentials/${serialNumber}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(revoked.status).toBe(200);
 
     // the webhook's attempt is counted once the receiver's answer is in
-    await expect.poll(async () => value((await scrape(t)).families, 'vc_webhook_deliveries_total', { outcome: 'delivered' }) - value(before, 'vc_webhook_deliveries_total', { outcome: 'delivered' })).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          value((await scrape(t)).families, 'vc_webhook_deliveries_total', { outcome: 'delivered' }) -
+          value(before, 'vc_webhook_deliveries_total', { outcome: 'delivered' }),
+      )
+      .toBe(1);
     const after = (await scrape(t)).families;
     const expected: [Record<string, string>, number][] = [
       [flows('issuance', 'v2', 'completed'), 1],
@@ -226,13 +283,15 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
     ];
     for (const [labels, n] of expected) expect(delta(after, 'vc_flows_total', labels), JSON.stringify(labels)).toBe(n);
     // and nothing else moved: every flow was counted exactly once
-    const total = (families: PrometheusFamily[]) => families.find((f) => f.name === 'vc_flows_total')!.metrics.reduce((sum, m) => sum + Number(m.value), 0);
+    const total = (families: PrometheusFamily[]) =>
+      families.find((f) => f.name === 'vc_flows_total')!.metrics.reduce((sum, m) => sum + Number(m.value), 0);
     expect(total(after) - total(before)).toBe(5);
     expect(delta(after, 'vc_pin_failures_total')).toBe(4);
     expect(delta(after, 'vc_webhook_deliveries_total', { outcome: 'retry' })).toBe(0);
     expect(delta(after, 'vc_webhook_deliveries_total', { outcome: 'failed' })).toBe(0);
     expect(delta(after, 'vc_store_errors_total')).toBe(0);
-    for (const endpoint of ['par', 'token', 'walletToken', 'credential', 'vpResponse']) expect(value(after, 'vc_rate_limited_total', { endpoint })).toBe(0);
+    for (const endpoint of ['par', 'token', 'walletToken', 'credential', 'vpResponse'])
+      expect(value(after, 'vc_rate_limited_total', { endpoint })).toBe(0);
 
     // the method the rate limits call
     t.service.metrics.rateLimited('walletToken');
@@ -273,13 +332,20 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
 
   it('has no client_id label unless metrics.perClient is on', async () => {
     const { families } = await scrape(t);
-    for (const m of families.find((f) => f.name === 'vc_flows_total')!.metrics) expect(Object.keys(m.labels ?? {}).sort()).toEqual(['kind', 'outcome', 'version']);
+    for (const m of families.find((f) => f.name === 'vc_flows_total')!.metrics)
+      expect(Object.keys(m.labels ?? {}).sort()).toEqual(['kind', 'outcome', 'version']);
   });
 
   it('counts an expired step once, when /continue ends it, with client_id under perClient', async () => {
     const startAt = (await scrape(expiring)).families;
     const labels = { ...flows('issuance', 'v2', 'expired'), client_id: 'issuer-pkce' };
-    const issuance = await pushIssuance(expiring.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: badge, pin: PIN, redirectUri: REDIRECT });
+    const issuance = await pushIssuance(expiring.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: badge,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
     const prompt = await promptOf(issuance.authorizeUrl.href);
     await new Promise((resolve) => setTimeout(resolve, 2_100)); // the offer lives a second
     const ended = await prompt.browser.follow(`${prompt.final}/continue`);
@@ -289,7 +355,9 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
     const flowSeries = families.find((f) => f.name === 'vc_flows_total')!.metrics;
     expect(flowSeries.every((m) => m.labels?.client_id !== undefined)).toBe(true);
     // only configured clients' ids are label values
-    expect(new Set(flowSeries.map((m) => m.labels!.client_id))).toEqual(new Set(['issuer-pkce', 'issuer-plain', 'other']));
+    expect(new Set(flowSeries.map((m) => m.labels!.client_id))).toEqual(
+      new Set(['issuer-pkce', 'issuer-plain', 'other']),
+    );
   });
 
   it.runIf(onRedis)('counts the store operations that fail while Redis cannot be reached', async () => {
@@ -297,14 +365,26 @@ describe('metrics (issue 21): GET /metrics on its own listener after a few flows
     (expiring.service.store as RedisStore).client.disconnect();
     expect((await fetch(`${expiring.url}/readyz`)).status).toBe(503);
     const { families } = await scrape(expiring);
-    expect(value(families, 'vc_store_errors_total') - value(startAt, 'vc_store_errors_total')).toBeGreaterThanOrEqual(1);
+    expect(value(families, 'vc_store_errors_total') - value(startAt, 'vc_store_errors_total')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 });
 
 describe('vc_store_errors_total', () => {
-  it('moves once per store operation that fails because Redis cannot be reached, through the store\'s callback', async () => {
+  it("moves once per store operation that fails because Redis cannot be reached, through the store's callback", async () => {
     const metrics = new Metrics({ port: undefined, host: '127.0.0.1', perClient: false });
-    const store = new RedisStore(new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null }), 'test:');
+    const store = new RedisStore(
+      new Redis({
+        host: '127.0.0.1',
+        port: 1,
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      }),
+      'test:',
+    );
     const stop = store.onUnavailable(() => metrics.storeError());
     await expect(store.get('a')).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(store.set('b', 1, 10)).rejects.toBeInstanceOf(StoreUnavailableError);
@@ -322,23 +402,54 @@ describe('audit log (issue 21, D17)', () => {
     const lines = audits();
     const issued = lines.filter((l) => l.audit === 'credential_issuance');
     expect(issued).toEqual([
-      expect.objectContaining({ client: 'issuer-pkce', flow: 'issuance', serialNumber, credentialType: 'EmployeeBadge', outcome: 'issued', at: expect.any(String), time: expect.any(Number) }),
-      expect.objectContaining({ client: 'issuer-pkce', flow: 'issuance', outcome: 'failed', reason: 'pin_attempts_exhausted' }),
+      expect.objectContaining({
+        client: 'issuer-pkce',
+        flow: 'issuance',
+        serialNumber,
+        credentialType: 'EmployeeBadge',
+        outcome: 'issued',
+        at: expect.any(String),
+        time: expect.any(Number),
+      }),
+      expect.objectContaining({
+        client: 'issuer-pkce',
+        flow: 'issuance',
+        outcome: 'failed',
+        reason: 'pin_attempts_exhausted',
+      }),
     ]);
     const presentations = lines.filter((l) => l.audit === 'presentation_verification');
     expect(presentations).toEqual([
-      expect.objectContaining({ client: 'other', flow: 'verification', requestId: expect.stringMatching(/^v2\./), credentialTypes: ['EmployeeBadge'], outcome: 'completed' }),
-      expect.objectContaining({ client: 'other', flow: 'verification', requestId: expect.stringMatching(/^v1\./), outcome: 'denied' }),
+      expect.objectContaining({
+        client: 'other',
+        flow: 'verification',
+        requestId: expect.stringMatching(/^v2\./),
+        credentialTypes: ['EmployeeBadge'],
+        outcome: 'completed',
+      }),
+      expect.objectContaining({
+        client: 'other',
+        flow: 'verification',
+        requestId: expect.stringMatching(/^v1\./),
+        outcome: 'denied',
+      }),
       expect.objectContaining({ client: EXTERNAL.id, flow: 'verification', external: true, outcome: 'completed' }),
     ]);
-    expect(lines.filter((l) => l.audit === 'external_flow')).toEqual([expect.objectContaining({ client: EXTERNAL.id, flow: 'verification', outcome: 'completed' })]);
-    expect(lines.filter((l) => l.audit === 'credential_status')).toEqual([expect.objectContaining({ serialNumber, status: 'revoked', via: 'api' })]);
-    expect(lines.filter((l) => l.audit === 'admin_action')).toEqual([expect.objectContaining({ action: 'revoke', serialNumber, outcome: 'done', status: 200 })]);
+    expect(lines.filter((l) => l.audit === 'external_flow')).toEqual([
+      expect.objectContaining({ client: EXTERNAL.id, flow: 'verification', outcome: 'completed' }),
+    ]);
+    expect(lines.filter((l) => l.audit === 'credential_status')).toEqual([
+      expect.objectContaining({ serialNumber, status: 'revoked', via: 'api' }),
+    ]);
+    expect(lines.filter((l) => l.audit === 'admin_action')).toEqual([
+      expect.objectContaining({ action: 'revoke', serialNumber, outcome: 'done', status: 200 }),
+    ]);
   });
 
   it('never carries an attribute value, a PIN or the admin token', () => {
     const text = JSON.stringify(audits());
-    for (const secret of [...Object.values(badge), ADMIN_TOKEN, SECRETS.pkceIssuer, SECRETS.other, EXTERNAL.secret]) expect(text.includes(secret), secret).toBe(false);
+    for (const secret of [...Object.values(badge), ADMIN_TOKEN, SECRETS.pkceIssuer, SECRETS.other, EXTERNAL.secret])
+      expect(text.includes(secret), secret).toBe(false);
     expect(text).not.toMatch(new RegExp(`(^|[^0-9A-Za-z_-])${PIN}([^0-9A-Za-z_-]|$)`));
   });
 });

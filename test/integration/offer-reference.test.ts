@@ -7,14 +7,26 @@ import { newWallet, pushAuthorization } from '../helpers/flows.js';
 /** OpenID4VCI 1.0 §4.1.3: the prompt's link carries the offer by reference, so its QR code stays small. */
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService({ lifetimes: { par: 60, code: 60, token: 60, offer: 2, interaction: 600, continuation: 300 } });
+  t = await startTestService({
+    lifetimes: { par: 60, code: 60, token: 60, offer: 2, interaction: 600, continuation: 300 },
+  });
 });
 afterAll(async () => t?.stop());
 
 async function promptLink(): Promise<string> {
   const { challenge } = pkcePair();
-  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: { FirstName: 'Ada', LastName: 'Lovelace' } });
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.EmployeeBadge', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  const hint = await makeHint({
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    audience: t.url,
+    claims: { FirstName: 'Ada', LastName: 'Lovelace' },
+  });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope: 'openid issue.EmployeeBadge',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
+  });
   const page = await new Browser(REDIRECT).follow(authorizeUrl);
   return offerFromPage(page.html!);
 }

@@ -4,12 +4,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base64url, calculateJwkThumbprint, type JWK } from 'jose';
-import { startTestService, testConfig, SECRETS, REDIRECT, VERIFIER_CA_PEM, type TestService } from '../helpers/service.js';
+import {
+  startTestService,
+  testConfig,
+  SECRETS,
+  REDIRECT,
+  VERIFIER_CA_PEM,
+  type TestService,
+} from '../helpers/service.js';
 import { Browser, makeHint, pkcePair } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet, requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
+import {
+  holderCompletesIssuance,
+  newWallet,
+  requestFromPage,
+  pushAuthorization,
+  redeemCode,
+} from '../helpers/flows.js';
 import { createTestMdocIssuer, presentWithAuth0, type TestMdocIssuer } from '../helpers/mdoc.js';
 import { testPidIssuer, type PidIssuer } from '../helpers/pid.js';
-import { firstClaimSet, independentHolderAnswers, presentSdJwtDisclosing, type DcqlCredentialQueryLike, type ResolvedRequest } from '../helpers/openid4vpHolder.js';
+import {
+  firstClaimSet,
+  independentHolderAnswers,
+  presentSdJwtDisclosing,
+  type DcqlCredentialQueryLike,
+  type ResolvedRequest,
+} from '../helpers/openid4vpHolder.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { keyPair } from '../helpers/keys.js';
@@ -52,10 +71,23 @@ beforeAll(async () => {
         name: 'Club',
         displayName: 'Club card',
         mdoc: { doctype: DOCTYPE, namespace: NAMESPACE },
-        attributes: { MemberName: { type: 'string' }, MemberNumber: { type: 'number' }, Premium: { type: 'boolean', required: false }, Nickname: { type: 'string', required: false } },
+        attributes: {
+          MemberName: { type: 'string' },
+          MemberNumber: { type: 'number' },
+          Premium: { type: 'boolean', required: false },
+          Nickname: { type: 'string', required: false },
+        },
       },
     ],
-    clients: [{ clientId: 'issuer-pkce', clientSecret: SECRETS.pkceIssuer, redirectUris: [REDIRECT], pkce: 'required', scopes: ['issue.Club', 'Club', 'VerifiedIdentity'] }],
+    clients: [
+      {
+        clientId: 'issuer-pkce',
+        clientSecret: SECRETS.pkceIssuer,
+        redirectUris: [REDIRECT],
+        pkce: 'required',
+        scopes: ['issue.Club', 'Club', 'VerifiedIdentity'],
+      },
+    ],
     verifier: { ...base.verifier, trustAnchors: join(dir, 'iaca.pem') },
     identity: {
       VerifiedIdentity: {
@@ -70,12 +102,24 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-const pick = (o: Record<string, unknown>, names: string[]) => Object.fromEntries(names.filter((n) => Object.hasOwn(o, n)).map((n) => [n, o[n]]));
+const pick = (o: Record<string, unknown>, names: string[]) =>
+  Object.fromEntries(names.filter((n) => Object.hasOwn(o, n)).map((n) => [n, o[n]]));
 
 async function issueClub(wallet: DevWallet, attributes: Record<string, unknown>): Promise<StoredCredential> {
   const { challenge } = pkcePair();
-  const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: t.url, claims: attributes });
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope: 'openid issue.Club', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  const hint = await makeHint({
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    audience: t.url,
+    claims: attributes,
+  });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope: 'openid issue.Club',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
+  });
   await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet });
   return wallet.list().at(-1)!;
 }
@@ -83,7 +127,13 @@ async function issueClub(wallet: DevWallet, attributes: Record<string, unknown>)
 /** The relying party starts a verification (PAR, PKCE) and the browser lands on the prompt. */
 async function startVerification(scope: string) {
   const { verifier, challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope,
+    state: 'st',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(authorizeUrl);
   expect(prompt.html, `expected the prompt at ${prompt.final}`).toBeTruthy();
@@ -91,21 +141,31 @@ async function startVerification(scope: string) {
 }
 
 /** The browser continues; the relying party redeems the code: the ID token's claims, or the redirect's error. */
-async function finish(s: Awaited<ReturnType<typeof startVerification>>): Promise<{ claims?: Record<string, unknown>; error?: string | null; description?: string | null }> {
+async function finish(
+  s: Awaited<ReturnType<typeof startVerification>>,
+): Promise<{ claims?: Record<string, unknown>; error?: string | null; description?: string | null }> {
   const done = await s.browser.follow(`${s.promptUrl}/continue`);
   const q = new URL(done.final).searchParams;
   if (q.get('error')) return { error: q.get('error'), description: q.get('error_description') };
   return { claims: await redeemCode(t.url, { code: q.get('code')!, verifier: s.verifier }) };
 }
 
-const queryOf = (request: ResolvedRequest, id: string) => (request.dcql_query.credentials as DcqlCredentialQueryLike[]).find((q) => q.id === id)!;
+const queryOf = (request: ResolvedRequest, id: string) =>
+  (request.dcql_query.credentials as DcqlCredentialQueryLike[]).find((q) => q.id === id)!;
 
 /** The SD-JWT VC by @sd-jwt/sd-jwt-vc, disclosing the first claim set it satisfies, sent by @openid4vc/openid4vp. */
 async function libraryPresentsSdJwt(link: string, credential: StoredCredential, queryId: string) {
   return independentHolderAnswers(link, caCert, async (request) => {
     const disclose = firstClaimSet(queryOf(request, queryId), Object.keys(credential.claims));
     expect(disclose, 'the credential satisfies a claim set').toBeDefined();
-    return { [queryId]: [await presentSdJwtDisclosing(credential.credential, credential.holderKey, disclose!, { aud: request.client_id, nonce: request.nonce })] };
+    return {
+      [queryId]: [
+        await presentSdJwtDisclosing(credential.credential, credential.holderKey, disclose!, {
+          aud: request.client_id,
+          nonce: request.nonce,
+        }),
+      ],
+    };
   });
 }
 
@@ -115,7 +175,17 @@ async function libraryPresentsMdoc(link: string, issuerSigned: string, elements:
     const disclose = firstClaimSet(queryOf(request, 'Club-mdoc'), elements);
     expect(disclose, 'the mdoc satisfies a claim set').toBeDefined();
     const jwkThumbprint = base64url.decode(await calculateJwkThumbprint(request.client_metadata.jwks.keys[0] as JWK));
-    const deviceResponse = await presentWithAuth0({ issuerSigned, doctype: DOCTYPE, namespace: NAMESPACE, elements: disclose!, deviceKey: device.privateJwk, clientId: request.client_id, nonce: request.nonce, responseUri: request.response_uri, jwkThumbprint });
+    const deviceResponse = await presentWithAuth0({
+      issuerSigned,
+      doctype: DOCTYPE,
+      namespace: NAMESPACE,
+      elements: disclose!,
+      deviceKey: device.privateJwk,
+      clientId: request.client_id,
+      nonce: request.nonce,
+      responseUri: request.response_uri,
+      jwkThumbprint,
+    });
     return { 'Club-mdoc': [deviceResponse] };
   });
 }
@@ -127,57 +197,80 @@ const variants = [
   { name: 'every optional attribute missing', has: [] as typeof optionalNames },
 ];
 
-describe.each(variants)('issue 36 §1, a Club card with $name: the ID token carries the required attributes and exactly the optional ones it has', ({ has }) => {
-  const attributes: Record<string, unknown> = { ...REQUIRED, ...Object.fromEntries(has.map((n) => [n, OPTIONAL[n]])) };
+describe.each(variants)(
+  'issue 36 §1, a Club card with $name: the ID token carries the required attributes and exactly the optional ones it has',
+  ({ has }) => {
+    const attributes: Record<string, unknown> = {
+      ...REQUIRED,
+      ...Object.fromEntries(has.map((n) => [n, OPTIONAL[n]])),
+    };
 
-  it('SD-JWT VC, presented by the dev wallet', async () => {
-    const wallet = await newWallet();
-    await issueClub(wallet, attributes);
-    const s = await startVerification('openid Club');
-    const presented = await wallet.present(s.link);
-    expect(presented.status, JSON.stringify(presented.body)).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
-  });
+    it('SD-JWT VC, presented by the dev wallet', async () => {
+      const wallet = await newWallet();
+      await issueClub(wallet, attributes);
+      const s = await startVerification('openid Club');
+      const presented = await wallet.present(s.link);
+      expect(presented.status, JSON.stringify(presented.body)).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
+    });
 
-  it('SD-JWT VC, presented by @openid4vc/openid4vp', async () => {
-    const credential = await issueClub(await newWallet(), attributes);
-    const s = await startVerification('openid Club');
-    expect((await libraryPresentsSdJwt(s.link, credential, 'Club')).status).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
-  });
+    it('SD-JWT VC, presented by @openid4vc/openid4vp', async () => {
+      const credential = await issueClub(await newWallet(), attributes);
+      const s = await startVerification('openid Club');
+      expect((await libraryPresentsSdJwt(s.link, credential, 'Club')).status).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
+    });
 
-  it('mdoc, presented by the dev wallet', async () => {
-    const wallet = await newWallet();
-    const { issuerSigned } = await iaca.issue({ doctype: DOCTYPE, namespace: NAMESPACE, claims: attributes, deviceKey: device.publicJwk });
-    await wallet.importMdoc({ issuerSigned, doctype: DOCTYPE, deviceKey: device.privateJwk });
-    const s = await startVerification('openid Club');
-    const presented = await wallet.present(s.link);
-    expect(presented.status, JSON.stringify(presented.body)).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
-  });
+    it('mdoc, presented by the dev wallet', async () => {
+      const wallet = await newWallet();
+      const { issuerSigned } = await iaca.issue({
+        doctype: DOCTYPE,
+        namespace: NAMESPACE,
+        claims: attributes,
+        deviceKey: device.publicJwk,
+      });
+      await wallet.importMdoc({ issuerSigned, doctype: DOCTYPE, deviceKey: device.privateJwk });
+      const s = await startVerification('openid Club');
+      const presented = await wallet.present(s.link);
+      expect(presented.status, JSON.stringify(presented.body)).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
+    });
 
-  it('mdoc by @auth0/mdl, sent by @openid4vc/openid4vp', async () => {
-    const { issuerSigned } = await iaca.issue({ doctype: DOCTYPE, namespace: NAMESPACE, claims: attributes, deviceKey: device.publicJwk });
-    const s = await startVerification('openid Club');
-    expect((await libraryPresentsMdoc(s.link, issuerSigned, Object.keys(attributes))).status).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
-  });
-});
+    it('mdoc by @auth0/mdl, sent by @openid4vc/openid4vp', async () => {
+      const { issuerSigned } = await iaca.issue({
+        doctype: DOCTYPE,
+        namespace: NAMESPACE,
+        claims: attributes,
+        deviceKey: device.publicJwk,
+      });
+      const s = await startVerification('openid Club');
+      expect((await libraryPresentsMdoc(s.link, issuerSigned, Object.keys(attributes))).status).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, ATTRIBUTES)).toEqual(attributes);
+    });
+  },
+);
 
 describe('issue 36 §1: required attributes stay required', () => {
   it('a presentation disclosing the optional attributes but not a required one is refused; the relying party gets access_denied naming it', async () => {
     const credential = await issueClub(await newWallet(), { ...REQUIRED, ...OPTIONAL });
     const s = await startVerification('openid Club');
     const answered = await independentHolderAnswers(s.link, caCert, async (request) => ({
-      Club: [await presentSdJwtDisclosing(credential.credential, credential.holderKey, ['MemberName', 'Premium', 'Nickname'], { aud: request.client_id, nonce: request.nonce })],
+      Club: [
+        await presentSdJwtDisclosing(
+          credential.credential,
+          credential.holderKey,
+          ['MemberName', 'Premium', 'Nickname'],
+          { aud: request.client_id, nonce: request.nonce },
+        ),
+      ],
     }));
     expect(answered.status).toBe(400);
     const { error, description, claims } = await finish(s);
@@ -194,27 +287,33 @@ const pidVariants = [
   { name: 'no optional claim', has: [] },
 ];
 
-describe.each(pidVariants)('issue 36 §1, a PID with $name: the ID token carries every listed claim the PID has', ({ has }) => {
-  const person: Record<string, unknown> = { ...PERSON_REQUIRED, ...pick(PERSON_OPTIONAL, has) };
-  // the subject claim is asked for to derive `sub`, and is not a claim the block lists
-  const expected = pick(person, PID_CLAIMS.filter((n) => n !== 'personal_administrative_number'));
+describe.each(pidVariants)(
+  'issue 36 §1, a PID with $name: the ID token carries every listed claim the PID has',
+  ({ has }) => {
+    const person: Record<string, unknown> = { ...PERSON_REQUIRED, ...pick(PERSON_OPTIONAL, has) };
+    // the subject claim is asked for to derive `sub`, and is not a claim the block lists
+    const expected = pick(
+      person,
+      PID_CLAIMS.filter((n) => n !== 'personal_administrative_number'),
+    );
 
-  it('presented by the dev wallet', async () => {
-    const wallet = await pidIssuer.walletWith(person);
-    const s = await startVerification('openid VerifiedIdentity');
-    const presented = await wallet.present(s.link);
-    expect(presented.status, JSON.stringify(presented.body)).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, PID_CLAIMS)).toEqual(expected);
-  });
+    it('presented by the dev wallet', async () => {
+      const wallet = await pidIssuer.walletWith(person);
+      const s = await startVerification('openid VerifiedIdentity');
+      const presented = await wallet.present(s.link);
+      expect(presented.status, JSON.stringify(presented.body)).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, PID_CLAIMS)).toEqual(expected);
+    });
 
-  it('presented by @openid4vc/openid4vp', async () => {
-    const [credential] = (await pidIssuer.walletWith(person)).list();
-    const s = await startVerification('openid VerifiedIdentity');
-    expect((await libraryPresentsSdJwt(s.link, credential, 'pid')).status).toBe(200);
-    const { claims, description } = await finish(s);
-    expect(description).toBeUndefined();
-    expect(pick(claims!, PID_CLAIMS)).toEqual(expected);
-  });
-});
+    it('presented by @openid4vc/openid4vp', async () => {
+      const [credential] = (await pidIssuer.walletWith(person)).list();
+      const s = await startVerification('openid VerifiedIdentity');
+      expect((await libraryPresentsSdJwt(s.link, credential, 'pid')).status).toBe(200);
+      const { claims, description } = await finish(s);
+      expect(description).toBeUndefined();
+      expect(pick(claims!, PID_CLAIMS)).toEqual(expected);
+    });
+  },
+);

@@ -38,7 +38,12 @@ type ClientId = keyof typeof CLIENTS;
 const membership = () => ({ MemberName: 'Ada Lovelace', MemberNumber: 1815 });
 const badge = () => ({ FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' });
 
-function hint(vc: VersionCase, clientId: ClientId, claims: Record<string, unknown>, extra: Partial<Parameters<typeof makeHint>[0]> = {}): Promise<string> {
+function hint(
+  vc: VersionCase,
+  clientId: ClientId,
+  claims: Record<string, unknown>,
+  extra: Partial<Parameters<typeof makeHint>[0]> = {},
+): Promise<string> {
   return makeHint({ clientId, secret: CLIENTS[clientId], audience: vc.issuer(), claims, ...extra });
 }
 
@@ -59,7 +64,11 @@ async function membershipPar(vc: VersionCase, overrides: Params = {}): Promise<P
 }
 
 /** A valid issuance PAR for `other` (EmployeeBadge, pinCodeLength 4, PKCE optional). */
-async function badgePar(vc: VersionCase, claims: Record<string, unknown> = badge(), overrides: Params = {}): Promise<Params> {
+async function badgePar(
+  vc: VersionCase,
+  claims: Record<string, unknown> = badge(),
+  overrides: Params = {},
+): Promise<Params> {
   return {
     client_id: 'other',
     client_secret: SECRETS.other,
@@ -133,9 +142,20 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
     const stored = async (requestUri: string) => {
       const id = requestUri.slice('urn:ietf:params:oauth:request_uri:'.length);
       const key = oidcRecordKey(vc.v, 'PushedAuthorizationRequest', id);
-      const record = await svc.service.store.get<{ request: string; trusted: boolean; exp: number; iat: number; jti: string; kind: string; hint?: { clientId: string } }>(key);
+      const record = await svc.service.store.get<{
+        request: string;
+        trusted: boolean;
+        exp: number;
+        iat: number;
+        jti: string;
+        kind: string;
+        hint?: { clientId: string };
+      }>(key);
       expect(record, 'stored under the provider model').toBeDefined();
-      const [header, payload] = record!.request.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()));
+      const [header, payload] = record!.request
+        .split('.')
+        .slice(0, 2)
+        .map((p) => JSON.parse(Buffer.from(p, 'base64url').toString()));
       return { key, record: record!, header, payload };
     };
 
@@ -144,7 +164,10 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       const edge = await par(vc, params);
       expectCreated(edge);
       // ui_locales is not a spec field: the edge leaves such a request to oidc-provider's PAR endpoint
-      const provider = await par(vc, { ...(await membershipPar(vc, { nonce: params.nonce, state: params.state })), ui_locales: 'en' });
+      const provider = await par(vc, {
+        ...(await membershipPar(vc, { nonce: params.nonce, state: params.state })),
+        ui_locales: 'en',
+      });
       expectCreated(provider);
       const a = await stored(edge.body.request_uri);
       const b = await stored(provider.body.request_uri);
@@ -202,7 +225,11 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
     it(`Authentication 1: client_secret_basic is not accepted (client_secret_post only) -> 400 unauthorised_client ${tag}`, async () => {
       const params = await membershipPar(vc, { client_secret: undefined });
       const basic = Buffer.from(`issuer-plain:${SECRETS.plainIssuer}`).toString('base64');
-      const res = await postForm(`${url}${vc.par}`, Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Record<string, string>, { authorization: `Basic ${basic}` });
+      const res = await postForm(
+        `${url}${vc.par}`,
+        Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Record<string, string>,
+        { authorization: `Basic ${basic}` },
+      );
       expect(res.status).toBeLessThan(500);
       expectError(res, 'unauthorised_client', 'client_secret');
     });
@@ -303,10 +330,13 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       expectError(res, 'invalid_request', 'response_type');
     });
 
-    it.each(['fragment', 'form_post', 'query.jwt'])(`PAR errors / ResponseMode not query (%s) -> 400 invalid_request ${tag}`, async (mode) => {
-      const res = await par(vc, await membershipPar(vc, { response_mode: mode }));
-      expectError(res, 'invalid_request', 'response_mode');
-    });
+    it.each(['fragment', 'form_post', 'query.jwt'])(
+      `PAR errors / ResponseMode not query (%s) -> 400 invalid_request ${tag}`,
+      async (mode) => {
+        const res = await par(vc, await membershipPar(vc, { response_mode: mode }));
+        expectError(res, 'invalid_request', 'response_mode');
+      },
+    );
   });
 
   describe('PAR errors / IdTokenHint not valid -> 400 invalid_request (D4, D7)', () => {
@@ -315,13 +345,19 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       expectError(res, 'invalid_request', 'id_token_hint');
     });
 
-    it.each(['garbage', 'a.b.c', 'eyJhbGciOiJIUzI1NiJ9.e30', '...'])(`PAR errors / IdTokenHint garbage (%s) -> 400 invalid_request ${tag}`, async (garbage) => {
-      const res = await par(vc, await membershipPar(vc, { id_token_hint: garbage }));
-      expectError(res, 'invalid_request', 'id_token_hint');
-    });
+    it.each(['garbage', 'a.b.c', 'eyJhbGciOiJIUzI1NiJ9.e30', '...'])(
+      `PAR errors / IdTokenHint garbage (%s) -> 400 invalid_request ${tag}`,
+      async (garbage) => {
+        const res = await par(vc, await membershipPar(vc, { id_token_hint: garbage }));
+        expectError(res, 'invalid_request', 'id_token_hint');
+      },
+    );
 
     it(`PAR errors / IdTokenHint with alg none (D7) -> 400 invalid_request ${tag}`, async () => {
-      const res = await par(vc, await membershipPar(vc, { id_token_hint: unsignedHint(vc, 'issuer-plain', membership()) }));
+      const res = await par(
+        vc,
+        await membershipPar(vc, { id_token_hint: unsignedHint(vc, 'issuer-plain', membership()) }),
+      );
       expectError(res, 'invalid_request', 'id_token_hint');
     });
 
@@ -334,13 +370,23 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
     });
 
     it(`PAR errors / IdTokenHint signed with another secret -> 400 invalid_request ${tag}`, async () => {
-      const forged = await makeHint({ clientId: 'issuer-plain', secret: 'not-the-registered-secret-000', audience: vc.issuer(), claims: membership() });
+      const forged = await makeHint({
+        clientId: 'issuer-plain',
+        secret: 'not-the-registered-secret-000',
+        audience: vc.issuer(),
+        claims: membership(),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: forged }));
       expectError(res, 'invalid_request', 'id_token_hint');
     });
 
     it(`PAR errors / IdTokenHint signed with another client's secret -> 400 invalid_request ${tag}`, async () => {
-      const forged = await makeHint({ clientId: 'issuer-plain', secret: SECRETS.other, audience: vc.issuer(), claims: membership() });
+      const forged = await makeHint({
+        clientId: 'issuer-plain',
+        secret: SECRETS.other,
+        audience: vc.issuer(),
+        claims: membership(),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: forged }));
       expectError(res, 'invalid_request', 'id_token_hint');
     });
@@ -355,19 +401,34 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
     });
 
     it(`id_token_hint rules / iss not the client_id -> 400 invalid_request ${tag}`, async () => {
-      const wrong = await makeHint({ clientId: 'other', secret: SECRETS.plainIssuer, audience: vc.issuer(), claims: membership() });
+      const wrong = await makeHint({
+        clientId: 'other',
+        secret: SECRETS.plainIssuer,
+        audience: vc.issuer(),
+        claims: membership(),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: wrong }));
       expectError(res, 'invalid_request', /id_token_hint.*iss/);
     });
 
     it(`id_token_hint rules / aud is the other version's issuer (D1) -> 400 invalid_request ${tag}`, async () => {
-      const wrong = await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: vc.otherIssuer(), claims: membership() });
+      const wrong = await makeHint({
+        clientId: 'issuer-plain',
+        secret: SECRETS.plainIssuer,
+        audience: vc.otherIssuer(),
+        claims: membership(),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: wrong }));
       expectError(res, 'invalid_request', /id_token_hint.*aud/);
     });
 
     it(`id_token_hint rules / aud is the PAR endpoint, not the issuer -> 400 invalid_request ${tag}`, async () => {
-      const wrong = await makeHint({ clientId: 'issuer-plain', secret: SECRETS.plainIssuer, audience: `${url}${vc.par}`, claims: membership() });
+      const wrong = await makeHint({
+        clientId: 'issuer-plain',
+        secret: SECRETS.plainIssuer,
+        audience: `${url}${vc.par}`,
+        claims: membership(),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: wrong }));
       expectError(res, 'invalid_request', /id_token_hint.*aud/);
     });
@@ -379,7 +440,12 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
     });
 
     it(`id_token_hint rules / exp missing -> 400 invalid_request ${tag}`, async () => {
-      const noExp = await rawHint(SECRETS.plainIssuer, { ...membership(), iss: 'issuer-plain', aud: vc.issuer(), iat: Math.floor(Date.now() / 1000) });
+      const noExp = await rawHint(SECRETS.plainIssuer, {
+        ...membership(),
+        iss: 'issuer-plain',
+        aud: vc.issuer(),
+        iat: Math.floor(Date.now() / 1000),
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: noExp }));
       expectError(res, 'invalid_request', /id_token_hint.*exp/);
     });
@@ -400,14 +466,29 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
 
     it(`id_token_hint rules / nbf in the future -> 400 invalid_request ${tag}`, async () => {
       const now = Math.floor(Date.now() / 1000);
-      const early = await rawHint(SECRETS.plainIssuer, { ...membership(), iss: 'issuer-plain', aud: vc.issuer(), iat: now, nbf: now + 3600, exp: now + 7200 });
+      const early = await rawHint(SECRETS.plainIssuer, {
+        ...membership(),
+        iss: 'issuer-plain',
+        aud: vc.issuer(),
+        iat: now,
+        nbf: now + 3600,
+        exp: now + 7200,
+      });
       const res = await par(vc, await membershipPar(vc, { id_token_hint: early }));
       expectError(res, 'invalid_request', /id_token_hint.*nbf/);
     });
 
     it(`id_token_hint rules / nbf in the past is accepted -> 201 ${tag}`, async () => {
       const now = Math.floor(Date.now() / 1000);
-      const ok = await rawHint(SECRETS.plainIssuer, { ...membership(), iss: 'issuer-plain', aud: vc.issuer(), iat: now, nbf: now - 10, exp: now + 300, jti: randomBytes(8).toString('hex') });
+      const ok = await rawHint(SECRETS.plainIssuer, {
+        ...membership(),
+        iss: 'issuer-plain',
+        aud: vc.issuer(),
+        iat: now,
+        nbf: now - 10,
+        exp: now + 300,
+        jti: randomBytes(8).toString('hex'),
+      });
       expectCreated(await par(vc, await membershipPar(vc, { id_token_hint: ok })));
     });
 
@@ -415,7 +496,9 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       const { generateKeyPair } = await import('jose');
       const { privateKey } = await generateKeyPair('RS256');
       const now = Math.floor(Date.now() / 1000);
-      const rs = await new SignJWT({ ...membership(), iss: 'issuer-plain', aud: vc.issuer(), exp: now + 300 }).setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+      const rs = await new SignJWT({ ...membership(), iss: 'issuer-plain', aud: vc.issuer(), exp: now + 300 })
+        .setProtectedHeader({ alg: 'RS256' })
+        .sign(privateKey);
       const res = await par(vc, await membershipPar(vc, { id_token_hint: rs }));
       expectError(res, 'invalid_request', 'id_token_hint');
     });
@@ -433,15 +516,21 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
       expectError(res, 'invalid_request', 'PinCode');
     });
 
-    it.each(['12a4', '12 4', '١٢٣٤', '-123', '12.4'])(`PIN rules / PinCode not numeric (%s) -> 400 invalid_request ${tag}`, async (pin) => {
-      const res = await par(vc, await badgePar(vc, { ...badge(), PinCode: pin }));
-      expectError(res, 'invalid_request', 'PinCode');
-    });
+    it.each(['12a4', '12 4', '١٢٣٤', '-123', '12.4'])(
+      `PIN rules / PinCode not numeric (%s) -> 400 invalid_request ${tag}`,
+      async (pin) => {
+        const res = await par(vc, await badgePar(vc, { ...badge(), PinCode: pin }));
+        expectError(res, 'invalid_request', 'PinCode');
+      },
+    );
 
-    it.each(['123', '12345', '0'])(`PIN rules / PinCode of the wrong length (%s, pinCodeLength 4) -> 400 invalid_request ${tag}`, async (pin) => {
-      const res = await par(vc, await badgePar(vc, { ...badge(), PinCode: pin }));
-      expectError(res, 'invalid_request', 'PinCode');
-    });
+    it.each(['123', '12345', '0'])(
+      `PIN rules / PinCode of the wrong length (%s, pinCodeLength 4) -> 400 invalid_request ${tag}`,
+      async (pin) => {
+        const res = await par(vc, await badgePar(vc, { ...badge(), PinCode: pin }));
+        expectError(res, 'invalid_request', 'PinCode');
+      },
+    );
 
     it(`id_token_hint rules / PinCode as a JSON number -> 400 invalid_request (a string of digits) ${tag}`, async () => {
       const res = await par(vc, await badgePar(vc, { ...badge(), PinCode: 1234 }));
@@ -465,7 +554,13 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
 
     it(`D7: a replayed hint without jti (keyed by its hash) -> 400 invalid_request ${tag}`, async () => {
       const now = Math.floor(Date.now() / 1000);
-      const h = await rawHint(SECRETS.plainIssuer, { ...membership(), iss: 'issuer-plain', aud: vc.issuer(), iat: now, exp: now + 300 });
+      const h = await rawHint(SECRETS.plainIssuer, {
+        ...membership(),
+        iss: 'issuer-plain',
+        aud: vc.issuer(),
+        iat: now,
+        exp: now + 300,
+      });
       expectCreated(await par(vc, await membershipPar(vc, { id_token_hint: h })));
       const res = await par(vc, await membershipPar(vc, { id_token_hint: h }));
       expectError(res, 'invalid_request', 'id_token_hint');
@@ -473,15 +568,33 @@ describe.each(VERSIONS)('PAR ($v)', (vc) => {
 
     it(`D7: two different hints with the same jti -> the second is refused (400 invalid_request) ${tag}`, async () => {
       const jti = randomBytes(8).toString('hex');
-      expectCreated(await par(vc, await membershipPar(vc, { id_token_hint: await hint(vc, 'issuer-plain', membership(), { jti }) })));
-      const res = await par(vc, await membershipPar(vc, { id_token_hint: await hint(vc, 'issuer-plain', { ...membership(), MemberNumber: 2 }, { jti }) }));
+      expectCreated(
+        await par(
+          vc,
+          await membershipPar(vc, { id_token_hint: await hint(vc, 'issuer-plain', membership(), { jti }) }),
+        ),
+      );
+      const res = await par(
+        vc,
+        await membershipPar(vc, {
+          id_token_hint: await hint(vc, 'issuer-plain', { ...membership(), MemberNumber: 2 }, { jti }),
+        }),
+      );
       expectError(res, 'invalid_request', 'id_token_hint');
     });
 
     it(`D7: a request that fails another check does not burn its hint ${tag}`, async () => {
       const h = await hint(vc, 'issuer-plain', membership());
-      expectError(await par(vc, await membershipPar(vc, { id_token_hint: h, redirect_uri: 'https://evil.example/cb' })), 'invalid_request', 'redirect_uri');
-      expectError(await par(vc, await membershipPar(vc, { id_token_hint: h, client_secret: 'wrong-secret-0123456789' })), 'unauthorised_client', 'client_secret');
+      expectError(
+        await par(vc, await membershipPar(vc, { id_token_hint: h, redirect_uri: 'https://evil.example/cb' })),
+        'invalid_request',
+        'redirect_uri',
+      );
+      expectError(
+        await par(vc, await membershipPar(vc, { id_token_hint: h, client_secret: 'wrong-secret-0123456789' })),
+        'unauthorised_client',
+        'client_secret',
+      );
       expectCreated(await par(vc, await membershipPar(vc, { id_token_hint: h })));
     });
   });
@@ -506,7 +619,10 @@ describe('PKCE at PAR', () => {
   });
 
   it('Version 2 adds / code_challenge_method: PKCE required and method not supported (S512) -> 400 invalid_request (v2 PAR)', async () => {
-    const res = await par(V2, await badgeForPkce({ code_challenge: pkcePair().challenge, code_challenge_method: 'S512' }));
+    const res = await par(
+      V2,
+      await badgeForPkce({ code_challenge: pkcePair().challenge, code_challenge_method: 'S512' }),
+    );
     expectError(res, 'invalid_request', 'code_challenge_method');
   });
 
@@ -521,20 +637,29 @@ describe('PKCE at PAR', () => {
   });
 
   it('Endpoints / PAR: code_challenge_method S256 with a challenge -> 201 (v2 PAR, PKCE client)', async () => {
-    expectCreated(await par(V2, await badgeForPkce({ code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })));
+    expectCreated(
+      await par(V2, await badgeForPkce({ code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })),
+    );
   });
 
   it('D5: code_challenge_method plain with a challenge -> 201 (v2 PAR, PKCE client)', async () => {
-    expectCreated(await par(V2, await badgeForPkce({ code_challenge: pkcePair().verifier, code_challenge_method: 'plain' })));
+    expectCreated(
+      await par(V2, await badgeForPkce({ code_challenge: pkcePair().verifier, code_challenge_method: 'plain' })),
+    );
   });
 
   it('PKCE optional client: no code_challenge -> 201; with one -> 201 (v2 PAR)', async () => {
     expectCreated(await par(V2, await membershipPar(V2)));
-    expectCreated(await par(V2, await membershipPar(V2, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })));
+    expectCreated(
+      await par(V2, await membershipPar(V2, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })),
+    );
   });
 
   it('Versioning / PKCE: Version 1 PAR with code_challenge -> 400 invalid_request (v1)', async () => {
-    const res = await par(V1, await membershipPar(V1, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+    const res = await par(
+      V1,
+      await membershipPar(V1, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+    );
     expectError(res, 'invalid_request', 'code_challenge');
   });
 

@@ -12,14 +12,26 @@ import { testPidIssuer } from '../helpers/pid.js';
 
 let t: TestService;
 beforeAll(async () => {
-  const types = testConfig(0).credentialTypes as { name: string; attributes: Record<string, Record<string, unknown>> }[];
+  const types = testConfig(0).credentialTypes as {
+    name: string;
+    attributes: Record<string, Record<string, unknown>>;
+  }[];
   const labelled = types.map((type) =>
     type.name === 'EmployeeBadge'
-      ? { ...type, attributes: { ...type.attributes, FirstName: { ...type.attributes.FirstName, label: 'Given name' }, Email: { ...type.attributes.Email, label: 'E-mail' } } }
+      ? {
+          ...type,
+          attributes: {
+            ...type.attributes,
+            FirstName: { ...type.attributes.FirstName, label: 'Given name' },
+            Email: { ...type.attributes.Email, label: 'E-mail' },
+          },
+        }
       : type,
   );
   const pidIssuer = await testPidIssuer('https://pid.test');
-  const clients = (testConfig(0).clients as { clientId: string; scopes: string[] }[]).map((c) => (c.clientId === 'issuer-pkce' ? { ...c, scopes: [...c.scopes, 'VerifiedIdentity'] } : c));
+  const clients = (testConfig(0).clients as { clientId: string; scopes: string[] }[]).map((c) =>
+    c.clientId === 'issuer-pkce' ? { ...c, scopes: [...c.scopes, 'VerifiedIdentity'] } : c,
+  );
   t = await startTestService({
     credentialTypes: labelled,
     clients,
@@ -36,12 +48,19 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 async function promptFor(attributes: Record<string, string>): Promise<string> {
-  const rp = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes, pin: '4821', redirectUri: REDIRECT });
+  const rp = await pushIssuance(t.url, {
+    clientId: 'issuer-pkce',
+    secret: SECRETS.pkceIssuer,
+    attributes,
+    pin: '4821',
+    redirectUri: REDIRECT,
+  });
   const prompt = await new Browser(REDIRECT).follow(rp.authorizeUrl.href);
   expect(prompt.res?.status).toBe(200);
   return prompt.html!;
 }
-const chips = (page: string) => [...page.matchAll(/<li class="chip" data-attribute="([^"]+)">([^<]+)<\/li>/g)].map((m) => [m[1], m[2]]);
+const chips = (page: string) =>
+  [...page.matchAll(/<li class="chip" data-attribute="([^"]+)">([^<]+)<\/li>/g)].map((m) => [m[1], m[2]]);
 
 describe('the issuance prompt lists what the credential will contain', () => {
   it('with the config labels, and only the attributes the hint carried', async () => {
@@ -60,7 +79,13 @@ describe('the issuance prompt lists what the credential will contain', () => {
 /** The prompt of a verification or identity flow the relying party started with PAR. */
 async function verificationPrompt(scope: string): Promise<string> {
   const { challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, { scope, state: 'st', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const { authorizeUrl } = await pushAuthorization(t.url, {
+    scope,
+    state: 'st',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const prompt = await new Browser(REDIRECT).follow(authorizeUrl);
   expect(prompt.res?.status).toBe(200);
   return prompt.html!;
@@ -70,22 +95,43 @@ async function verificationPrompt(scope: string): Promise<string> {
 const attributeLists = (page: string) =>
   [...page.matchAll(/<p class="cred-sub">([^<]+)<\/p>\s*<ul class="attrs[^"]*">(.*?)<\/ul>/gs)].map((m) => [
     m[1],
-    [...m[2].matchAll(/<li data-attribute="([^"]+)"[^>]*>.*?<span>([^<]+)<\/span><\/li>/gs)].map((li) => [li[1], li[2]]),
+    [...m[2].matchAll(/<li data-attribute="([^"]+)"[^>]*>.*?<span>([^<]+)<\/span><\/li>/gs)].map((li) => [
+      li[1],
+      li[2],
+    ]),
   ]);
 
 describe('the verification prompt lists what will be asked for (issue 36 §1)', () => {
   it('the required attributes, then apart the optional ones, with the config labels', async () => {
     expect(attributeLists(await verificationPrompt('openid EmployeeBadge'))).toEqual([
-      ['You will share:', [['FirstName', 'Given name'], ['LastName', 'Last name']]],
+      [
+        'You will share:',
+        [
+          ['FirstName', 'Given name'],
+          ['LastName', 'Last name'],
+        ],
+      ],
       ['And, if your credential has them:', [['Email', 'E-mail']]],
     ]);
   });
 
   it('a type without optional attributes has no second list; each type of several has its own lists', async () => {
     expect(attributeLists(await verificationPrompt('openid MembershipCard EmployeeBadge'))).toEqual([
-      ['You will share:', [['MemberName', 'Member name'], ['MemberNumber', 'Member number']]],
+      [
+        'You will share:',
+        [
+          ['MemberName', 'Member name'],
+          ['MemberNumber', 'Member number'],
+        ],
+      ],
       ['And, if your credential has them:', [['Photo', 'Photo']]],
-      ['You will share:', [['FirstName', 'Given name'], ['LastName', 'Last name']]],
+      [
+        'You will share:',
+        [
+          ['FirstName', 'Given name'],
+          ['LastName', 'Last name'],
+        ],
+      ],
       ['And, if your credential has them:', [['Email', 'E-mail']]],
     ]);
   });
@@ -93,8 +139,21 @@ describe('the verification prompt lists what will be asked for (issue 36 §1)', 
   it('VerifiedIdentity: the required claims, then the subject claim and the optional claims, which the request asks for', async () => {
     const page = await verificationPrompt('openid VerifiedIdentity');
     expect(attributeLists(page)).toEqual([
-      ['You will share:', [['given_name', 'Given name'], ['family_name', 'Family name']]],
-      ['And, if your credential has them:', [['personal_administrative_number', 'Personal administrative number'], ['nationalities', 'Nationalities'], ['birthdate', 'Birthdate']]],
+      [
+        'You will share:',
+        [
+          ['given_name', 'Given name'],
+          ['family_name', 'Family name'],
+        ],
+      ],
+      [
+        'And, if your credential has them:',
+        [
+          ['personal_administrative_number', 'Personal administrative number'],
+          ['nationalities', 'Nationalities'],
+          ['birthdate', 'Birthdate'],
+        ],
+      ],
     ]);
   });
 });

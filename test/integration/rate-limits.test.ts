@@ -28,10 +28,17 @@ const budget = (points: number) => ({ points, duration: WINDOW });
 const running: { svc: TestService; store: MemoryStore | RedisStore; prefix: string }[] = [];
 
 /** The app with these budgets, on the run's store; `prefix` shared by instances meant to share a Redis. */
-async function start(rateLimits: Record<string, unknown>, overrides: Record<string, unknown> = {}, prefix = `test:rl:${randomBytes(6).toString('hex')}:`): Promise<TestService> {
+async function start(
+  rateLimits: Record<string, unknown>,
+  overrides: Record<string, unknown> = {},
+  prefix = `test:rl:${randomBytes(6).toString('hex')}:`,
+): Promise<TestService> {
   const spec = { url: REDIS_URL, keyPrefix: prefix };
   const store = onRedis ? await createRedisStore(spec) : new MemoryStore();
-  const svc = await startTestService({ ...(onRedis ? { store: spec } : {}), rateLimits: { ...NO_LIMITS, ...rateLimits }, ...overrides }, { store });
+  const svc = await startTestService(
+    { ...(onRedis ? { store: spec } : {}), rateLimits: { ...NO_LIMITS, ...rateLimits }, ...overrides },
+    { store },
+  );
   running.push({ svc, store, prefix });
   return svc;
 }
@@ -56,7 +63,10 @@ function expectLimited(res: Answer, kind: 'client' | 'address'): void {
   expect(Number(retryAfter)).toBeLessThanOrEqual(WINDOW);
   expect(res.headers.get('cache-control')).toBe('no-store');
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(res.body).toStrictEqual({ error: 'temporarily_unavailable', error_description: `too many requests from this ${kind}; retry after ${retryAfter} seconds` });
+  expect(res.body).toStrictEqual({
+    error: 'temporarily_unavailable',
+    error_description: `too many requests from this ${kind}; retry after ${retryAfter} seconds`,
+  });
 }
 
 function expectAnswered(res: Answer, status: number, error?: string): void {
@@ -65,13 +75,25 @@ function expectAnswered(res: Answer, status: number, error?: string): void {
 }
 
 const CLIENTS = {
-  'issuer-plain': { secret: SECRETS.plainIssuer, scope: 'openid issue.MembershipCard', claims: { MemberName: 'Ada Lovelace', MemberNumber: 1815 } },
-  other: { secret: SECRETS.other, scope: 'openid issue.EmployeeBadge', claims: { FirstName: 'Ada', LastName: 'Lovelace' } },
+  'issuer-plain': {
+    secret: SECRETS.plainIssuer,
+    scope: 'openid issue.MembershipCard',
+    claims: { MemberName: 'Ada Lovelace', MemberNumber: 1815 },
+  },
+  other: {
+    secret: SECRETS.other,
+    scope: 'openid issue.EmployeeBadge',
+    claims: { FirstName: 'Ada', LastName: 'Lovelace' },
+  },
 } as const;
 type ClientId = keyof typeof CLIENTS;
 
 /** A valid Version 2 issuance PAR of the client (PKCE optional for both), or one whose secret is wrong. */
-async function par(svc: TestService, clientId: ClientId | undefined, opts: { secret?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function par(
+  svc: TestService,
+  clientId: ClientId | undefined,
+  opts: { secret?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const client = CLIENTS[clientId ?? 'issuer-plain'];
   const params = {
     client_id: clientId,
@@ -81,7 +103,12 @@ async function par(svc: TestService, clientId: ClientId | undefined, opts: { sec
     scope: client.scope,
     nonce: randomBytes(8).toString('hex'),
     state: randomBytes(8).toString('hex'),
-    id_token_hint: await makeHint({ clientId: clientId ?? 'issuer-plain', secret: client.secret, audience: svc.url, claims: client.claims }),
+    id_token_hint: await makeHint({
+      clientId: clientId ?? 'issuer-plain',
+      secret: client.secret,
+      audience: svc.url,
+      claims: client.claims,
+    }),
   };
   return postForm(`${svc.url}/v2.0/oidc/par`, params, opts.headers);
 }
@@ -103,7 +130,8 @@ describe('PAR', () => {
 
   it("a client_id without its secret consumes nothing of that client's budget", async () => {
     const svc = await start({ par: { perClient: budget(2) } });
-    for (let i = 0; i < 5; i++) expectAnswered(await par(svc, 'other', { secret: 'not-the-secret-0123456789' }), 400, 'unauthorised_client');
+    for (let i = 0; i < 5; i++)
+      expectAnswered(await par(svc, 'other', { secret: 'not-the-secret-0123456789' }), 400, 'unauthorised_client');
     for (let i = 0; i < 2; i++) expectAnswered(await par(svc, 'other'), 201);
     expectLimited(await par(svc, 'other'), 'client');
     // refused authentication after the budget is spent is still answered as such, not 429
@@ -123,7 +151,13 @@ describe('PAR', () => {
 
 describe('token endpoint', () => {
   const token = (svc: TestService, path: string, clientId: ClientId, secret = CLIENTS[clientId].secret) =>
-    postForm(`${svc.url}${path}`, { grant_type: 'authorization_code', code: randomBytes(16).toString('base64url'), redirect_uri: REDIRECT, client_id: clientId, client_secret: secret });
+    postForm(`${svc.url}${path}`, {
+      grant_type: 'authorization_code',
+      code: randomBytes(16).toString('base64url'),
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      client_secret: secret,
+    });
 
   it('per authenticated client, one budget across both versions; another client is unaffected', async () => {
     const svc = await start({ token: { perClient: budget(2) } });
@@ -132,12 +166,20 @@ describe('token endpoint', () => {
     expectLimited(await token(svc, '/v2.0/oidc/token', 'issuer-plain'), 'client');
     expectLimited(await token(svc, '/oidc/token', 'issuer-plain'), 'client');
     expectAnswered(await token(svc, '/v2.0/oidc/token', 'other'), 400, 'invalid_grant');
-    expectAnswered(await token(svc, '/v2.0/oidc/token', 'issuer-plain', 'not-the-secret-0123456789'), 400, 'unauthorised_client');
+    expectAnswered(
+      await token(svc, '/v2.0/oidc/token', 'issuer-plain', 'not-the-secret-0123456789'),
+      400,
+      'unauthorised_client',
+    );
   });
 
   it('per address', async () => {
     const svc = await start({ token: { perAddress: budget(2) } });
-    expectAnswered(await token(svc, '/v2.0/oidc/token', 'issuer-plain', 'not-the-secret-0123456789'), 400, 'unauthorised_client');
+    expectAnswered(
+      await token(svc, '/v2.0/oidc/token', 'issuer-plain', 'not-the-secret-0123456789'),
+      400,
+      'unauthorised_client',
+    );
     expectAnswered(await token(svc, '/oidc/token', 'other'), 400, 'invalid_grant');
     expectLimited(await token(svc, '/v2.0/oidc/token', 'other'), 'address');
   });
@@ -160,18 +202,29 @@ describe('wallet token endpoint (PIN attempts)', () => {
     const parsed = await resolveOfferLink(offerUri);
     return { offerId, expiresAt, code: parsed.grants[PRE_AUTH]['pre-authorized_code'] as string };
   }
-  const guess = (svc: TestService, code: string) => postForm(`${svc.url}/wallet/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': code, tx_code: '0000' });
+  const guess = (svc: TestService, code: string) =>
+    postForm(`${svc.url}/wallet/token`, { grant_type: PRE_AUTH, 'pre-authorized_code': code, tx_code: '0000' });
 
   it("per the offer's relying party: its wallets' PIN guesses stop at the budget, without costing the offer an attempt; another client's offers are unaffected", async () => {
     const svc = await start({ walletToken: { perClient: budget(3) } }, { pinAttempts: 10 });
-    const [a1, a2, b] = [await pinOffer(svc, 'issuer-plain'), await pinOffer(svc, 'issuer-plain'), await pinOffer(svc, 'other')];
+    const [a1, a2, b] = [
+      await pinOffer(svc, 'issuer-plain'),
+      await pinOffer(svc, 'issuer-plain'),
+      await pinOffer(svc, 'other'),
+    ];
     expectAnswered(await guess(svc, a1.code), 400, 'invalid_grant');
     expectAnswered(await guess(svc, a1.code), 400, 'invalid_grant');
     expectAnswered(await guess(svc, a2.code), 400, 'invalid_grant');
     expectLimited(await guess(svc, a2.code), 'client');
     expectLimited(await guess(svc, a1.code), 'client');
-    expect(await svc.service.walletIssuer.offerStatus(a2.offerId, a2.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 9 });
-    expect(await svc.service.walletIssuer.offerStatus(a1.offerId, a1.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 8 });
+    expect(await svc.service.walletIssuer.offerStatus(a2.offerId, a2.expiresAt)).toMatchObject({
+      status: 'pin_retry',
+      attemptsLeft: 9,
+    });
+    expect(await svc.service.walletIssuer.offerStatus(a1.offerId, a1.expiresAt)).toMatchObject({
+      status: 'pin_retry',
+      attemptsLeft: 8,
+    });
     expectAnswered(await guess(svc, b.code), 400, 'invalid_grant');
   });
 
@@ -192,7 +245,10 @@ describe('credential endpoint', () => {
     const credential = async (): Promise<Answer> => {
       const res = await fetch(`${svc.url}/wallet/credential`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${randomBytes(32).toString('base64url')}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${randomBytes(32).toString('base64url')}`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ credential_configuration_id: 'EmployeeBadge' }),
       });
       return { status: res.status, body: await res.json(), headers: res.headers };
@@ -208,7 +264,11 @@ describe('OpenID4VP response endpoint', () => {
   /** A presentation request of the client's flow, and the `kid` of its response encryption key (its Request Object, fetched as a wallet does). */
   async function vpRequest(svc: TestService, clientId: string) {
     const requestId = `rl-vp-${++requests}`;
-    const { walletUri } = await svc.service.verifier.createRequest({ requestId, credentialTypes: ['EmployeeBadge'], clientId });
+    const { walletUri } = await svc.service.verifier.createRequest({
+      requestId,
+      credentialTypes: ['EmployeeBadge'],
+      clientId,
+    });
     const res = await fetch(new URL(walletUri).searchParams.get('request_uri')!);
     expect(res.status).toBe(200);
     const payload = decodeJwt(await res.text()) as { client_metadata: { jwks: { keys: { kid: string }[] } } };
@@ -217,12 +277,20 @@ describe('OpenID4VP response endpoint', () => {
   /** A direct_post.jwt response naming the request's key (the JWE does not decrypt: the request ends). */
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const encrypted = (svc: TestService, kid: string) =>
-    postForm(`${svc.url}/vp/response`, { response: `${b64({ alg: 'ECDH-ES', enc: 'A128GCM', kid })}..${b64('iv')}.${b64('ct')}.${b64('tag')}` });
-  const plain = (svc: TestService) => postForm(`${svc.url}/vp/response`, { state: randomBytes(32).toString('base64url'), vp_token: '{}' });
+    postForm(`${svc.url}/vp/response`, {
+      response: `${b64({ alg: 'ECDH-ES', enc: 'A128GCM', kid })}..${b64('iv')}.${b64('ct')}.${b64('tag')}`,
+    });
+  const plain = (svc: TestService) =>
+    postForm(`${svc.url}/vp/response`, { state: randomBytes(32).toString('base64url'), vp_token: '{}' });
 
   it("per the request's relying party (encrypted responses, found by kid) and per address; a refused response leaves its request open", async () => {
     const svc = await start({ vpResponse: { perClient: budget(2), perAddress: budget(6) } });
-    const [a1, a2, a3, b] = [await vpRequest(svc, 'issuer-plain'), await vpRequest(svc, 'issuer-plain'), await vpRequest(svc, 'issuer-plain'), await vpRequest(svc, 'other')];
+    const [a1, a2, a3, b] = [
+      await vpRequest(svc, 'issuer-plain'),
+      await vpRequest(svc, 'issuer-plain'),
+      await vpRequest(svc, 'issuer-plain'),
+      await vpRequest(svc, 'other'),
+    ];
     expectAnswered(await encrypted(svc, a1.kid), 400, 'invalid_request');
     expectAnswered(await encrypted(svc, a2.kid), 400, 'invalid_request');
     expectLimited(await encrypted(svc, a3.kid), 'client');
@@ -273,7 +341,8 @@ describe('X-Forwarded-For', () => {
 describe.runIf(onRedis)('reservations in Redis (RateLimits on a Redis store)', () => {
   const prefix = `test:rl:${randomBytes(6).toString('hex')}:`;
   let store: RedisStore | undefined;
-  const limits = (rateLimits: Partial<RateLimitsConfig>) => new RateLimits({ ...NO_LIMITS, ...rateLimits } as RateLimitsConfig, store!, { keyPrefix: prefix });
+  const limits = (rateLimits: Partial<RateLimitsConfig>) =>
+    new RateLimits({ ...NO_LIMITS, ...rateLimits } as RateLimitsConfig, store!, { keyPrefix: prefix });
   /** how many of `n` consumes, all sent at once, were let through */
   async function allowed(rl: RateLimits[], n: number, client: string): Promise<number> {
     const outcomes = await Promise.all(
@@ -324,4 +393,3 @@ describe.runIf(onRedis)('reservations in Redis (RateLimits on a Redis store)', (
     expect(await counted('mid')).toBe(after);
   });
 });
-

@@ -55,12 +55,24 @@ async function signedList(path: string, statusList: { bits: number; lst: string 
 /** An EmployeeBadge of the trusted issuer naming entry `idx` of the list at `path`, in a fresh wallet. */
 async function externalBadge(path: string, idx: number): Promise<DevWallet> {
   const holder = await keyPair();
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(issuerKey.privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(issuerKey.privateJwk),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   const now = Math.floor(Date.now() / 1000);
   const credential = await sdJwt.issue(
     {
-      FirstName: 'Ext', LastName: 'Ernal', iss: listBase, vct: `${t.url}/types/EmployeeBadge`, iat: now, exp: now + 3600,
-      cnf: { jwk: holder.publicJwk }, status: { status_list: { idx, uri: `${listBase}${path}` } },
+      FirstName: 'Ext',
+      LastName: 'Ernal',
+      iss: listBase,
+      vct: `${t.url}/types/EmployeeBadge`,
+      iat: now,
+      exp: now + 3600,
+      cnf: { jwk: holder.publicJwk },
+      status: { status_list: { idx, uri: `${listBase}${path}` } },
     },
     { _sd: ['FirstName', 'LastName'] } as never,
     { header: { kid: 'ext-1' } },
@@ -77,7 +89,10 @@ const verify = (wallet: DevWallet) => verifyEmployeeBadge(t.url, wallet);
  * Verifies `wallet`'s badge while asking /healthz, again and again, from the moment the list server is
  * asked for `path` until the verification has ended, and once more after it.
  */
-async function verifyWhileAskingHealth(wallet: DevWallet, path: string): Promise<{ result: Awaited<ReturnType<typeof verify>>; health: number[] }> {
+async function verifyWhileAskingHealth(
+  wallet: DevWallet,
+  path: string,
+): Promise<{ result: Awaited<ReturnType<typeof verify>>; health: number[] }> {
   const health: number[] = [];
   let ended = false;
   let asking: Promise<void> | undefined;
@@ -110,11 +125,16 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => listServer.listen(0, '127.0.0.1', resolve));
   listBase = `http://127.0.0.1:${(listServer.address() as AddressInfo).port}`;
   // 128 MiB of zeros: 1 Gi entries of 1 bit, about 130 KB of lst
-  lists['/lists/bomb'] = { body: await signedList('/lists/bomb', { bits: 1, lst: (await zeroBomb(128 * 1024 * 1024)).toString('base64url') }) };
+  lists['/lists/bomb'] = {
+    body: await signedList('/lists/bomb', { bits: 1, lst: (await zeroBomb(128 * 1024 * 1024)).toString('base64url') }),
+  };
   // a body of 256 MiB that travels as about 260 KB of gzip
   lists['/lists/gzip'] = { headers: { 'content-encoding': 'gzip' }, body: await zeroBomb(256 * 1024 * 1024, true) };
   // a real list: entry 3 revoked
-  const real = new StatusList(new Array(1024).fill(0).map((_, i) => (i === 3 ? 1 : 0)), 1);
+  const real = new StatusList(
+    new Array(1024).fill(0).map((_, i) => (i === 3 ? 1 : 0)),
+    1,
+  );
   lists['/lists/real'] = { body: await signedList('/lists/real', { bits: 1, lst: real.compressStatusList() }) };
   t = await startTestService({ trustedIssuers: [{ issuer: listBase, jwks: { keys: [issuerKey.publicJwk] } }] });
 });
@@ -129,10 +149,13 @@ describe('a status list bomb from a trusted issuer (issue 31 §1)', () => {
     expect(result.presented.status).toBe(400);
     expect(result.presented.body).toEqual({
       error: 'invalid_request',
-      error_description: 'vp_token.EmployeeBadge: credential status invalid: the status list has more than 16777216 entries (statusList.maxEntries)',
+      error_description:
+        'vp_token.EmployeeBadge: credential status invalid: the status list has more than 16777216 entries (statusList.maxEntries)',
     });
     expect(result.callback.searchParams.get('error')).toBe('access_denied');
-    expect(result.callback.searchParams.get('error_description')).toMatch(/credential status invalid: the status list has more than 16777216 entries/);
+    expect(result.callback.searchParams.get('error_description')).toMatch(
+      /credential status invalid: the status list has more than 16777216 entries/,
+    );
     expect(result.callback.searchParams.get('code')).toBeNull();
     expect(health.length).toBeGreaterThanOrEqual(2);
     expect(health.every((status) => status === 200)).toBe(true);
@@ -141,7 +164,10 @@ describe('a status list bomb from a trusted issuer (issue 31 §1)', () => {
   it('a status list body that gzip inflates to 256 MiB refuses the presentation with "credential status unavailable", and /healthz answers throughout', async () => {
     const { result, health } = await verifyWhileAskingHealth(await externalBadge('/lists/gzip', 5), '/lists/gzip');
     expect(result.presented.status).toBe(400);
-    expect(result.presented.body).toEqual({ error: 'invalid_request', error_description: 'vp_token.EmployeeBadge: credential status unavailable: the status list is larger than 1 MiB' });
+    expect(result.presented.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'vp_token.EmployeeBadge: credential status unavailable: the status list is larger than 1 MiB',
+    });
     expect(result.callback.searchParams.get('error_description')).toMatch(/credential status unavailable/);
     expect(health.every((status) => status === 200)).toBe(true);
   });

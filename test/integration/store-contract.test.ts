@@ -26,7 +26,13 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
 
   it('reads back what JSON would carry, as Redis does: dates as text, undefined left out, NaN as null, __proto__ an own member', async () => {
     const value = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
-    Object.assign(value, { at: new Date(0), gone: undefined, nan: Number.NaN, list: [undefined, () => 1, -0], nested: { n: Number.POSITIVE_INFINITY } });
+    Object.assign(value, {
+      at: new Date(0),
+      gone: undefined,
+      nan: Number.NaN,
+      list: [undefined, () => 1, -0],
+      nested: { n: Number.POSITIVE_INFINITY },
+    });
     await store.set('json-like', value, 60);
     const got = await store.get<Record<string, unknown>>('json-like');
     expect(got).toStrictEqual(JSON.parse(JSON.stringify(value)));
@@ -57,7 +63,9 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
 
   it('setPermanentIfAbsent (D20 key sets): of 50 concurrent writers exactly one wins, and its record has no TTL', async () => {
     const key = `permanent:${randomBytes(4).toString('hex')}`;
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setPermanentIfAbsent(key, { keys: [i] })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.setPermanentIfAbsent(key, { keys: [i] })),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = results.indexOf(true);
     expect(await store.get(key)).toEqual({ keys: [winner] });
@@ -83,7 +91,9 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
   it('markOnce: of 50 concurrent callers exactly one writes the marker; the record stays as written; the marker expires with it', async () => {
     const value = { grantId: 'g', text: 'a "consumed": look-alike', nested: { consumed: false }, n: 1.5 };
     await store.set('code:{c1}', value, 2);
-    const results = await Promise.all(Array.from({ length: 50 }, () => store.markOnce('code:{c1}:consumed', 1_700_000_000, 'code:{c1}')));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => store.markOnce('code:{c1}:consumed', 1_700_000_000, 'code:{c1}')),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.getMany(['code:{c1}', 'code:{c1}:consumed'])).toEqual([value, 1_700_000_000]);
     expect(await store.markOnce('code:{c1}:consumed', 1_700_000_001, 'code:{c1}')).toBe(false);
@@ -92,13 +102,19 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
   });
 
   it('setIfAbsentWith: of 50 concurrent writers one wins, and only the winner writes its companion, with its own TTL', async () => {
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsentWith('nxw:{h}', i, 60, { key: 'nxw:{h}:data', value: { by: i }, ttlSeconds: 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        store.setIfAbsentWith('nxw:{h}', i, 60, { key: 'nxw:{h}:data', value: { by: i }, ttlSeconds: 1 }),
+      ),
+    );
     const winner = results.indexOf(true);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.getMany(['nxw:{h}', 'nxw:{h}:data'])).toEqual([winner, { by: winner }]);
     await sleep(1200);
     expect(await store.getMany(['nxw:{h}', 'nxw:{h}:data'])).toEqual([winner, undefined]);
-    expect(await store.setIfAbsentWith('nxw:{h}', 'again', 60, { key: 'nxw:{h}:data', value: 'again', ttlSeconds: 60 })).toBe(false);
+    expect(
+      await store.setIfAbsentWith('nxw:{h}', 'again', 60, { key: 'nxw:{h}:data', value: 'again', ttlSeconds: 60 }),
+    ).toBe(false);
     expect(await store.get('nxw:{h}:data')).toBeUndefined();
   });
 
@@ -109,7 +125,12 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
 
   it('attempt: of 50 concurrent failed attempts against a limit of 3, exactly 3 are allowed and counted; the counter expires', async () => {
     const results = await Promise.all(Array.from({ length: 50 }, () => store.attempt('tries', true, 3, 1)));
-    expect(results.filter((r) => r.allowed).map((r) => r.count).sort()).toEqual([1, 2, 3]);
+    expect(
+      results
+        .filter((r) => r.allowed)
+        .map((r) => r.count)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     expect(results.filter((r) => !r.allowed).every((r) => r.count === 3)).toBe(true);
     await sleep(1200);
     expect(await store.attempt('tries', true, 3, 60)).toEqual({ allowed: true, count: 1 });

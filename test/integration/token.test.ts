@@ -11,7 +11,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { startTestService, testConfig, SECRETS, REDIRECT, OTHER_REDIRECT, type TestService } from '../helpers/service.js';
+import {
+  startTestService,
+  testConfig,
+  SECRETS,
+  REDIRECT,
+  OTHER_REDIRECT,
+  type TestService,
+} from '../helpers/service.js';
 import { makeHint, pkcePair, postForm } from '../helpers/rp.js';
 import { expectError as expectErrorAnswer } from '../helpers/assertions.js';
 import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
@@ -42,7 +49,12 @@ interface VersionCase extends VersionPaths {
   pkce: PkceMethod;
 }
 
-const V2: VersionCase = { ...VERSION_2, scope: VERSION_2.issue('EmployeeBadge'), clientId: 'issuer-pkce', pkce: 'S256' };
+const V2: VersionCase = {
+  ...VERSION_2,
+  scope: VERSION_2.issue('EmployeeBadge'),
+  clientId: 'issuer-pkce',
+  pkce: 'S256',
+};
 const V1: VersionCase = { ...VERSION_1, scope: VERSION_1.issue('EmployeeBadge'), clientId: 'other', pkce: 'none' };
 const VERSIONS = [V2, V1];
 
@@ -68,7 +80,13 @@ interface Flow {
  */
 async function issueCode(
   vc: VersionCase,
-  opts: { service?: TestService; clientId?: string; pkce?: PkceMethod; redirectUri?: string; claims?: Record<string, unknown> } = {},
+  opts: {
+    service?: TestService;
+    clientId?: string;
+    pkce?: PkceMethod;
+    redirectUri?: string;
+    claims?: Record<string, unknown>;
+  } = {},
 ): Promise<Flow> {
   const base = (opts.service ?? svc).url;
   const clientId = opts.clientId ?? vc.clientId;
@@ -82,7 +100,12 @@ async function issueCode(
   if (pkce === 'S256') ({ verifier, challenge } = pkcePair());
   if (pkce === 'plain') verifier = challenge = randomBytes(32).toString('base64url'); // RFC 7636: 43 chars
 
-  const hint = await makeHint({ clientId, secret, audience: vc.issuerAt(base), claims: opts.claims ?? { ...attributes(), PinCode: PIN } });
+  const hint = await makeHint({
+    clientId,
+    secret,
+    audience: vc.issuerAt(base),
+    claims: opts.claims ?? { ...attributes(), PinCode: PIN },
+  });
   const par = await postForm(`${base}${vc.prefix}/par`, {
     client_id: clientId,
     client_secret: secret,
@@ -98,13 +121,28 @@ async function issueCode(
   expect(par.status, JSON.stringify(par.body)).toBe(201);
 
   const authorizeUrl = `${base}${vc.prefix}/authorize?${new URLSearchParams({ client_id: clientId, request_uri: par.body.request_uri })}`;
-  const { callbackUrl } = await holderCompletesIssuance(authorizeUrl, { redirectUri, wallet: await newWallet(), pin: PIN });
+  const { callbackUrl } = await holderCompletesIssuance(authorizeUrl, {
+    redirectUri,
+    wallet: await newWallet(),
+    pin: PIN,
+  });
   const callback = new URL(callbackUrl);
   expect(callback.searchParams.get('error'), callbackUrl).toBeNull();
   expect(callback.searchParams.get('state')).toBe(state);
   const code = callback.searchParams.get('code');
   expect(code).toBeTruthy();
-  return { base, vc, clientId, secret, redirectUri, code: code!, state, nonce, verifier, tokenUrl: `${base}${vc.prefix}/token` };
+  return {
+    base,
+    vc,
+    clientId,
+    secret,
+    redirectUri,
+    code: code!,
+    state,
+    nonce,
+    verifier,
+    tokenUrl: `${base}${vc.prefix}/token`,
+  };
 }
 
 type Params = Record<string, string | undefined>;
@@ -137,7 +175,8 @@ function tokenRequest(vc: VersionCase, params: Params, base = svc.url) {
 type Res = { status: number; body: any; headers: Headers };
 
 /** A direct token error (spec: Token errors, D4; test/helpers/assertions.ts), nor this file's own client's secret in it. */
-const expectError = (res: Res, error: string, names?: string | RegExp, status = 400) => expectErrorAnswer(res, error, names, status, { secrets: [CLIENT_SECRETS['string-expiry']] });
+const expectError = (res: Res, error: string, names?: string | RegExp, status = 400) =>
+  expectErrorAnswer(res, error, names, status, { secrets: [CLIENT_SECRETS['string-expiry']] });
 
 function expectTokens(res: Res): void {
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -236,7 +275,11 @@ describe.each(VERSIONS)('token endpoint: what the provider is handed $tag', (vc)
       `redirect_uri=${encodeURIComponent(flow.redirectUri).replace(/%3A/g, '%3a')}`,
       ...(flow.verifier ? [`code_verifier=${flow.verifier}`] : []),
     ].join('&');
-    const res = await fetch(flow.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' }, body });
+    const res = await fetch(flow.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' },
+      body,
+    });
     expect(res.status, await res.clone().text()).toBe(200);
     const json = (await res.json()) as { id_token?: string; access_token?: string };
     expect(json.access_token).toBe(json.id_token);
@@ -277,7 +320,14 @@ describe.each(VERSIONS)('Token errors $tag', (vc) => {
   });
 
   it(`Token errors / Code invalid -> 400 invalid_grant naming code ${vc.tag}`, async () => {
-    expectError(await tokenRequest(vc, { code: randomBytes(32).toString('base64url'), code_verifier: vc.pkce === 'none' ? undefined : pkcePair().verifier }), 'invalid_grant', 'code');
+    expectError(
+      await tokenRequest(vc, {
+        code: randomBytes(32).toString('base64url'),
+        code_verifier: vc.pkce === 'none' ? undefined : pkcePair().verifier,
+      }),
+      'invalid_grant',
+      'code',
+    );
   });
 
   it(`Token errors / Code of the other version -> 400 invalid_grant ${vc.tag}`, async () => {
@@ -285,7 +335,12 @@ describe.each(VERSIONS)('Token errors $tag', (vc) => {
     const flow = await issueCode(other);
     // same client and secret, sent to this version's token endpoint
     const res = await postForm(`${svc.url}${vc.prefix}/token`, {
-      grant_type: 'authorization_code', client_id: flow.clientId, client_secret: flow.secret, code: flow.code, redirect_uri: flow.redirectUri, code_verifier: flow.verifier,
+      grant_type: 'authorization_code',
+      client_id: flow.clientId,
+      client_secret: flow.secret,
+      code: flow.code,
+      redirect_uri: flow.redirectUri,
+      code_verifier: flow.verifier,
     });
     expectError(res, 'invalid_grant', 'code');
     expectTokens(await redeem(flow)); // still good at its own version
@@ -313,7 +368,11 @@ describe.each(VERSIONS)('Token errors $tag', (vc) => {
       { name: 'ClientSecret wrong', params: { client_secret: 'wrong-secret-0123456789' }, names: 'client_secret' },
       { name: 'ClientSecret missing', params: { client_secret: undefined }, names: 'client_secret' },
       { name: 'ClientSecret empty', params: { client_secret: '' }, names: 'client_secret' },
-      { name: 'ClientSecret of another client', params: { client_secret: SECRETS.plainIssuer }, names: 'client_secret' },
+      {
+        name: 'ClientSecret of another client',
+        params: { client_secret: SECRETS.plainIssuer },
+        names: 'client_secret',
+      },
     ];
     for (const c of cases) {
       it(`Token errors / ${c.name} -> 400 unauthorised_client, no WWW-Authenticate ${vc.tag}`, async () => {
@@ -324,8 +383,15 @@ describe.each(VERSIONS)('Token errors $tag', (vc) => {
     }
 
     it(`Authentication 1: client_secret_basic is not accepted at token (client_secret_post only) -> 400 unauthorised_client ${vc.tag}`, async () => {
-      const basic = Buffer.from(`${encodeURIComponent(flow.clientId)}:${encodeURIComponent(flow.secret)}`).toString('base64');
-      const body = new URLSearchParams({ grant_type: 'authorization_code', client_id: flow.clientId, code: flow.code, redirect_uri: flow.redirectUri });
+      const basic = Buffer.from(`${encodeURIComponent(flow.clientId)}:${encodeURIComponent(flow.secret)}`).toString(
+        'base64',
+      );
+      const body = new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: flow.clientId,
+        code: flow.code,
+        redirect_uri: flow.redirectUri,
+      });
       if (flow.verifier) body.set('code_verifier', flow.verifier);
       const res = await postForm(flow.tokenUrl, body, { authorization: `Basic ${basic}` });
       expectError(res, 'unauthorised_client', 'client_secret');
@@ -400,7 +466,11 @@ describe('Token errors / Code challenge (Version 2 only) and PKCE plain (D5)', (
 
   it('D5: PKCE plain fails with another verifier -> 400 invalid_grant (v2)', async () => {
     const flow = await issueCode(V2, { pkce: 'plain' });
-    expectError(await redeem(flow, { code_verifier: randomBytes(32).toString('base64url') }), 'invalid_grant', 'code_verifier');
+    expectError(
+      await redeem(flow, { code_verifier: randomBytes(32).toString('base64url') }),
+      'invalid_grant',
+      'code_verifier',
+    );
     // nor with the S256 form of the plain challenge (what the edge handed the provider, D5)
     const translated = createHash('sha256').update(flow.verifier!).digest('base64url');
     expectError(await redeem(flow, { code_verifier: translated }), 'invalid_grant', 'code_verifier');
@@ -522,7 +592,12 @@ describe('D4: rfc6749Errors = true', () => {
         });
 
         it(`D4: failed client authentication at PAR (${name}) -> 401 invalid_client with WWW-Authenticate ${vc.tag}`, async () => {
-          const hint = await makeHint({ clientId: vc.clientId, secret: CLIENT_SECRETS[vc.clientId], audience: vc.issuerAt(rfc.url), claims: attributes() });
+          const hint = await makeHint({
+            clientId: vc.clientId,
+            secret: CLIENT_SECRETS[vc.clientId],
+            audience: vc.issuerAt(rfc.url),
+            claims: attributes(),
+          });
           const { challenge } = pkcePair();
           const res = await postForm(`${rfc.url}${vc.prefix}/par`, {
             client_secret: CLIENT_SECRETS[vc.clientId],

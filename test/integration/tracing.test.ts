@@ -37,17 +37,27 @@ const PIN = '8642';
 
 const key = (s: { traceId: string; spanId: string }) => `${s.traceId}/${s.spanId}`;
 const serverSpans = (spans: ReadableSpan[]) => spans.filter((s) => s.kind === SpanKind.SERVER);
-const linkedTo = (span: ReadableSpan, root: ReadableSpan) => span.links.some((l) => key(l.context) === key(root.spanContext()));
+const linkedTo = (span: ReadableSpan, root: ReadableSpan) =>
+  span.links.some((l) => key(l.context) === key(root.spanContext()));
 
 /** Every name, attribute and link attribute of every span, and the secret values that must be in none. */
 function assertNoSecrets(spans: ReadableSpan[], secrets: string[]) {
   for (const span of spans) {
-    const values: unknown[] = [span.name, ...Object.values(span.attributes), ...span.links.flatMap((l) => Object.values(l.attributes ?? {})), ...span.events.map((e) => e.name)];
+    const values: unknown[] = [
+      span.name,
+      ...Object.values(span.attributes),
+      ...span.links.flatMap((l) => Object.values(l.attributes ?? {})),
+      ...span.events.map((e) => e.name),
+    ];
     for (const value of values) {
       const text = String(value);
-      for (const secret of secrets) expect(text.includes(secret), `span "${span.name}" carries a secret value`).toBe(false);
+      for (const secret of secrets)
+        expect(text.includes(secret), `span "${span.name}" carries a secret value`).toBe(false);
       // the PIN is short: a number equal to it, or any text that holds it
-      expect(typeof value === 'number' ? String(value) === PIN : text.includes(PIN), `span "${span.name}" carries the PIN`).toBe(false);
+      expect(
+        typeof value === 'number' ? String(value) === PIN : text.includes(PIN),
+        `span "${span.name}" carries the PIN`,
+      ).toBe(false);
     }
   }
 }
@@ -60,9 +70,24 @@ function spansSince(count: number): ReadableSpan[] {
 describe('traces of an issuance flow (issue 33)', () => {
   it('links every request of the flow to its PAR span, puts store spans under requests and records no PIN, hint, attribute, code or token', async () => {
     const before = exporter.getFinishedSpans().length;
-    const pushed = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: ATTRIBUTES, pin: PIN, redirectUri: REDIRECT });
-    const { callbackUrl, offer } = await holderCompletesIssuance(pushed.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
-    const tokens = await oidc.authorizationCodeGrant(pushed.config, new URL(callbackUrl), { pkceCodeVerifier: pushed.verifier, expectedState: pushed.state, expectedNonce: pushed.nonce, idTokenExpected: true });
+    const pushed = await pushIssuance(t.url, {
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      attributes: ATTRIBUTES,
+      pin: PIN,
+      redirectUri: REDIRECT,
+    });
+    const { callbackUrl, offer } = await holderCompletesIssuance(pushed.authorizeUrl.href, {
+      redirectUri: REDIRECT,
+      wallet,
+      pin: PIN,
+    });
+    const tokens = await oidc.authorizationCodeGrant(pushed.config, new URL(callbackUrl), {
+      pkceCodeVerifier: pushed.verifier,
+      expectedState: pushed.state,
+      expectedNonce: pushed.nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.claims()?.FirstName).toBe(ATTRIBUTES.FirstName);
     await tracing.forceFlush();
     const spans = spansSince(before);
@@ -124,12 +149,19 @@ describe('traces of an issuance flow (issue 33)', () => {
     ];
     assertNoSecrets(spans, secrets);
     // no raw path either: route templates only
-    for (const span of requests) expect(span.attributes['http.route']).not.toMatch(/offers\/[A-Za-z0-9_-]{20,}|interaction\/v2\/[A-Za-z0-9_-]{10,}/);
+    for (const span of requests)
+      expect(span.attributes['http.route']).not.toMatch(
+        /offers\/[A-Za-z0-9_-]{20,}|interaction\/v2\/[A-Za-z0-9_-]{10,}/,
+      );
   });
 
   it('starts no flow and links nothing for requests outside a flow, and names a refused request by its error code', async () => {
     const before = exporter.getFinishedSpans().length;
-    const res = await fetch(`${t.url}/v2.0/oidc/par`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=issuer-pkce&client_secret=wrong' });
+    const res = await fetch(`${t.url}/v2.0/oidc/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'client_id=issuer-pkce&client_secret=wrong',
+    });
     expect(res.status).toBe(400);
     await (await fetch(`${t.url}/healthz`)).text();
     await tracing.forceFlush();
@@ -156,29 +188,64 @@ describe('traces of a verification flow (issue 33)', () => {
   it("links the wallet's request object and response to the flow's PAR span", async () => {
     // the wallet needs a credential to present (an issuance of its own, not looked at here)
     if (wallet.list().length === 0) {
-      const pushed = await pushIssuance(t.url, { clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, attributes: ATTRIBUTES, pin: PIN, redirectUri: REDIRECT });
+      const pushed = await pushIssuance(t.url, {
+        clientId: 'issuer-pkce',
+        secret: SECRETS.pkceIssuer,
+        attributes: ATTRIBUTES,
+        pin: PIN,
+        redirectUri: REDIRECT,
+      });
       await holderCompletesIssuance(pushed.authorizeUrl.href, { redirectUri: REDIRECT, wallet, pin: PIN });
     }
     const before = exporter.getFinishedSpans().length;
-    const config = await oidc.discovery(new URL(`${t.url}/v2.0/.well-known/openid-configuration`), 'issuer-pkce', SECRETS.pkceIssuer, oidc.ClientSecretPost(SECRETS.pkceIssuer), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(
+      new URL(`${t.url}/v2.0/.well-known/openid-configuration`),
+      'issuer-pkce',
+      SECRETS.pkceIssuer,
+      oidc.ClientSecretPost(SECRETS.pkceIssuer),
+      { execute: [oidc.allowInsecureRequests] },
+    );
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT, scope: 'openid EmployeeBadge', state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid EmployeeBadge',
+      state,
+      nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
     const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
     expect(presented.status).toBe(200);
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     await tracing.forceFlush();
     const spans = spansSince(before);
     const requests = serverSpans(spans);
     const root = requests.find((s) => s.name === 'POST /v2.0/oidc/par' && s.attributes['vc.flow.root'] === true)!;
     expect(root).toBeDefined();
-    for (const name of ['GET /interaction/v2/:uid', 'POST /vp/request/:ref', 'POST /vp/response', 'POST /v2.0/oidc/token']) {
+    for (const name of [
+      'GET /interaction/v2/:uid',
+      'POST /vp/request/:ref',
+      'POST /vp/response',
+      'POST /v2.0/oidc/token',
+    ]) {
       const found = requests.filter((s) => s.name === name);
       expect(found.length, `a span ${name}`).toBeGreaterThan(0);
       for (const span of found) expect(linkedTo(span, root), `${name} is linked to the flow's PAR span`).toBe(true);
     }
-    assertNoSecrets(spans, [...Object.values(ATTRIBUTES), tokens.id_token!, new URL(callbackUrl).searchParams.get('code')!, state, nonce]);
+    assertNoSecrets(spans, [
+      ...Object.values(ATTRIBUTES),
+      tokens.id_token!,
+      new URL(callbackUrl).searchParams.get('code')!,
+      state,
+      nonce,
+    ]);
     // the status list the verifier fetched: an outbound span under the wallet's response, by method and host only
     const response = requests.find((s) => s.name === 'POST /vp/response')!;
     const outbound = spans.filter((s) => s.kind === SpanKind.CLIENT && !s.name.startsWith('store '));
@@ -186,7 +253,12 @@ describe('traces of a verification flow (issue 33)', () => {
     for (const span of outbound) {
       expect(span.name).toBe('GET 127.0.0.1');
       expect(span.parentSpanContext?.spanId).toBe(response.spanContext().spanId);
-      expect(Object.keys(span.attributes).sort()).toEqual(['http.request.method', 'http.response.status_code', 'server.address', 'server.port']);
+      expect(Object.keys(span.attributes).sort()).toEqual([
+        'http.request.method',
+        'http.response.status_code',
+        'server.address',
+        'server.port',
+      ]);
     }
   });
 });
@@ -197,22 +269,49 @@ describe('traces of an External Client flow (issue 33)', () => {
     const receiver = await startWebhookReceiver(secret);
     const client = { id: 'traced-external', secret: 'traced-external-secret-0123456789' };
     const svc = await startTestService({
-      clients: [{ clientId: client.id, clientSecret: client.secret, redirectUris: [REDIRECT], scopes: ['issue.EmployeeBadge', 'External'], webhook: { url: receiver.url, secret } }],
+      clients: [
+        {
+          clientId: client.id,
+          clientSecret: client.secret,
+          redirectUris: [REDIRECT],
+          scopes: ['issue.EmployeeBadge', 'External'],
+          webhook: { url: receiver.url, secret },
+        },
+      ],
     });
     try {
       const before = exporter.getFinishedSpans().length;
       const { challenge } = pkcePair();
       const state = 'external-state-0123456789';
       const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
-        client_id: client.id, client_secret: client.secret, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid issue.EmployeeBadge External',
-        state, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256',
-        id_token_hint: await makeHint({ clientId: client.id, secret: client.secret, audience: svc.url, claims: { FirstName: ATTRIBUTES.FirstName, LastName: ATTRIBUTES.LastName } }),
+        client_id: client.id,
+        client_secret: client.secret,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'openid issue.EmployeeBadge External',
+        state,
+        nonce: 'n',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        id_token_hint: await makeHint({
+          clientId: client.id,
+          secret: client.secret,
+          audience: svc.url,
+          claims: { FirstName: ATTRIBUTES.FirstName, LastName: ATTRIBUTES.LastName },
+        }),
       });
       expect(par.status).toBe(201);
-      const prompt = await new Browser(REDIRECT).follow(`${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: client.id, request_uri: par.body.request_uri })}`);
+      const prompt = await new Browser(REDIRECT).follow(
+        `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: client.id, request_uri: par.body.request_uri })}`,
+      );
       await (await newWallet()).receive(offerFromPage(prompt.html!));
       const hook = await receiver.next((h) => h.payload.data.state === state && h.payload.type === 'flow.completed');
-      await waitFor('the delivery span', async () => spansSince(before).some((s) => s.name === 'webhook delivery'), 5_000, 20);
+      await waitFor(
+        'the delivery span',
+        async () => spansSince(before).some((s) => s.name === 'webhook delivery'),
+        5_000,
+        20,
+      );
       const spans = spansSince(before);
       const root = spans.find((s) => s.name === 'POST /v2.0/oidc/par')!;
       const delivery = spans.find((s) => s.name === 'webhook delivery')!;
@@ -220,8 +319,16 @@ describe('traces of an External Client flow (issue 33)', () => {
       expect(delivery.parentSpanContext).toBeUndefined(); // a job: a root span of its own, linked to its flow
       const post = spans.find((s) => s.name === 'POST 127.0.0.1')!;
       expect(post.parentSpanContext?.spanId).toBe(delivery.spanContext().spanId);
-      expect(spans.some((s) => s.name.startsWith('store ') && s.parentSpanContext?.spanId === delivery.spanContext().spanId)).toBe(true);
-      assertNoSecrets(spans, [hook.payload.data.ContinuationContext, state, secret, client.secret, ATTRIBUTES.FirstName]);
+      expect(
+        spans.some((s) => s.name.startsWith('store ') && s.parentSpanContext?.spanId === delivery.spanContext().spanId),
+      ).toBe(true);
+      assertNoSecrets(spans, [
+        hook.payload.data.ContinuationContext,
+        state,
+        secret,
+        client.secret,
+        ATTRIBUTES.FirstName,
+      ]);
     } finally {
       await svc.stop();
       await receiver.close();

@@ -17,7 +17,14 @@ import { calculateJwkThumbprint, decodeJwt, importJWK, SignJWT, type JWK } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { Browser, makeHint, pkcePair, postForm } from '../helpers/rp.js';
-import { holderCompletesIssuance, holderCompletesVerification, newWallet, requestFromPage, pushAuthorization, redeemCode } from '../helpers/flows.js';
+import {
+  holderCompletesIssuance,
+  holderCompletesVerification,
+  newWallet,
+  requestFromPage,
+  pushAuthorization,
+  redeemCode,
+} from '../helpers/flows.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
 import { keyPair } from '../helpers/keys.js';
 
@@ -39,10 +46,20 @@ const card = { MemberName: 'Ada Lovelace', MemberNumber: 1815 };
 const PLAIN = { ...(testConfig(0).verifier as object), responseMode: 'direct_post' };
 
 /** Issues a credential into `into` through the issuance flow (Version 2 PAR, issuer-pkce). */
-async function issue(into: DevWallet, type: 'EmployeeBadge' | 'MembershipCard', claims: Record<string, unknown>): Promise<void> {
+async function issue(
+  into: DevWallet,
+  type: 'EmployeeBadge' | 'MembershipCard',
+  claims: Record<string, unknown>,
+): Promise<void> {
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: url, claims });
-  const { authorizeUrl } = await pushAuthorization(url, { scope: `openid issue.${type}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint });
+  const { authorizeUrl } = await pushAuthorization(url, {
+    scope: `openid issue.${type}`,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
+  });
   await holderCompletesIssuance(authorizeUrl, { redirectUri: REDIRECT, wallet: into });
 }
 
@@ -50,7 +67,10 @@ beforeAll(async () => {
   externalKey = await keyPair('ext-1');
   // plain direct_post: these attacks are on the presentation, checked alike after a JWE is decrypted; the
   // attacks on the encryption itself are in test/e2e/verification-haip.test.ts
-  t = await startTestService({ trustedIssuers: [{ issuer: EXTERNAL_ISSUER, jwks: { keys: [externalKey.publicJwk] } }], verifier: PLAIN });
+  t = await startTestService({
+    trustedIssuers: [{ issuer: EXTERNAL_ISSUER, jwks: { keys: [externalKey.publicJwk] } }],
+    verifier: PLAIN,
+  });
   url = t.url;
   wallet = await newWallet();
   otherWallet = await newWallet();
@@ -94,11 +114,22 @@ interface Started {
 }
 
 /** The RP pushes a verification request (Version 2 PAR), the browser lands on the prompt, the attacker fetches the Request Object. */
-async function start(scope = 'openid EmployeeBadge', base = () => url, clientId: 'issuer-pkce' | 'issuer-plain' = 'issuer-pkce'): Promise<Started> {
+async function start(
+  scope = 'openid EmployeeBadge',
+  base = () => url,
+  clientId: 'issuer-pkce' | 'issuer-plain' = 'issuer-pkce',
+): Promise<Started> {
   const state = `st-${randomBytes(8).toString('hex')}`;
   const nonce = `n-${randomBytes(8).toString('hex')}`;
   const pkce = clientId === 'issuer-pkce' ? pkcePair() : undefined;
-  const { authorizeUrl } = await pushAuthorization(base(), { client_id: clientId, scope, state, nonce, code_challenge: pkce?.challenge, code_challenge_method: pkce ? 'S256' : undefined });
+  const { authorizeUrl } = await pushAuthorization(base(), {
+    client_id: clientId,
+    scope,
+    state,
+    nonce,
+    code_challenge: pkce?.challenge,
+    code_challenge_method: pkce ? 'S256' : undefined,
+  });
   const browser = new Browser(REDIRECT);
   const prompt = await browser.follow(authorizeUrl);
   expect(prompt.res?.status, `expected the prompt page at ${prompt.final}`).toBe(200);
@@ -130,12 +161,17 @@ function partsOf(credential: string): { jwt: string; disclosures: string[] } {
   return { jwt, disclosures: rest.filter((p) => p !== '') };
 }
 
-const decodeDisclosure = (d: string): unknown[] => JSON.parse(Buffer.from(d, 'base64url').toString('utf8')) as unknown[];
+const decodeDisclosure = (d: string): unknown[] =>
+  JSON.parse(Buffer.from(d, 'base64url').toString('utf8')) as unknown[];
 const encodeDisclosure = (value: unknown[]): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 const claimOf = (d: string): string => decodeDisclosure(d)[1] as string;
 
 /** A key binding JWT (RFC 9901 §4.3) signed with the holder's private key. */
-async function kbJwt(holderKey: JWK, sdJwt: string, claims: { aud: string; nonce: string; iat?: number; typ?: string }): Promise<string> {
+async function kbJwt(
+  holderKey: JWK,
+  sdJwt: string,
+  claims: { aud: string; nonce: string; iat?: number; typ?: string },
+): Promise<string> {
   const key = await importJWK({ ...holderKey, alg: 'ES256' }, 'ES256');
   return new SignJWT({
     aud: claims.aud,
@@ -160,9 +196,17 @@ async function presentation(
 }
 
 /** An honest presentation of a stored credential (every disclosure) for the started request. */
-async function honest(s: Started, credential: StoredCredential, overrides: Partial<{ aud: string; nonce: string }> = {}): Promise<string> {
+async function honest(
+  s: Started,
+  credential: StoredCredential,
+  overrides: Partial<{ aud: string; nonce: string }> = {},
+): Promise<string> {
   const { jwt, disclosures } = partsOf(credential.credential);
-  return presentation(jwt, disclosures, credential.holderKey, { aud: s.request.clientId, nonce: s.request.nonce, ...overrides });
+  return presentation(jwt, disclosures, credential.holderKey, {
+    aud: s.request.clientId,
+    nonce: s.request.nonce,
+    ...overrides,
+  });
 }
 
 /** POST the Authorization Response (direct_post) to the response_uri. */
@@ -191,7 +235,10 @@ function expectAccepted(res: { status: number; body: any }): void {
 /** The browser continues from the prompt and arrives at the redirect URI with access_denied, a description and the state; never a code. */
 async function expectBrowserDenied(s: Started, description?: RegExp): Promise<URLSearchParams> {
   const done = await s.browser.follow(`${s.promptUrl}/continue`);
-  expect(done.final.startsWith(REDIRECT), `expected a redirect to the client, stopped at ${done.final} (${done.res?.status}): ${done.html?.slice(0, 300)}`).toBe(true);
+  expect(
+    done.final.startsWith(REDIRECT),
+    `expected a redirect to the client, stopped at ${done.final} (${done.res?.status}): ${done.html?.slice(0, 300)}`,
+  ).toBe(true);
   const q = new URL(done.final).searchParams;
   expect(q.get('error'), q.toString()).toBe('access_denied');
   expect(q.get('error_description')).toBeTruthy();
@@ -204,7 +251,10 @@ async function expectBrowserDenied(s: Started, description?: RegExp): Promise<UR
 /** The browser continues and arrives at the redirect URI with a code and the state. */
 async function expectBrowserCode(s: Started): Promise<string> {
   const done = await s.browser.follow(`${s.promptUrl}/continue`);
-  expect(done.final.startsWith(REDIRECT), `expected a redirect to the client, stopped at ${done.final} (${done.res?.status})`).toBe(true);
+  expect(
+    done.final.startsWith(REDIRECT),
+    `expected a redirect to the client, stopped at ${done.final} (${done.res?.status})`,
+  ).toBe(true);
   const q = new URL(done.final).searchParams;
   expect(q.get('error'), q.toString()).toBeNull();
   expect(q.get('state')).toBe(s.state);
@@ -212,7 +262,8 @@ async function expectBrowserCode(s: Started): Promise<string> {
   return q.get('code')!;
 }
 
-const redeem = (s: { clientId: string; verifier?: string }, code: string, base = url) => redeemCode(base, { code, verifier: s.verifier, clientId: s.clientId });
+const redeem = (s: { clientId: string; verifier?: string }, code: string, base = url) =>
+  redeemCode(base, { code, verifier: s.verifier, clientId: s.clientId });
 
 /** Signs an SD-JWT VC as an issuer other than this service would (every attribute disclosable, cnf.jwk). */
 async function issueElsewhere(input: {
@@ -224,10 +275,23 @@ async function issueElsewhere(input: {
   exp?: number;
 }): Promise<{ credential: string; holderKey: JWK }> {
   const holder = await keyPair();
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(input.key), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(input.key),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   const now = Math.floor(Date.now() / 1000);
   const credential = await sdJwt.issue(
-    { ...input.attributes, iss: input.issuer, vct: input.vct, iat: input.iat ?? now, exp: input.exp ?? now + 3600, cnf: { jwk: holder.publicJwk } },
+    {
+      ...input.attributes,
+      iss: input.issuer,
+      vct: input.vct,
+      iat: input.iat ?? now,
+      exp: input.exp ?? now + 3600,
+      cnf: { jwk: holder.publicJwk },
+    },
     { _sd: Object.keys(input.attributes) } as never,
     { header: { kid: input.key.kid } },
   );
@@ -244,7 +308,9 @@ describe('control: an honest presentation crafted by hand', () => {
   it('is accepted (200) and the browser returns to the client with a code; the ID token carries the attributes', async () => {
     const s = await start();
     expect(s.request.dcql.credentials.map((c) => c.id)).toEqual(['EmployeeBadge']);
-    const res = await answer(s, { vp_token: vpToken({ EmployeeBadge: [await honest(s, held(wallet, 'EmployeeBadge'))] }) });
+    const res = await answer(s, {
+      vp_token: vpToken({ EmployeeBadge: [await honest(s, held(wallet, 'EmployeeBadge'))] }),
+    });
     expectAccepted(res);
     const claims = await redeem(s, await expectBrowserCode(s));
     expect(claims).toMatchObject({ ...badge, nonce: s.nonce });
@@ -281,7 +347,7 @@ describe('attacks on the presentation', () => {
     expect(q.get('error_description')).not.toContain('Mallory');
   });
 
-  it('a disclosure from another credential (another holder\'s FirstName spliced in) -> 400; browser access_denied', async () => {
+  it("a disclosure from another credential (another holder's FirstName spliced in) -> 400; browser access_denied", async () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const mallory = held(otherWallet, 'EmployeeBadge');
@@ -298,7 +364,10 @@ describe('attacks on the presentation', () => {
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
     const foreign = partsOf(held(wallet, 'MembershipCard').credential).disclosures[0];
-    const vp = await presentation(jwt, [...disclosures, foreign], cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(jwt, [...disclosures, foreign], cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /disclosure/);
     await expectBrowserDenied(s);
   });
@@ -334,12 +403,15 @@ describe('attacks on the presentation', () => {
     await expectBrowserDenied(s);
   });
 
-  it('key binding JWT signed by a key other than the credential\'s cnf.jwk -> 400; browser access_denied', async () => {
+  it("key binding JWT signed by a key other than the credential's cnf.jwk -> 400; browser access_denied", async () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
     const thief = await keyPair();
-    const vp = await presentation(jwt, disclosures, thief.privateJwk, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(jwt, disclosures, thief.privateJwk, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /key binding/);
     await expectBrowserDenied(s);
   });
@@ -348,7 +420,10 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, [...disclosures, disclosures[0]], cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(jwt, [...disclosures, disclosures[0]], cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /twice/);
     await expectBrowserDenied(s);
   });
@@ -357,7 +432,10 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const full = await presentation(jwt, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const full = await presentation(jwt, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     const kb = full.slice(full.lastIndexOf('~') + 1);
     const kept = disclosures.filter((d) => claimOf(d) !== 'Email');
     const vp = `${jwt}~${kept.map((d) => `${d}~`).join('')}${kb}`;
@@ -369,7 +447,11 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce, iat: Math.floor(Date.now() / 1000) - 3600 });
+    const vp = await presentation(jwt, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+      iat: Math.floor(Date.now() / 1000) - 3600,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /iat|older/);
     await expectBrowserDenied(s);
   });
@@ -378,7 +460,11 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce, iat: Math.floor(Date.now() / 1000) + 3600 });
+    const vp = await presentation(jwt, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+      iat: Math.floor(Date.now() / 1000) + 3600,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /future/);
     await expectBrowserDenied(s);
   });
@@ -387,7 +473,11 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce, typ: 'JWT' });
+    const vp = await presentation(jwt, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+      typ: 'JWT',
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /kb\+jwt/);
     await expectBrowserDenied(s);
   });
@@ -399,7 +489,12 @@ describe('attacks on the presentation', () => {
     const [h, p, sig] = jwt.split('.');
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>;
     const altered = `${h}.${Buffer.from(JSON.stringify({ ...payload, FirstName: 'Mallory' })).toString('base64url')}.${sig}`;
-    const vp = await presentation(altered, disclosures.filter((d) => claimOf(d) !== 'FirstName'), cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(
+      altered,
+      disclosures.filter((d) => claimOf(d) !== 'FirstName'),
+      cred.holderKey,
+      { aud: s.request.clientId, nonce: s.request.nonce },
+    );
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /signature/);
     await expectBrowserDenied(s, /signature/);
   });
@@ -408,8 +503,12 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const now = Math.floor(Date.now() / 1000);
     const { credential, holderKey } = await issueElsewhere({
-      issuer: EXTERNAL_ISSUER, key: externalKey.privateJwk, vct: vctOf('EmployeeBadge'),
-      attributes: { FirstName: 'Old', LastName: 'Badge' }, iat: now - 7200, exp: now - 3600,
+      issuer: EXTERNAL_ISSUER,
+      key: externalKey.privateJwk,
+      vct: vctOf('EmployeeBadge'),
+      attributes: { FirstName: 'Old', LastName: 'Badge' },
+      iat: now - 7200,
+      exp: now - 3600,
     });
     const { jwt, disclosures } = partsOf(credential);
     const vp = await presentation(jwt, disclosures, holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
@@ -427,7 +526,10 @@ describe('attacks on the presentation', () => {
   it('a credential of a type that was not asked for (under its own query id, MembershipCard) -> 400; browser access_denied', async () => {
     const s = await start();
     const vp = await honest(s, held(wallet, 'MembershipCard'));
-    expectRefused(await answer(s, { vp_token: vpToken({ MembershipCard: [vp] }) }), /not the id of any credential query/);
+    expectRefused(
+      await answer(s, { vp_token: vpToken({ MembershipCard: [vp] }) }),
+      /not the id of any credential query/,
+    );
     await expectBrowserDenied(s, /vp_token: a key is not the id of any credential query of this request/);
   });
 
@@ -442,7 +544,12 @@ describe('attacks on the presentation', () => {
     const s = await start();
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, disclosures.filter((d) => claimOf(d) === 'Email'), cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(
+      jwt,
+      disclosures.filter((d) => claimOf(d) === 'Email'),
+      cred.holderKey,
+      { aud: s.request.clientId, nonce: s.request.nonce },
+    );
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /FirstName|LastName/);
     await expectBrowserDenied(s);
   });
@@ -454,7 +561,10 @@ describe('attacks on the presentation', () => {
     const [h, p] = jwt.split('.');
     const header = JSON.parse(Buffer.from(h, 'base64url').toString('utf8')) as Record<string, unknown>;
     const none = `${Buffer.from(JSON.stringify({ ...header, alg: 'none' })).toString('base64url')}.${p}.`;
-    const vp = await presentation(none, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(none, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }));
     await expectBrowserDenied(s);
   });
@@ -482,7 +592,7 @@ describe('attacks on the request', () => {
     await expectBrowserCode(s);
   });
 
-  it('a presentation for another request (made for request A, posted to request B) -> 400; B\'s browser access_denied; A still completes', async () => {
+  it("a presentation for another request (made for request A, posted to request B) -> 400; B's browser access_denied; A still completes", async () => {
     const a = await start();
     const b = await start();
     const forA = await honest(a, held(wallet, 'EmployeeBadge'));
@@ -493,7 +603,7 @@ describe('attacks on the request', () => {
     await expectBrowserCode(a);
   });
 
-  it('a presentation replayed into a later request (A answered, its presentation posted to B) -> 400; B\'s browser access_denied', async () => {
+  it("a presentation replayed into a later request (A answered, its presentation posted to B) -> 400; B's browser access_denied", async () => {
     const a = await start();
     const forA = await honest(a, held(wallet, 'EmployeeBadge'));
     expectAccepted(await answer(a, { vp_token: vpToken({ EmployeeBadge: [forA] }) }));
@@ -512,7 +622,13 @@ describe('attacks on the request', () => {
   it('an answer with an unknown state -> 400 and the real request is unaffected', async () => {
     const s = await start();
     const vp = await honest(s, held(wallet, 'EmployeeBadge'));
-    expectRefused(await postForm(s.request.responseUri, { state: randomBytes(32).toString('base64url'), vp_token: vpToken({ EmployeeBadge: [vp] }) }), /state/);
+    expectRefused(
+      await postForm(s.request.responseUri, {
+        state: randomBytes(32).toString('base64url'),
+        vp_token: vpToken({ EmployeeBadge: [vp] }),
+      }),
+      /state/,
+    );
     expectAccepted(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }));
     await expectBrowserCode(s);
   });
@@ -545,7 +661,9 @@ describe('malformed and oversized vp_token', () => {
     expect([400, 413]).toContain(res.status);
     expect(typeof res.body.error).toBe('string');
     // the body was never read, so its state was not consumed: the genuine wallet still answers
-    expectAccepted(await answer(s, { vp_token: vpToken({ EmployeeBadge: [await honest(s, held(wallet, 'EmployeeBadge'))] }) }));
+    expectAccepted(
+      await answer(s, { vp_token: vpToken({ EmployeeBadge: [await honest(s, held(wallet, 'EmployeeBadge'))] }) }),
+    );
     await expectBrowserCode(s);
   });
 
@@ -554,28 +672,56 @@ describe('malformed and oversized vp_token', () => {
     { name: 'JSON of the wrong shape: an array', vpToken: '["a~b~"]', description: /object/ },
     { name: 'JSON of the wrong shape: a string', vpToken: '"a~b~"', description: /object/ },
     { name: 'JSON of the wrong shape: null', vpToken: 'null', description: /object/ },
-    { name: 'JSON of the wrong shape: the presentation not in an array', vpToken: '{"EmployeeBadge":"a~b~"}', description: /array/ },
+    {
+      name: 'JSON of the wrong shape: the presentation not in an array',
+      vpToken: '{"EmployeeBadge":"a~b~"}',
+      description: /array/,
+    },
     { name: 'JSON of the wrong shape: an empty array', vpToken: '{"EmployeeBadge":[]}', description: /array/ },
-    { name: 'JSON of the wrong shape: a number as presentation', vpToken: '{"EmployeeBadge":[42]}', description: /string/ },
-    { name: 'JSON of the wrong shape: an object as presentation', vpToken: '{"EmployeeBadge":[{"vp":"a~b~"}]}', description: /string/ },
-    { name: 'JSON of the wrong shape: two presentations for one query', vpToken: '{"EmployeeBadge":["a~b~","c~d~"]}', description: /one presentation/ },
+    {
+      name: 'JSON of the wrong shape: a number as presentation',
+      vpToken: '{"EmployeeBadge":[42]}',
+      description: /string/,
+    },
+    {
+      name: 'JSON of the wrong shape: an object as presentation',
+      vpToken: '{"EmployeeBadge":[{"vp":"a~b~"}]}',
+      description: /string/,
+    },
+    {
+      name: 'JSON of the wrong shape: two presentations for one query',
+      vpToken: '{"EmployeeBadge":["a~b~","c~d~"]}',
+      description: /one presentation/,
+    },
     { name: 'an empty object (no query answered)', vpToken: '{}', description: /EmployeeBadge/ },
     { name: 'a __proto__ key', vpToken: '{"__proto__":["a~b~"],"EmployeeBadge":["a~b~"]}', description: /vp_token/ },
-    { name: 'a presentation that is not an SD-JWT', vpToken: '{"EmployeeBadge":["not-an-sd-jwt"]}', description: /SD-JWT/ },
-    { name: 'a presentation whose issuer JWT is garbage', vpToken: '{"EmployeeBadge":["garbage~garbage~garbage"]}', description: /not a JWT/ },
+    {
+      name: 'a presentation that is not an SD-JWT',
+      vpToken: '{"EmployeeBadge":["not-an-sd-jwt"]}',
+      description: /SD-JWT/,
+    },
+    {
+      name: 'a presentation whose issuer JWT is garbage',
+      vpToken: '{"EmployeeBadge":["garbage~garbage~garbage"]}',
+      description: /not a JWT/,
+    },
     { name: 'vp_token missing', vpToken: undefined, description: /vp_token/ },
   ];
 
-  it.each(malformed)('malformed vp_token: $name -> 400; browser access_denied', async ({ vpToken: raw, description }) => {
-    const s = await start();
-    expectRefused(await answer(s, { vp_token: raw }), description);
-    await expectBrowserDenied(s);
-  });
+  it.each(malformed)(
+    'malformed vp_token: $name -> 400; browser access_denied',
+    async ({ vpToken: raw, description }) => {
+      const s = await start();
+      expectRefused(await answer(s, { vp_token: raw }), description);
+      await expectBrowserDenied(s);
+    },
+  );
 
   it('a response that is not form-encoded (JSON body) -> 400 invalid_request', async () => {
     const s = await start();
     const res = await fetch(s.request.responseUri, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ state: s.request.state, vp_token: { EmployeeBadge: ['x'] } }),
     });
     expect(res.status).toBe(400);
@@ -590,15 +736,26 @@ describe('malformed and oversized vp_token', () => {
 // ------------------------------------------------------------------------------------------------
 
 describe('credentials of other issuers', () => {
-  it('an external trusted issuer\'s credential (wallet.import) verifies end to end and its attributes reach the ID token', async () => {
+  it("an external trusted issuer's credential (wallet.import) verifies end to end and its attributes reach the ID token", async () => {
     const external = await newWallet();
     const { credential, holderKey } = await issueElsewhere({
-      issuer: EXTERNAL_ISSUER, key: externalKey.privateJwk, vct: vctOf('MembershipCard'), attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
+      issuer: EXTERNAL_ISSUER,
+      key: externalKey.privateJwk,
+      vct: vctOf('MembershipCard'),
+      attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
     });
     await external.import(credential, holderKey);
     const s = { clientId: 'issuer-plain', state: 'external-state', nonce: `n-${randomBytes(8).toString('hex')}` };
-    const { authorizeUrl } = await pushAuthorization(url, { client_id: 'issuer-plain', scope: 'openid MembershipCard', state: s.state, nonce: s.nonce });
-    const { callbackUrl, presented } = await holderCompletesVerification(authorizeUrl, { redirectUri: REDIRECT, wallet: external });
+    const { authorizeUrl } = await pushAuthorization(url, {
+      client_id: 'issuer-plain',
+      scope: 'openid MembershipCard',
+      state: s.state,
+      nonce: s.nonce,
+    });
+    const { callbackUrl, presented } = await holderCompletesVerification(authorizeUrl, {
+      redirectUri: REDIRECT,
+      wallet: external,
+    });
     expect(presented.status, JSON.stringify(presented.body)).toBe(200);
     const q = new URL(callbackUrl).searchParams;
     expect(q.get('error'), q.toString()).toBeNull();
@@ -609,16 +766,24 @@ describe('credentials of other issuers', () => {
     expect(claims.sub).toBe(await calculateJwkThumbprint(holderPublic)); // D2
   });
 
-  it('the same credential signed by an unknown key (the trusted issuer\'s kid, another key) -> 400; browser access_denied', async () => {
+  it("the same credential signed by an unknown key (the trusted issuer's kid, another key) -> 400; browser access_denied", async () => {
     const external = await newWallet();
     const forged = await keyPair('ext-1');
     const { credential, holderKey } = await issueElsewhere({
-      issuer: EXTERNAL_ISSUER, key: forged.privateJwk, vct: vctOf('MembershipCard'), attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
+      issuer: EXTERNAL_ISSUER,
+      key: forged.privateJwk,
+      vct: vctOf('MembershipCard'),
+      attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
     });
     await external.import(credential, holderKey);
     const pushed = await postForm(`${url}/v2.0/oidc/par`, {
-      client_id: 'issuer-plain', client_secret: SECRETS.plainIssuer, response_type: 'code', redirect_uri: REDIRECT,
-      scope: 'openid MembershipCard', state: 'forged-state', nonce: 'n',
+      client_id: 'issuer-plain',
+      client_secret: SECRETS.plainIssuer,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid MembershipCard',
+      state: 'forged-state',
+      nonce: 'n',
     });
     const { callbackUrl, presented } = await holderCompletesVerification(
       `${url}/v2.0/oidc/authorize?client_id=issuer-plain&request_uri=${encodeURIComponent(pushed.body.request_uri)}`,
@@ -638,7 +803,10 @@ describe('credentials of other issuers', () => {
     const s = await start('openid MembershipCard', () => url, 'issuer-plain');
     const forged = await keyPair('ext-2');
     const { credential, holderKey } = await issueElsewhere({
-      issuer: EXTERNAL_ISSUER, key: forged.privateJwk, vct: vctOf('MembershipCard'), attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
+      issuer: EXTERNAL_ISSUER,
+      key: forged.privateJwk,
+      vct: vctOf('MembershipCard'),
+      attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
     });
     const { jwt, disclosures } = partsOf(credential);
     const vp = await presentation(jwt, disclosures, holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
@@ -650,7 +818,10 @@ describe('credentials of other issuers', () => {
     const s = await start('openid MembershipCard', () => url, 'issuer-plain');
     const rogue = await keyPair('rogue-1');
     const { credential, holderKey } = await issueElsewhere({
-      issuer: 'https://rogue.test', key: rogue.privateJwk, vct: vctOf('MembershipCard'), attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
+      issuer: 'https://rogue.test',
+      key: rogue.privateJwk,
+      vct: vctOf('MembershipCard'),
+      attributes: { MemberName: 'Grace Hopper', MemberNumber: 1906 },
     });
     const { jwt, disclosures } = partsOf(credential);
     const vp = await presentation(jwt, disclosures, holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
@@ -678,7 +849,10 @@ describe('an abandoned request (lifetimes.offer = 2 s)', () => {
     // a late wallet answer is refused
     const cred = held(wallet, 'EmployeeBadge');
     const { jwt, disclosures } = partsOf(cred.credential);
-    const vp = await presentation(jwt, disclosures, cred.holderKey, { aud: s.request.clientId, nonce: s.request.nonce });
+    const vp = await presentation(jwt, disclosures, cred.holderKey, {
+      aud: s.request.clientId,
+      nonce: s.request.nonce,
+    });
     expectRefused(await answer(s, { vp_token: vpToken({ EmployeeBadge: [vp] }) }), /state/);
     const status = await s.browser.get(`${s.promptUrl}/status`);
     expect(((await status.json()) as { status: string }).status).toBe('expired');
@@ -688,10 +862,18 @@ describe('an abandoned request (lifetimes.offer = 2 s)', () => {
   it('a request object not yet fetched expires too: GET request_uri after the lifetime -> 404', async () => {
     const state = 'abandoned';
     const pushed = await postForm(`${short.url}/v2.0/oidc/par`, {
-      client_id: 'issuer-plain', client_secret: SECRETS.plainIssuer, response_type: 'code', redirect_uri: REDIRECT, scope: 'openid MembershipCard', state, nonce: 'n',
+      client_id: 'issuer-plain',
+      client_secret: SECRETS.plainIssuer,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid MembershipCard',
+      state,
+      nonce: 'n',
     });
     const browser = new Browser(REDIRECT);
-    const prompt = await browser.follow(`${short.url}/v2.0/oidc/authorize?client_id=issuer-plain&request_uri=${encodeURIComponent(pushed.body.request_uri)}`);
+    const prompt = await browser.follow(
+      `${short.url}/v2.0/oidc/authorize?client_id=issuer-plain&request_uri=${encodeURIComponent(pushed.body.request_uri)}`,
+    );
     const link = requestFromPage(prompt.html!);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const res = await fetch(new URL(link).searchParams.get('request_uri')!);

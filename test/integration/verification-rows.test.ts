@@ -24,7 +24,11 @@ const card = { MemberName: 'Ada Lovelace', MemberNumber: 1815 };
 
 type Params = Record<string, string | undefined>;
 
-const CLIENTS = { 'issuer-pkce': SECRETS.pkceIssuer, 'issuer-plain': SECRETS.plainIssuer, other: SECRETS.other } as const;
+const CLIENTS = {
+  'issuer-pkce': SECRETS.pkceIssuer,
+  'issuer-plain': SECRETS.plainIssuer,
+  other: SECRETS.other,
+} as const;
 type ClientId = keyof typeof CLIENTS;
 
 /** Issues a credential into the wallet through the issuance flow (Version 2 PAR). */
@@ -32,11 +36,21 @@ async function issue(type: 'EmployeeBadge' | 'MembershipCard', claims: Record<st
   const { challenge } = pkcePair();
   const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: url, claims });
   const par = await postForm(`${url}/v2.0/oidc/par`, {
-    client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, response_type: 'code', redirect_uri: REDIRECT,
-    scope: `openid issue.${type}`, nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256', id_token_hint: hint,
+    client_id: 'issuer-pkce',
+    client_secret: SECRETS.pkceIssuer,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: `openid issue.${type}`,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    id_token_hint: hint,
   });
   expect(par.status, JSON.stringify(par.body)).toBe(201);
-  await holderCompletesIssuance(`${url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`, { redirectUri: REDIRECT, wallet });
+  await holderCompletesIssuance(
+    `${url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`,
+    { redirectUri: REDIRECT, wallet },
+  );
 }
 
 beforeAll(async () => {
@@ -85,7 +99,8 @@ function verificationPar(vc: ParVersion, overrides: Params = {}, clientId: Clien
     nonce: newNonce(),
     state: newState(),
   };
-  if (clientId === 'issuer-pkce' && vc.pkceAtPar) Object.assign(base, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+  if (clientId === 'issuer-pkce' && vc.pkceAtPar)
+    Object.assign(base, { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
   return { ...base, ...overrides };
 }
 
@@ -104,7 +119,9 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`Scope format / Verification: openid + two types (EmployeeBadge MembershipCard) -> 201 ${tag}`, async () => {
-      expectCreated(await par(vc, verificationPar(vc, { scope: 'openid EmployeeBadge MembershipCard' }, 'issuer-pkce')));
+      expectCreated(
+        await par(vc, verificationPar(vc, { scope: 'openid EmployeeBadge MembershipCard' }, 'issuer-pkce')),
+      );
     });
 
     it(`Scope format / Verification: openid anywhere in the list (MembershipCard openid) -> 201 ${tag}`, async () => {
@@ -116,7 +133,11 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`Scope format / Verification of two types without openid -> 400 invalid_scope ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { scope: 'EmployeeBadge MembershipCard' }, 'issuer-pkce')), 'invalid_scope', 'openid');
+      expectError(
+        await par(vc, verificationPar(vc, { scope: 'EmployeeBadge MembershipCard' }, 'issuer-pkce')),
+        'invalid_scope',
+        'openid',
+      );
     });
 
     it(`Scope format / openid alone (no credential type) -> 400 invalid_scope ${tag}`, async () => {
@@ -124,11 +145,19 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`PAR errors / Scope not registered: a type not registered for the client (other asks MembershipCard) -> 400 invalid_scope ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { scope: 'openid MembershipCard' })), 'invalid_scope', 'MembershipCard');
+      expectError(
+        await par(vc, verificationPar(vc, { scope: 'openid MembershipCard' })),
+        'invalid_scope',
+        'MembershipCard',
+      );
     });
 
     it(`PAR errors / Scope not registered: one of two types not registered (issuer-plain asks EmployeeBadge too) -> 400 invalid_scope ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { scope: 'openid MembershipCard EmployeeBadge' }, 'issuer-plain')), 'invalid_scope', 'EmployeeBadge');
+      expectError(
+        await par(vc, verificationPar(vc, { scope: 'openid MembershipCard EmployeeBadge' }, 'issuer-plain')),
+        'invalid_scope',
+        'EmployeeBadge',
+      );
     });
 
     it(`PAR errors / Scope not registered: an unknown credential type -> 400 invalid_scope ${tag}`, async () => {
@@ -140,15 +169,28 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`Scope format: mixing issue.EmployeeBadge and MembershipCard (with openid) -> 400 invalid_scope ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { scope: 'openid issue.EmployeeBadge MembershipCard' }, 'issuer-pkce')), 'invalid_scope', 'mix');
+      expectError(
+        await par(vc, verificationPar(vc, { scope: 'openid issue.EmployeeBadge MembershipCard' }, 'issuer-pkce')),
+        'invalid_scope',
+        'mix',
+      );
     });
 
     it(`Scope format: mixing issue.EmployeeBadge and MembershipCard (without openid) -> 400 invalid_scope ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { scope: 'issue.EmployeeBadge MembershipCard' }, 'issuer-pkce')), 'invalid_scope', 'mix');
+      expectError(
+        await par(vc, verificationPar(vc, { scope: 'issue.EmployeeBadge MembershipCard' }, 'issuer-pkce')),
+        'invalid_scope',
+        'mix',
+      );
     });
 
     it(`PAR errors / IdTokenHint: a verification request carrying an id_token_hint -> 400 invalid_request ${tag}`, async () => {
-      const hint = await makeHint({ clientId: 'other', secret: SECRETS.other, audience: vc.v === 'v2' ? url : `${url}/oidc`, claims: badge });
+      const hint = await makeHint({
+        clientId: 'other',
+        secret: SECRETS.other,
+        audience: vc.v === 'v2' ? url : `${url}/oidc`,
+        claims: badge,
+      });
       expectError(await par(vc, verificationPar(vc, { id_token_hint: hint })), 'invalid_request', 'id_token_hint');
     });
   });
@@ -163,23 +205,43 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`PAR errors / ClientSecret wrong -> 400 unauthorised_client ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { client_secret: 'wrong-secret' })), 'unauthorised_client', 'client_secret');
+      expectError(
+        await par(vc, verificationPar(vc, { client_secret: 'wrong-secret' })),
+        'unauthorised_client',
+        'client_secret',
+      );
     });
 
     it(`PAR errors / ClientSecret missing -> 400 unauthorised_client ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { client_secret: undefined })), 'unauthorised_client', 'client_secret');
+      expectError(
+        await par(vc, verificationPar(vc, { client_secret: undefined })),
+        'unauthorised_client',
+        'client_secret',
+      );
     });
 
     it(`PAR errors / ClientSecret of another client -> 400 unauthorised_client ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { client_secret: SECRETS.plainIssuer })), 'unauthorised_client', 'client');
+      expectError(
+        await par(vc, verificationPar(vc, { client_secret: SECRETS.plainIssuer })),
+        'unauthorised_client',
+        'client',
+      );
     });
 
     it(`PAR errors / RedirectUri not registered on client -> 400 invalid_request ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { redirect_uri: 'https://evil.example/cb' })), 'invalid_request', 'redirect_uri');
+      expectError(
+        await par(vc, verificationPar(vc, { redirect_uri: 'https://evil.example/cb' })),
+        'invalid_request',
+        'redirect_uri',
+      );
     });
 
     it(`PAR errors / RedirectUri registered for another client only (OTHER_REDIRECT) -> 400 invalid_request ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { redirect_uri: OTHER_REDIRECT })), 'invalid_request', 'redirect_uri');
+      expectError(
+        await par(vc, verificationPar(vc, { redirect_uri: OTHER_REDIRECT })),
+        'invalid_request',
+        'redirect_uri',
+      );
     });
 
     it(`PAR errors / RedirectUri missing -> 400 invalid_request ${tag}`, async () => {
@@ -187,11 +249,19 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`PAR errors / ResponseType not code (token) -> 400 unsupported_response_type ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { response_type: 'token' })), 'unsupported_response_type', 'response_type');
+      expectError(
+        await par(vc, verificationPar(vc, { response_type: 'token' })),
+        'unsupported_response_type',
+        'response_type',
+      );
     });
 
     it(`PAR errors / ResponseType not code (vp_token) -> 400 unsupported_response_type ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { response_type: 'vp_token' })), 'unsupported_response_type', 'response_type');
+      expectError(
+        await par(vc, verificationPar(vc, { response_type: 'vp_token' })),
+        'unsupported_response_type',
+        'response_type',
+      );
     });
 
     it(`PAR errors / ResponseType missing -> 400 invalid_request ${tag}`, async () => {
@@ -199,11 +269,19 @@ describe.each(PAR_VERSIONS)('verification at PAR ($v)', (vc) => {
     });
 
     it(`PAR errors / ResponseMode not query (fragment) -> 400 invalid_request ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { response_mode: 'fragment' })), 'invalid_request', 'response_mode');
+      expectError(
+        await par(vc, verificationPar(vc, { response_mode: 'fragment' })),
+        'invalid_request',
+        'response_mode',
+      );
     });
 
     it(`PAR errors / ResponseMode not query (direct_post) -> 400 invalid_request ${tag}`, async () => {
-      expectError(await par(vc, verificationPar(vc, { response_mode: 'direct_post' })), 'invalid_request', 'response_mode');
+      expectError(
+        await par(vc, verificationPar(vc, { response_mode: 'direct_post' })),
+        'invalid_request',
+        'response_mode',
+      );
     });
 
     it(`PAR errors / ResponseMode query is accepted -> 201 ${tag}`, async () => {
@@ -252,7 +330,10 @@ async function expectDirectError(res: Response, error: string, names: string | R
 async function followToClient(u: string): Promise<URLSearchParams> {
   const out = await new Browser(REDIRECT).follow(u);
   if (out.res) expect(out.res.status, `never a 500: ${out.html?.slice(0, 200)}`).toBeLessThan(500);
-  expect(out.final.startsWith(REDIRECT), `expected a redirect to the client, stopped at ${out.final} (${out.res?.status}): ${out.html?.slice(0, 300)}`).toBe(true);
+  expect(
+    out.final.startsWith(REDIRECT),
+    `expected a redirect to the client, stopped at ${out.final} (${out.res?.status}): ${out.html?.slice(0, 300)}`,
+  ).toBe(true);
   return new URL(out.final).searchParams;
 }
 
@@ -323,11 +404,19 @@ describe('Version 1 non-PAR authorise (/oidc/authorizev1)', () => {
   });
 
   it('Version 1 non-PAR authorise / RedirectUri not registered in client -> 400 invalid_request (no redirect)', async () => {
-    await expectDirectError(await get(query({ redirect_uri: 'https://evil.example/cb' }).href), 'invalid_request', 'redirect_uri');
+    await expectDirectError(
+      await get(query({ redirect_uri: 'https://evil.example/cb' }).href),
+      'invalid_request',
+      'redirect_uri',
+    );
   });
 
   it('Version 1 non-PAR authorise / RedirectUri registered for another client only -> 400 invalid_request (no redirect)', async () => {
-    await expectDirectError(await get(query({ client_id: 'other', redirect_uri: OTHER_REDIRECT }).href), 'invalid_request', 'redirect_uri');
+    await expectDirectError(
+      await get(query({ client_id: 'other', redirect_uri: OTHER_REDIRECT }).href),
+      'invalid_request',
+      'redirect_uri',
+    );
   });
 
   it('Version 1 non-PAR authorise / RedirectUri not registered, with other errors too (bad scope, response_type) -> still 400, no redirect', async () => {
@@ -397,7 +486,12 @@ describe('Version 1 non-PAR authorise (/oidc/authorizev1)', () => {
   });
 
   it('Version 1 non-PAR authorise / code_challenge "Required" even for a PKCE-optional client (issuer-plain) -> redirected invalid_request (D5)', async () => {
-    const { href, state } = query({ client_id: 'issuer-plain', scope: 'openid MembershipCard', code_challenge: undefined, code_challenge_method: undefined });
+    const { href, state } = query({
+      client_id: 'issuer-plain',
+      scope: 'openid MembershipCard',
+      code_challenge: undefined,
+      code_challenge_method: undefined,
+    });
     expectRedirectedError(await followToClient(href), 'invalid_request', 'code_challenge', state);
   });
 
@@ -424,16 +518,29 @@ describe('Version 1 non-PAR authorise (/oidc/authorizev1)', () => {
   it('Version 1 non-PAR authorise: a request_uri at authorizev1 -> 400 invalid_request (PAR requests go to /oidc/authorize)', async () => {
     const pushed = await par(PAR_VERSIONS[1], verificationPar(PAR_VERSIONS[1]));
     expectCreated(pushed);
-    await expectDirectError(await get(`${endpoint}?client_id=other&request_uri=${encodeURIComponent(pushed.body.request_uri)}`), 'invalid_request', 'request_uri');
+    await expectDirectError(
+      await get(`${endpoint}?client_id=other&request_uri=${encodeURIComponent(pushed.body.request_uri)}`),
+      'invalid_request',
+      'request_uri',
+    );
   });
 
   it('Version 1 non-PAR authorise: a request_uri alongside full parameters -> 400 invalid_request (never a redirect)', async () => {
     const pushed = await par(PAR_VERSIONS[1], verificationPar(PAR_VERSIONS[1]));
-    await expectDirectError(await get(query({ client_id: 'other', request_uri: pushed.body.request_uri }).href), 'invalid_request', 'request_uri');
+    await expectDirectError(
+      await get(query({ client_id: 'other', request_uri: pushed.body.request_uri }).href),
+      'invalid_request',
+      'request_uri',
+    );
   });
 
   it('Version 1 non-PAR authorise: an id_token_hint on a verification request -> redirected invalid_request', async () => {
-    const hint = await makeHint({ clientId: 'issuer-pkce', secret: SECRETS.pkceIssuer, audience: `${url}/oidc`, claims: badge });
+    const hint = await makeHint({
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      audience: `${url}/oidc`,
+      claims: badge,
+    });
     const { href, state } = query({ id_token_hint: hint });
     expectRedirectedError(await followToClient(href), 'invalid_request', 'id_token_hint', state);
   });
@@ -452,10 +559,38 @@ interface FlowCase {
   issuer: () => string;
 }
 const FLOWS: FlowCase[] = [
-  { name: 'Version 2, PAR', v: 'v2', discovery: '/v2.0/.well-known/openid-configuration', par: true, pkce: true, issuer: () => url },
-  { name: 'Version 2, without PAR', v: 'v2', discovery: '/v2.0/.well-known/openid-configuration', par: false, pkce: true, issuer: () => url },
-  { name: 'Version 1, PAR', v: 'v1', discovery: '/oidc/.well-known/openid-configuration', par: true, pkce: false, issuer: () => `${url}/oidc` },
-  { name: 'Version 1, without PAR (root document)', v: 'v1', discovery: '/.well-known/openid-configuration', par: false, pkce: true, issuer: () => `${url}/oidc` },
+  {
+    name: 'Version 2, PAR',
+    v: 'v2',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    par: true,
+    pkce: true,
+    issuer: () => url,
+  },
+  {
+    name: 'Version 2, without PAR',
+    v: 'v2',
+    discovery: '/v2.0/.well-known/openid-configuration',
+    par: false,
+    pkce: true,
+    issuer: () => url,
+  },
+  {
+    name: 'Version 1, PAR',
+    v: 'v1',
+    discovery: '/oidc/.well-known/openid-configuration',
+    par: true,
+    pkce: false,
+    issuer: () => `${url}/oidc`,
+  },
+  {
+    name: 'Version 1, without PAR (root document)',
+    v: 'v1',
+    discovery: '/.well-known/openid-configuration',
+    par: false,
+    pkce: true,
+    issuer: () => `${url}/oidc`,
+  },
 ];
 
 interface Completed {
@@ -468,7 +603,11 @@ interface Completed {
 }
 
 /** RP starts a verification (discovered endpoints), the holder presents from the wallet, the browser returns with a code. */
-async function verify(c: FlowCase, scope: string, opts: { clientId?: ClientId; state?: string | null } = {}): Promise<Completed> {
+async function verify(
+  c: FlowCase,
+  scope: string,
+  opts: { clientId?: ClientId; state?: string | null } = {},
+): Promise<Completed> {
   const clientId = opts.clientId ?? 'issuer-pkce';
   const doc = await discover(c.discovery);
   const nonce = newNonce();
@@ -486,7 +625,10 @@ async function verify(c: FlowCase, scope: string, opts: { clientId?: ClientId; s
   };
   let authorize: URL;
   if (c.par) {
-    const pushed = await postForm(doc.pushed_authorization_request_endpoint!, { ...params, client_secret: CLIENTS[clientId] });
+    const pushed = await postForm(doc.pushed_authorization_request_endpoint!, {
+      ...params,
+      client_secret: CLIENTS[clientId],
+    });
     expectCreated(pushed);
     authorize = new URL(doc.authorization_endpoint);
     authorize.searchParams.set('client_id', clientId);
@@ -495,7 +637,10 @@ async function verify(c: FlowCase, scope: string, opts: { clientId?: ClientId; s
     authorize = new URL(doc.authorization_endpoint);
     for (const [k, v] of Object.entries(params)) if (v !== undefined) authorize.searchParams.set(k, v);
   }
-  const { callbackUrl, presented } = await holderCompletesVerification(authorize.href, { redirectUri: REDIRECT, wallet });
+  const { callbackUrl, presented } = await holderCompletesVerification(authorize.href, {
+    redirectUri: REDIRECT,
+    wallet,
+  });
   expect(presented.status, JSON.stringify(presented.body)).toBe(200);
   const callback = new URL(callbackUrl).searchParams;
   expect(callback.get('error'), callback.toString()).toBeNull();
@@ -532,7 +677,7 @@ function attributeClaims(claims: Record<string, unknown>): Record<string, unknow
 describe('Version 1 non-PAR token (/oidc/token after /oidc/authorizev1)', () => {
   const c = FLOWS[3];
 
-  it('Version 1 non-PAR token success: 200, Cache-Control no-store, Pragma no-cache, id_token, and state = the authorise request\'s state (D3)', async () => {
+  it("Version 1 non-PAR token success: 200, Cache-Control no-store, Pragma no-cache, id_token, and state = the authorise request's state (D3)", async () => {
     const flow = await verify(c, 'openid EmployeeBadge');
     const res = await redeem(flow);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -579,7 +724,11 @@ describe('Version 1 non-PAR token (/oidc/token after /oidc/authorizev1)', () => 
   it('Version 1 non-PAR token failure: code_verifier missing -> 400 with both headers and JSON error', async () => {
     const flow = await verify(c, 'openid EmployeeBadge');
     const res = await postForm(flow.doc.token_endpoint, {
-      grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: flow.code, redirect_uri: REDIRECT,
+      grant_type: 'authorization_code',
+      client_id: 'issuer-pkce',
+      client_secret: SECRETS.pkceIssuer,
+      code: flow.code,
+      redirect_uri: REDIRECT,
     });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.headers.get('cache-control')).toContain('no-store');
@@ -590,7 +739,11 @@ describe('Version 1 non-PAR token (/oidc/token after /oidc/authorizev1)', () => 
 
   it('Version 1 non-PAR token failure: code not provided -> 400 invalid_request with both headers', async () => {
     const res = await postForm(`${url}/oidc/token`, {
-      grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, redirect_uri: REDIRECT, code_verifier: pkcePair().verifier,
+      grant_type: 'authorization_code',
+      client_id: 'issuer-pkce',
+      client_secret: SECRETS.pkceIssuer,
+      redirect_uri: REDIRECT,
+      code_verifier: pkcePair().verifier,
     });
     expectError(res, 'invalid_request', 'code');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -598,7 +751,12 @@ describe('Version 1 non-PAR token (/oidc/token after /oidc/authorizev1)', () => 
 
   it('Version 1 non-PAR token failure: an unknown code -> 400 invalid_grant with both headers', async () => {
     const res = await postForm(`${url}/oidc/token`, {
-      grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: randomBytes(32).toString('base64url'), redirect_uri: REDIRECT, code_verifier: pkcePair().verifier,
+      grant_type: 'authorization_code',
+      client_id: 'issuer-pkce',
+      client_secret: SECRETS.pkceIssuer,
+      code: randomBytes(32).toString('base64url'),
+      redirect_uri: REDIRECT,
+      code_verifier: pkcePair().verifier,
     });
     expectError(res, 'invalid_grant', 'code');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -607,7 +765,12 @@ describe('Version 1 non-PAR token (/oidc/token after /oidc/authorizev1)', () => 
   it('Version 1 non-PAR token failure: a code from authorizev1 redeemed at the Version 2 token endpoint -> 400 invalid_grant', async () => {
     const flow = await verify(c, 'openid EmployeeBadge');
     const res = await postForm(`${url}/v2.0/oidc/token`, {
-      grant_type: 'authorization_code', client_id: 'issuer-pkce', client_secret: SECRETS.pkceIssuer, code: flow.code, redirect_uri: REDIRECT, code_verifier: flow.verifier,
+      grant_type: 'authorization_code',
+      client_id: 'issuer-pkce',
+      client_secret: SECRETS.pkceIssuer,
+      code: flow.code,
+      redirect_uri: REDIRECT,
+      code_verifier: flow.verifier,
     });
     expectError(res, 'invalid_grant', 'code');
   });

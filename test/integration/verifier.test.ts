@@ -88,10 +88,21 @@ async function startExternalIssuer(): Promise<ExternalIssuer> {
 }
 
 /** Issues an SD-JWT VC as an issuer other than this service would, with @sd-jwt/sd-jwt-vc. */
-async function issueElsewhere(input: { issuer: string; key: KeyPair; vct: string; attributes: Record<string, unknown> }) {
+async function issueElsewhere(input: {
+  issuer: string;
+  key: KeyPair;
+  vct: string;
+  attributes: Record<string, unknown>;
+}) {
   const holder = await keyPair('holder');
   const { kid: _kid, alg: _alg, ...holderPublic } = holder.publicJwk;
-  const sdJwt = new SDJwtVcInstance({ signer: await ES256.getSigner(input.key.privateJwk), signAlg: 'ES256', hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  const sdJwt = new SDJwtVcInstance({
+    signer: await ES256.getSigner(input.key.privateJwk),
+    signAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  });
   const now = Math.floor(Date.now() / 1000);
   const credential = await sdJwt.issue(
     { ...input.attributes, iss: input.issuer, vct: input.vct, iat: now, exp: now + 3600, cnf: { jwk: holderPublic } },
@@ -109,7 +120,9 @@ interface Running extends Server {
 }
 
 /** A real Koa app on 127.0.0.1: the wallet issuer and the verifier, one store (the test run's), the same credential keys. */
-async function startService(opts: { trustedIssuers?: TrustedIssuer[]; requestLifetime?: number } = {}): Promise<Running> {
+async function startService(
+  opts: { trustedIssuers?: TrustedIssuer[]; requestLifetime?: number } = {},
+): Promise<Running> {
   const listening = await listen();
   const { baseUrl } = listening;
   const credentialKey = await keyPair('credential-key-1');
@@ -132,7 +145,12 @@ async function startService(opts: { trustedIssuers?: TrustedIssuer[]; requestLif
     trustedIssuers: opts.trustedIssuers ?? [],
     ownIssuer: { issuer: issuer.credentialIssuer, jwks: { keys: [credentialKey.publicJwk] } },
     // the development configuration: unsigned requests, plain direct_post (the HAIP one: verification-haip.test.ts)
-    clientIdentity: { prefix: 'redirect_uri', clientId: `redirect_uri:${baseUrl}/vp/response`, responseMode: 'direct_post', trustAnchors: [] },
+    clientIdentity: {
+      prefix: 'redirect_uri',
+      clientId: `redirect_uri:${baseUrl}/vp/response`,
+      responseMode: 'direct_post',
+      trustAnchors: [],
+    },
     requestLifetime: opts.requestLifetime ?? 120,
   });
   const app = new Koa();
@@ -166,7 +184,12 @@ afterAll(async () => {
 const openWallet = () => DevWallet.open(join(walletDir, `wallet-${++counter}.json`));
 const requestId = () => `v2.req-${++counter}_${Date.now()}`;
 
-async function issueInto(running: Running, wallet: DevWallet, credentialType: string, attributes: Record<string, unknown>) {
+async function issueInto(
+  running: Running,
+  wallet: DevWallet,
+  credentialType: string,
+  attributes: Record<string, unknown>,
+) {
   const { offerUri } = await running.issuer.createOffer({
     stepId: `step-${++counter}`,
     credentialType,
@@ -192,7 +215,11 @@ function recording(rewrite?: (form: URLSearchParams) => URLSearchParams) {
 }
 
 async function postResponse(running: Running, body: string, contentType = 'application/x-www-form-urlencoded') {
-  const response = await fetch(`${running.baseUrl}/vp/response`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const response = await fetch(`${running.baseUrl}/vp/response`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+  });
   return { status: response.status, body: (await response.json()) as Record<string, string> };
 }
 
@@ -221,7 +248,10 @@ describe('verifier with the dev wallet', () => {
     const wallet = await openWallet();
     const stored = await issueInto(running, wallet, 'EmployeeBadge', badgeAttributes);
     const id = requestId();
-    const { walletUri, expiresAt } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
+    const { walletUri, expiresAt } = await running.verifier.createRequest({
+      requestId: id,
+      credentialTypes: ['EmployeeBadge'],
+    });
     expect(expiresAt).toBeGreaterThan(Date.now() / 1000 + 100);
     expect(await running.verifier.requestStatus(id)).toEqual({ status: 'pending' });
     expect(await running.verifier.result(id)).toBeUndefined();
@@ -230,7 +260,9 @@ describe('verifier with the dev wallet', () => {
     expect(link.protocol).toBe('openid4vp:');
     expect(link.searchParams.get('client_id')).toBe(`redirect_uri:${running.baseUrl}/vp/response`);
     expect(running.verifier.clientId).toBe(`redirect_uri:${running.baseUrl}/vp/response`);
-    expect(link.searchParams.get('request_uri')).toMatch(new RegExp(`^${running.baseUrl}/vp/request/[A-Za-z0-9_-]{43}$`));
+    expect(link.searchParams.get('request_uri')).toMatch(
+      new RegExp(`^${running.baseUrl}/vp/request/[A-Za-z0-9_-]{43}$`),
+    );
 
     const seen: string[] = [];
     let requestObject = '';
@@ -247,7 +279,12 @@ describe('verifier with the dev wallet', () => {
 
     expect(decodeProtectedHeader(requestObject)).toEqual({ alg: 'none', typ: 'oauth-authz-req+jwt' });
     const payload = decodeJwt(requestObject);
-    expect(payload).toMatchObject({ response_type: 'vp_token', response_mode: 'direct_post', response_uri: `${running.baseUrl}/vp/response`, client_id: running.verifier.clientId });
+    expect(payload).toMatchObject({
+      response_type: 'vp_token',
+      response_mode: 'direct_post',
+      response_uri: `${running.baseUrl}/vp/response`,
+      client_id: running.verifier.clientId,
+    });
     expect(payload.state).not.toContain(id);
     expect(payload.dcql_query).toEqual({
       credentials: [
@@ -255,8 +292,15 @@ describe('verifier with the dev wallet', () => {
           id: 'EmployeeBadge',
           format: 'dc+sd-jwt',
           meta: { vct_values: [`${running.baseUrl}/types/EmployeeBadge`] },
-          claims: [{ id: 'FirstName', path: ['FirstName'] }, { id: 'LastName', path: ['LastName'] }, { id: 'Email', path: ['Email'] }],
-          claim_sets: [['FirstName', 'LastName', 'Email'], ['FirstName', 'LastName']],
+          claims: [
+            { id: 'FirstName', path: ['FirstName'] },
+            { id: 'LastName', path: ['LastName'] },
+            { id: 'Email', path: ['Email'] },
+          ],
+          claim_sets: [
+            ['FirstName', 'LastName', 'Email'],
+            ['FirstName', 'LastName'],
+          ],
         },
       ],
     });
@@ -277,7 +321,10 @@ describe('verifier with the dev wallet', () => {
     const badge = await issueInto(running, wallet, 'EmployeeBadge', { FirstName: 'Grace', LastName: 'Hopper' });
     await issueInto(running, wallet, 'Membership', { MemberId: 'M-42', Level: 'gold' });
     const id = requestId();
-    const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge', 'Membership'] });
+    const { walletUri } = await running.verifier.createRequest({
+      requestId: id,
+      credentialTypes: ['EmployeeBadge', 'Membership'],
+    });
     const { fetchImpl, posted } = recording();
     expect(await wallet.present(walletUri, { fetch: fetchImpl })).toEqual({ status: 200, body: {} });
     const vpToken = JSON.parse(new URLSearchParams(posted[0]).get('vp_token')!) as Record<string, string[]>;
@@ -291,7 +338,10 @@ describe('verifier with the dev wallet', () => {
       issuer: running.issuer.credentialIssuer,
       claims: { FirstName: 'Grace', LastName: 'Hopper', MemberId: 'M-42', Level: 'gold' },
       types: ['EmployeeBadge', 'Membership'],
-      issuers: { EmployeeBadge: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer }, Membership: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer } },
+      issuers: {
+        EmployeeBadge: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer },
+        Membership: { format: 'dc+sd-jwt', iss: running.issuer.credentialIssuer },
+      },
     });
   });
 
@@ -304,7 +354,13 @@ describe('verifier with the dev wallet', () => {
     expect((await wallet.present(walletUri, { fetch: fetchImpl })).status).toBe(200);
 
     const replay = await postResponse(running, posted[0]);
-    expect(replay).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' } });
+    expect(replay).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'state: unknown, expired or already answered: start again from the app',
+      },
+    });
     expect(await running.verifier.requestStatus(id)).toMatchObject({ status: 'done' });
 
     // the request object was single use as well
@@ -317,9 +373,16 @@ describe('verifier with the dev wallet', () => {
     await issueInto(running, wallet, 'EmployeeBadge', badgeAttributes);
     const a = requestId();
     const b = requestId();
-    const { walletUri: uriA } = await running.verifier.createRequest({ requestId: a, credentialTypes: ['EmployeeBadge'] });
-    const { walletUri: uriB } = await running.verifier.createRequest({ requestId: b, credentialTypes: ['EmployeeBadge'] });
-    const stateB = decodeJwt(await (await fetch(new URL(uriB).searchParams.get('request_uri')!)).text()).state as string;
+    const { walletUri: uriA } = await running.verifier.createRequest({
+      requestId: a,
+      credentialTypes: ['EmployeeBadge'],
+    });
+    const { walletUri: uriB } = await running.verifier.createRequest({
+      requestId: b,
+      credentialTypes: ['EmployeeBadge'],
+    });
+    const stateB = decodeJwt(await (await fetch(new URL(uriB).searchParams.get('request_uri')!)).text())
+      .state as string;
 
     // the wallet answers A, the answer is delivered as B's
     const { fetchImpl } = recording((form) => {
@@ -328,8 +391,16 @@ describe('verifier with the dev wallet', () => {
     });
     const answer = await wallet.present(uriA, { fetch: fetchImpl });
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ error: 'invalid_request', error_description: expect.stringContaining('nonce') });
-    expect(await running.verifier.requestStatus(b)).toEqual({ status: 'failed', message: "The wallet's proof was made for another request.", say: { id: 'refusal.wrong_nonce' }, description: expect.stringContaining('nonce is not the nonce of this request') });
+    expect(answer.body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('nonce'),
+    });
+    expect(await running.verifier.requestStatus(b)).toEqual({
+      status: 'failed',
+      message: "The wallet's proof was made for another request.",
+      say: { id: 'refusal.wrong_nonce' },
+      description: expect.stringContaining('nonce is not the nonce of this request'),
+    });
     expect(await running.verifier.result(b)).toBeUndefined();
     expect(await running.verifier.requestStatus(a)).toEqual({ status: 'scanned' });
   });
@@ -339,12 +410,22 @@ describe('verifier with the dev wallet', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['Membership'] });
     await expect(wallet.present(walletUri)).rejects.toThrow(WalletError);
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The request was declined in the wallet, or the wallet has no matching credential.', say: { id: 'status.walletDeclined' }, description: 'the wallet answered access_denied' });
+    expect(await running.verifier.requestStatus(id)).toEqual({
+      status: 'failed',
+      message: 'The request was declined in the wallet, or the wallet has no matching credential.',
+      say: { id: 'status.walletDeclined' },
+      description: 'the wallet answered access_denied',
+    });
   });
 
   it('verifies a credential of an external trusted issuer found through its jwt-vc-issuer metadata, and caches its keys', async () => {
     const wallet = await openWallet();
-    const { credential, holderKey } = await issueElsewhere({ issuer: external.issuer, key: external.key, vct: externalPass.vct, attributes: { PassNumber: 'P-7' } });
+    const { credential, holderKey } = await issueElsewhere({
+      issuer: external.issuer,
+      key: external.key,
+      vct: externalPass.vct,
+      attributes: { PassNumber: 'P-7' },
+    });
     const imported = await wallet.import(credential, holderKey);
     expect(imported).toMatchObject({ issuer: external.issuer, vct: externalPass.vct, claims: { PassNumber: 'P-7' } });
 
@@ -353,28 +434,47 @@ describe('verifier with the dev wallet', () => {
       const id = requestId();
       const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
       expect(await wallet.present(walletUri)).toEqual({ status: 200, body: {} });
-      expect(await running.verifier.result(id)).toMatchObject({ claims: { PassNumber: 'P-7' }, types: ['ExternalPass'] });
+      expect(await running.verifier.result(id)).toMatchObject({
+        claims: { PassNumber: 'P-7' },
+        types: ['ExternalPass'],
+      });
     }
     expect(external.metadataFetches - before).toBeLessThanOrEqual(1);
   });
 
   it('refuses the same credential signed by a key the external issuer does not publish', async () => {
-    for (const [kid, reason] of [['external-key-1', 'signature'], ['rogue-key', 'kid']] as const) {
+    for (const [kid, reason] of [
+      ['external-key-1', 'signature'],
+      ['rogue-key', 'kid'],
+    ] as const) {
       const wallet = await openWallet();
-      const { credential, holderKey } = await issueElsewhere({ issuer: external.issuer, key: await keyPair(kid), vct: externalPass.vct, attributes: { PassNumber: 'P-7' } });
+      const { credential, holderKey } = await issueElsewhere({
+        issuer: external.issuer,
+        key: await keyPair(kid),
+        vct: externalPass.vct,
+        attributes: { PassNumber: 'P-7' },
+      });
       await wallet.import(credential, holderKey);
       const id = requestId();
       const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
       const answer = await wallet.present(walletUri);
       expect(answer.status, reason).toBe(400);
-      expect(answer.body, reason).toMatchObject({ error: 'invalid_request', error_description: expect.stringMatching(/^vp_token\.ExternalPass: /) });
+      expect(answer.body, reason).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(/^vp_token\.ExternalPass: /),
+      });
       expect(await running.verifier.requestStatus(id), reason).toMatchObject({ status: 'failed' });
     }
   });
 
   it('verifies a credential of a trusted issuer given with inline jwks', async () => {
     const wallet = await openWallet();
-    const { credential, holderKey } = await issueElsewhere({ issuer: inlineIssuer, key: inlineKey, vct: externalPass.vct, attributes: { PassNumber: 'P-9' } });
+    const { credential, holderKey } = await issueElsewhere({
+      issuer: inlineIssuer,
+      key: inlineKey,
+      vct: externalPass.vct,
+      attributes: { PassNumber: 'P-9' },
+    });
     await wallet.import(credential, holderKey);
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
@@ -384,24 +484,52 @@ describe('verifier with the dev wallet', () => {
 
   it('refuses a credential of an issuer that is not trusted', async () => {
     const wallet = await openWallet();
-    const { credential, holderKey } = await issueElsewhere({ issuer: 'https://untrusted.example', key: await keyPair('u'), vct: externalPass.vct, attributes: { PassNumber: 'P-1' } });
+    const { credential, holderKey } = await issueElsewhere({
+      issuer: 'https://untrusted.example',
+      key: await keyPair('u'),
+      vct: externalPass.vct,
+      attributes: { PassNumber: 'P-1' },
+    });
     await wallet.import(credential, holderKey);
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['ExternalPass'] });
     const answer = await wallet.present(walletUri);
-    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: "vp_token.ExternalPass: the credential's issuer (iss) is not trusted" } });
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'failed', message: 'The credential was issued by an issuer this service does not trust.', say: { id: 'refusal.issuer_not_trusted' }, description: expect.stringContaining('is not trusted') });
+    expect(answer).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: "vp_token.ExternalPass: the credential's issuer (iss) is not trusted",
+      },
+    });
+    expect(await running.verifier.requestStatus(id)).toEqual({
+      status: 'failed',
+      message: 'The credential was issued by an issuer this service does not trust.',
+      say: { id: 'refusal.issuer_not_trusted' },
+      description: expect.stringContaining('is not trusted'),
+    });
   });
 
   it('answers malformed and oversized responses with 400 invalid_request naming the field', async () => {
     const wallet = await openWallet();
     await issueInto(running, wallet, 'EmployeeBadge', badgeAttributes);
 
-    expect(await postResponse(running, '{"vp_token":{}}', 'application/json')).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
-    expect(await postResponse(running, 'vp_token=%7B%7D')).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: required' } });
-    expect(await postResponse(running, 'vp_token=%7B%7D&state=guess')).toMatchObject({ status: 400, body: { error_description: 'state: unknown, expired or already answered: start again from the app' } });
+    expect(await postResponse(running, '{"vp_token":{}}', 'application/json')).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    expect(await postResponse(running, 'vp_token=%7B%7D')).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'state: required' },
+    });
+    expect(await postResponse(running, 'vp_token=%7B%7D&state=guess')).toMatchObject({
+      status: 400,
+      body: { error_description: 'state: unknown, expired or already answered: start again from the app' },
+    });
     const oversizedBody = await postResponse(running, `state=x&vp_token=${'a'.repeat(4 * 1024 * 1024)}`);
-    expect(oversizedBody).toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: expect.stringContaining('exceeds') } });
+    expect(oversizedBody).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', error_description: expect.stringContaining('exceeds') },
+    });
 
     for (const [vpToken, field] of [
       ['{not json', 'vp_token: not valid JSON'],
@@ -410,7 +538,8 @@ describe('verifier with the dev wallet', () => {
     ]) {
       const id = requestId();
       const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
-      const state = decodeJwt(await (await fetch(new URL(walletUri).searchParams.get('request_uri')!)).text()).state as string;
+      const state = decodeJwt(await (await fetch(new URL(walletUri).searchParams.get('request_uri')!)).text())
+        .state as string;
       const answer = await postResponse(running, new URLSearchParams({ state, vp_token: vpToken }).toString());
       expect(answer.status, field).toBe(400);
       expect(answer.body.error, field).toBe('invalid_request');
@@ -442,7 +571,11 @@ describe('verifier with short-lived requests', () => {
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
     expect(await running.verifier.requestStatus(id)).toEqual({ status: 'pending' });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await running.verifier.requestStatus(id)).toEqual({ status: 'expired', message: 'This request has expired. Go back to the app and start again.', say: { id: 'status.expired' } });
+    expect(await running.verifier.requestStatus(id)).toEqual({
+      status: 'expired',
+      message: 'This request has expired. Go back to the app and start again.',
+      say: { id: 'status.expired' },
+    });
     await expect(wallet.present(walletUri)).rejects.toThrow(/HTTP 404/);
   });
 
@@ -452,11 +585,18 @@ describe('verifier with short-lived requests', () => {
     const id = requestId();
     const { walletUri } = await running.verifier.createRequest({ requestId: id, credentialTypes: ['EmployeeBadge'] });
     const late: typeof fetch = async (input, init) => {
-      if (init?.method === 'POST' && String(input).endsWith('/vp/response')) await new Promise((resolve) => setTimeout(resolve, 1_500));
+      if (init?.method === 'POST' && String(input).endsWith('/vp/response'))
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
       return fetch(input, init);
     };
     const answer = await wallet.present(walletUri, { fetch: late });
-    expect(answer).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' } });
+    expect(answer).toEqual({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        error_description: 'state: unknown, expired or already answered: start again from the app',
+      },
+    });
     expect(await running.verifier.requestStatus(id)).toMatchObject({ status: 'expired' });
     expect(await running.verifier.result(id)).toBeUndefined();
   });

@@ -16,7 +16,15 @@ import { AttestationKeys } from '../../src/issuance/attestationKeys.js';
 import { RACE_WINDOW_SECONDS } from '../../src/issuance/offers.js';
 import { RACE_LOST } from '../../src/issuance/tokenEdge.js';
 import { generateVerifierCertificates, readPemCertificates } from '../../src/keys/x509.js';
-import { attributes, employeeBadge, nonce, offer, PRE_AUTH, startIssuer, type Running } from '../helpers/walletIssuer.js';
+import {
+  attributes,
+  employeeBadge,
+  nonce,
+  offer,
+  PRE_AUTH,
+  startIssuer,
+  type Running,
+} from '../helpers/walletIssuer.js';
 import { verifySdJwtVcIndependently } from '../helpers/sdjwt.js';
 import { independentWallet } from '../helpers/openid4vci.js';
 import { keyPair, type TestKeyPair as KeyPair } from '../helpers/keys.js';
@@ -37,13 +45,19 @@ beforeAll(async () => {
   walletProvider = { ...(await keyPair()), kid: 'wp-1' };
   const certs = await generateVerifierCertificates('wallet-provider.example');
   writeFileSync(join(dir, 'provider-root.pem'), certs.caCertificate);
-  x5cProvider = { key: createPrivateKey(certs.key), x5c: readPemCertificates(certs.chain, 'chain').map((der) => Buffer.from(der).toString('base64')) };
+  x5cProvider = {
+    key: createPrivateKey(certs.key),
+    x5c: readPemCertificates(certs.chain, 'chain').map((der) => Buffer.from(der).toString('base64')),
+  };
   running = await startIssuer({
     credentialTypes: [employeeBadge, secureBadge],
     // as the config names them (walletAttestation.trustedProviders)
     attestationKeys: AttestationKeys.fromConfig(
       [
-        { name: 'jwks provider', jwks: { keys: [{ ...walletProvider.publicJwk, kid: walletProvider.kid, alg: 'ES256' }] } },
+        {
+          name: 'jwks provider',
+          jwks: { keys: [{ ...walletProvider.publicJwk, kid: walletProvider.kid, alg: 'ES256' }] },
+        },
         { name: 'x5c provider', certificates: 'provider-root.pem' },
       ],
       dir,
@@ -59,7 +73,10 @@ afterAll(async () => {
 const endpoint = (path: string) => `${running.baseUrl}/wallet/${path}`;
 
 /** An RFC 9449 DPoP proof, made with jose. */
-async function dpopProof(key: KeyPair, o: { htm: string; htu: string; nonce?: string; accessToken?: string; jti?: string }): Promise<string> {
+async function dpopProof(
+  key: KeyPair,
+  o: { htm: string; htu: string; nonce?: string; accessToken?: string; jti?: string },
+): Promise<string> {
   return new SignJWT({
     htm: o.htm,
     htu: o.htu,
@@ -73,9 +90,16 @@ async function dpopProof(key: KeyPair, o: { htm: string; htu: string; nonce?: st
 }
 
 /** Token request with DPoP: the first answer asks for a nonce (use_dpop_nonce), the second carries it. */
-async function dpopToken(key: KeyPair, code: string): Promise<{ accessToken: string; tokenType: string; nonce: string }> {
+async function dpopToken(
+  key: KeyPair,
+  code: string,
+): Promise<{ accessToken: string; tokenType: string; nonce: string }> {
   const post = (proof: string) =>
-    fetch(endpoint('token'), { method: 'POST', headers: { dpop: proof }, body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }) });
+    fetch(endpoint('token'), {
+      method: 'POST',
+      headers: { dpop: proof },
+      body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }),
+    });
   const first = await post(await dpopProof(key, { htm: 'POST', htu: endpoint('token') }));
   expect(first.status).toBe(400);
   expect(await first.json()).toMatchObject({ error: 'use_dpop_nonce' });
@@ -84,7 +108,11 @@ async function dpopToken(key: KeyPair, code: string): Promise<{ accessToken: str
   const second = await post(await dpopProof(key, { htm: 'POST', htu: endpoint('token'), nonce: serverNonce }));
   const body = (await second.json()) as Record<string, string>;
   expect(second.status, JSON.stringify(body)).toBe(200);
-  return { accessToken: body.access_token, tokenType: body.token_type, nonce: second.headers.get('dpop-nonce') ?? serverNonce };
+  return {
+    accessToken: body.access_token,
+    tokenType: body.token_type,
+    nonce: second.headers.get('dpop-nonce') ?? serverNonce,
+  };
 }
 
 async function jwtProof(holder: KeyPair, header: Record<string, unknown> = {}): Promise<string> {
@@ -95,17 +123,34 @@ async function jwtProof(holder: KeyPair, header: Record<string, unknown> = {}): 
     .sign(holder.privateKey);
 }
 
-async function credentialRequest(o: { accessToken: string; proof: string; dpop?: string; scheme?: string; type?: string }) {
+async function credentialRequest(o: {
+  accessToken: string;
+  proof: string;
+  dpop?: string;
+  scheme?: string;
+  type?: string;
+}) {
   const response = await fetch(endpoint('credential'), {
     method: 'POST',
-    headers: { authorization: `${o.scheme ?? 'DPoP'} ${o.accessToken}`, 'content-type': 'application/json', ...(o.dpop ? { dpop: o.dpop } : {}) },
+    headers: {
+      authorization: `${o.scheme ?? 'DPoP'} ${o.accessToken}`,
+      'content-type': 'application/json',
+      ...(o.dpop ? { dpop: o.dpop } : {}),
+    },
     body: JSON.stringify({ credential_configuration_id: o.type ?? 'EmployeeBadge', proofs: { jwt: [o.proof] } }),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, nonce: response.headers.get('dpop-nonce') };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    nonce: response.headers.get('dpop-nonce'),
+  };
 }
 
 async function bearerToken(code: string): Promise<string> {
-  const response = await fetch(endpoint('token'), { method: 'POST', body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }) });
+  const response = await fetch(endpoint('token'), {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code }),
+  });
   const body = (await response.json()) as Record<string, string>;
   expect(response.status, JSON.stringify(body)).toBe(200);
   expect(body.token_type).toBe('Bearer');
@@ -113,8 +158,16 @@ async function bearerToken(code: string): Promise<string> {
 }
 
 /** A key attestation (OpenID4VCI 1.0 Appendix D.1) of `attested`, signed by a wallet provider's key. */
-async function keyAttestation(attested: JWK[], signer: { key: CryptoKey | KeyObject; header: Record<string, unknown> }, ttl = '1h'): Promise<string> {
-  return new SignJWT({ attested_keys: attested, key_storage: ['iso_18045_high'], user_authentication: ['iso_18045_high'] })
+async function keyAttestation(
+  attested: JWK[],
+  signer: { key: CryptoKey | KeyObject; header: Record<string, unknown> },
+  ttl = '1h',
+): Promise<string> {
+  return new SignJWT({
+    attested_keys: attested,
+    key_storage: ['iso_18045_high'],
+    user_authentication: ['iso_18045_high'],
+  })
     .setProtectedHeader({ alg: 'ES256', typ: 'key-attestation+jwt', ...signer.header })
     .setIssuer('https://wallet-provider.example')
     .setIssuedAt()
@@ -126,7 +179,10 @@ describe('metadata, as @openid4vc/openid4vci reads it', () => {
   it('advertises DPoP algorithms and which types require key attestations, and parses', async () => {
     const client = independentWallet([await keyPair()]);
     const metadata = await client.resolveIssuerMetadata(`${running.baseUrl}/wallet`);
-    const configurations = metadata.credentialIssuer.credential_configurations_supported as unknown as Record<string, { proof_types_supported: { jwt: Record<string, unknown> } }>;
+    const configurations = metadata.credentialIssuer.credential_configurations_supported as unknown as Record<
+      string,
+      { proof_types_supported: { jwt: Record<string, unknown> } }
+    >;
     expect(configurations.SecureBadge.proof_types_supported.jwt.key_attestations_required).toEqual({});
     expect(configurations.EmployeeBadge.proof_types_supported.jwt).not.toHaveProperty('key_attestations_required');
     expect(metadata.authorizationServers[0].dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA']);
@@ -142,10 +198,20 @@ describe('DPoP (RFC 9449) at the token and credential endpoints', () => {
     const credentialOffer = await client.resolveCredentialOffer(o.offerUri);
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
     const dpopSigner = { method: 'jwk' as const, alg: 'ES256', publicJwk: dpopKey.publicJwk as never };
-    const token = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '2468', dpop: { signer: dpopSigner } });
+    const token = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      txCode: '2468',
+      dpop: { signer: dpopSigner },
+    });
     expect(token.accessTokenResponse.token_type).toBe('DPoP');
     const { c_nonce } = await client.requestNonce({ issuerMetadata });
-    const { jwt } = await client.createCredentialRequestJwtProof({ issuerMetadata, credentialConfigurationId: 'EmployeeBadge', nonce: c_nonce, signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk as never } });
+    const { jwt } = await client.createCredentialRequestJwtProof({
+      issuerMetadata,
+      credentialConfigurationId: 'EmployeeBadge',
+      nonce: c_nonce,
+      signer: { method: 'jwk', alg: 'ES256', publicJwk: holder.publicJwk as never },
+    });
     const { credentialResponse } = await client.retrieveCredentials({
       issuerMetadata,
       accessToken: token.accessTokenResponse.access_token,
@@ -170,7 +236,11 @@ describe('DPoP (RFC 9449) at the token and credential endpoints', () => {
     expect(asBearer.body).toMatchObject({ error: 'invalid_token' });
 
     const other = await keyPair();
-    const wrongKey = await credentialRequest({ accessToken, proof: await jwtProof(holder), dpop: await dpopProof(other, { htm: 'POST', htu: credentialUrl, nonce: serverNonce, accessToken }) });
+    const wrongKey = await credentialRequest({
+      accessToken,
+      proof: await jwtProof(holder),
+      dpop: await dpopProof(other, { htm: 'POST', htu: credentialUrl, nonce: serverNonce, accessToken }),
+    });
     expect(wrongKey.status).toBe(401);
     expect(wrongKey.body).toMatchObject({ error: 'invalid_token' });
 
@@ -205,7 +275,12 @@ describe('key attestations (OpenID4VCI 1.0 Appendix D)', () => {
     for (const type of ['EmployeeBadge', 'SecureBadge']) {
       const o = await offer(running, { credentialType: type });
       const attestation = await keyAttestation([holder.publicJwk], byJwksProvider());
-      const issued = await credentialRequest({ accessToken: await bearerToken(o.code), scheme: 'Bearer', type, proof: await jwtProof(holder, { key_attestation: attestation }) });
+      const issued = await credentialRequest({
+        accessToken: await bearerToken(o.code),
+        scheme: 'Bearer',
+        type,
+        proof: await jwtProof(holder, { key_attestation: attestation }),
+      });
       expect(issued.status, JSON.stringify(issued.body)).toBe(200);
     }
   });
@@ -213,42 +288,71 @@ describe('key attestations (OpenID4VCI 1.0 Appendix D)', () => {
   it('a key attestation by a provider known by its root (x5c) is accepted', async () => {
     const holder = await keyPair();
     const o = await offer(running, { credentialType: 'SecureBadge' });
-    const attestation = await keyAttestation([holder.publicJwk], { key: x5cProvider.key, header: { x5c: x5cProvider.x5c } });
-    const issued = await credentialRequest({ accessToken: await bearerToken(o.code), scheme: 'Bearer', type: 'SecureBadge', proof: await jwtProof(holder, { key_attestation: attestation }) });
+    const attestation = await keyAttestation([holder.publicJwk], {
+      key: x5cProvider.key,
+      header: { x5c: x5cProvider.x5c },
+    });
+    const issued = await credentialRequest({
+      accessToken: await bearerToken(o.code),
+      scheme: 'Bearer',
+      type: 'SecureBadge',
+      proof: await jwtProof(holder, { key_attestation: attestation }),
+    });
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
     const credential = (issued.body.credentials as { credential: string }[])[0].credential;
-    expect(decodeJwt(credential.split('~')[0]).cnf).toEqual({ jwk: expect.objectContaining({ x: holder.publicJwk.x }) });
+    expect(decodeJwt(credential.split('~')[0]).cnf).toEqual({
+      jwk: expect.objectContaining({ x: holder.publicJwk.x }),
+    });
   });
 
   it('refuses a proof without one when the type requires it, and one that is untrusted, expired or attests another key; the offer stays redeemable', async () => {
     const holder = await keyPair();
     const o = await offer(running, { credentialType: 'SecureBadge' });
     const accessToken = await bearerToken(o.code);
-    const attempt = async (proof: string) => credentialRequest({ accessToken, scheme: 'Bearer', type: 'SecureBadge', proof });
+    const attempt = async (proof: string) =>
+      credentialRequest({ accessToken, scheme: 'Bearer', type: 'SecureBadge', proof });
 
     const without = await attempt(await jwtProof(holder));
     expect(without).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
     expect(String(without.body.error_description)).toMatch(/key_attestation/);
 
     const stranger = await keyPair();
-    const untrusted = await attempt(await jwtProof(holder, { key_attestation: await keyAttestation([holder.publicJwk], { key: stranger.privateKey, header: { kid: walletProvider.kid } }) }));
+    const untrusted = await attempt(
+      await jwtProof(holder, {
+        key_attestation: await keyAttestation([holder.publicJwk], {
+          key: stranger.privateKey,
+          header: { kid: walletProvider.kid },
+        }),
+      }),
+    );
     expect(untrusted).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
 
-    const expired = await attempt(await jwtProof(holder, { key_attestation: await keyAttestation([holder.publicJwk], byJwksProvider(), '-1m') }));
+    const expired = await attempt(
+      await jwtProof(holder, { key_attestation: await keyAttestation([holder.publicJwk], byJwksProvider(), '-1m') }),
+    );
     expect(expired).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
 
     const otherKey = await keyPair();
-    const notAttested = await attempt(await jwtProof(holder, { key_attestation: await keyAttestation([otherKey.publicJwk], byJwksProvider()) }));
+    const notAttested = await attempt(
+      await jwtProof(holder, { key_attestation: await keyAttestation([otherKey.publicJwk], byJwksProvider()) }),
+    );
     expect(notAttested).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
     expect(String(notAttested.body.error_description)).toMatch(/attested keys/);
 
-    const finally_ = await attempt(await jwtProof(holder, { key_attestation: await keyAttestation([holder.publicJwk], byJwksProvider()) }));
+    const finally_ = await attempt(
+      await jwtProof(holder, { key_attestation: await keyAttestation([holder.publicJwk], byJwksProvider()) }),
+    );
     expect(finally_.status, JSON.stringify(finally_.body)).toBe(200);
   });
 });
 
 /** A wallet attestation (OAuth 2.0 Attestation-Based Client Authentication §5.1) of `instance`, and its PoP. */
-async function walletAttestation(o: { sub: string; instance: KeyPair; signer?: { key: CryptoKey | KeyObject; header: Record<string, unknown> }; ttl?: string }): Promise<string> {
+async function walletAttestation(o: {
+  sub: string;
+  instance: KeyPair;
+  signer?: { key: CryptoKey | KeyObject; header: Record<string, unknown> };
+  ttl?: string;
+}): Promise<string> {
   const signer = o.signer ?? { key: walletProvider.privateKey, header: { kid: walletProvider.kid } };
   return new SignJWT({ cnf: { jwk: o.instance.publicJwk } })
     .setProtectedHeader({ alg: 'ES256', typ: 'oauth-client-attestation+jwt', ...signer.header })
@@ -272,14 +376,30 @@ async function challenge(base: Running): Promise<string> {
   return ((await response.json()) as { attestation_challenge: string }).attestation_challenge;
 }
 
-async function attestedToken(base: Running, code: string, headers: Record<string, string>, extra: Record<string, string> = {}) {
-  const response = await fetch(`${base.baseUrl}/wallet/token`, { method: 'POST', headers, body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code, ...extra }) });
-  return { status: response.status, body: (await response.json()) as Record<string, string>, challenge: response.headers.get('oauth-client-attestation-challenge') };
+async function attestedToken(
+  base: Running,
+  code: string,
+  headers: Record<string, string>,
+  extra: Record<string, string> = {},
+) {
+  const response = await fetch(`${base.baseUrl}/wallet/token`, {
+    method: 'POST',
+    headers,
+    body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': code, ...extra }),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, string>,
+    challenge: response.headers.get('oauth-client-attestation-challenge'),
+  };
 }
 
 describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication) at the token endpoint', () => {
   const attested = async (base: Running, code: string, o: Parameters<typeof walletAttestation>[0]) =>
-    attestedToken(base, code, { 'oauth-client-attestation': await walletAttestation(o), 'oauth-client-attestation-pop': await attestationPop(o.instance, base, await challenge(base)) });
+    attestedToken(base, code, {
+      'oauth-client-attestation': await walletAttestation(o),
+      'oauth-client-attestation-pop': await attestationPop(o.instance, base, await challenge(base)),
+    });
 
   it('a wallet attested by a trusted provider redeems the offer as the client its attestation names, and gets its credential', async () => {
     const o = await offer(running);
@@ -288,7 +408,11 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     expect(token.status, JSON.stringify(token.body)).toBe(200);
     expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toMatchObject({ clientId: 'eudi-wallet' });
     const holder = await keyPair();
-    const issued = await credentialRequest({ accessToken: token.body.access_token, scheme: 'Bearer', proof: await jwtProof(holder) });
+    const issued = await credentialRequest({
+      accessToken: token.body.access_token,
+      scheme: 'Bearer',
+      proof: await jwtProof(holder),
+    });
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
   });
 
@@ -296,10 +420,16 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     const o = await offer(running);
     const instance = await keyPair();
     const attestation = await walletAttestation({ sub: 'eudi-wallet', instance });
-    const first = await attestedToken(running, o.code, { 'oauth-client-attestation': attestation, 'oauth-client-attestation-pop': await attestationPop(instance, running) });
+    const first = await attestedToken(running, o.code, {
+      'oauth-client-attestation': attestation,
+      'oauth-client-attestation-pop': await attestationPop(instance, running),
+    });
     expect(first).toMatchObject({ status: 400, body: { error: 'use_attestation_challenge' } });
     expect(first.challenge).toBeTruthy();
-    const second = await attestedToken(running, o.code, { 'oauth-client-attestation': attestation, 'oauth-client-attestation-pop': await attestationPop(instance, running, first.challenge!) });
+    const second = await attestedToken(running, o.code, {
+      'oauth-client-attestation': attestation,
+      'oauth-client-attestation-pop': await attestationPop(instance, running, first.challenge!),
+    });
     expect(second.status, JSON.stringify(second.body)).toBe(200);
   });
 
@@ -309,7 +439,11 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     const expired = await attested(running, o.code, { sub: 'eudi-wallet', instance, ttl: '-1m' });
     expect(expired).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
     const stranger = await keyPair();
-    const untrusted = await attested(running, o.code, { sub: 'eudi-wallet', instance, signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } } });
+    const untrusted = await attested(running, o.code, {
+      sub: 'eudi-wallet',
+      instance,
+      signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } },
+    });
     expect(untrusted).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
     const thief = await keyPair();
     const stolen = await attestedToken(running, o.code, {
@@ -336,7 +470,15 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
     const strict = await startIssuer({
       credentialTypes: [employeeBadge],
       attestationRequired: true,
-      attestationKeys: AttestationKeys.fromConfig([{ name: 'jwks provider', jwks: { keys: [{ ...walletProvider.publicJwk, kid: walletProvider.kid, alg: 'ES256' }] } }], dir),
+      attestationKeys: AttestationKeys.fromConfig(
+        [
+          {
+            name: 'jwks provider',
+            jwks: { keys: [{ ...walletProvider.publicJwk, kid: walletProvider.kid, alg: 'ES256' }] },
+          },
+        ],
+        dir,
+      ),
     });
     try {
       const o = await offer(strict);
@@ -346,8 +488,12 @@ describe('wallet attestations (OAuth 2.0 Attestation-Based Client Authentication
       const asWallet = await attestedToken(strict, o.code, {}, { client_id: 'wallet' });
       expect(asWallet.status).toBe(401);
       expect((await attested(strict, o.code, { sub: 'eudi-wallet', instance: await keyPair() })).status).toBe(200);
-      const metadata = (await (await fetch(`${strict.baseUrl}/.well-known/oauth-authorization-server/wallet`)).json()) as Record<string, unknown>;
-      expect(metadata.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['attest_jwt_client_auth']));
+      const metadata = (await (
+        await fetch(`${strict.baseUrl}/.well-known/oauth-authorization-server/wallet`)
+      ).json()) as Record<string, unknown>;
+      expect(metadata.token_endpoint_auth_methods_supported).toEqual(
+        expect.arrayContaining(['attest_jwt_client_auth']),
+      );
       expect(metadata.challenge_endpoint).toBe(`${strict.baseUrl}/wallet/challenge`);
     } finally {
       await strict.close();
@@ -360,7 +506,11 @@ describe('an offer is tied to a client only by a redemption that succeeds', () =
     const o = await offer(running);
     const stranger = await keyPair();
     const forged = await attestedToken(running, o.code, {
-      'oauth-client-attestation': await walletAttestation({ sub: 'intruder', instance: stranger, signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } } }),
+      'oauth-client-attestation': await walletAttestation({
+        sub: 'intruder',
+        instance: stranger,
+        signer: { key: stranger.privateKey, header: { kid: walletProvider.kid } },
+      }),
       'oauth-client-attestation-pop': await attestationPop(stranger, running, await challenge(running)),
     });
     expect(forged).toMatchObject({ status: 401, body: { error: 'invalid_client' } });

@@ -11,7 +11,17 @@ import { RACE_WINDOW_SECONDS } from '../../src/issuance/offers.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { attributes, credentialRequest, nonce, offer, PRE_AUTH, proof, startIssuer, tokenRequest, type Running } from '../helpers/walletIssuer.js';
+import {
+  attributes,
+  credentialRequest,
+  nonce,
+  offer,
+  PRE_AUTH,
+  proof,
+  startIssuer,
+  tokenRequest,
+  type Running,
+} from '../helpers/walletIssuer.js';
 
 let counter = 0;
 
@@ -41,7 +51,8 @@ describe('wallet-facing issuer with the dev wallet', () => {
     const seen: string[] = [];
     const watchingFetch: typeof fetch = async (input, init) => {
       // between the token and the credential request the holder's prompt page shows "scanned"
-      if (String(input).endsWith('/wallet/credential')) seen.push((await running.issuer.offerStatus(o.offerId, o.expiresAt)).status);
+      if (String(input).endsWith('/wallet/credential'))
+        seen.push((await running.issuer.offerStatus(o.offerId, o.expiresAt)).status);
       return fetch(input, init);
     };
     const wallet = await openWallet();
@@ -49,14 +60,25 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(seen).toEqual(['scanned']);
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
 
-    expect(stored).toMatchObject({ format: 'dc+sd-jwt', issuer: `${running.baseUrl}/wallet`, vct: `${running.baseUrl}/types/EmployeeBadge`, claims: attributes });
+    expect(stored).toMatchObject({
+      format: 'dc+sd-jwt',
+      issuer: `${running.baseUrl}/wallet`,
+      vct: `${running.baseUrl}/types/EmployeeBadge`,
+      claims: attributes,
+    });
     expect(wallet.list()).toHaveLength(1);
 
-    const { jwks } = (await (await fetch(`${running.baseUrl}/.well-known/jwt-vc-issuer/wallet`)).json()) as { jwks: { keys: JWK[] } };
+    const { jwks } = (await (await fetch(`${running.baseUrl}/.well-known/jwt-vc-issuer/wallet`)).json()) as {
+      jwks: { keys: JWK[] };
+    };
     expect(jwks.keys).toEqual(running.publicJwks.keys.map((k) => expect.objectContaining(k)));
     const verified = await verifySdJwtVcIndependently(stored.credential, jwks);
     expect(verified.header).toMatchObject({ typ: 'dc+sd-jwt', alg: 'ES256', kid: 'credential-key-1' });
-    expect(verified.payload).toMatchObject({ iss: `${running.baseUrl}/wallet`, vct: `${running.baseUrl}/types/EmployeeBadge`, exp: o.credentialExpiresAt.getTime() / 1000 });
+    expect(verified.payload).toMatchObject({
+      iss: `${running.baseUrl}/wallet`,
+      vct: `${running.baseUrl}/types/EmployeeBadge`,
+      exp: o.credentialExpiresAt.getTime() / 1000,
+    });
     expect(verified.disclosures).toBe(Object.keys(attributes).length);
     for (const name of Object.keys(attributes)) expect(verified.payload).not.toHaveProperty(name); // all selectively disclosable
     expect(verified.claims).toMatchObject(attributes);
@@ -72,9 +94,16 @@ describe('wallet-facing issuer with the dev wallet', () => {
       expect(response.status, path).toBe(200);
       return (await response.json()) as Record<string, any>;
     };
-    for (const path of ['/.well-known/openid-credential-issuer/wallet', '/wallet/.well-known/openid-credential-issuer']) {
+    for (const path of [
+      '/.well-known/openid-credential-issuer/wallet',
+      '/wallet/.well-known/openid-credential-issuer',
+    ]) {
       const metadata = await get(path);
-      expect(metadata).toMatchObject({ credential_issuer: issuer, credential_endpoint: `${issuer}/credential`, nonce_endpoint: `${issuer}/challenge` });
+      expect(metadata).toMatchObject({
+        credential_issuer: issuer,
+        credential_endpoint: `${issuer}/credential`,
+        nonce_endpoint: `${issuer}/challenge`,
+      });
       expect(metadata.credential_configurations_supported.EmployeeBadge).toMatchObject({
         format: 'dc+sd-jwt',
         vct: `${running.baseUrl}/types/EmployeeBadge`,
@@ -83,11 +112,16 @@ describe('wallet-facing issuer with the dev wallet', () => {
         proof_types_supported: { jwt: { proof_signing_alg_values_supported: expect.arrayContaining(['ES256']) } },
         credential_metadata: {
           display: [{ name: 'Employee badge', locale: 'en' }],
-          claims: expect.arrayContaining([{ path: ['FirstName'], mandatory: true, display: [{ name: 'First name', locale: 'en' }] }]),
+          claims: expect.arrayContaining([
+            { path: ['FirstName'], mandatory: true, display: [{ name: 'First name', locale: 'en' }] },
+          ]),
         },
       });
     }
-    for (const path of ['/.well-known/oauth-authorization-server/wallet', '/wallet/.well-known/oauth-authorization-server']) {
+    for (const path of [
+      '/.well-known/oauth-authorization-server/wallet',
+      '/wallet/.well-known/oauth-authorization-server',
+    ]) {
       const metadata = await get(path);
       expect(metadata).toMatchObject({ issuer, token_endpoint: `${issuer}/token` });
       expect(metadata.grant_types_supported).toContain(PRE_AUTH);
@@ -95,7 +129,10 @@ describe('wallet-facing issuer with the dev wallet', () => {
       expect(metadata.grant_types_supported).not.toContain('refresh_token');
     }
     // the aliases keep the first answer: a second request gets the same document, as JSON, with the same headers
-    for (const path of ['/.well-known/openid-credential-issuer/wallet', '/.well-known/oauth-authorization-server/wallet']) {
+    for (const path of [
+      '/.well-known/openid-credential-issuer/wallet',
+      '/.well-known/oauth-authorization-server/wallet',
+    ]) {
       const [first, second] = [await fetch(`${running.baseUrl}${path}`), await fetch(`${running.baseUrl}${path}`)];
       expect(second.headers.get('content-type')).toMatch(/^application\/json/);
       expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
@@ -111,10 +148,20 @@ describe('wallet-facing issuer with the dev wallet', () => {
   it('lets the holder retry a wrong PIN and tells how many attempts are left', async () => {
     const o = await offer(running, { pin: '1234' });
     const wallet = await openWallet();
-    await expect(wallet.receive(o.offerUri, { pin: '0000' })).rejects.toThrow('invalid_grant: invalid tx_code provided: 2 attempt(s) left');
-    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 2 });
-    await expect(wallet.receive(o.offerUri, { pin: '9999' })).rejects.toThrow('invalid_grant: invalid tx_code provided: 1 attempt(s) left');
-    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'pin_retry', attemptsLeft: 1 });
+    await expect(wallet.receive(o.offerUri, { pin: '0000' })).rejects.toThrow(
+      'invalid_grant: invalid tx_code provided: 2 attempt(s) left',
+    );
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({
+      status: 'pin_retry',
+      attemptsLeft: 2,
+    });
+    await expect(wallet.receive(o.offerUri, { pin: '9999' })).rejects.toThrow(
+      'invalid_grant: invalid tx_code provided: 1 attempt(s) left',
+    );
+    expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({
+      status: 'pin_retry',
+      attemptsLeft: 1,
+    });
 
     const stored = await wallet.receive(o.offerUri, { pin: '1234' });
     expect(stored.claims).toEqual(attributes);
@@ -126,7 +173,9 @@ describe('wallet-facing issuer with the dev wallet', () => {
     const wallet = await openWallet();
     await expect(wallet.receive(o.offerUri, { pin: '0001' })).rejects.toThrow('2 attempt(s) left');
     await expect(wallet.receive(o.offerUri, { pin: '0002' })).rejects.toThrow('1 attempt(s) left');
-    await expect(wallet.receive(o.offerUri, { pin: '0003' })).rejects.toThrow(/^invalid_grant: invalid tx_code provided: no attempts left/);
+    await expect(wallet.receive(o.offerUri, { pin: '0003' })).rejects.toThrow(
+      /^invalid_grant: invalid tx_code provided: no attempts left/,
+    );
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({
       status: 'failed',
       message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
@@ -143,10 +192,15 @@ describe('wallet-facing issuer with the dev wallet', () => {
   it('counts 20 parallel wrong guesses atomically: no more than 3 are ever evaluated', async () => {
     const o = await offer(running, { pin: '1234' });
     const guesses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: String(5000 + i) })),
+      Array.from({ length: 20 }, (_, i) =>
+        tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code, tx_code: String(5000 + i) }),
+      ),
     );
     expect(guesses.every((g) => g.status === 400 && g.body.error === 'invalid_grant')).toBe(true);
-    const attemptsLeft = guesses.map((g) => /(\d+) attempt\(s\) left/.exec(g.body.error_description)?.[1]).filter(Boolean).sort();
+    const attemptsLeft = guesses
+      .map((g) => /(\d+) attempt\(s\) left/.exec(g.body.error_description)?.[1])
+      .filter(Boolean)
+      .sort();
     expect(attemptsLeft).toEqual(['1', '2']);
     expect(await running.store.get(`wallet:{${o.offerId}}:code`)).toBeUndefined();
 
@@ -182,29 +236,54 @@ describe('wallet-facing issuer with the dev wallet', () => {
     const replay = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
-    const credential = await credentialRequest(running.baseUrl, first.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
+    const credential = await credentialRequest(
+      running.baseUrl,
+      first.body.access_token,
+      await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }),
+    );
     expect(credential).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
   }, 20_000);
 
-  it('answers a proof for another nonce or audience with the provider\'s error, then issues once', async () => {
+  it("answers a proof for another nonce or audience with the provider's error, then issues once", async () => {
     const o = await offer(running);
     const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(token.status).toBe(200);
     const accessToken = token.body.access_token;
     const aud = `${running.baseUrl}/wallet`;
 
-    const staleNonce = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: 'not-a-nonce-of-this-issuer' }));
+    const staleNonce = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proof({ aud, nonce: 'not-a-nonce-of-this-issuer' }),
+    );
     expect(staleNonce).toMatchObject({ status: 400, body: { error: 'invalid_nonce' } });
-    const wrongAud = await credentialRequest(running.baseUrl, accessToken, await proof({ aud: 'https://other.example/wallet', nonce: await nonce(running.baseUrl) }));
+    const wrongAud = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proof({ aud: 'https://other.example/wallet', nonce: await nonce(running.baseUrl) }),
+    );
     expect(wrongAud).toMatchObject({ status: 400, body: { error: 'invalid_proof' } });
-    const otherType = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }), 'Unknown');
+    const otherType = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proof({ aud, nonce: await nonce(running.baseUrl) }),
+      'Unknown',
+    );
     expect(otherType).toMatchObject({ status: 400, body: { error: 'unknown_credential_configuration' } });
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
 
-    const issued = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    const issued = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proof({ aud, nonce: await nonce(running.baseUrl) }),
+    );
     expect(issued.status).toBe(200);
     expect(issued.body.credentials).toHaveLength(1);
-    const again = await credentialRequest(running.baseUrl, accessToken, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    const again = await credentialRequest(
+      running.baseUrl,
+      accessToken,
+      await proof({ aud, nonce: await nonce(running.baseUrl) }),
+    );
     expect(again).toMatchObject({ status: 400, body: { error: 'credential_request_denied' } });
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
   });
@@ -215,8 +294,15 @@ describe('wallet-facing issuer with the dev wallet', () => {
     expect(token.status).toBe(200);
     // the offer record ends (its lifetime, or the holder's flow gave up) while the access token lives on
     await running.store.delete(`wallet:{${o.offerId}}:offer`);
-    const refused = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
-    expect(refused).toMatchObject({ status: 400, body: { error: 'credential_request_denied', error_description: 'the credential offer is no longer valid' } });
+    const refused = await credentialRequest(
+      running.baseUrl,
+      token.body.access_token,
+      await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }),
+    );
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: 'credential_request_denied', error_description: 'the credential offer is no longer valid' },
+    });
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
   });
 });
@@ -241,11 +327,19 @@ describe('wallet-facing issuer whose holder flow cannot be finished', () => {
     const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     const aud = `${running.baseUrl}/wallet`;
     failures = 1;
-    const failed = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    const failed = await credentialRequest(
+      running.baseUrl,
+      token.body.access_token,
+      await proof({ aud, nonce: await nonce(running.baseUrl) }),
+    );
     expect(failed).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable' } });
     // no credential went out: the offer is back, not done
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toEqual({ status: 'scanned' });
-    const retried = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud, nonce: await nonce(running.baseUrl) }));
+    const retried = await credentialRequest(
+      running.baseUrl,
+      token.body.access_token,
+      await proof({ aud, nonce: await nonce(running.baseUrl) }),
+    );
     expect(retried.status).toBe(200);
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
     // the holder's page never sees the offer done before its authorisation is finished
@@ -257,16 +351,72 @@ describe('wallet-facing issuer whose holder flow cannot be finished', () => {
     const form = `grant_type=${encodeURIComponent(PRE_AUTH)}&pre-authorized_code=${o.code}&tx_code=`;
     const cases: Array<[string, RequestInit]> = [
       ['wrong content type', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' }],
-      ['JSON body', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: PRE_AUTH, 'pre-authorized_code': o.code, tx_code: '1234' }) }],
-      ['oversized form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `${form}${'1'.repeat(100_000)}` }],
-      ['oversized JSON', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x: 'y'.repeat(100_000) }) }],
+      [
+        'JSON body',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ grant_type: PRE_AUTH, 'pre-authorized_code': o.code, tx_code: '1234' }),
+        },
+      ],
+      [
+        'oversized form',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `${form}${'1'.repeat(100_000)}`,
+        },
+      ],
+      [
+        'oversized JSON',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ x: 'y'.repeat(100_000) }),
+        },
+      ],
       ['empty form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' }],
       ['no body', { method: 'POST' }],
-      ['broken percent-encoding', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=%E0%A4%A&pre-authorized_code=%%%` }],
-      ['duplicated code', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `${form}1234&pre-authorized_code=${o.code}` }],
-      ['duplicated tx_code', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `${form}1234&tx_code=1234` }],
-      ['unknown grant type', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password&username=a&password=b' }],
-      ['unknown code', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=${encodeURIComponent(PRE_AUTH)}&pre-authorized_code=nope&tx_code=1234` }],
+      [
+        'broken percent-encoding',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=%E0%A4%A&pre-authorized_code=%%%`,
+        },
+      ],
+      [
+        'duplicated code',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `${form}1234&pre-authorized_code=${o.code}`,
+        },
+      ],
+      [
+        'duplicated tx_code',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `${form}1234&tx_code=1234`,
+        },
+      ],
+      [
+        'unknown grant type',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=password&username=a&password=b',
+        },
+      ],
+      [
+        'unknown code',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=${encodeURIComponent(PRE_AUTH)}&pre-authorized_code=nope&tx_code=1234`,
+        },
+      ],
     ];
     for (const [name, init] of cases) {
       const response = await fetch(token, init);
@@ -305,7 +455,11 @@ describe('wallet-facing issuer with a third-party wallet library', () => {
     const client = independentWallet([{ privateKey, publicJwk }], recordingFetch);
     const credentialOffer = await client.resolveCredentialOffer(o.offerUri);
     const issuerMetadata = await client.resolveIssuerMetadata(credentialOffer.credential_issuer);
-    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({ credentialOffer, issuerMetadata, txCode: '2468' });
+    const { accessTokenResponse } = await client.retrievePreAuthorizedCodeAccessTokenFromOffer({
+      credentialOffer,
+      issuerMetadata,
+      txCode: '2468',
+    });
     expect(tokenRequests[0].get('resource')).toBe(`${running.baseUrl}/wallet`);
     expect(tokenRequests[0].has('client_id')).toBe(false);
     const { c_nonce } = await client.requestNonce({ issuerMetadata });
@@ -324,7 +478,9 @@ describe('wallet-facing issuer with a third-party wallet library', () => {
     const credential = (credentialResponse.credentials?.[0] as { credential: string }).credential;
     const verified = await verifySdJwtVcIndependently(credential, running.publicJwks);
     expect(verified.claims).toMatchObject(attributes);
-    expect(await calculateJwkThumbprint((verified.payload.cnf as { jwk: JWK }).jwk)).toBe(await calculateJwkThumbprint(publicJwk));
+    expect(await calculateJwkThumbprint((verified.payload.cnf as { jwk: JWK }).jwk)).toBe(
+      await calculateJwkThumbprint(publicJwk),
+    );
     expect(await running.issuer.offerStatus(o.offerId, o.expiresAt)).toMatchObject({ status: 'done' });
   });
 });

@@ -8,7 +8,16 @@ import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialNotice } from '../../src/issuance/notification.js';
 import { MAX_NOTIFICATION_BYTES } from '../../src/issuance/notificationEndpoint.js';
-import { credentialRequest, nonce, offer, PRE_AUTH, proof, startIssuer, tokenRequest, type Running } from '../helpers/walletIssuer.js';
+import {
+  credentialRequest,
+  nonce,
+  offer,
+  PRE_AUTH,
+  proof,
+  startIssuer,
+  tokenRequest,
+  type Running,
+} from '../helpers/walletIssuer.js';
 
 type KeyPair = { privateKey: CryptoKey; publicJwk: JWK };
 const keyPair = async (): Promise<KeyPair> => {
@@ -37,13 +46,28 @@ async function issued(): Promise<{ accessToken: string; notificationId: string; 
   const o = await offer(running);
   const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
   expect(token.status).toBe(200);
-  const credential = await credentialRequest(running.baseUrl, token.body.access_token, await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }));
+  const credential = await credentialRequest(
+    running.baseUrl,
+    token.body.access_token,
+    await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) }),
+  );
   expect(credential.status, JSON.stringify(credential.body)).toBe(200);
   expect(typeof credential.body.notification_id).toBe('string');
-  return { accessToken: token.body.access_token, notificationId: credential.body.notification_id as string, stepId: o.stepId };
+  return {
+    accessToken: token.body.access_token,
+    notificationId: credential.body.notification_id as string,
+    stepId: o.stepId,
+  };
 }
 
-async function notify(o: { accessToken?: string; scheme?: string; body: unknown; dpop?: string; contentType?: string; raw?: string }) {
+async function notify(o: {
+  accessToken?: string;
+  scheme?: string;
+  body: unknown;
+  dpop?: string;
+  contentType?: string;
+  raw?: string;
+}) {
   const response = await fetch(endpoint('notification'), {
     method: 'POST',
     headers: {
@@ -54,11 +78,18 @@ async function notify(o: { accessToken?: string; scheme?: string; body: unknown;
     body: o.raw ?? JSON.stringify(o.body),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, string>) : undefined, challenge: response.headers.get('www-authenticate') };
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, string>) : undefined,
+    challenge: response.headers.get('www-authenticate'),
+  };
 }
 
 /** An RFC 9449 DPoP proof, made with jose. */
-async function dpopProof(key: KeyPair, o: { htm: string; htu: string; nonce?: string; accessToken?: string; jti?: string; iat?: number }): Promise<string> {
+async function dpopProof(
+  key: KeyPair,
+  o: { htm: string; htu: string; nonce?: string; accessToken?: string; jti?: string; iat?: number },
+): Promise<string> {
   return new SignJWT({
     htm: o.htm,
     htu: o.htu,
@@ -74,7 +105,12 @@ async function dpopProof(key: KeyPair, o: { htm: string; htu: string; nonce?: st
 /** A credential fetched with a DPoP-bound token (the provider's nonces, as a HAIP wallet does). */
 async function issuedWithDpop(key: KeyPair): Promise<{ accessToken: string; notificationId: string }> {
   const o = await offer(running);
-  const post = (p: string) => fetch(endpoint('token'), { method: 'POST', headers: { dpop: p }, body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': o.code }) });
+  const post = (p: string) =>
+    fetch(endpoint('token'), {
+      method: 'POST',
+      headers: { dpop: p },
+      body: new URLSearchParams({ grant_type: PRE_AUTH, 'pre-authorized_code': o.code }),
+    });
   const first = await post(await dpopProof(key, { htm: 'POST', htu: endpoint('token') }));
   const serverNonce = first.headers.get('dpop-nonce')!;
   const second = await post(await dpopProof(key, { htm: 'POST', htu: endpoint('token'), nonce: serverNonce }));
@@ -83,11 +119,24 @@ async function issuedWithDpop(key: KeyPair): Promise<{ accessToken: string; noti
   const credentialPost = async (dpopNonce: string) =>
     fetch(endpoint('credential'), {
       method: 'POST',
-      headers: { authorization: `DPoP ${token.access_token}`, 'content-type': 'application/json', dpop: await dpopProof(key, { htm: 'POST', htu: endpoint('credential'), nonce: dpopNonce, accessToken: token.access_token }) },
-      body: JSON.stringify({ credential_configuration_id: 'EmployeeBadge', proofs: { jwt: [await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) })] } }),
+      headers: {
+        authorization: `DPoP ${token.access_token}`,
+        'content-type': 'application/json',
+        dpop: await dpopProof(key, {
+          htm: 'POST',
+          htu: endpoint('credential'),
+          nonce: dpopNonce,
+          accessToken: token.access_token,
+        }),
+      },
+      body: JSON.stringify({
+        credential_configuration_id: 'EmployeeBadge',
+        proofs: { jwt: [await proof({ aud: `${running.baseUrl}/wallet`, nonce: await nonce(running.baseUrl) })] },
+      }),
     });
   let response = await credentialPost(second.headers.get('dpop-nonce') ?? serverNonce);
-  if (response.status === 401 || response.status === 400) response = await credentialPost(response.headers.get('dpop-nonce') ?? serverNonce);
+  if (response.status === 401 || response.status === 400)
+    response = await credentialPost(response.headers.get('dpop-nonce') ?? serverNonce);
   const body = (await response.json()) as Record<string, unknown>;
   expect(response.status, JSON.stringify(body)).toBe(200);
   return { accessToken: token.access_token, notificationId: body.notification_id as string };
@@ -95,14 +144,19 @@ async function issuedWithDpop(key: KeyPair): Promise<{ accessToken: string; noti
 
 describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
   it('is advertised in the credential issuer metadata', async () => {
-    const metadata = (await (await fetch(`${running.baseUrl}/.well-known/openid-credential-issuer/wallet`)).json()) as Record<string, unknown>;
+    const metadata = (await (
+      await fetch(`${running.baseUrl}/.well-known/openid-credential-issuer/wallet`)
+    ).json()) as Record<string, unknown>;
     expect(metadata.notification_endpoint).toBe(`${running.baseUrl}/wallet/notification`);
   });
 
   for (const event of ['credential_accepted', 'credential_failure', 'credential_deleted'] as const) {
     it(`takes ${event} with the credential's access token (204) and reflects it once, without secrets`, async () => {
       const { accessToken, notificationId, stepId } = await issued();
-      const answer = await notify({ accessToken, body: { notification_id: notificationId, event, event_description: 'stored in the wallet' } });
+      const answer = await notify({
+        accessToken,
+        body: { notification_id: notificationId, event, event_description: 'stored in the wallet' },
+      });
       expect(answer.status, JSON.stringify(answer.body)).toBe(204);
       const mine = notices.filter((n) => n.stepId === stepId);
       expect(mine).toHaveLength(1);
@@ -111,7 +165,9 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
       for (const secret of [accessToken, notificationId, 'Ada', 'Lovelace']) expect(text).not.toContain(secret);
 
       // first wins: a repeat (same or another event) is answered 204 and reflects nothing
-      expect((await notify({ accessToken, body: { notification_id: notificationId, event: 'credential_deleted' } })).status).toBe(204);
+      expect(
+        (await notify({ accessToken, body: { notification_id: notificationId, event: 'credential_deleted' } })).status,
+      ).toBe(204);
       expect(notices.filter((n) => n.stepId === stepId)).toHaveLength(1);
     });
   }
@@ -141,7 +197,10 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
 
     it('an unknown access token: 401 invalid_token', async () => {
       const { notificationId } = await issued();
-      const answer = await notify({ accessToken: 'not-a-token-we-issued', body: { notification_id: notificationId, event: 'credential_accepted' } });
+      const answer = await notify({
+        accessToken: 'not-a-token-we-issued',
+        body: { notification_id: notificationId, event: 'credential_accepted' },
+      });
       expect(answer.status).toBe(401);
       expect(answer.body).toMatchObject({ error: 'invalid_token' });
       expect(answer.challenge).toBe('Bearer error="invalid_token"');
@@ -149,7 +208,10 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
 
     it('an unknown notification_id: 400 invalid_notification_id', async () => {
       const { accessToken } = await issued();
-      const answer = await notify({ accessToken, body: { notification_id: 'A'.repeat(43), event: 'credential_accepted' } });
+      const answer = await notify({
+        accessToken,
+        body: { notification_id: 'A'.repeat(43), event: 'credential_accepted' },
+      });
       expect(answer.status).toBe(400);
       expect(answer.body).toMatchObject({ error: 'invalid_notification_id' });
     });
@@ -157,7 +219,10 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
     it("another token's notification_id: 400 invalid_notification_id, and nothing is reflected", async () => {
       const a = await issued();
       const b = await issued();
-      const answer = await notify({ accessToken: b.accessToken, body: { notification_id: a.notificationId, event: 'credential_deleted' } });
+      const answer = await notify({
+        accessToken: b.accessToken,
+        body: { notification_id: a.notificationId, event: 'credential_deleted' },
+      });
       expect(answer.status).toBe(400);
       expect(answer.body).toMatchObject({ error: 'invalid_notification_id' });
       expect(notices.filter((n) => n.stepId === a.stepId)).toHaveLength(0);
@@ -170,7 +235,12 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
         expect(answer.status, raw).toBe(400);
         expect(answer.body).toMatchObject({ error: 'invalid_notification_request' });
       }
-      const form = await notify({ accessToken, body: undefined, raw: 'notification_id=x&event=credential_accepted', contentType: 'application/x-www-form-urlencoded' });
+      const form = await notify({
+        accessToken,
+        body: undefined,
+        raw: 'notification_id=x&event=credential_accepted',
+        contentType: 'application/x-www-form-urlencoded',
+      });
       expect(form.status).toBe(400);
       expect(form.body).toMatchObject({ error: 'invalid_notification_request' });
     });
@@ -182,8 +252,14 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
         [{ notification_id: notificationId }, 'event'],
         [{ event: 'credential_accepted' }, 'notification_id'],
         [{ notification_id: 42, event: 'credential_accepted' }, 'notification_id'],
-        [{ notification_id: notificationId, event: 'credential_accepted', event_description: 'quote " inside' }, 'event_description'],
-        [{ notification_id: notificationId, event: 'credential_accepted', event_description: 'x'.repeat(501) }, 'event_description'],
+        [
+          { notification_id: notificationId, event: 'credential_accepted', event_description: 'quote " inside' },
+          'event_description',
+        ],
+        [
+          { notification_id: notificationId, event: 'credential_accepted', event_description: 'x'.repeat(501) },
+          'event_description',
+        ],
       ];
       for (const [body, parameter] of cases) {
         const answer = await notify({ accessToken, body });
@@ -195,7 +271,14 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
 
     it('an oversized body: 400 invalid_notification_request', async () => {
       const { accessToken, notificationId } = await issued();
-      const answer = await notify({ accessToken, body: { notification_id: notificationId, event: 'credential_accepted', padding: 'x'.repeat(MAX_NOTIFICATION_BYTES) } });
+      const answer = await notify({
+        accessToken,
+        body: {
+          notification_id: notificationId,
+          event: 'credential_accepted',
+          padding: 'x'.repeat(MAX_NOTIFICATION_BYTES),
+        },
+      });
       expect(answer.status).toBe(400);
       expect(answer.body).toMatchObject({ error: 'invalid_notification_request' });
     });
@@ -210,35 +293,79 @@ describe('the notification endpoint (OpenID4VCI 1.0 §11)', () => {
       expect([noProof.status, noProof.body?.error]).toEqual([401, 'invalid_dpop_proof']);
       expect(noProof.challenge).toMatch(/^DPoP error="invalid_dpop_proof"/);
 
-      const asBearer = await notify({ accessToken, scheme: 'Bearer', body, dpop: await dpopProof(key, { htm: 'POST', htu, accessToken }) });
+      const asBearer = await notify({
+        accessToken,
+        scheme: 'Bearer',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu, accessToken }),
+      });
       expect([asBearer.status, asBearer.body?.error]).toEqual([401, 'invalid_token']);
 
-      const otherKey = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(await keyPair(), { htm: 'POST', htu, accessToken }) });
+      const otherKey = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(await keyPair(), { htm: 'POST', htu, accessToken }),
+      });
       expect([otherKey.status, otherKey.body?.error]).toEqual([401, 'invalid_token']);
 
-      const otherUrl = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'POST', htu: endpoint('credential'), accessToken }) });
+      const otherUrl = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu: endpoint('credential'), accessToken }),
+      });
       expect([otherUrl.status, otherUrl.body?.error]).toEqual([401, 'invalid_dpop_proof']);
       expect(otherUrl.body?.error_description).toContain('htu');
 
-      const otherMethod = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'GET', htu, accessToken }) });
+      const otherMethod = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'GET', htu, accessToken }),
+      });
       expect([otherMethod.status, otherMethod.body?.error_description]).toEqual([401, expect.stringContaining('htm')]);
 
-      const noAth = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'POST', htu }) });
+      const noAth = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu }),
+      });
       expect([noAth.status, noAth.body?.error_description]).toEqual([401, expect.stringContaining('ath')]);
 
-      const stale = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, iat: Math.floor(Date.now() / 1000) - 3600 }) });
+      const stale = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, iat: Math.floor(Date.now() / 1000) - 3600 }),
+      });
       expect([stale.status, stale.body?.error_description]).toEqual([401, expect.stringContaining('iat')]);
 
       const jti = randomUUID();
-      const first = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, jti }) });
+      const first = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, jti }),
+      });
       expect(first.status, JSON.stringify(first.body)).toBe(204);
-      const replay = await notify({ accessToken, scheme: 'DPoP', body, dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, jti }) });
+      const replay = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body,
+        dpop: await dpopProof(key, { htm: 'POST', htu, accessToken, jti }),
+      });
       expect([replay.status, replay.body?.error_description]).toEqual([401, expect.stringContaining('jti')]);
     });
 
     it('a Bearer token sent with the DPoP scheme: 401 invalid_token', async () => {
       const { accessToken, notificationId } = await issued();
-      const answer = await notify({ accessToken, scheme: 'DPoP', body: { notification_id: notificationId, event: 'credential_accepted' } });
+      const answer = await notify({
+        accessToken,
+        scheme: 'DPoP',
+        body: { notification_id: notificationId, event: 'credential_accepted' },
+      });
       expect([answer.status, answer.body?.error]).toEqual([401, 'invalid_token']);
     });
   });

@@ -46,8 +46,18 @@ afterEach(() => {
   client = `rp${++clients}`;
 });
 
-function queueFor(url: string, secrets: string[], settings: Partial<WebhookSettings> = {}, logger = createLogger('silent')) {
-  const queue = new WebhookQueue(store, new Map([[client, { url, secrets }]]), { timeout: 2, firstRetry: 0.2, retryWindow: 'PT1M', ...settings }, logger);
+function queueFor(
+  url: string,
+  secrets: string[],
+  settings: Partial<WebhookSettings> = {},
+  logger = createLogger('silent'),
+) {
+  const queue = new WebhookQueue(
+    store,
+    new Map([[client, { url, secrets }]]),
+    { timeout: 2, firstRetry: 0.2, retryWindow: 'PT1M', ...settings },
+    logger,
+  );
   queues.push(queue);
   return queue;
 }
@@ -74,12 +84,21 @@ describe('Standard Webhooks delivery (D13)', () => {
     const secret = webhookSecret();
     const r = await receiver(secret);
     const queue = queueFor(r.url, [secret]);
-    const id = await queue.enqueue(client, 'flow.completed', { state: 's1', ContinuationContext: 'c', client_id: 'rp', flow: 'issuance' });
+    const id = await queue.enqueue(client, 'flow.completed', {
+      state: 's1',
+      ContinuationContext: 'c',
+      client_id: 'rp',
+      flow: 'issuance',
+    });
     const hook = await r.next((h) => h.id === id);
     expect(hook.id).toMatch(/^msg_[0-9a-f]{32}$/);
     expect(Number(hook.timestamp)).toBeCloseTo(Date.now() / 1000, -1);
     expect(hook.signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    expect(hook.payload).toEqual({ type: 'flow.completed', timestamp: expect.any(String), data: { state: 's1', ContinuationContext: 'c', client_id: 'rp', flow: 'issuance' } });
+    expect(hook.payload).toEqual({
+      type: 'flow.completed',
+      timestamp: expect.any(String),
+      data: { state: 's1', ContinuationContext: 'c', client_id: 'rp', flow: 'issuance' },
+    });
     await until(async () => (await record(queue, id))?.state === 'delivered');
     expect(r.rejected).toEqual([]);
   });
@@ -207,7 +226,13 @@ describe('Standard Webhooks delivery (D13)', () => {
     const id = await queue.enqueue(client, 'flow.completed', { state: 's8' });
     const hook = await r.next((h) => h.id === id);
     expect(hook.signature.split(' ')).toHaveLength(2);
-    expect(() => new Webhook(oldSecret).verify(hook.raw, { 'webhook-id': hook.id, 'webhook-timestamp': hook.timestamp, 'webhook-signature': hook.signature })).not.toThrow();
+    expect(() =>
+      new Webhook(oldSecret).verify(hook.raw, {
+        'webhook-id': hook.id,
+        'webhook-timestamp': hook.timestamp,
+        'webhook-signature': hook.signature,
+      }),
+    ).not.toThrow();
   });
 
   it('resend: a delivery that gave up is sent again with its webhook-id and body', async () => {
@@ -234,11 +259,20 @@ describe('Standard Webhooks delivery (D13)', () => {
     const r = await receiver(secret);
     const { lines, logger } = logCapture();
     const queue = queueFor(r.url, [secret], {}, logger);
-    const id = await queue.enqueue(client, 'flow.completed', { state: 'state-not-logged', ContinuationContext: 'context-not-logged' });
+    const id = await queue.enqueue(client, 'flow.completed', {
+      state: 'state-not-logged',
+      ContinuationContext: 'context-not-logged',
+    });
     await until(async () => (await record(queue, id))?.state === 'delivered');
     const attempts = lines.filter((l) => l.msg === 'webhook attempt');
     expect(attempts).toHaveLength(1);
-    expect(attempts[0]).toMatchObject({ client, webhookId: id, type: 'flow.completed', status: 204, ms: expect.any(Number) });
+    expect(attempts[0]).toMatchObject({
+      client,
+      webhookId: id,
+      type: 'flow.completed',
+      status: 204,
+      ms: expect.any(Number),
+    });
     const text = JSON.stringify(lines);
     expect(text).not.toContain('context-not-logged');
     expect(text).not.toContain('state-not-logged');
@@ -249,9 +283,13 @@ describe('Standard Webhooks delivery (D13)', () => {
     const secret = webhookSecret();
     const r = await receiver(secret);
     const [a, b] = [queueFor(r.url, [secret]), queueFor(r.url, [secret])];
-    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).enqueue(client, 'flow.completed', { state: `p${i}` })));
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).enqueue(client, 'flow.completed', { state: `p${i}` })),
+    );
     await Promise.all([a.poll(), b.poll(), a.poll(), b.poll()]);
-    await until(async () => (await Promise.all(ids.map((id) => record(a, id)))).every((d: Delivery | undefined) => d?.state === 'delivered'));
+    await until(async () =>
+      (await Promise.all(ids.map((id) => record(a, id)))).every((d: Delivery | undefined) => d?.state === 'delivered'),
+    );
     expect(r.received.map((h) => h.id).sort()).toEqual([...ids].sort());
   });
 });

@@ -48,7 +48,8 @@ function exec(file: string, args: string[]): Promise<Result> {
 }
 
 /** `tsx src/main.ts webhooks ...`, as the npm script runs it */
-const webhooksCli = (...args: string[]) => exec(process.execPath, ['--import', 'tsx', 'src/main.ts', 'webhooks', ...args]);
+const webhooksCli = (...args: string[]) =>
+  exec(process.execPath, ['--import', 'tsx', 'src/main.ts', 'webhooks', ...args]);
 
 /** the servers' config: three clients with webhooks; key files that do not exist and are not generated */
 function writeConfig(dir: string, name: string, store: unknown, urls: Record<string, string>, secret: string): string {
@@ -60,7 +61,12 @@ function writeConfig(dir: string, name: string, store: unknown, urls: Record<str
       store,
       logLevel: 'silent',
       // the command never loads keys: had it built the service, the missing files would stop it
-      keys: { idToken: join(dir, 'id-token.jwks.json'), credential: join(dir, 'credential.jwks.json'), cookies: join(dir, 'cookies.json'), generate: false },
+      keys: {
+        idToken: join(dir, 'id-token.jwks.json'),
+        credential: join(dir, 'credential.jwks.json'),
+        cookies: join(dir, 'cookies.json'),
+        generate: false,
+      },
       webhooks: { timeout: 2, firstRetry: 60, retryWindow: 'PT1H' },
       credentialTypes: [{ name: 'EmployeeBadge', validity: 'P30D', attributes: { FirstName: { type: 'string' } } }],
       clients: Object.entries(urls).map(([clientId, url]) => ({
@@ -78,7 +84,16 @@ function writeConfig(dir: string, name: string, store: unknown, urls: Record<str
 /** the table's rows without its header, each split into its columns */
 function rows(stdout: string): string[][] {
   const [header, ...lines] = stdout.trimEnd().split('\n');
-  expect(header.split(/\s{2,}/)).toEqual(['WEBHOOK-ID', 'CLIENT', 'TYPE', 'STATE', 'ATTEMPTS', 'CREATED', 'LAST', 'NEXT']);
+  expect(header.split(/\s{2,}/)).toEqual([
+    'WEBHOOK-ID',
+    'CLIENT',
+    'TYPE',
+    'STATE',
+    'ATTEMPTS',
+    'CREATED',
+    'LAST',
+    'NEXT',
+  ]);
   return lines.map((l) => l.split(/\s{2,}/));
 }
 
@@ -115,7 +130,9 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
     // no environment: vitest's (BASE_URL=/) would override the file
     const { config } = await loadConfig(configFile, {});
     store = await createRedisStore({ url: REDIS_URL, keyPrefix: prefix });
-    queue = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, createLogger('silent'), { poll: false });
+    queue = new WebhookQueue(store, webhookTargets(config.clients), config.webhooks, createLogger('silent'), {
+      poll: false,
+    });
     const now = Date.now();
     const data = { state: 's', ContinuationContext: CONTEXT, client_id: 'x', flow: 'issuance' };
     ids.goneOld = await queue.enqueue('rp-gone', 'flow.completed', data, now - 4_000);
@@ -123,11 +140,21 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
     ids.pending = await queue.enqueue('rp-retry', 'flow.failed', data, now - 2_000);
     ids.goneNew = await queue.enqueue('rp-gone', 'flow.expired', data, now - 1_000);
     await queue.poll(); // a queue without polling of its own sends only when asked
-    const expected = { [ids.goneOld]: 'failed', [ids.delivered]: 'delivered', [ids.pending]: 'pending', [ids.goneNew]: 'failed' };
+    const expected = {
+      [ids.goneOld]: 'failed',
+      [ids.delivered]: 'delivered',
+      [ids.pending]: 'pending',
+      [ids.goneNew]: 'failed',
+    };
     // every delivery has had its first attempt (expect.poll is for tests, not hooks)
     const delivery = (id: string) => queue.get(id);
-    const states = async () => Object.fromEntries((await Promise.all(Object.values(ids).map(delivery))).filter((d) => d && d.attempts > 0).map((d) => [d!.id, d!.state]));
-    for (const end = Date.now() + 10_000; !isDeepStrictEqual(await states(), expected); ) {
+    const states = async () =>
+      Object.fromEntries(
+        (await Promise.all(Object.values(ids).map(delivery)))
+          .filter((d) => d && d.attempts > 0)
+          .map((d) => [d!.id, d!.state]),
+      );
+    for (const end = Date.now() + 10_000; !isDeepStrictEqual(await states(), expected);) {
       if (Date.now() > end) throw new Error(`deliveries not attempted in time: ${JSON.stringify(await states())}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -166,8 +193,26 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
     expectNoSecrets(r);
     const lines = rows(r.stdout);
     expect(lines.map((l) => l[0])).toEqual([ids.goneNew, ids.goneOld]);
-    expect(lines[0]).toEqual([ids.goneNew, 'rp-gone', 'flow.expired', 'failed', '1', new Date(records.get(ids.goneNew)!.createdAt).toISOString(), 'HTTP 410', '-']);
-    expect(lines[1]).toEqual([ids.goneOld, 'rp-gone', 'flow.completed', 'failed', '1', new Date(records.get(ids.goneOld)!.createdAt).toISOString(), 'HTTP 410', '-']);
+    expect(lines[0]).toEqual([
+      ids.goneNew,
+      'rp-gone',
+      'flow.expired',
+      'failed',
+      '1',
+      new Date(records.get(ids.goneNew)!.createdAt).toISOString(),
+      'HTTP 410',
+      '-',
+    ]);
+    expect(lines[1]).toEqual([
+      ids.goneOld,
+      'rp-gone',
+      'flow.completed',
+      'failed',
+      '1',
+      new Date(records.get(ids.goneOld)!.createdAt).toISOString(),
+      'HTTP 410',
+      '-',
+    ]);
   });
 
   it('list (through the npm script): pending and failed, newest first (delivered ones are done); a pending one shows its next attempt', async () => {
@@ -177,7 +222,16 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
     const lines = rows(r.stdout);
     expect(lines.map((l) => l[0])).toEqual([ids.goneNew, ids.pending, ids.goneOld]);
     const pending = records.get(ids.pending)!;
-    expect(lines[1]).toEqual([ids.pending, 'rp-retry', 'flow.failed', 'pending', '1', new Date(pending.createdAt).toISOString(), 'HTTP 503', new Date(pending.nextAt!).toISOString()]);
+    expect(lines[1]).toEqual([
+      ids.pending,
+      'rp-retry',
+      'flow.failed',
+      'pending',
+      '1',
+      new Date(pending.createdAt).toISOString(),
+      'HTTP 503',
+      new Date(pending.nextAt!).toISOString(),
+    ]);
   });
 
   it('resend: queued with the same webhook-id; a running instance (here a queue poll) delivers the same body', async () => {
@@ -216,7 +270,7 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
     expect(r.stdout).toBe('');
   });
 
-  it('a memory-store config: exit 1, saying it cannot see a running server\'s deliveries (no empty list)', async () => {
+  it("a memory-store config: exit 1, saying it cannot see a running server's deliveries (no empty list)", async () => {
     const lines = [['list'], ['list', '--failed'], ['resend', ids.goneNew]];
     const results = await Promise.all(lines.map((args) => webhooksCli(...args, '--config', memoryConfigFile)));
     for (const [i, r] of results.entries()) {
@@ -229,7 +283,14 @@ run('the webhooks command (issue 17)', { timeout: 180_000 }, () => {
   });
 
   it('anything else: the usage and exit 2', async () => {
-    const lines = [['bogus'], [], ['resend'], ['list', 'extra'], ['list', '--nope'], ['resend', ids.goneNew, '--failed']];
+    const lines = [
+      ['bogus'],
+      [],
+      ['resend'],
+      ['list', 'extra'],
+      ['list', '--nope'],
+      ['resend', ids.goneNew, '--failed'],
+    ];
     const results = await Promise.all(lines.map((args) => webhooksCli(...args, '--config', configFile)));
     for (const [i, r] of results.entries()) {
       const args = lines[i];

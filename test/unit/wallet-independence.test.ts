@@ -41,10 +41,16 @@ describe('the dev wallet imports nothing of the service', () => {
   const files = walletFiles(WALLET);
 
   it('finds the wallet and its imports', () => {
-    expect(files.map((f) => relative(WALLET, f))).toEqual(expect.arrayContaining(['cli.ts', 'holder.ts', 'presentation.ts', 'verifyCredential.ts']));
+    expect(files.map((f) => relative(WALLET, f))).toEqual(
+      expect.arrayContaining(['cli.ts', 'holder.ts', 'presentation.ts', 'verifyCredential.ts']),
+    );
     // the reader sees static, dynamic and re-exports: a guard that saw nothing would pass anything
-    expect(importsOf("import { a } from './a.js';\nexport { b } from '../b.js';\nconst c = await import('../../c.js');")).toEqual(['./a.js', '../b.js', '../../c.js']);
-    expect(leavingImports(join(WALLET, 'x.ts'), "const m = await import('../verification/mdoc.js');")).toEqual(['../verification/mdoc.js']);
+    expect(
+      importsOf("import { a } from './a.js';\nexport { b } from '../b.js';\nconst c = await import('../../c.js');"),
+    ).toEqual(['./a.js', '../b.js', '../../c.js']);
+    expect(leavingImports(join(WALLET, 'x.ts'), "const m = await import('../verification/mdoc.js');")).toEqual([
+      '../verification/mdoc.js',
+    ]);
     expect(leavingImports(join(WALLET, 'sub', 'x.ts'), "import { W } from '../errors.js';")).toEqual([]);
   });
 

@@ -34,7 +34,9 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     if (req.url === '/.well-known/jwt-vc-issuer/issuer' && published) {
       metadataFetches++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: iss, jwks: { keys: published } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ issuer: iss, jwks: { keys: published } }));
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
@@ -44,7 +46,14 @@ beforeAll(async () => {
 
   root = await makeCert({ subject: 'CN=Test Issuer Root', ca: true });
   intermediate = await makeCert({ subject: 'CN=Test Issuer Intermediate', ca: true, issuer: root });
-  leaf = await makeCert({ subject: 'CN=Test Issuer', issuer: intermediate, san: [{ type: 'url', value: iss }, { type: 'ip', value: '127.0.0.1' }] });
+  leaf = await makeCert({
+    subject: 'CN=Test Issuer',
+    issuer: intermediate,
+    san: [
+      { type: 'url', value: iss },
+      { type: 'ip', value: '127.0.0.1' },
+    ],
+  });
   otherRoot = await makeCert({ subject: 'CN=Test Issuer Root', ca: true });
   holderPublic = await exportJWK((await generateKeyPair('ES256')).publicKey);
 });
@@ -59,11 +68,19 @@ beforeEach(() => {
 });
 
 const publicOf = async (cert: TestCert) => exportJWK(cert.keys.publicKey);
-const issue = (x5c: string[], key: JWK = leaf.privateJwk) => issueWithX5c({ x5c, key, iss, vct: VCT, attributes: ATTRIBUTES, holder: holderPublic });
+const issue = (x5c: string[], key: JWK = leaf.privateJwk) =>
+  issueWithX5c({ x5c, key, iss, vct: VCT, attributes: ATTRIBUTES, holder: holderPublic });
 const receive = (credential: string, issuerTrust?: Uint8Array[]) =>
-  verifyReceivedCredential(credential, { credentialIssuer: iss, vct: VCT, holderPublicJwk: holderPublic, ...(issuerTrust ? { issuerTrust } : {}) }, fetch);
+  verifyReceivedCredential(
+    credential,
+    { credentialIssuer: iss, vct: VCT, holderPublicJwk: holderPublic, ...(issuerTrust ? { issuerTrust } : {}) },
+    fetch,
+  );
 const refusal = async (promise: Promise<unknown>) => {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(WalletError);
   return (error as Error).message;
 };
@@ -87,7 +104,9 @@ describe('a credential with a good x5c chain', () => {
 
   it('is refused without issuer trust when the issuer does not publish the leaf key', async () => {
     published = [await exportJWK((await generateKeyPair('ES256')).publicKey)];
-    expect(await refusal(receive(await issue([leaf.b64, intermediate.b64])))).toMatch(/x5c leaf certificate is not for a key the issuer publishes.*--issuer-trust/);
+    expect(await refusal(receive(await issue([leaf.b64, intermediate.b64])))).toMatch(
+      /x5c leaf certificate is not for a key the issuer publishes.*--issuer-trust/,
+    );
   });
 
   it('is refused without issuer trust when the issuer publishes no metadata, with a hint', async () => {
@@ -96,7 +115,9 @@ describe('a credential with a good x5c chain', () => {
 
   it('is refused when the chain ends at a CA the wallet does not trust', async () => {
     published = [await publicOf(leaf)];
-    expect(await refusal(receive(await issue([leaf.b64, intermediate.b64]), [otherRoot.der]))).toMatch(/x5c\) is refused: the chain does not end at a trusted root/);
+    expect(await refusal(receive(await issue([leaf.b64, intermediate.b64]), [otherRoot.der]))).toMatch(
+      /x5c\) is refused: the chain does not end at a trusted root/,
+    );
   });
 });
 
@@ -107,7 +128,11 @@ describe('a credential whose x5c is inconsistent is refused', () => {
   });
 
   it.each<[string, () => Promise<{ x5c: string[]; key?: JWK }>, RegExp]>([
-    ['the chain in the wrong order (the CA first)', async () => ({ x5c: [intermediate.b64, leaf.b64] }), /x5c\) is refused: the first certificate is a CA, not a leaf: the chain must list the leaf first/],
+    [
+      'the chain in the wrong order (the CA first)',
+      async () => ({ x5c: [intermediate.b64, leaf.b64] }),
+      /x5c\) is refused: the first certificate is a CA, not a leaf: the chain must list the leaf first/,
+    ],
     [
       'intermediates swapped',
       async () => {
@@ -119,11 +144,22 @@ describe('a credential whose x5c is inconsistent is refused', () => {
       },
       /x5c\) is refused: the chain is not in order: certificate 2 did not sign the leaf certificate/,
     ],
-    ['a signature by another key than the leaf\'s', async () => ({ x5c: [leaf.b64, intermediate.b64], key: (await makeCert({ subject: 'CN=Other' })).privateJwk }), /not signed by the key of its x5c leaf certificate/],
+    [
+      "a signature by another key than the leaf's",
+      async () => ({ x5c: [leaf.b64, intermediate.b64], key: (await makeCert({ subject: 'CN=Other' })).privateJwk }),
+      /not signed by the key of its x5c leaf certificate/,
+    ],
     [
       'a leaf that names another issuer',
       async () => {
-        const other = await makeCert({ subject: 'CN=Other Issuer', issuer: intermediate, san: [{ type: 'url', value: 'https://other.example/issuer' }, { type: 'dns', value: 'other.example' }] });
+        const other = await makeCert({
+          subject: 'CN=Other Issuer',
+          issuer: intermediate,
+          san: [
+            { type: 'url', value: 'https://other.example/issuer' },
+            { type: 'dns', value: 'other.example' },
+          ],
+        });
         published = [await publicOf(other)];
         return { x5c: [other.b64, intermediate.b64], key: other.privateJwk };
       },
@@ -132,13 +168,23 @@ describe('a credential whose x5c is inconsistent is refused', () => {
     [
       'an expired leaf',
       async () => {
-        const expired = await makeCert({ subject: 'CN=Test Issuer', issuer: intermediate, san: [{ type: 'url', value: iss }], notBefore: new Date(Date.now() - 30 * DAY), notAfter: new Date(Date.now() - DAY) });
+        const expired = await makeCert({
+          subject: 'CN=Test Issuer',
+          issuer: intermediate,
+          san: [{ type: 'url', value: iss }],
+          notBefore: new Date(Date.now() - 30 * DAY),
+          notAfter: new Date(Date.now() - DAY),
+        });
         published = [await publicOf(expired)];
         return { x5c: [expired.b64, intermediate.b64], key: expired.privateJwk };
       },
       /x5c\) is refused: the leaf certificate has expired/,
     ],
-    ['a leaf whose issuer is left out', async () => ({ x5c: [leaf.b64, root.b64] }), /x5c\) is refused: the chain is not in order: certificate 2 did not sign the leaf certificate/],
+    [
+      'a leaf whose issuer is left out',
+      async () => ({ x5c: [leaf.b64, root.b64] }),
+      /x5c\) is refused: the chain is not in order: certificate 2 did not sign the leaf certificate/,
+    ],
     [
       'a leaf signed by a certificate that is no CA',
       async () => {
@@ -149,18 +195,29 @@ describe('a credential whose x5c is inconsistent is refused', () => {
       },
       /x5c\) is refused: certificate 2 of the chain signs a certificate but is not a CA/,
     ],
-    ['an x5c that is not base64 DER', async () => ({ x5c: ['bm90IGEgY2VydGlmaWNhdGU='] }), /x5c header does not hold readable certificates/],
+    [
+      'an x5c that is not base64 DER',
+      async () => ({ x5c: ['bm90IGEgY2VydGlmaWNhdGU='] }),
+      /x5c header does not hold readable certificates/,
+    ],
   ])('%s', async (_name, make, message) => {
     const { x5c, key } = await make();
     expect(await refusal(receive(await issue(x5c, key), [root.der]))).toMatch(message);
     expect(await refusal(receive(await issue(x5c, key)))).toMatch(message);
   });
 
-  it('refuses a kid naming another published key than the leaf\'s, when nothing anchors the chain', async () => {
+  it("refuses a kid naming another published key than the leaf's, when nothing anchors the chain", async () => {
     const other = { ...(await exportJWK((await generateKeyPair('ES256')).publicKey)), kid: 'other' };
     published = [other, { ...(await publicOf(leaf)), kid: 'leaf' }];
     const now = Math.floor(Date.now() / 1000);
-    const jwt = await new SignJWT({ iss, vct: VCT, iat: now, exp: now + 600, cnf: { jwk: holderPublic }, _sd_alg: 'sha-256' })
+    const jwt = await new SignJWT({
+      iss,
+      vct: VCT,
+      iat: now,
+      exp: now + 600,
+      cnf: { jwk: holderPublic },
+      _sd_alg: 'sha-256',
+    })
       .setProtectedHeader({ alg: 'ES256', typ: 'dc+sd-jwt', kid: 'other', x5c: [leaf.b64, intermediate.b64] })
       .sign(await importJWK(leaf.privateJwk, 'ES256'));
     expect(await refusal(receive(`${jwt}~`))).toMatch(/kid names another key than its x5c leaf/);
@@ -187,16 +244,25 @@ describe('the leaf names the issuer (SD-JWT VC §3.5)', () => {
     expect(await calculateJwkThumbprint(anchored.jwk)).toBe(thumbprint);
     expect((await checkIssuerX5c([leaf.b64, intermediate.b64], iss)).anchored).toBe(false);
     // validity is judged at the given time: the same chain after its leaf's end
-    await expect(checkIssuerX5c([leaf.b64, intermediate.b64], iss, { now: new Date(Date.now() + 500 * DAY) })).rejects.toThrow(/leaf certificate has expired/);
+    await expect(
+      checkIssuerX5c([leaf.b64, intermediate.b64], iss, { now: new Date(Date.now() + 500 * DAY) }),
+    ).rejects.toThrow(/leaf certificate has expired/);
   });
 });
 
 describe('credentials without x5c', () => {
-  it('keep working by the issuer\'s published key named by kid', async () => {
+  it("keep working by the issuer's published key named by kid", async () => {
     const key = await generateKeyPair('ES256', { extractable: true });
     published = [{ ...(await exportJWK(key.publicKey)), kid: 'plain-1' }];
     const now = Math.floor(Date.now() / 1000);
-    const jwt = await new SignJWT({ iss, vct: VCT, iat: now, exp: now + 600, cnf: { jwk: holderPublic }, _sd_alg: 'sha-256' })
+    const jwt = await new SignJWT({
+      iss,
+      vct: VCT,
+      iat: now,
+      exp: now + 600,
+      cnf: { jwk: holderPublic },
+      _sd_alg: 'sha-256',
+    })
       .setProtectedHeader({ alg: 'ES256', typ: 'dc+sd-jwt', kid: 'plain-1' })
       .sign(await importJWK(await exportJWK(key.privateKey), 'ES256'));
     expect(await receive(`${jwt}~`, [root.der])).toMatchObject({ issuer: iss, vct: VCT });
@@ -206,8 +272,13 @@ describe('credentials without x5c', () => {
 
 describe('the receive command', () => {
   it('reads --issuer-trust for receive only', () => {
-    expect(parseArgs(['receive', 'openid-credential-offer://?x', '--issuer-trust', 'issuer-ca.pem'])).toMatchObject({ command: 'receive', issuerTrust: 'issuer-ca.pem' });
-    expect(parseArgs(['receive', 'openid-credential-offer://?x', '--issuer-trust=ca.pem', '--pin', '1'])).toMatchObject({ issuerTrust: 'ca.pem', pin: '1' });
+    expect(parseArgs(['receive', 'openid-credential-offer://?x', '--issuer-trust', 'issuer-ca.pem'])).toMatchObject({
+      command: 'receive',
+      issuerTrust: 'issuer-ca.pem',
+    });
+    expect(parseArgs(['receive', 'openid-credential-offer://?x', '--issuer-trust=ca.pem', '--pin', '1'])).toMatchObject(
+      { issuerTrust: 'ca.pem', pin: '1' },
+    );
     expect(() => parseArgs(['present', 'openid4vp://?x', '--issuer-trust', 'ca.pem'])).toThrow(/receive only/);
     expect(() => parseArgs(['list', '--issuer-trust', 'ca.pem'])).toThrow(/receive only/);
   });

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Account, ClaimsParameterMember, Configuration, KoaContextWithOIDC, interactionPolicy } from 'oidc-provider';
+import type {
+  Account,
+  ClaimsParameterMember,
+  Configuration,
+  KoaContextWithOIDC,
+  interactionPolicy,
+} from 'oidc-provider';
 import { sendPage } from '../../http/page.js';
 import { idvCsp, renderIdvMessage, type PersonFields } from '../idvPages.js';
 import type { DemoIdvOptions } from '../idvProvider.js';
@@ -66,7 +72,11 @@ export function idvConfiguration(d: IdvConfigurationDeps): Configuration {
       ...(opts.verifiedClaims ? { verified_claims: null } : {}),
     },
     discovery: opts.verifiedClaims
-      ? { verified_claims_supported: true, trust_frameworks_supported: [VERIFICATION.trust_framework], claims_in_verified_claims_supported: [...PERSON_CLAIMS] }
+      ? {
+          verified_claims_supported: true,
+          trust_frameworks_supported: [VERIFICATION.trust_framework],
+          claims_in_verified_claims_supported: [...PERSON_CLAIMS],
+        }
       : {},
     pkce: { required: () => true },
     interactions: {
@@ -86,15 +96,27 @@ export function idvConfiguration(d: IdvConfigurationDeps): Configuration {
       };
     },
     renderError: async (ctx: KoaContextWithOIDC, out: { error?: string; error_description?: string }) => {
-      sendPage(ctx, ctx.status, (nonce) =>
-        renderIdvMessage({ nonce, title: 'This identity check cannot go on', message: `${out.error ?? 'error'}: ${out.error_description ?? 'something went wrong'}` }), (nonce) => idvCsp(nonce, formTargets));
+      sendPage(
+        ctx,
+        ctx.status,
+        (nonce) =>
+          renderIdvMessage({
+            nonce,
+            title: 'This identity check cannot go on',
+            message: `${out.error ?? 'error'}: ${out.error_description ?? 'something went wrong'}`,
+          }),
+        (nonce) => idvCsp(nonce, formTargets),
+      );
     },
   } as Configuration;
 }
 
 /** `verified_claims` for the person: the requested claims of the three (all when none are named). */
 function verifiedClaims(person: PersonFields, requested: null | ClaimsParameterMember | undefined) {
-  const asked = requested && typeof requested.claims === 'object' && requested.claims !== null ? Object.keys(requested.claims) : PERSON_CLAIMS;
+  const asked =
+    requested && typeof requested.claims === 'object' && requested.claims !== null
+      ? Object.keys(requested.claims)
+      : PERSON_CLAIMS;
   const claims: Record<string, string> = {};
   for (const name of PERSON_CLAIMS) if (asked.includes(name)) claims[name] = person[name];
   return { verification: { ...VERIFICATION }, claims };

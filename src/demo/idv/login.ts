@@ -31,7 +31,17 @@ export function loginPages(d: LoginDeps): Middleware {
   const { provider, issuer } = d;
   const csp = (nonce: string) => idvCsp(nonce, d.formTargets);
   const gone = (ctx: Context) =>
-    sendPage(ctx, 400, (nonce) => renderIdvMessage({ nonce, title: 'This identity check has ended', message: 'It expired or was already finished. Go back to the app and start again.' }), csp);
+    sendPage(
+      ctx,
+      400,
+      (nonce) =>
+        renderIdvMessage({
+          nonce,
+          title: 'This identity check has ended',
+          message: 'It expired or was already finished. Go back to the app and start again.',
+        }),
+      csp,
+    );
 
   return async (ctx, next) => {
     const m = INTERACTION.exec(ctx.path);
@@ -48,7 +58,8 @@ export function loginPages(d: LoginDeps): Middleware {
     if (details.uid !== uid) return gone(ctx);
     const action = `${issuer}/interaction/${uid}`;
     const client = String(details.params.client_id ?? '');
-    const form = (status: number, values: PersonFields, error?: string) => sendPage(ctx, status, (nonce) => renderLoginPage({ nonce, action, values, client, error }), csp);
+    const form = (status: number, values: PersonFields, error?: string) =>
+      sendPage(ctx, status, (nonce) => renderLoginPage({ nonce, action, values, client, error }), csp);
     if (ctx.method === 'GET') return form(200, SAMPLE);
 
     let body: Record<string, string>;
@@ -75,14 +86,21 @@ export function loginPages(d: LoginDeps): Middleware {
       const problem = body.decision === 'confirm' ? check(person) : 'Choose Confirm identity or Decline.';
       if (problem) return form(400, person, problem);
       // the same three values are the same person: the same sub
-      const sub = createHash('sha256').update(JSON.stringify([person.given_name, person.family_name, person.birthdate])).digest('base64url');
+      const sub = createHash('sha256')
+        .update(JSON.stringify([person.given_name, person.family_name, person.birthdate]))
+        .digest('base64url');
       d.people.remember(sub, person);
       const grant = new provider.Grant({ accountId: sub, clientId: client });
       grant.addOIDCScope(String(details.params.scope ?? 'openid'));
       const claims = requestedClaims(details.params.claims);
       if (claims.length) grant.addOIDCClaims(claims);
       const grantId = await grant.save();
-      returnTo = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: sub, remember: false }, consent: { grantId } }, { mergeWithLastSubmission: false });
+      returnTo = await provider.interactionResult(
+        ctx.req,
+        ctx.res,
+        { login: { accountId: sub, remember: false }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
     }
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 303;
@@ -95,7 +113,13 @@ function requestedClaims(param: unknown): string[] {
   if (typeof param !== 'string') return [];
   try {
     const parsed = JSON.parse(param) as { id_token?: unknown; userinfo?: unknown };
-    return [...new Set([parsed.id_token, parsed.userinfo].flatMap((part) => (part && typeof part === 'object' ? Object.keys(part) : [])))];
+    return [
+      ...new Set(
+        [parsed.id_token, parsed.userinfo].flatMap((part) =>
+          part && typeof part === 'object' ? Object.keys(part) : [],
+        ),
+      ),
+    ];
   } catch {
     return [];
   }
@@ -103,7 +127,10 @@ function requestedClaims(param: unknown): string[] {
 
 /** The person's entries, or what is wrong with them (said to the person). */
 function check(values: PersonFields): string | undefined {
-  for (const [name, label] of [['given_name', 'a given name'], ['family_name', 'a family name']] as const) {
+  for (const [name, label] of [
+    ['given_name', 'a given name'],
+    ['family_name', 'a family name'],
+  ] as const) {
     const v = values[name];
     if (!v || v.length > 100 || /\p{Cc}/u.test(v)) return `Enter ${label} (at most 100 characters).`;
   }

@@ -17,12 +17,20 @@ export type CredentialStatusDeps = StatusFormsDeps;
 
 export async function changeCredentialStatus(ctx: Context, d: CredentialStatusDeps): Promise<void> {
   const { config } = d;
-  const result = (title: string, data: unknown, extra?: Parameters<typeof resultPage>[4]) => resultPage(ctx, config.baseUrl, title, data, extra);
+  const result = (title: string, data: unknown, extra?: Parameters<typeof resultPage>[4]) =>
+    resultPage(ctx, config.baseUrl, title, data, extra);
   // a form posted from another site is refused before anything of it is read (a MAC a page elsewhere
   // learned must not work from there)
-  if (!isSameOriginPost({ origin: ctx.get('Origin') || undefined, fetchSite: ctx.get('Sec-Fetch-Site') || undefined }, new URL(config.baseUrl).origin)) {
+  if (
+    !isSameOriginPost(
+      { origin: ctx.get('Origin') || undefined, fetchSite: ctx.get('Sec-Fetch-Site') || undefined },
+      new URL(config.baseUrl).origin,
+    )
+  ) {
     ctx.status = 403;
-    return result('This form was not sent from this demo', { error: 'the form comes from another site (Origin, Sec-Fetch-Site)' });
+    return result('This form was not sent from this demo', {
+      error: 'the form comes from another site (Origin, Sec-Fetch-Site)',
+    });
   }
   let fields: Record<string, string>;
   try {
@@ -34,12 +42,18 @@ export async function changeCredentialStatus(ctx: Context, d: CredentialStatusDe
   const { serialNumber = '', mac = '', action = '' } = fields;
   const expected = Buffer.from(formMac(d.formKey, action, serialNumber));
   const given = Buffer.from(mac);
-  if (!d.changeStatus || !Object.hasOwn(ACTIONS, action) || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (
+    !d.changeStatus ||
+    !Object.hasOwn(ACTIONS, action) ||
+    given.length !== expected.length ||
+    !timingSafeEqual(given, expected)
+  ) {
     ctx.status = 400;
     return result('This form was not made by this demo', {});
   }
   const outcome = await d.changeStatus(serialNumber, action as Action);
-  if (outcome.kind === 'unknown') return result('No such credential', { serialNumber, note: 'never issued here, or expired' });
+  if (outcome.kind === 'unknown')
+    return result('No such credential', { serialNumber, note: 'never issued here, or expired' });
   if (outcome.kind === 'final') return result('The credential is revoked, which is final', { serialNumber });
   const next =
     outcome.status === 'revoked'

@@ -9,20 +9,35 @@ import { EXTERNAL_SUFFIX } from '../flow.js';
 import { typesFor, type DemoDeps } from '../deps.js';
 
 /** What the page uses. */
-export type HomeDeps = Pick<DemoDeps, 'config' | 'client' | 'callback' | 'webhookUrl' | 'webhookSecrets' | 'identityFlows' | 'pidIssuer' | 'languages'>;
+export type HomeDeps = Pick<
+  DemoDeps,
+  'config' | 'client' | 'callback' | 'webhookUrl' | 'webhookSecrets' | 'identityFlows' | 'pidIssuer' | 'languages'
+>;
 
 const SAMPLE: Record<string, unknown> = {
-  FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com', Company: 'Analytical Engines Ltd',
-  StartDate: '2024-01-15', MemberName: 'Ada Lovelace', MemberNumber: 1815, Premium: true,
+  FirstName: 'Ada',
+  LastName: 'Lovelace',
+  Email: 'ada@example.com',
+  Company: 'Analytical Engines Ltd',
+  StartDate: '2024-01-15',
+  MemberName: 'Ada Lovelace',
+  MemberNumber: 1815,
+  Premium: true,
 };
 
 export function home(ctx: Context, d: HomeDeps): void {
   const { config, client, webhookUrl, webhookSecrets } = d;
   if (!client) {
-    page(ctx, 'Demo', html`<section class="card demo"><h1>Demo</h1><p>No client in the config has the redirect URI ${d.callback} and an issuance scope.</p></section>`);
+    page(
+      ctx,
+      'Demo',
+      html`<section class="card demo"><h1>Demo</h1><p>No client in the config has the redirect URI ${d.callback} and an issuance scope.</p></section>`,
+    );
     return;
   }
-  const external = webhookSecrets && html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External</option>`;
+  const external =
+    webhookSecrets &&
+    html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External</option>`;
   const modes = html`<option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option>`;
   const language = languageField(d.languages);
   const forms = typesFor(config, client).map((t) => {
@@ -57,8 +72,12 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     ? html`<p class="hint">An <strong>External</strong> interface runs the External Client flow: the browser stays at the prompt, and this demo's server hears the outcome by webhook at <code>${webhookUrl}</code>, continues with <code>context_id</code> and redeems the code.</p>`
     : client.scopes.includes(EXTERNAL) &&
       html`<p class="hint">The External Client flow is not offered: the client's webhook goes to <code>${client.webhook?.url ?? '(none)'}</code>, not to this demo's receiver <code>${webhookUrl}</code>.</p>`;
-  page(ctx, 'Try the VC OpenID Provider', html`<section class="card demo"><h1>Try it</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${identity}`);
+  page(
+    ctx,
+    'Try the VC OpenID Provider',
+    html`<section class="card demo"><h1>Try it</h1>
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${identity}`,
+  );
 }
 
 /** The holder pages' language, sent as ui_locales (OIDC Core §3.1.2.1); by default the browser's. */
@@ -75,7 +94,10 @@ function identityCard(d: HomeDeps, c: ClientConfig, modes: SafeHtml, language: S
   const pidBlock = config.identity.VerifiedIdentity;
   const offersPid = identityFlows.some((f) => f.scope === 'VerifiedIdentity');
   // D12: only VerifiedIdentity combines with External (VerifiedIdentity_Other's journey ends in the holder's browser)
-  const external = d.webhookSecrets && offersPid && html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External (VerifiedIdentity only)</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External (VerifiedIdentity only)</option>`;
+  const external =
+    d.webhookSecrets &&
+    offersPid &&
+    html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External (VerifiedIdentity only)</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External (VerifiedIdentity only)</option>`;
   const pidTrusted = pidIssuer !== undefined && pidBlock?.trustedIssuers.some((t) => t.issuer === pidIssuer);
   const pidHint =
     offersPid &&

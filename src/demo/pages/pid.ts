@@ -18,7 +18,13 @@ export interface PidPageDeps {
 }
 
 /** The form's prefilled values. The number is fixed so that each new demo PID is the same person (the same pairwise `sub`). */
-const SAMPLE = { given_name: 'Ada', family_name: 'Lovelace', birthdate: '1815-12-10', nationalities: 'GB', personal_administrative_number: '4718 2093 5561' };
+const SAMPLE = {
+  given_name: 'Ada',
+  family_name: 'Lovelace',
+  birthdate: '1815-12-10',
+  nationalities: 'GB',
+  personal_administrative_number: '4718 2093 5561',
+};
 type Fields = typeof SAMPLE;
 
 const FORM_LIMIT = 16 * 1024;
@@ -27,7 +33,10 @@ const COUNTRY = /^[A-Z]{2}$/;
 export function pidForm(ctx: Context, d: PidPageDeps, values: Fields = SAMPLE, error?: string): void {
   const field = (name: keyof Fields, label: string, extra = html``) =>
     html`<label>${label}<input name="${name}" value="${values[name]}" required${extra}></label>`;
-  page(ctx, 'Demo PID issuer', html`<section class="card demo"><h1>Get a demo PID</h1>
+  page(
+    ctx,
+    'Demo PID issuer',
+    html`<section class="card demo"><h1>Get a demo PID</h1>
 <p class="hint">A person-identification credential (SD-JWT VC, vct <code>${DEMO_PID_VCT}</code>) from this demo's own issuer <code>${d.walletIssuer.credentialIssuer}</code>, for trying <strong>VerifiedIdentity</strong> with the dev wallet. Demo only: anyone can get one with any name.</p>
 ${error && html`<p class="status" role="alert">${error}</p>`}
 <form method="post" action="${`${d.baseUrl}/demo/pid`}">
@@ -37,7 +46,8 @@ ${field('birthdate', 'Birth date', html` type="date"`)}
 ${field('nationalities', 'Nationalities (ISO 3166-1 alpha-2 codes, comma-separated)', html` maxlength="60"`)}
 ${field('personal_administrative_number', 'Personal administrative number', html` maxlength="64"`)}
 <button type="submit">Create the offer</button></form>
-<p><a href="${`${d.baseUrl}/demo`}">Back to the demo</a></p></section>`);
+<p><a href="${`${d.baseUrl}/demo`}">Back to the demo</a></p></section>`,
+  );
 }
 
 export async function pidOffer(ctx: Context, d: PidPageDeps): Promise<void> {
@@ -73,13 +83,17 @@ export async function pidOffer(ctx: Context, d: PidPageDeps): Promise<void> {
   // an <img> of the SVG: the demo's CSP allows data: images, and its width needs no style attribute
   const qr = `data:image/svg+xml;base64,${Buffer.from(qrSvg(link)).toString('base64')}`;
   const command = `npm run wallet -- receive '${link}'`;
-  page(ctx, 'Your demo PID offer', html`<section class="card demo"><h1>Your demo PID offer</h1>
+  page(
+    ctx,
+    'Your demo PID offer',
+    html`<section class="card demo"><h1>Your demo PID offer</h1>
 <p>For ${checked.given_name} ${checked.family_name}, born ${checked.birthdate}. Receive it with your wallet app (scan, or open the link on this device), or with the dev wallet:</p>
 <pre>${command}</pre>
 <p><img src="${qr}" width="220" height="220" alt="QR code of the credential offer"></p>
 <p><a href="${link}">Open in wallet</a></p>
 <p class="hint">The offer can be redeemed once, until ${new Date(created.expiresAt * 1000).toISOString()}. Then choose <strong>VerifiedIdentity</strong> under “Verify identity” on the demo page, and present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>
-<p><a href="${`${d.baseUrl}/demo`}">Back to the demo</a> · <a href="${`${d.baseUrl}/demo/pid`}">Another PID</a></p></section>`);
+<p><a href="${`${d.baseUrl}/demo`}">Back to the demo</a> · <a href="${`${d.baseUrl}/demo/pid`}">Another PID</a></p></section>`,
+  );
 }
 
 /** The PID's claims from the form, or what is wrong with it (said to the person filling it in). */
@@ -87,12 +101,23 @@ function check(f: Fields): Record<string, unknown> | string {
   if (!f.given_name || f.given_name.length > 100) return 'Enter a given name (at most 100 characters).';
   if (!f.family_name || f.family_name.length > 100) return 'Enter a family name (at most 100 characters).';
   if (!isPastCalendarDate(f.birthdate)) return 'Enter the birth date as YYYY-MM-DD, a day in the past.';
-  const nationalities = [...new Set(f.nationalities.split(/[\s,]+/).filter(Boolean).map((c) => c.toUpperCase()))];
+  const nationalities = [
+    ...new Set(
+      f.nationalities
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map((c) => c.toUpperCase()),
+    ),
+  ];
   if (nationalities.length === 0 || nationalities.length > 10 || !nationalities.every((c) => COUNTRY.test(c))) {
     return 'Enter one to ten nationalities as two-letter country codes (ISO 3166-1 alpha-2), such as GB or DE, FR.';
   }
   // printable characters only: it becomes the person's identifier at the relying party (through a pairwise sub)
-  if (!f.personal_administrative_number || f.personal_administrative_number.length > 64 || /[\p{Cc}]/u.test(f.personal_administrative_number)) {
+  if (
+    !f.personal_administrative_number ||
+    f.personal_administrative_number.length > 64 ||
+    /[\p{Cc}]/u.test(f.personal_administrative_number)
+  ) {
     return 'Enter a personal administrative number (at most 64 characters).';
   }
   return {

@@ -13,7 +13,15 @@ function endedDescription(step: WalletStep, state: StepStatus): string {
 }
 
 /** D13: an External Client flow's browser is told that the app continues (or was told of the failure), never sent back to it. */
-async function handOver(d: InteractionDeps, ctx: Context, interaction: Interaction, version: Version, uid: string, step: WalletStep, succeeded: boolean): Promise<void> {
+async function handOver(
+  d: InteractionDeps,
+  ctx: Context,
+  interaction: Interaction,
+  version: Version,
+  uid: string,
+  step: WalletStep,
+  succeeded: boolean,
+): Promise<void> {
   const client = d.clients.get(step.clientId)?.clientName ?? step.clientId;
   if (succeeded) return messagePage(ctx, 200, HANDED_OVER.done(client), interaction);
   const state = await stepStatus(d, stepIdOf(version, uid), step);
@@ -27,7 +35,10 @@ async function handOver(d: InteractionDeps, ctx: Context, interaction: Interacti
 /** For pages without JavaScript, failures and expiry: finishes the interaction as the wallet step ended. */
 export async function continueFlow(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   const stepId = stepIdOf(version, uid);
-  const [found, { step, claims }] = await Promise.all([interactionOf(d, ctx, version, uid), d.steps.withClaims(stepId)]);
+  const [found, { step, claims }] = await Promise.all([
+    interactionOf(d, ctx, version, uid),
+    d.steps.withClaims(stepId),
+  ]);
   if (!found || !step) return messagePage(ctx, 400, EXPIRED, found);
   if (step.external) return handOver(d, ctx, found, version, uid, step, claims !== undefined);
   let returnTo = found.returnTo;
@@ -44,7 +55,10 @@ export async function continueFlow(d: InteractionDeps, ctx: Context, version: Ve
       }
       // a failure was counted where it happened (the wallet's request); an expiry is seen here
       if (state.status === 'expired') d.flowEnds?.expired(stepId, step);
-      return finishWithError(d, ctx, version, { error: 'access_denied', error_description: endedDescription(step, state) });
+      return finishWithError(d, ctx, version, {
+        error: 'access_denied',
+        error_description: endedDescription(step, state),
+      });
     }
   }
   ctx.status = 303;

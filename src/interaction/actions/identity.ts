@@ -13,7 +13,8 @@ export async function toOtherProvider(d: InteractionDeps, ctx: Context, version:
   if (!other || !step || step.kind !== 'identity_other') return messagePage(ctx, 400, EXPIRED, found);
   const { status: state, journey } = await other.journeys.current(stepId);
   // ended, expired or continued elsewhere: the continue step says which
-  if (!journey || (state.status !== 'pending' && state.status !== 'at_provider')) return ctx.redirect(promptUrl(d.config, version, uid, '/continue'));
+  if (!journey || (state.status !== 'pending' && state.status !== 'at_provider'))
+    return ctx.redirect(promptUrl(d.config, version, uid, '/continue'));
   const url = await other.start(ctx, journey);
   ctx.set('Cache-Control', 'no-store');
   ctx.status = 303;

@@ -15,5 +15,14 @@ export async function otherProviderCallback(d: { config: Config; other: OtherPro
   const next = result.kind === 'prompt' ? promptUrl(d.config, result.version, result.uid, '/continue') : result.url;
   ctx.set('Refresh', `0; url=${next}`);
   const { texts, brand } = pageTexts(ctx);
-  page(ctx, 200, (nonce) => renderMessage({ nonce, texts, brand, title: texts.t('journey.finished'), message: texts.t('journey.takingBack'), next: { href: next, label: texts.t('progress.continue') } }));
+  page(ctx, 200, (nonce) =>
+    renderMessage({
+      nonce,
+      texts,
+      brand,
+      title: texts.t('journey.finished'),
+      message: texts.t('journey.takingBack'),
+      next: { href: next, label: texts.t('progress.continue') },
+    }),
+  );
 }

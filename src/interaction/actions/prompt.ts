@@ -9,7 +9,12 @@ import { STEP_KINDS, stepKindFor } from '../stepKinds.js';
 import { stepIdOf, type WalletStep } from '../steps.js';
 
 /** Starts the interaction's wallet step as its kind starts; a step another tab started first wins. */
-export async function startStep(d: InteractionDeps, interaction: Interaction, version: Version, stepId: string): Promise<WalletStep> {
+export async function startStep(
+  d: InteractionDeps,
+  interaction: Interaction,
+  version: Version,
+  stepId: string,
+): Promise<WalletStep> {
   const params = interaction.params as Record<string, unknown>;
   const flow = requestedFlow(String(params.scope ?? ''));
   const kind = stepKindFor(flow);
@@ -18,7 +23,8 @@ export async function startStep(d: InteractionDeps, interaction: Interaction, ve
   const step = await kind.start(d, { interaction, version, stepId, params, flow, returnUri });
   if (await d.steps.start(stepId, step, secondsLeft(interaction))) {
     // before the holder sees the wallet link: the flow's end is announced from here on
-    if (flow.external) await d.external.begin(stepId, externalRequest(version, kind.externalKind, params), step.expiresAt);
+    if (flow.external)
+      await d.external.begin(stepId, externalRequest(version, kind.externalKind, params), step.expiresAt);
     return step;
   }
   return (await d.steps.find(stepId)) ?? step;

@@ -16,7 +16,10 @@ export async function returnFromWallet(d: InteractionDeps, ctx: Context, version
   ctx.set('Cache-Control', 'no-store');
   const code = readQuery(ctx).response_code;
   const stepId = stepIdOf(version, uid);
-  const [found, { step, claims }] = await Promise.all([interactionOf(d, ctx, version, uid), d.steps.withClaims(stepId)]);
+  const [found, { step, claims }] = await Promise.all([
+    interactionOf(d, ctx, version, uid),
+    d.steps.withClaims(stepId),
+  ]);
   if (!found || !step) return messagePage(ctx, 400, EXPIRED, found);
   const completeReturn = STEP_KINDS[step.kind].completeReturn;
   if (code !== undefined && !claims && !found.result && completeReturn) await completeReturn(d, stepId, code);

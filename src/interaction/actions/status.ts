@@ -10,7 +10,12 @@ import { stepIdOf, type WalletStep } from '../steps.js';
  * A step's status as the holder's page reads it, its message in the holder's language: the relying
  * party's description stays on the server.
  */
-export function forBrowser(d: InteractionDeps, { description: _, say, ...status }: StepStatus, texts: Texts, step: WalletStep): StepStatus {
+export function forBrowser(
+  d: InteractionDeps,
+  { description: _, say, ...status }: StepStatus,
+  texts: Texts,
+  step: WalletStep,
+): StepStatus {
   if (status.status === 'expired') {
     // the page's title says it has expired; a message saying so again (and how to start over) would be a second
     const { message: _said, ...rest } = status;
@@ -35,7 +40,10 @@ export function forBrowser(d: InteractionDeps, { description: _, say, ...status 
 export async function status(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
   const stepId = stepIdOf(version, uid);
-  const [interaction, { step, claims }] = await Promise.all([interactionOf(d, ctx, version, uid), d.steps.withClaims(stepId)]);
+  const [interaction, { step, claims }] = await Promise.all([
+    interactionOf(d, ctx, version, uid),
+    d.steps.withClaims(stepId),
+  ]);
   const { texts } = pageTexts(ctx, interaction?.params.ui_locales);
   if (!interaction || !step) {
     ctx.status = 404;
@@ -44,12 +52,15 @@ export async function status(d: InteractionDeps, ctx: Context, version: Version,
   }
   // D13: the client continues an External Client flow; this browser only hears how the step ended
   if (step.external) {
-    ctx.body = claims ? { status: 'done', handover: true } : { ...forBrowser(d, await stepStatus(d, stepId, step), texts, step), handover: true };
+    ctx.body = claims
+      ? { status: 'done', handover: true }
+      : { ...forBrowser(d, await stepStatus(d, stepId, step), texts, step), handover: true };
     return;
   }
   const result = interaction.result as { wallet?: unknown } | undefined;
   if (result?.wallet) ctx.body = { status: 'done', next: interaction.returnTo };
   else if (result) ctx.body = { status: 'failed', message: texts.t('progress.notCompleted') };
-  else if (claims) ctx.body = { status: 'done', next: await finishWithClaims(d, ctx, version, interaction, step, claims) };
+  else if (claims)
+    ctx.body = { status: 'done', next: await finishWithClaims(d, ctx, version, interaction, step, claims) };
   else ctx.body = forBrowser(d, await stepStatus(d, stepId, step), texts, step);
 }

@@ -17,9 +17,14 @@ async function startIssuance(d: InteractionDeps, { stepId, params, flow }: StepS
   const { external } = flow;
   const type = d.credentialTypes.get(flow.types[0])!;
   const hint = (await d.store.get<HintHolder>(String(params.vc_hint)))?.hint;
-  if (!hint || hint.clientId !== params.client_id) throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
+  if (!hint || hint.clientId !== params.client_id)
+    throw new ProtocolError('invalid_request', 'id_token_hint: the request has expired; start again');
   // matched against the template when the hint was verified (src/oidc/requestChecks.ts)
-  if (hint.templateError !== undefined || !hint.attributes) throw new ProtocolError('invalid_scope', hint.templateError ?? 'id_token_hint: the attributes do not match the credential template');
+  if (hint.templateError !== undefined || !hint.attributes)
+    throw new ProtocolError(
+      'invalid_scope',
+      hint.templateError ?? 'id_token_hint: the attributes do not match the credential template',
+    );
   const { attributes, pin } = hint;
   validateImages(attributes, type); // invalid_request (spec: TokenHint image row)
   const offer = await d.walletIssuer.createOffer({

@@ -10,10 +10,20 @@ import { qrSvg } from '../views/qrSvg.js';
  * D12, VerifiedIdentity_Other: a journey through the other provider, as long as the interaction lasts.
  * A non-PAR journey (spec: authorise `context_id`) can be continued in another browser.
  */
-async function startJourney(d: InteractionDeps, { interaction, version, stepId, params }: StepStart): Promise<WalletStep> {
+async function startJourney(
+  d: InteractionDeps,
+  { interaction, version, stepId, params }: StepStart,
+): Promise<WalletStep> {
   const other = d.identity.other!;
   const clientId = String(params.client_id);
-  const journey: Journey = { stepId, version, clientId, params: continuationParams(params), tokenExtras: tokenExtrasOf(params), expiresAt: interaction.exp * 1000 };
+  const journey: Journey = {
+    stepId,
+    version,
+    clientId,
+    params: continuationParams(params),
+    tokenExtras: tokenExtrasOf(params),
+    expiresAt: interaction.exp * 1000,
+  };
   const pushed = params.vc_site === 'par';
   const contextId = await other.journeys.begin(journey, !pushed);
   return {
@@ -21,7 +31,11 @@ async function startJourney(d: InteractionDeps, { interaction, version, stepId, 
     clientId,
     credentialTypes: [],
     expiresAt: journey.expiresAt,
-    ...(contextId ? { resumeUri: `${d.authorizeUrls[version]}?${new URLSearchParams({ client_id: clientId, context_id: contextId })}` } : {}),
+    ...(contextId
+      ? {
+          resumeUri: `${d.authorizeUrls[version]}?${new URLSearchParams({ client_id: clientId, context_id: contextId })}`,
+        }
+      : {}),
   };
 }
 

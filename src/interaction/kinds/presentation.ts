@@ -6,13 +6,26 @@ import { flowOf, tokenExtrasOf } from '../request.js';
 import { configuredTypes, walletPrompt, type PromptTypes } from './walletPrompt.js';
 
 /** What a presentation request asks the wallet for: credential types, or a PID (D12). */
-type Asked = { credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined };
+type Asked =
+  { credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined };
 
 /** OpenID4VP: a request through the verifier, for this client, with a same-device link that returns to the prompt. */
-async function startPresentation(d: InteractionDeps, s: StepStart, kind: 'verification' | 'identity', asked: Asked): Promise<WalletStep> {
+async function startPresentation(
+  d: InteractionDeps,
+  s: StepStart,
+  kind: 'verification' | 'identity',
+  asked: Asked,
+): Promise<WalletStep> {
   const { external } = s.flow;
   const clientId = String(s.params.client_id);
-  const request = await d.verifier.createRequest({ requestId: s.stepId, ...asked, external, returnUri: s.returnUri, clientId, ...flowOf(s.params) });
+  const request = await d.verifier.createRequest({
+    requestId: s.stepId,
+    ...asked,
+    external,
+    returnUri: s.returnUri,
+    clientId,
+    ...flowOf(s.params),
+  });
   return {
     kind,
     clientId,
@@ -28,7 +41,8 @@ async function startPresentation(d: InteractionDeps, s: StepStart, kind: 'verifi
 /** What a presentation's kinds share: the verifier reads the status, and completes a same-device return. */
 const PRESENTATION = {
   status: (d: InteractionDeps, stepId: string) => d.verifier.requestStatus(stepId),
-  completeReturn: (d: InteractionDeps, stepId: string, responseCode: string) => d.verifier.completeReturn(stepId, responseCode),
+  completeReturn: (d: InteractionDeps, stepId: string, responseCode: string) =>
+    d.verifier.completeReturn(stepId, responseCode),
   externalKind: 'verification',
   expiredDescription: 'the presentation request expired before the wallet answered',
 } as const satisfies Partial<StepKind>;
@@ -46,7 +60,15 @@ const pidTypes: PromptTypes = (d, texts, step) => {
   const pid = d.identity.pid;
   if (!pid) return configuredTypes(d, texts, step);
   const optional = pidOptionalClaims(pid);
-  return [{ name: 'VerifiedIdentity', displayName: texts.pick(pid.displayName), attributes: [...pid.claims], optional, labels: pidClaimLabels(pid, texts, [...pid.claims, ...optional]) }];
+  return [
+    {
+      name: 'VerifiedIdentity',
+      displayName: texts.pick(pid.displayName),
+      attributes: [...pid.claims],
+      optional,
+      labels: pidClaimLabels(pid, texts, [...pid.claims, ...optional]),
+    },
+  ];
 };
 
 /** D12, VerifiedIdentity: the wallet presents a PID, through the verifier, for this client's pairwise `sub`. */

@@ -13,10 +13,19 @@ export const configuredTypes: PromptTypes = (d, texts, step) =>
   step.credentialTypes.map((name) => {
     const type = d.credentialTypes.get(name)!;
     // issuance: what the hint carried; verification: what is asked for
-    const labels = Object.fromEntries(Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, texts.pick(spec.label)!]] : [])));
-    if (step.attributes) return { name, displayName: texts.pick(type.displayName), attributes: step.attributes, labels };
+    const labels = Object.fromEntries(
+      Object.entries(type.attributes).flatMap(([a, spec]) => (spec.label ? [[a, texts.pick(spec.label)!]] : [])),
+    );
+    if (step.attributes)
+      return { name, displayName: texts.pick(type.displayName), attributes: step.attributes, labels };
     const names = Object.keys(type.attributes);
-    return { name, displayName: texts.pick(type.displayName), attributes: names.filter((a) => type.attributes[a].required), optional: names.filter((a) => !type.attributes[a].required), labels };
+    return {
+      name,
+      displayName: texts.pick(type.displayName),
+      attributes: names.filter((a) => type.attributes[a].required),
+      optional: names.filter((a) => !type.attributes[a].required),
+      labels,
+    };
   });
 
 /** The view of a step a wallet takes part in: its QR code, its link for a wallet on this device, what it is about. */

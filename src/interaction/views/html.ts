@@ -74,9 +74,11 @@ function slots(strings: TemplateStringsArray): Slot[] {
       }
     }
     if (s === strings.length - 1) break;
-    if (state === 'text') out.push(/<\/?$/.test(part) ? 'none' : 'text'); // not a tag's name
+    if (state === 'text')
+      out.push(/<\/?$/.test(part) ? 'none' : 'text'); // not a tag's name
     else if (state === '"' || state === "'") out.push('attribute');
-    else if (state === 'tag') out.push(/=\s*$/.test(part) ? 'none' : 'between-attributes'); // not an unquoted value
+    else if (state === 'tag')
+      out.push(/=\s*$/.test(part) ? 'none' : 'between-attributes'); // not an unquoted value
     else out.push('none');
   }
   return out;
@@ -124,7 +126,11 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
         else if (!empty(v)) refuse(strings, i, 'a value between attributes must be html`...` or empty');
         break;
       default:
-        refuse(strings, i, 'no value may stand in a tag name, an unquoted attribute value or a <script> or <style> body');
+        refuse(
+          strings,
+          i,
+          'no value may stand in a tag name, an unquoted attribute value or a <script> or <style> body',
+        );
     }
     out += strings[i + 1];
   }

@@ -2,7 +2,16 @@ import { safeHref } from './escape.js';
 import { html, trusted } from './html.js';
 import { words } from './words.js';
 import { renderLayoutBytes, type BrandView } from './layout.js';
-import { ICONS, PROMPT_CSS, PROMPT_SCRIPT, inlineSvg, promptHead, statusSection, strong, withMarkup } from './promptParts.js';
+import {
+  ICONS,
+  PROMPT_CSS,
+  PROMPT_SCRIPT,
+  inlineSvg,
+  promptHead,
+  statusSection,
+  strong,
+  withMarkup,
+} from './promptParts.js';
 import { scriptTexts } from './prompt.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 
@@ -38,8 +47,9 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
   const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));
   const continueHref = safeHref(v.continueUrl);
   const names = { client: v.clientName, provider: v.providerName };
-  const resume = v.resumeUri && v.resumeQrSvg
-    ? html`<section class="prompt-scan" aria-labelledby="resume-title">
+  const resume =
+    v.resumeUri && v.resumeQrSvg
+      ? html`<section class="prompt-scan" aria-labelledby="resume-title">
 <div class="divider divider--narrow" aria-hidden="true">${words(t, 'prompt.or')}</div>
 <figure class="qr">
 <div class="qr-code" role="img" aria-label="${t.t('journey.qrLabel')}">${trusted(inlineSvg(v.resumeQrSvg))}</div>
@@ -47,7 +57,7 @@ export function renderIdentityJourneyBytes(v: IdentityJourneyView): Buffer {
 </figure>
 <p class="resume-link"><a id="resume-link" href="${safeHref(v.resumeUri)}" dir="ltr">${v.resumeUri}</a></p>
 </section>`
-    : '';
+      : '';
   const waiting = t.t('journey.waiting', names);
   const body = html`<main class="card prompt prompt--identity${resume ? '' : ' prompt--single'}" id="prompt" data-state="pending" data-kind="identity_other" data-status-url="${v.statusUrl}" data-continue-url="${continueHref}" data-expires-at="${Number(v.expiresAt)}" data-expires-in="${remaining}" data-text="${scriptTexts(t, v.clientName, waiting)}">
 ${promptHead(t, v.clientName, heading, withMarkup(t, 'journey.lead', names, { client: strong, provider: strong }), v.clientLogoHref)}
@@ -57,5 +67,15 @@ ${promptHead(t, v.clientName, heading, withMarkup(t, 'journey.lead', names, { cl
 ${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting })}
 ${resume}
 </main>`;
-  return renderLayoutBytes({ nonce: v.nonce, footer: false, texts: v.texts, lang: v.lang, brand: v.brand, title: t.t('page.title', { heading, client: v.clientName }), body, css: PROMPT_CSS, script: PROMPT_SCRIPT });
+  return renderLayoutBytes({
+    nonce: v.nonce,
+    footer: false,
+    texts: v.texts,
+    lang: v.lang,
+    brand: v.brand,
+    title: t.t('page.title', { heading, client: v.clientName }),
+    body,
+    css: PROMPT_CSS,
+    script: PROMPT_SCRIPT,
+  });
 }

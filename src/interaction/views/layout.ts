@@ -62,9 +62,10 @@ const BASE_CSS = readAsset('layout.css');
 const SHIELD = html`<svg width="14" height="14" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M12 3l7 3v6c0 4.5-3 7.7-7 9-4-1.3-7-4.5-7-9V6l7-3z"/><path d="M9 12l2 2 4-4"/></svg>`;
 
 function footer(t: Texts, brand: BrandView | undefined, standards: boolean): SafeHtml | '' {
-  const links = brand && (brand.supportUrl || brand.privacyUrl)
-    ? html`<p class="foot-links">${brand.supportUrl && html`<a href="${safeHref(brand.supportUrl)}" rel="noopener">${words(t, 'page.support')}</a>`}${brand.privacyUrl && html`<a href="${safeHref(brand.privacyUrl)}" rel="noopener">${words(t, 'page.privacy')}</a>`}</p>`
-    : '';
+  const links =
+    brand && (brand.supportUrl || brand.privacyUrl)
+      ? html`<p class="foot-links">${brand.supportUrl && html`<a href="${safeHref(brand.supportUrl)}" rel="noopener">${words(t, 'page.support')}</a>`}${brand.privacyUrl && html`<a href="${safeHref(brand.privacyUrl)}" rel="noopener">${words(t, 'page.privacy')}</a>`}</p>`
+      : '';
   if (!standards && !links) return '';
   return html`
 <footer class="foot">${standards && html`<p>${SHIELD}${words(t, 'page.footer')}</p>`}${links}</footer>`;
@@ -135,7 +136,12 @@ ${brandHeader(o.brand)}${o.body}${footer(t, o.brand, o.footer !== false)}
 </div>`.toString(),
   ];
   const script = o.script;
-  if (script) parts.push(html`\n<script nonce="${o.nonce}">`.toString(), cached(scripts, script, () => `\n${script}`), SCRIPT_CLOSE);
+  if (script)
+    parts.push(
+      html`\n<script nonce="${o.nonce}">`.toString(),
+      cached(scripts, script, () => `\n${script}`),
+      SCRIPT_CLOSE,
+    );
   parts.push(DOCUMENT_CLOSE);
   return parts;
 }

@@ -72,7 +72,11 @@ export function renderMessage(v: MessageView): string {
   const status = typeof v.status === 'number' ? v.status : undefined;
   const t = v.texts ?? ENGLISH;
   const c = classify(status, t);
-  const code = status !== undefined && Number.isInteger(status) && status >= 400 && html`<p class="message-code">${t.t('message.code', { status })}${v.detail ? ` (${v.detail})` : ''}</p>`;
+  const code =
+    status !== undefined &&
+    Number.isInteger(status) &&
+    status >= 400 &&
+    html`<p class="message-code">${t.t('message.code', { status })}${v.detail ? ` (${v.detail})` : ''}</p>`;
   const advice = c.hint && !(v.saysWhatToDo ?? SAYS_WHAT_TO_DO.test(v.message));
   const body = html`<main class="card message${c.error ? ' message--error' : ''}" id="message">
 <div class="message-icon" aria-hidden="true">${c.icon}</div>
@@ -82,5 +86,14 @@ ${advice && html`<p class="message-hint">${c.hint}</p>`}
 ${v.next && html`<p><a class="button button--primary" id="next" href="${safeHref(v.next.href)}">${v.next.label}</a></p>`}
 ${code}
 </main>`;
-  return renderLayout({ nonce: v.nonce, texts: v.texts, lang: v.lang, brand: v.brand, title: v.title, body, css: MESSAGE_CSS, footer: false });
+  return renderLayout({
+    nonce: v.nonce,
+    texts: v.texts,
+    lang: v.lang,
+    brand: v.brand,
+    title: v.title,
+    body,
+    css: MESSAGE_CSS,
+    footer: false,
+  });
 }

@@ -10,7 +10,16 @@
 import { safeHref } from './escape.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { words } from './words.js';
-import { ICONS, PROMPT_CSS, PROMPT_SCRIPT, inlineSvg, promptHead, statusSection, strong, withMarkup } from './promptParts.js';
+import {
+  ICONS,
+  PROMPT_CSS,
+  PROMPT_SCRIPT,
+  inlineSvg,
+  promptHead,
+  statusSection,
+  strong,
+  withMarkup,
+} from './promptParts.js';
 import { renderLayout, renderLayoutBytes, type BrandView, type LayoutOptions } from './layout.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import type { MessageId } from '../../i18n/en.js';
@@ -116,7 +125,8 @@ export function scriptTexts(t: Texts, clientName: string, waiting: string, pin =
 function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentialType): SafeHtml {
   const name = c.displayName && c.displayName.trim() ? c.displayName : humanizeAttribute(c.name);
   const attributes = Array.isArray(c.attributes) ? c.attributes : [];
-  const labelOf = (a: string) => (c.labels && Object.hasOwn(c.labels, a) && c.labels[a].trim() ? c.labels[a] : humanizeAttribute(a));
+  const labelOf = (a: string) =>
+    c.labels && Object.hasOwn(c.labels, a) && c.labels[a].trim() ? c.labels[a] : humanizeAttribute(a);
   let attrs: SafeHtml | '';
   if (kind !== 'issuance') {
     const optional = Array.isArray(c.optional) ? c.optional : [];
@@ -125,8 +135,12 @@ function renderCredential(t: Texts, kind: PromptView['kind'], c: PromptCredentia
     // the required attributes, then apart the optional ones: what is shared depends on the credential
     if (attributes.length > 0) {
       attrs = html`<p class="cred-sub">${words(t, 'prompt.willShare')}</p>
-${list(attributes, false)}${optional.length > 0 ? html`<p class="cred-sub">${words(t, 'prompt.willShareIfPresent')}</p>
-${list(optional, true)}` : ''}`;
+${list(attributes, false)}${
+        optional.length > 0
+          ? html`<p class="cred-sub">${words(t, 'prompt.willShareIfPresent')}</p>
+${list(optional, true)}`
+          : ''
+      }`;
     } else if (optional.length > 0) {
       attrs = html`<p class="cred-sub">${words(t, 'prompt.willShareOnlyIfPresent')}</p>
 ${list(optional, true)}`;
@@ -177,7 +191,9 @@ function promptLayout(v: PromptView): LayoutOptions {
     issuance &&
     v.pin &&
     html`<div class="notice notice--info" id="pin-notice">${ICONS.key}<p><strong>${words(t, 'prompt.pin.title')}</strong> ${
-      pinLength !== undefined ? t.t('prompt.pin.text', { length: pinLength, client: v.clientName }) : t.t('prompt.pin.textNoLength', { client: v.clientName })
+      pinLength !== undefined
+        ? t.t('prompt.pin.text', { length: pinLength, client: v.clientName })
+        : t.t('prompt.pin.textNoLength', { client: v.clientName })
     }</p></div>`;
 
   const remaining = Math.max(0, Math.round(Number(v.expiresAt) - Date.now()));

@@ -24,7 +24,12 @@ function expiresInWords(t: Texts, ms: number): string {
  * A message some of whose values are markup: those values are marked, the message worded in the page's
  * language (a translation may move them), and each mark replaced by its markup.
  */
-export function withMarkup(t: Texts, id: MessageId, values: Record<string, string | number>, markup: Record<string, (value: string) => SafeHtml>): SafeHtml {
+export function withMarkup(
+  t: Texts,
+  id: MessageId,
+  values: Record<string, string | number>,
+  markup: Record<string, (value: string) => SafeHtml>,
+): SafeHtml {
   const names = Object.keys(markup);
   const marked: Record<string, string | number> = { ...values };
   names.forEach((name, i) => (marked[name] = `\u0001${i}\u0002`));
@@ -64,7 +69,9 @@ export const PROMPT_SCRIPT = readAsset('prompt.js');
 
 /** Who asks, and what for. */
 export function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtml, logoHref?: string): SafeHtml {
-  const badge = logoHref ? html`<img class="client-logo" src="${logoHref}" alt="">` : html`<span class="avatar" aria-hidden="true">${initial(clientName)}</span>`;
+  const badge = logoHref
+    ? html`<img class="client-logo" src="${logoHref}" alt="">`
+    : html`<span class="avatar" aria-hidden="true">${initial(clientName)}</span>`;
   return html`<header class="prompt-head">
 <p class="eyebrow">${badge}<span>${withMarkup(t, 'page.requestFrom', { client: clientName }, { client: strong })}</span></p>
 <h1>${heading}</h1>
@@ -73,7 +80,10 @@ export function promptHead(t: Texts, clientName: string, heading: string, lead: 
 }
 
 /** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
-export function statusSection(t: Texts, o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml }): SafeHtml {
+export function statusSection(
+  t: Texts,
+  o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml },
+): SafeHtml {
   const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
   const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
   return html`<section class="prompt-status" id="progress" aria-label="${t.t('progress.label')}">

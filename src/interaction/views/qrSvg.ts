@@ -29,7 +29,7 @@ export function qrSvg(text: string, margin = 1): string {
   };
   for (let y = 0; y < side; y++) {
     const row = rows[y];
-    for (let x = 0; x < side; ) {
+    for (let x = 0; x < side;) {
       if (!row[x]) {
         x++;
         continue;

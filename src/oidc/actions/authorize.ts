@@ -14,7 +14,14 @@ import type { GrantClaims } from '../../flow/flowClaims.js';
 import type { OtherProvider } from '../../identity/otherProvider.js';
 import { checkAuthorizationRequest, registerHint, stripInternal, type RequestSite } from '../requestChecks.js';
 import { pushedRequestKey } from '../pushedRequest.js';
-import { mapJsonError, mapRedirectedError, notFound, requestContext, type CheckDeps, type ToProvider } from './shared.js';
+import {
+  mapJsonError,
+  mapRedirectedError,
+  notFound,
+  requestContext,
+  type CheckDeps,
+  type ToProvider,
+} from './shared.js';
 
 export interface AuthorizeDeps extends CheckDeps {
   provider: Provider;
@@ -64,7 +71,8 @@ async function claimPushedRequest(d: AuthorizeDeps, clientId: string, requestUri
   const pushed = pushedRequestKey(d.profile.id, requestUri);
   if (!pushed) return;
   const claimed = await d.store.markOnce(`${pushed}:claimed:${clientId}`, 1, pushed);
-  if (!claimed && (await d.store.get(pushed)) !== undefined) throw invalidRequest('request_uri has already been used: push a new request');
+  if (!claimed && (await d.store.get(pushed)) !== undefined)
+    throw invalidRequest('request_uri has already been used: push a new request');
 }
 
 /**
@@ -75,21 +83,31 @@ async function claimPushedRequest(d: AuthorizeDeps, clientId: string, requestUri
 async function continueExternal(ctx: Context, d: AuthorizeDeps, params: Record<string, string>): Promise<void> {
   if (params.client_id === undefined) throw invalidRequest('client_id is required');
   if (!d.clients.has(params.client_id)) throw invalidRequest('client_id is not a registered client');
-  const continuation = await d.external.take(params.context_id, params.client_id, d.profile.id, (c) => checkContinuationParams(params, c.request));
+  const continuation = await d.external.take(params.context_id, params.client_id, d.profile.id, (c) =>
+    checkContinuationParams(params, c.request),
+  );
   const location = await mintContinuationCode(d.provider, d.grantClaims, continuation, d.config.lifetimes.interaction);
   noStore(ctx);
   ctx.redirect(location);
 }
 
 /** A request without request_uri: checked here, then handed to the provider's authorise endpoint. */
-async function nonPushed(ctx: Context, d: AuthorizeDeps, params: Record<string, string>, site: RequestSite): Promise<boolean> {
+async function nonPushed(
+  ctx: Context,
+  d: AuthorizeDeps,
+  params: Record<string, string>,
+  site: RequestSite,
+): Promise<boolean> {
   // Until client_id and redirect_uri are known good, errors are answered directly (spec: Authorise errors).
   if (params.client_id === undefined) throw invalidRequest('client_id is required');
   const client = d.clients.get(params.client_id);
   if (!client) throw invalidRequest('client_id is not a registered client');
   const redirectUri = checkRedirectUri(params.redirect_uri, client.redirectUris);
   try {
-    const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(d, client, site));
+    const { providerParams, hintRegistration } = await checkAuthorizationRequest(
+      params,
+      requestContext(d, client, site),
+    );
     await registerHint(d.store, hintRegistration);
     const flow = startFlow(); // a non-PAR request starts its flow here
     if (flow) providerParams.vc_trace = flow;
@@ -98,7 +116,8 @@ async function nonPushed(ctx: Context, d: AuthorizeDeps, params: Record<string, 
     return true;
   } catch (err) {
     // a state over its limit is not sent back either
-    const state = params.state !== undefined && params.state.length <= d.config.maxParameterLength ? params.state : undefined;
+    const state =
+      params.state !== undefined && params.state.length <= d.config.maxParameterLength ? params.state : undefined;
     if (err instanceof ProtocolError) {
       redirectError(ctx, redirectUri, err, state, d.profile.issuer);
       return false;
@@ -118,15 +137,21 @@ export function authorizeEndpoint(d: AuthorizeDeps): (ctx: Context, site: Reques
       return continueExternal(ctx, d, params);
     }
     if (params.request_uri !== undefined) {
-      if (site === 'authorizeNonPar') throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
+      if (site === 'authorizeNonPar')
+        throw invalidRequest('request_uri: /oidc/authorizev1 takes non-PAR requests; use /oidc/authorize for PAR');
       if (params.client_id === undefined) throw invalidRequest('client_id is required');
       if (!d.clients.has(params.client_id)) throw invalidRequest('client_id is not a registered client');
       await claimPushedRequest(d, params.client_id, params.request_uri);
-      ctx.querystring = new URLSearchParams({ client_id: params.client_id, request_uri: params.request_uri }).toString();
+      ctx.querystring = new URLSearchParams({
+        client_id: params.client_id,
+        request_uri: params.request_uri,
+      }).toString();
       return authorizes(ctx);
     }
     if (site === 'authorize' && !d.profile.nonParAtAuthorize) {
-      throw invalidRequest('request_uri is required: Version 1 authorise takes PAR requests (non-PAR verification uses /oidc/authorizev1)');
+      throw invalidRequest(
+        'request_uri is required: Version 1 authorise takes PAR requests (non-PAR verification uses /oidc/authorizev1)',
+      );
     }
     if (await nonPushed(ctx, d, params, site)) return authorizes(ctx);
   };

@@ -33,7 +33,10 @@ export function parEndpoint(d: ParDeps): (ctx: Context) => Promise<void> {
     const authed = await authenticated(ctx, d, 'par', formLimit(config));
     const params = stripInternal(authed.params);
     const client = authed.client;
-    const { providerParams, hintRegistration } = await checkAuthorizationRequest(params, requestContext(d, client, 'par'));
+    const { providerParams, hintRegistration } = await checkAuthorizationRequest(
+      params,
+      requestContext(d, client, 'par'),
+    );
     // this request is its flow's root; the flow's later requests link to it
     const flow = startFlow();
     if (flow) providerParams.vc_trace = flow;
@@ -43,7 +46,15 @@ export function parEndpoint(d: ParDeps): (ctx: Context) => Promise<void> {
       if (hintRegistration) await claimHint(d.store, hintRegistration);
       const carried = hintRegistration && { data: hintRegistration.data, keepFor: hintRegistration.dataTtl };
       ctx.status = 201;
-      ctx.body = await storePushedRequest(d.store, d.provider, profile.id, client.clientId, providerParams, parLifetime(config), carried);
+      ctx.body = await storePushedRequest(
+        d.store,
+        d.provider,
+        profile.id,
+        client.clientId,
+        providerParams,
+        parLifetime(config),
+        carried,
+      );
       noStore(ctx);
       return;
     }

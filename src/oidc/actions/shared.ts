@@ -51,7 +51,13 @@ export function mapRedirectedError(ctx: Context, rfc6749: boolean): void {
   const url = new URL(location);
   const error = url.searchParams.get('error');
   if (!error) return;
-  const mapped = mapProviderError('authorize', error, url.searchParams.get('error_description') ?? undefined, ctx.state.oidcErrorDetail, rfc6749);
+  const mapped = mapProviderError(
+    'authorize',
+    error,
+    url.searchParams.get('error_description') ?? undefined,
+    ctx.state.oidcErrorDetail,
+    rfc6749,
+  );
   url.searchParams.set('error', mapped.error);
   // every error oidc-provider redirects with passes here, an interaction's access_denied among them
   url.searchParams.set('error_description', safeErrorDescription(mapped.description));
@@ -91,6 +97,8 @@ export const withClientErrors =
       await handle(ctx);
     } catch (err) {
       if (!(err instanceof ProtocolError && rfc6749 && err.error === 'unauthorised_client')) throw err;
-      sendError(ctx, new ProtocolError('invalid_client', err.description, 401), { 'WWW-Authenticate': 'Basic realm="client"' });
+      sendError(ctx, new ProtocolError('invalid_client', err.description, 401), {
+        'WWW-Authenticate': 'Basic realm="client"',
+      });
     }
   };

@@ -26,7 +26,12 @@ export function tokenEndpoint(d: TokenDeps): (ctx: Context) => Promise<void> {
     await d.toProvider(ctx, notFound);
     linkToFlow(ctx.state.flow?.trace); // the code's flow, as its claims record keeps it
     noStore(ctx);
-    if (ctx.status === 200) shapeTokenResponse(ctx.body as Record<string, unknown>, { client, profile: d.profile, extras: ctx.state.flow?.tokenExtras });
+    if (ctx.status === 200)
+      shapeTokenResponse(ctx.body as Record<string, unknown>, {
+        client,
+        profile: d.profile,
+        extras: ctx.state.flow?.tokenExtras,
+      });
     else mapJsonError(ctx, 'token', d.rfc6749);
   };
 }

@@ -31,7 +31,10 @@ export async function createRequest(deps: VerifierDeps, input: CreateRequestInpu
     ...(input.external ? { external: true } : {}),
     ...(input.trace ? { trace: input.trace } : {}),
   };
-  const references: Partial<Record<Device, string>> = { cross: randomBase64url(32), ...(input.returnUri !== undefined ? { same: randomBase64url(32) } : {}) };
+  const references: Partial<Record<Device, string>> = {
+    cross: randomBase64url(32),
+    ...(input.returnUri !== undefined ? { same: randomBase64url(32) } : {}),
+  };
   await deps.requests.create(record, references);
   return {
     walletUri: walletUriFor(clientId, `${deps.requestUriBase}${references.cross}`),
@@ -41,13 +44,16 @@ export async function createRequest(deps: VerifierDeps, input: CreateRequestInpu
 }
 
 function checkInput(deps: Pick<VerifierDeps, 'identity' | 'credentialTypes'>, input: CreateRequestInput): void {
-  if (!REQUEST_ID.test(input.requestId)) throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
+  if (!REQUEST_ID.test(input.requestId))
+    throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
   const credentialTypes = input.credentialTypes ?? [];
   if (input.identity) {
     if (!deps.identity) throw new TypeError('identity requests are not configured (identity.VerifiedIdentity)');
     return;
   }
   if (credentialTypes.length === 0) throw new TypeError('at least one credential type must be requested');
-  if (new Set(credentialTypes).size !== credentialTypes.length) throw new TypeError('a credential type is requested twice');
-  for (const name of credentialTypes) if (!deps.credentialTypes.has(name)) throw new TypeError(`unknown credential type ${name}`);
+  if (new Set(credentialTypes).size !== credentialTypes.length)
+    throw new TypeError('a credential type is requested twice');
+  for (const name of credentialTypes)
+    if (!deps.credentialTypes.has(name)) throw new TypeError(`unknown credential type ${name}`);
 }

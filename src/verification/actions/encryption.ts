@@ -41,7 +41,14 @@ export async function decryptResponse(
   }
   const record = typeof kid === 'string' && KID.test(kid) ? await deps.requests.findByKid(kid) : undefined;
   await withinRateLimits(deps, address, record?.clientId);
-  if (!record?.encryptionKey) return { refusal: { status: 400, error: 'invalid_request', description: 'response: the JWE kid names no pending request of this verifier' } };
+  if (!record?.encryptionKey)
+    return {
+      refusal: {
+        status: 400,
+        error: 'invalid_request',
+        description: 'response: the JWE kid names no pending request of this verifier',
+      },
+    };
   const endRequest = async (description: string) => {
     const taken = await deps.requests.takeByState(record.state);
     if (taken) await failed(deps, taken.record, say('refusal.malformed_response'), description);
@@ -50,12 +57,16 @@ export async function decryptResponse(
   let plaintext: Uint8Array;
   try {
     // a KeyObject: node imports a JWK in a third of the time WebCrypto (jose's importJWK) takes
-    ({ plaintext } = await compactDecrypt(jwe, createPrivateKey({ key: record.encryptionKey as JsonWebKey, format: 'jwk' }), {
-      keyManagementAlgorithms: [RESPONSE_ALG],
-      contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
-    }));
+    ({ plaintext } = await compactDecrypt(
+      jwe,
+      createPrivateKey({ key: record.encryptionKey as JsonWebKey, format: 'jwk' }),
+      {
+        keyManagementAlgorithms: [RESPONSE_ALG],
+        contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
+      },
+    ));
   } catch {
-    return endRequest('response: the JWE does not decrypt with this request\'s key');
+    return endRequest("response: the JWE does not decrypt with this request's key");
   }
   let params: unknown;
   try {
@@ -63,8 +74,9 @@ export async function decryptResponse(
   } catch {
     return endRequest('response: the decrypted response is not a JSON object');
   }
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return endRequest('response: the decrypted response is not a JSON object');
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return endRequest('response: the decrypted response is not a JSON object');
   const state = (params as Record<string, unknown>).state;
-  if (state !== record.state) return endRequest('response: the encrypted response carries another request\'s state');
+  if (state !== record.state) return endRequest("response: the encrypted response carries another request's state");
   return { params: params as Record<string, unknown> };
 }

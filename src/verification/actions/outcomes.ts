@@ -6,12 +6,22 @@ import type { VerificationRecord } from '../requests.js';
 export const OPAQUE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Throws RateLimited over a budget (`vpResponse`); the error boundary answers 429. */
-export async function withinRateLimits(deps: Pick<VerifierDeps, 'rateLimits'>, address: string, client?: string): Promise<void> {
+export async function withinRateLimits(
+  deps: Pick<VerifierDeps, 'rateLimits'>,
+  address: string,
+  client?: string,
+): Promise<void> {
   await deps.rateLimits?.consume('vpResponse', { client, address });
 }
 
 /** Ends a request for good. `declined`: the wallet answered access_denied (the holder declined), not a refused presentation. */
-export async function failed(deps: Pick<VerifierDeps, 'requests' | 'onFailed'>, record: VerificationRecord, message: Say, description: string, declined = false): Promise<void> {
+export async function failed(
+  deps: Pick<VerifierDeps, 'requests' | 'onFailed'>,
+  record: VerificationRecord,
+  message: Say,
+  description: string,
+  declined = false,
+): Promise<void> {
   await deps.requests.failed(record.requestId, message, description);
   await deps.onFailed?.(record, { message: ENGLISH.say(message), description, ...(declined ? { declined } : {}) });
 }

@@ -3,7 +3,12 @@ import { readForm } from '../../http/form.js';
 import { ProtocolError } from '../../rules/errors.js';
 import { linkToFlow } from '../../telemetry/spans.js';
 import type { VerifierDeps } from '../deps.js';
-import { authorizationRequestPayload, REQUEST_OBJECT_TYPE, requestObject, RESPONSE_ENC_VALUES } from '../requestObject.js';
+import {
+  authorizationRequestPayload,
+  REQUEST_OBJECT_TYPE,
+  requestObject,
+  RESPONSE_ENC_VALUES,
+} from '../requestObject.js';
 import type { VerificationRecord } from '../requests.js';
 import { publicEncryptionKey } from './encryption.js';
 import { OPAQUE } from './outcomes.js';
@@ -21,14 +26,22 @@ interface WalletPost {
  * RFC 9101 §5.2.3, OpenID4VP 1.0 §5.10.1: the Request Object, `application/oauth-authz-req+jwt`, served once
  * for its reference, by GET or (`post`) by POST with the wallet's metadata and nonce.
  */
-export async function serveRequestObject(deps: VerifierDeps, ctx: Context, reference: string, post: boolean): Promise<void> {
+export async function serveRequestObject(
+  deps: VerifierDeps,
+  ctx: Context,
+  reference: string,
+  post: boolean,
+): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
   const wallet = post ? await readWalletPost(ctx) : {};
   const record = OPAQUE.test(reference) ? await deps.requests.takeRequestObject(reference) : undefined;
   linkToFlow(record?.trace); // the wallet's requests join the request's flow
   if (!record) {
     ctx.status = 404;
-    ctx.body = { error: 'invalid_request_uri', error_description: 'request_uri: unknown, expired or already retrieved: start again from the app' };
+    ctx.body = {
+      error: 'invalid_request_uri',
+      error_description: 'request_uri: unknown, expired or already retrieved: start again from the app',
+    };
     return;
   }
   const payload = payloadFor(deps, record, wallet);
@@ -40,7 +53,8 @@ export async function serveRequestObject(deps: VerifierDeps, ctx: Context, refer
 function payloadFor(deps: VerifierDeps, record: VerificationRecord, wallet: WalletPost) {
   const { metadata } = wallet;
   // §5.8: a wallet that names itself is the audience
-  const issuer = typeof metadata?.issuer === 'string' && /^https:\/\//.test(metadata.issuer) ? metadata.issuer : undefined;
+  const issuer =
+    typeof metadata?.issuer === 'string' && /^https:\/\//.test(metadata.issuer) ? metadata.issuer : undefined;
   const publicKey = record.encryptionKey && publicEncryptionKey(record.encryptionKey);
   const payload = authorizationRequestPayload({
     clientId: deps.clientIdentity.clientId,
@@ -59,7 +73,8 @@ function payloadFor(deps: VerifierDeps, record: VerificationRecord, wallet: Wall
   const encs = metadata?.authorization_encryption_enc_values_supported;
   if (publicKey && Array.isArray(encs)) {
     const shared = RESPONSE_ENC_VALUES.filter((enc) => encs.includes(enc));
-    if (shared.length) payload.client_metadata = { ...payload.client_metadata, encrypted_response_enc_values_supported: shared };
+    if (shared.length)
+      payload.client_metadata = { ...payload.client_metadata, encrypted_response_enc_values_supported: shared };
   }
   return payload;
 }
@@ -69,7 +84,11 @@ function payloadFor(deps: VerifierDeps, record: VerificationRecord, wallet: Wall
  * nonce. Read before the request object is taken, so a malformed POST uses nothing up.
  */
 async function readWalletPost(ctx: Context): Promise<WalletPost> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new ProtocolError('invalid_request', 'the request URI takes a POST as application/x-www-form-urlencoded (OpenID4VP 1.0 section 5.10)');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw new ProtocolError(
+      'invalid_request',
+      'the request URI takes a POST as application/x-www-form-urlencoded (OpenID4VP 1.0 section 5.10)',
+    );
   const form = await readForm(ctx, REQUEST_URI_BODY_LIMIT);
   let metadata: Record<string, unknown> | undefined;
   if (form.wallet_metadata !== undefined) {
@@ -78,9 +97,11 @@ async function readWalletPost(ctx: Context): Promise<WalletPost> {
     } catch {
       throw new ProtocolError('invalid_request', 'wallet_metadata: not valid JSON');
     }
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new ProtocolError('invalid_request', 'wallet_metadata: must be a JSON object');
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+      throw new ProtocolError('invalid_request', 'wallet_metadata: must be a JSON object');
   }
   const nonce = form.wallet_nonce;
-  if (nonce !== undefined && (nonce.length === 0 || nonce.length > WALLET_NONCE_LIMIT)) throw new ProtocolError('invalid_request', `wallet_nonce: must be 1 to ${WALLET_NONCE_LIMIT} characters`);
+  if (nonce !== undefined && (nonce.length === 0 || nonce.length > WALLET_NONCE_LIMIT))
+    throw new ProtocolError('invalid_request', `wallet_nonce: must be 1 to ${WALLET_NONCE_LIMIT} characters`);
   return { metadata, nonce };
 }

@@ -23,26 +23,43 @@ const WALLET_ERRORS: Record<string, MessageId> = {
 
 type Answer = (status: number, body: Record<string, unknown>) => void;
 /** Ends the request and answers the wallet. */
-type Ended = (status: number, body: Record<string, unknown>, message: Say, description: string, declined?: boolean) => Promise<void>;
+type Ended = (
+  status: number,
+  body: Record<string, unknown>,
+  message: Say,
+  description: string,
+  declined?: boolean,
+) => Promise<void>;
 
 /** OpenID4VP 1.0 §8.2, §8.3: the Authorization Response (or Authorization Error Response), by direct_post or direct_post.jwt. */
 export async function takeResponse(deps: VerifierDeps, ctx: Context): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
   const answer: Answer = (status, body) => {
     ctx.status = status;
-    ctx.body = typeof body.error_description === 'string' ? { ...body, error_description: safeErrorDescription(body.error_description) } : body;
+    ctx.body =
+      typeof body.error_description === 'string'
+        ? { ...body, error_description: safeErrorDescription(body.error_description) }
+        : body;
   };
   if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new ProtocolError('invalid_request', 'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post or direct_post.jwt)');
+    throw new ProtocolError(
+      'invalid_request',
+      'the response must be sent as application/x-www-form-urlencoded (response_mode direct_post or direct_post.jwt)',
+    );
   }
   const read = await readResponseParams(deps, ctx);
-  if ('refusal' in read) return answer(read.refusal.status, { error: read.refusal.error, error_description: read.refusal.description });
+  if ('refusal' in read)
+    return answer(read.refusal.status, { error: read.refusal.error, error_description: read.refusal.description });
   const { params, encrypted } = read;
   const state = params.state;
   if (state === undefined) return answer(400, { error: 'invalid_request', error_description: 'state: required' });
   // one answer per request (D14): the state is consumed before anything else is looked at
   const taken = typeof state === 'string' && OPAQUE.test(state) ? await deps.requests.takeByState(state) : undefined;
-  if (!taken) return answer(400, { error: 'invalid_request', error_description: 'state: unknown, expired or already answered: start again from the app' });
+  if (!taken)
+    return answer(400, {
+      error: 'invalid_request',
+      error_description: 'state: unknown, expired or already answered: start again from the app',
+    });
   const { record, device } = taken;
   linkToFlow(record.trace);
   // same-device (§8.2): the browser goes back to the holder's page, which finishes (or ends) the flow
@@ -54,14 +71,25 @@ export async function takeResponse(deps: VerifierDeps, ctx: Context): Promise<vo
   try {
     if (params.error !== undefined) return await walletError(params.error, ended);
     if (record.responseMode === 'direct_post.jwt' && !encrypted) {
-      const description = 'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
-      return await ended(400, { error: 'invalid_request', error_description: description }, say('status.unencrypted'), description);
+      const description =
+        'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
+      return await ended(
+        400,
+        { error: 'invalid_request', error_description: description },
+        say('status.unencrypted'),
+        description,
+      );
     }
     const result = await verifyPresentations(deps, record, params.vp_token, encrypted);
     return await finish(deps, record, result, back, answer);
   } catch (err) {
     if (err instanceof VerificationRefusal) {
-      return await ended(400, { error: err.error, error_description: err.message }, personMessage(err.reason), `the presentation was refused: ${err.message}`);
+      return await ended(
+        400,
+        { error: err.error, error_description: err.message },
+        personMessage(err.reason),
+        `the presentation was refused: ${err.message}`,
+      );
     }
     await failed(deps, record, say('status.checkFailed'), 'the presentation could not be checked');
     throw err;
@@ -69,7 +97,10 @@ export async function takeResponse(deps: VerifierDeps, ctx: Context): Promise<vo
 }
 
 /** The response's parameters: the form's, or (`response`, direct_post.jwt) the decrypted ones; the rate limits consumed first. */
-async function readResponseParams(deps: VerifierDeps, ctx: Context): Promise<{ params: Record<string, unknown>; encrypted: boolean } | { refusal: Refusal }> {
+async function readResponseParams(
+  deps: VerifierDeps,
+  ctx: Context,
+): Promise<{ params: Record<string, unknown>; encrypted: boolean } | { refusal: Refusal }> {
   const form = await readForm(ctx, RESPONSE_BODY_LIMIT);
   if (form.response === undefined) {
     await withinRateLimits(deps, ctx.ip);
@@ -86,11 +117,22 @@ async function readResponseParams(deps: VerifierDeps, ctx: Context): Promise<{ p
 async function walletError(error: unknown, ended: Ended): Promise<void> {
   const code = String(error);
   const known = Object.hasOwn(WALLET_ERRORS, code);
-  return ended(200, {}, say(known ? WALLET_ERRORS[code] : 'status.walletError'), known ? `the wallet answered ${code}` : 'the wallet answered with an error', code === 'access_denied');
+  return ended(
+    200,
+    {},
+    say(known ? WALLET_ERRORS[code] : 'status.walletError'),
+    known ? `the wallet answered ${code}` : 'the wallet answered with an error',
+    code === 'access_denied',
+  );
 }
 
 /** The vp_token against the request's query, nonce, client and trust (src/verification/response.ts). */
-async function verifyPresentations(deps: VerifierDeps, record: VerificationRecord, vpToken: unknown, encrypted: boolean): Promise<VerificationResult> {
+async function verifyPresentations(
+  deps: VerifierDeps,
+  record: VerificationRecord,
+  vpToken: unknown,
+  encrypted: boolean,
+): Promise<VerificationResult> {
   const { issuerKeys, ...expected } = deps.expectationsFor(record);
   const presentations = readVpToken(vpToken, expected.query);
   const publicKey = encrypted && record.encryptionKey ? publicEncryptionKey(record.encryptionKey) : undefined;
@@ -116,7 +158,13 @@ async function verifyPresentations(deps: VerifierDeps, record: VerificationRecor
 }
 
 /** A verified presentation: done, or (same-device) waiting for the browser to come back with its response code. */
-async function finish(deps: VerifierDeps, record: VerificationRecord, result: VerificationResult, back: string | undefined, answer: Answer): Promise<void> {
+async function finish(
+  deps: VerifierDeps,
+  record: VerificationRecord,
+  result: VerificationResult,
+  back: string | undefined,
+  answer: Answer,
+): Promise<void> {
   if (back) {
     // §8.2, HAIP 1.0: only the browser that comes back with this code completes the flow
     const responseCode = randomBase64url(32);

@@ -20,7 +20,11 @@ export function minimalDoc(): Record<string, any> {
 }
 
 /** A temp directory for config files, removed by `cleanup`. */
-export async function tempDir(): Promise<{ dir: string; write: (name: string, text: string) => Promise<string>; cleanup: () => Promise<void> }> {
+export async function tempDir(): Promise<{
+  dir: string;
+  write: (name: string, text: string) => Promise<string>;
+  cleanup: () => Promise<void>;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'vc-config-test-'));
   return {
     dir,
@@ -41,6 +45,7 @@ export async function problemsOf(fn: () => unknown): Promise<string[]> {
   } catch (e) {
     caught = e;
   }
-  if (!(caught instanceof ConfigError)) throw new Error(`expected a ConfigError, got ${caught === undefined ? 'no error' : String(caught)}`);
+  if (!(caught instanceof ConfigError))
+    throw new Error(`expected a ConfigError, got ${caught === undefined ? 'no error' : String(caught)}`);
   return caught.problems;
 }

@@ -14,7 +14,13 @@ function problems(doc: unknown): string[] {
 }
 
 const pid = { trustedIssuers: [{ issuer: 'https://pid.example', jwksUri: 'https://pid.example/jwks' }] };
-const other = { displayName: 'Example ID check', issuer: 'https://idv.example', clientId: 'ours', clientSecret: 'secret', claims: { given_name: 'given_name' } };
+const other = {
+  displayName: 'Example ID check',
+  issuer: 'https://idv.example',
+  clientId: 'ours',
+  clientSecret: 'secret',
+  claims: { given_name: 'given_name' },
+};
 
 describe('identity blocks (issue 18 Configuration)', () => {
   it('fills the defaults: the EU PID type, given_name/family_name/birthdate required, client_secret_basic, openid', () => {
@@ -22,8 +28,16 @@ describe('identity blocks (issue 18 Configuration)', () => {
     doc.identity = { VerifiedIdentity: pid, VerifiedIdentity_Other: other };
     doc.clients[0].scopes.push('VerifiedIdentity', 'VerifiedIdentity_Other');
     const config = validateConfig(doc);
-    expect(config.identity.VerifiedIdentity).toMatchObject({ vct: ['urn:eudi:pid:1'], claims: ['given_name', 'family_name', 'birthdate'], optionalClaims: [] });
-    expect(config.identity.VerifiedIdentity_Other).toMatchObject({ clientAuth: 'client_secret_basic', scopes: ['openid'], verifiedClaims: false });
+    expect(config.identity.VerifiedIdentity).toMatchObject({
+      vct: ['urn:eudi:pid:1'],
+      claims: ['given_name', 'family_name', 'birthdate'],
+      optionalClaims: [],
+    });
+    expect(config.identity.VerifiedIdentity_Other).toMatchObject({
+      clientAuth: 'client_secret_basic',
+      scopes: ['openid'],
+      verifiedClaims: false,
+    });
   });
 
   it('refuses a client that lists an identity scope whose block is missing, naming the path', () => {
@@ -44,11 +58,14 @@ describe('identity blocks (issue 18 Configuration)', () => {
     ]);
   });
 
-  it.each(['http://localhost:4000/idv', 'http://127.0.0.1:4000', 'http://[::1]:4000'])('accepts an http:// issuer on a loopback host (%s, development)', (issuer) => {
-    const doc = minimalDoc();
-    doc.identity = { VerifiedIdentity_Other: { ...other, issuer } };
-    expect(problems(doc)).toEqual([]);
-  });
+  it.each(['http://localhost:4000/idv', 'http://127.0.0.1:4000', 'http://[::1]:4000'])(
+    'accepts an http:// issuer on a loopback host (%s, development)',
+    (issuer) => {
+      const doc = minimalDoc();
+      doc.identity = { VerifiedIdentity_Other: { ...other, issuer } };
+      expect(problems(doc)).toEqual([]);
+    },
+  );
 
   it('refuses reserved claim names, a claim listed twice, scopes without openid, and an empty claim mapping', () => {
     const doc = minimalDoc();
@@ -56,17 +73,21 @@ describe('identity blocks (issue 18 Configuration)', () => {
       VerifiedIdentity: { ...pid, claims: ['given_name', 'nonce'], optionalClaims: ['given_name'] },
       VerifiedIdentity_Other: { ...other, scopes: ['profile'], claims: {} },
     };
-    expect(problems(doc).sort()).toEqual([
-      'identity.VerifiedIdentity.claims[1]: is a reserved claim name',
-      'identity.VerifiedIdentity_Other.scopes: must contain openid',
-      'identity.VerifiedIdentity_Other.claims: must map at least one claim',
-      'identity.VerifiedIdentity.optionalClaims[0]: given_name is listed twice',
-    ].sort());
+    expect(problems(doc).sort()).toEqual(
+      [
+        'identity.VerifiedIdentity.claims[1]: is a reserved claim name',
+        'identity.VerifiedIdentity_Other.scopes: must contain openid',
+        'identity.VerifiedIdentity_Other.claims: must map at least one claim',
+        'identity.VerifiedIdentity.optionalClaims[0]: given_name is listed twice',
+      ].sort(),
+    );
   });
 
   it('refuses a VerifiedIdentity block without trusted issuers', () => {
     const doc = minimalDoc();
     doc.identity = { VerifiedIdentity: {} };
-    expect(problems(doc)).toEqual(['identity.VerifiedIdentity.trustedIssuers: Invalid input: expected array, received undefined']);
+    expect(problems(doc)).toEqual([
+      'identity.VerifiedIdentity.trustedIssuers: Invalid input: expected array, received undefined',
+    ]);
   });
 });

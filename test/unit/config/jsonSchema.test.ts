@@ -7,11 +7,27 @@ const COMMITTED = fileURLToPath(new URL('../../../config/config.schema.json', im
 
 describe('D15: the project publishes the config file JSON Schema', () => {
   it('is a JSON Schema object describing the top-level settings', () => {
-    const schema = configJsonSchema() as { $schema?: string; type?: string; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: unknown };
+    const schema = configJsonSchema() as {
+      $schema?: string;
+      type?: string;
+      properties?: Record<string, unknown>;
+      required?: string[];
+      additionalProperties?: unknown;
+    };
     expect(schema.$schema).toMatch(/json-schema\.org/);
     expect(schema.type).toBe('object');
     expect(Object.keys(schema.properties ?? {})).toEqual(
-      expect.arrayContaining(['baseUrl', 'port', 'store', 'keys', 'lifetimes', 'credentialTypes', 'clients', 'trustedIssuers', 'rfc6749Errors']),
+      expect.arrayContaining([
+        'baseUrl',
+        'port',
+        'store',
+        'keys',
+        'lifetimes',
+        'credentialTypes',
+        'clients',
+        'trustedIssuers',
+        'rfc6749Errors',
+      ]),
     );
     expect(schema.required).toEqual(expect.arrayContaining(['baseUrl', 'credentialTypes', 'clients']));
     // unknown keys are rejected by the loader, so editors must flag them too
@@ -37,6 +53,8 @@ describe('D15: the project publishes the config file JSON Schema', () => {
       expect.fail('config/config.schema.json does not exist: run `npm run config-schema` and commit the file');
     }
     const committed = JSON.parse(readFileSync(COMMITTED, 'utf8'));
-    expect(committed, 'config/config.schema.json is out of date: run `npm run config-schema`').toEqual(configJsonSchema());
+    expect(committed, 'config/config.schema.json is out of date: run `npm run config-schema`').toEqual(
+      configJsonSchema(),
+    );
   });
 });

@@ -97,7 +97,9 @@ describe('D15: ${VAR} substitutes environment variables', () => {
     const file = await tmp.write('config.yaml', toYaml(doc));
     expect((await loadConfig(file, {})).config.clients[0].clientSecret).toBe('fallback-secret-0123456789');
     expect((await loadConfig(file, { SECRET: '' })).config.clients[0].clientSecret).toBe('fallback-secret-0123456789');
-    expect((await loadConfig(file, { SECRET: 'set-in-env-0123456789' })).config.clients[0].clientSecret).toBe('set-in-env-0123456789');
+    expect((await loadConfig(file, { SECRET: 'set-in-env-0123456789' })).config.clients[0].clientSecret).toBe(
+      'set-in-env-0123456789',
+    );
   });
 
   it('reports a missing variable by name instead of using an empty string', async () => {
@@ -105,7 +107,9 @@ describe('D15: ${VAR} substitutes environment variables', () => {
     doc.clients[0].clientSecret = '${HR_PORTAL_SECRET}';
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
-    expect(problems).toContain('clients[0] (clientId hr-portal).clientSecret: environment variable HR_PORTAL_SECRET is not set');
+    expect(problems).toContain(
+      'clients[0] (clientId hr-portal).clientSecret: environment variable HR_PORTAL_SECRET is not set',
+    );
   });
 
   it('reports a missing variable even when the rest of the file is valid', async () => {
@@ -139,7 +143,10 @@ clients:
 
   it('ignores ${VAR} written inside a YAML comment', async () => {
     // config/demo.yaml has one: substitution runs over values only
-    const file = await tmp.write('config.yaml', `# secrets come from the environment: \${VAR}\n${toYaml(minimalDoc())}`);
+    const file = await tmp.write(
+      'config.yaml',
+      `# secrets come from the environment: \${VAR}\n${toYaml(minimalDoc())}`,
+    );
     const { config } = await loadConfig(file, {});
     expect(config.clients[0].clientId).toBe('hr-portal');
   });
@@ -169,7 +176,10 @@ describe('D15: PORT and BASE_URL in the environment override the file', () => {
 
 describe('D15: the base URL', () => {
   it('removes a trailing slash from baseUrl (so endpoint URLs have no //)', async () => {
-    const file = await tmp.write('config.yaml', toYaml({ ...minimalDoc(), baseUrl: 'https://vc.example.com/tenant//' }));
+    const file = await tmp.write(
+      'config.yaml',
+      toYaml({ ...minimalDoc(), baseUrl: 'https://vc.example.com/tenant//' }),
+    );
     const { config } = await loadConfig(file, {});
     expect(config.baseUrl).toBe('https://vc.example.com/tenant');
   });
@@ -185,7 +195,12 @@ describe('D15: an invalid file stops the start with every problem listed by its 
   it('lists the problems of two wrong clients at once, each with its path', async () => {
     const doc = minimalDoc();
     doc.clients[0].redirectUris = ['not-a-url'];
-    doc.clients.push({ ...doc.clients[0], clientId: 'second', redirectUris: ['https://b.example/cb'], clientSecret: 'short' });
+    doc.clients.push({
+      ...doc.clients[0],
+      clientId: 'second',
+      redirectUris: ['https://b.example/cb'],
+      clientSecret: 'short',
+    });
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
     expect(problems).toEqual([
@@ -207,7 +222,9 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect(err!.message.split('\n')[0]).toBe(`${resolve(file)}: invalid configuration`);
-    expect(err!.message).toContain('  - clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL');
+    expect(err!.message).toContain(
+      '  - clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL',
+    );
     expect(err!.message).toContain('  - clients[0] (clientId hr-portal).pkce: ');
   });
 
@@ -217,7 +234,9 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.clients[0].redirectUris = ['nope'];
     const file = await tmp.write('config.yaml', toYaml(doc));
     const problems = await problemsOf(() => loadConfig(file, {}));
-    expect(problems).toContain('clients[0] (clientId hr-portal).clientSecret: environment variable MISSING_SECRET is not set');
+    expect(problems).toContain(
+      'clients[0] (clientId hr-portal).clientSecret: environment variable MISSING_SECRET is not set',
+    );
     expect(problems).toContain('clients[0] (clientId hr-portal).redirectUris[0]: must be an absolute http(s) URL');
     // the emptied value is reported at its path too
     expect(problems.some((p) => p.startsWith('clients[0] (clientId hr-portal).clientSecret: '))).toBe(true);
@@ -229,7 +248,9 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.clients[0].redirectUri = 'https://hr.example.com/callback';
     const problems = problemsOfSync(() => validateConfig(doc));
     expect(problems).toContain('(root): Unrecognized key: "baseURL"; baseURL: did you mean baseUrl?');
-    expect(problems).toContain('clients[0] (clientId hr-portal): Unrecognized key: "redirectUri"; redirectUri: did you mean redirectUris?');
+    expect(problems).toContain(
+      'clients[0] (clientId hr-portal): Unrecognized key: "redirectUri"; redirectUri: did you mean redirectUris?',
+    );
   });
 
   it('rejects unknown keys inside a credential type and an attribute', () => {
@@ -238,19 +259,25 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.credentialTypes[0].attributes.FirstName.optional = true;
     const problems = problemsOfSync(() => validateConfig(doc));
     expect(problems).toContain('credentialTypes[0] (name EmployeeBadge): Unrecognized key: "pinLength"');
-    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).attributes.FirstName: Unrecognized key: "optional"');
+    expect(problems).toContain(
+      'credentialTypes[0] (name EmployeeBadge).attributes.FirstName: Unrecognized key: "optional"',
+    );
   });
 
   it('rejects duplicate client ids, naming the second occurrence', () => {
     const doc = minimalDoc();
     doc.clients.push({ ...doc.clients[0] });
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['clients[1] (clientId hr-portal).clientId: duplicate client hr-portal']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual([
+      'clients[1] (clientId hr-portal).clientId: duplicate client hr-portal',
+    ]);
   });
 
   it('rejects duplicate credential types, naming the second occurrence', () => {
     const doc = minimalDoc();
     doc.credentialTypes.push({ ...doc.credentialTypes[0] });
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[1] (name EmployeeBadge).name: duplicate credential type EmployeeBadge']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual([
+      'credentialTypes[1] (name EmployeeBadge).name: duplicate credential type EmployeeBadge',
+    ]);
   });
 
   it('rejects a client scope naming an unknown credential type (issue.<Type> and <Type>)', () => {
@@ -262,16 +289,23 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     ]);
   });
 
-  it.each(['sub', 'exp', 'SerialNumber', 'ExpiresAt', 'PinCode', 'iss', 'nonce', 'cnf', 'vct', 'status', '_sd'])('rejects the reserved attribute name %s (one list: src/rules/claimNames.ts)', (name) => {
-    const doc = minimalDoc();
-    doc.credentialTypes[0].attributes[name] = { type: 'string' };
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual([`credentialTypes[0] (name EmployeeBadge).attributes.${name}: ${name} is a reserved claim name`]);
-  });
+  it.each(['sub', 'exp', 'SerialNumber', 'ExpiresAt', 'PinCode', 'iss', 'nonce', 'cnf', 'vct', 'status', '_sd'])(
+    'rejects the reserved attribute name %s (one list: src/rules/claimNames.ts)',
+    (name) => {
+      const doc = minimalDoc();
+      doc.credentialTypes[0].attributes[name] = { type: 'string' };
+      expect(problemsOfSync(() => validateConfig(doc))).toEqual([
+        `credentialTypes[0] (name EmployeeBadge).attributes.${name}: ${name} is a reserved claim name`,
+      ]);
+    },
+  );
 
   it('rejects formats/maxBytes on an attribute that is not an image (D9)', () => {
     const doc = minimalDoc();
     doc.credentialTypes[0].attributes.FirstName.maxBytes = 1000;
-    expect(problemsOfSync(() => validateConfig(doc))).toEqual(['credentialTypes[0] (name EmployeeBadge).attributes.FirstName: formats and maxBytes apply to image attributes only']);
+    expect(problemsOfSync(() => validateConfig(doc))).toEqual([
+      'credentialTypes[0] (name EmployeeBadge).attributes.FirstName: formats and maxBytes apply to image attributes only',
+    ]);
   });
 
   it('rejects a credential type without attributes and an invalid validity duration', () => {
@@ -279,12 +313,18 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     doc.credentialTypes[0].attributes = {};
     doc.credentialTypes[0].validity = '365 days';
     const problems = problemsOfSync(() => validateConfig(doc));
-    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).attributes: must declare at least one attribute');
-    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).validity: must be an ISO 8601 duration such as P365D');
+    expect(problems).toContain(
+      'credentialTypes[0] (name EmployeeBadge).attributes: must declare at least one attribute',
+    );
+    expect(problems).toContain(
+      'credentialTypes[0] (name EmployeeBadge).validity: must be an ISO 8601 duration such as P365D',
+    );
   });
 
   it('requires at least one client and one credential type', () => {
-    const problems = problemsOfSync(() => validateConfig({ baseUrl: 'https://vc.example.com', clients: [], credentialTypes: [] }));
+    const problems = problemsOfSync(() =>
+      validateConfig({ baseUrl: 'https://vc.example.com', clients: [], credentialTypes: [] }),
+    );
     expect(problems.some((p) => p.startsWith('clients: '))).toBe(true);
     expect(problems.some((p) => p.startsWith('credentialTypes: '))).toBe(true);
   });

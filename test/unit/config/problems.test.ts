@@ -33,7 +33,9 @@ describe('issue 33: check-config says where and what, as an operator reads it', 
       doc.keys = { cookies: '${KEY_DIR}/cookies.json' };
       const file = await tmp.write('config.yaml', toYaml(doc));
       const problems = await loadProblems(() => loadConfig(file, {}));
-      expect(problems).toContain('clients[0] (clientId hr-portal).redirectUris[0]: environment variable PORTAL_URL is not set');
+      expect(problems).toContain(
+        'clients[0] (clientId hr-portal).redirectUris[0]: environment variable PORTAL_URL is not set',
+      );
       expect(problems).toContain('keys.cookies: environment variable KEY_DIR is not set');
     } finally {
       await tmp.cleanup();
@@ -48,15 +50,27 @@ describe('issue 33: check-config says where and what, as an operator reads it', 
     doc.logLevl = 'debug';
     doc.somethingElse = true;
     const problems = problemsOf(doc);
-    expect(problems).toContain('clients[0] (clientId hr-portal): Unrecognized key: "clientSecert"; clientSecert: did you mean clientSecret?');
-    expect(problems).toContain('credentialTypes[0] (name EmployeeBadge).attributes.FirstName: Unrecognized key: "requird"; requird: did you mean required?');
-    expect(problems.find((p) => p.startsWith('(root)'))).toBe('(root): Unrecognized keys: "logLevl", "somethingElse"; logLevl: did you mean logLevel?');
+    expect(problems).toContain(
+      'clients[0] (clientId hr-portal): Unrecognized key: "clientSecert"; clientSecert: did you mean clientSecret?',
+    );
+    expect(problems).toContain(
+      'credentialTypes[0] (name EmployeeBadge).attributes.FirstName: Unrecognized key: "requird"; requird: did you mean required?',
+    );
+    expect(problems.find((p) => p.startsWith('(root)'))).toBe(
+      '(root): Unrecognized keys: "logLevl", "somethingElse"; logLevl: did you mean logLevel?',
+    );
   });
 
   it('knows the keys of nested, optional and defaulted objects from the schema itself', () => {
-    expect(knownKeys(configSchema, [])).toEqual(expect.arrayContaining(['baseUrl', 'clients', 'credentialTypes', 'keys', 'logLevel']));
-    expect(knownKeys(configSchema, ['clients', 0])).toEqual(expect.arrayContaining(['clientId', 'clientSecret', 'redirectUris', 'scopes']));
-    expect(knownKeys(configSchema, ['keys'])).toEqual(expect.arrayContaining(['idToken', 'credential', 'cookies', 'pairwise', 'generate']));
+    expect(knownKeys(configSchema, [])).toEqual(
+      expect.arrayContaining(['baseUrl', 'clients', 'credentialTypes', 'keys', 'logLevel']),
+    );
+    expect(knownKeys(configSchema, ['clients', 0])).toEqual(
+      expect.arrayContaining(['clientId', 'clientSecret', 'redirectUris', 'scopes']),
+    );
+    expect(knownKeys(configSchema, ['keys'])).toEqual(
+      expect.arrayContaining(['idToken', 'credential', 'cookies', 'pairwise', 'generate']),
+    );
     expect(knownKeys(configSchema, ['baseUrl'])).toEqual([]);
   });
 

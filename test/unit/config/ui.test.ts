@@ -21,19 +21,34 @@ describe('ui in the config', () => {
   });
 
   it('accepts a brand whose colours pass AA against white', () => {
-    const ui = { defaultLocale: 'de', name: { en: 'Acme', de: 'Acme GmbH' }, logo: 'logo.svg', primaryColor: '#1f5fd1', accentColor: '#0b6e4f', supportUrl: 'https://acme.example/help', privacyUrl: 'https://acme.example/privacy' };
+    const ui = {
+      defaultLocale: 'de',
+      name: { en: 'Acme', de: 'Acme GmbH' },
+      logo: 'logo.svg',
+      primaryColor: '#1f5fd1',
+      accentColor: '#0b6e4f',
+      supportUrl: 'https://acme.example/help',
+      privacyUrl: 'https://acme.example/privacy',
+    };
     expect(validateConfig({ ...minimalDoc(), ui }).ui).toEqual(ui);
   });
 
   it('refuses a colour below 4.5:1 against white, naming the path and the ratio', () => {
     const found = problems({ ...minimalDoc(), ui: { primaryColor: '#ffcc00', accentColor: '#777' } });
-    expect(found).toContainEqual(expect.stringMatching(/^ui\.primaryColor: #ffcc00 against white \(#ffffff\) has a contrast ratio of 1\.\d\d:1; WCAG AA needs at least 4\.5:1/));
+    expect(found).toContainEqual(
+      expect.stringMatching(
+        /^ui\.primaryColor: #ffcc00 against white \(#ffffff\) has a contrast ratio of 1\.\d\d:1; WCAG AA needs at least 4\.5:1/,
+      ),
+    );
     // #777 is the classic just-below case: 4.48:1
     expect(found).toContainEqual(expect.stringMatching(/^ui\.accentColor: #777 .* 4\.48:1/));
   });
 
   it('refuses what is not a colour, a language tag or an https page', () => {
-    const found = problems({ ...minimalDoc(), ui: { primaryColor: 'blue', defaultLocale: 'not a tag', supportUrl: 'http://acme.example/help', extra: 1 } });
+    const found = problems({
+      ...minimalDoc(),
+      ui: { primaryColor: 'blue', defaultLocale: 'not a tag', supportUrl: 'http://acme.example/help', extra: 1 },
+    });
     expect(found.join('\n')).toMatch(/ui\.primaryColor: must be a colour written #rgb or #rrggbb/);
     expect(found.join('\n')).toMatch(/ui\.defaultLocale: must be a BCP 47 language tag/);
     expect(found.join('\n')).toMatch(/ui\.supportUrl/);
@@ -44,7 +59,10 @@ describe('ui in the config', () => {
     const doc = minimalDoc();
     doc.credentialTypes[0].displayName = { en: 'Employee badge', de: 'Mitarbeiterausweis' };
     doc.credentialTypes[0].attributes.FirstName.label = { en: 'First name', de: 'Vorname' };
-    expect(validateConfig(doc).credentialTypes[0].displayName).toEqual({ en: 'Employee badge', de: 'Mitarbeiterausweis' });
+    expect(validateConfig(doc).credentialTypes[0].displayName).toEqual({
+      en: 'Employee badge',
+      de: 'Mitarbeiterausweis',
+    });
     doc.credentialTypes[0].displayName = { 'not a tag!': 'x' };
     doc.credentialTypes[0].attributes.FirstName.label = {};
     const found = problems(doc).join('\n');

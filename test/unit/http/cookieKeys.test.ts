@@ -3,10 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { CookieKeys } from '../../../src/http/cookieKeys.js';
 
 // Keygrip, what Koa's cookies use for an array of secrets: the reference our signatures must equal
-const Keygrip = createRequire(import.meta.url)('keygrip') as new (keys: (string | Buffer)[]) => { sign(data: string): string; index(data: string, digest: string): number };
+const Keygrip = createRequire(import.meta.url)('keygrip') as new (keys: (string | Buffer)[]) => {
+  sign(data: string): string;
+  index(data: string, digest: string): number;
+};
 
 const secrets = ['first-secret-0123456789abcdef', 'second-secret-fedcba9876543210'];
-const samples = ['_interaction_v2=Fq3kL0_aZ-9xY', '_session_v1=abc', '_resume_v2=', 'name=värde ✓', `long=${'x'.repeat(4096)}`];
+const samples = [
+  '_interaction_v2=Fq3kL0_aZ-9xY',
+  '_session_v1=abc',
+  '_resume_v2=',
+  'name=värde ✓',
+  `long=${'x'.repeat(4096)}`,
+];
 
 describe('CookieKeys: signed cookies as Keygrip signs them, verified with timingSafeEqual', () => {
   it('signs exactly as Keygrip with the same secrets (cookies signed before, or by another instance, stay valid)', () => {
@@ -38,11 +47,20 @@ describe('CookieKeys: signed cookies as Keygrip signs them, verified with timing
     const data = samples[0];
     const good = keys.sign(data);
     const flipped = `${good.slice(0, 10)}${good[10] === 'A' ? 'B' : 'A'}${good.slice(11)}`;
-    for (const bad of [flipped, good.slice(0, -1), `${good}A`, `${good}=`, '', keys.sign('_interaction_v2=other'), `${good.slice(0, -1)}é`]) {
+    for (const bad of [
+      flipped,
+      good.slice(0, -1),
+      `${good}A`,
+      `${good}=`,
+      '',
+      keys.sign('_interaction_v2=other'),
+      `${good.slice(0, -1)}é`,
+    ]) {
       expect(keys.index(data, bad), bad).toBe(-1);
       expect(new Keygrip(secrets).index(data, bad), `Keygrip agrees on ${bad}`).toBe(-1);
     }
-    for (const notAString of [undefined, null, 42, ['x'], { toString: () => good }]) expect(keys.index(data, notAString)).toBe(-1);
+    for (const notAString of [undefined, null, 42, ['x'], { toString: () => good }])
+      expect(keys.index(data, notAString)).toBe(-1);
   });
 
   it('needs at least one secret', () => {

@@ -12,11 +12,15 @@ describe('safeErrorDescription (issue 31 §5): what leaves the service as error_
   });
 
   it('writes quotes and backslashes in the allowed set', () => {
-    expect(safeErrorDescription('the credential typ "x" is not dc+sd-jwt \\ ok')).toBe("the credential typ 'x' is not dc+sd-jwt / ok");
+    expect(safeErrorDescription('the credential typ "x" is not dc+sd-jwt \\ ok')).toBe(
+      "the credential typ 'x' is not dc+sd-jwt / ok",
+    );
   });
 
   it('writes our own section signs and typographic characters out', () => {
-    expect(safeErrorDescription('(ISO/IEC 18013-5 §9.3.1) – the holder’s “wallet”…')).toBe("(ISO/IEC 18013-5 section 9.3.1) - the holder's 'wallet'...");
+    expect(safeErrorDescription('(ISO/IEC 18013-5 §9.3.1) – the holder’s “wallet”…')).toBe(
+      "(ISO/IEC 18013-5 section 9.3.1) - the holder's 'wallet'...",
+    );
   });
 
   it('turns CR, LF and tabs into one space, so a description cannot start a new header or log line', () => {
@@ -42,7 +46,11 @@ describe('safeErrorDescription (issue 31 §5): what leaves the service as error_
   it('gives only RFC 6749 characters, at most 300, for any input (random bytes read as UTF-8 and as Latin-1)', () => {
     for (let i = 0; i < 500; i++) {
       const bytes = randomBytes(1 + (i % 700));
-      for (const text of [bytes.toString('utf8'), bytes.toString('latin1'), String.fromCharCode(...new Uint16Array(Uint8Array.from(bytes).buffer, 0, Math.floor(bytes.length / 2)))]) {
+      for (const text of [
+        bytes.toString('utf8'),
+        bytes.toString('latin1'),
+        String.fromCharCode(...new Uint16Array(Uint8Array.from(bytes).buffer, 0, Math.floor(bytes.length / 2))),
+      ]) {
         const safe = safeErrorDescription(text);
         expect(safe).toMatch(RFC_6749);
         expect(safe.length).toBeLessThanOrEqual(MAX_ERROR_DESCRIPTION);

@@ -37,7 +37,7 @@ describe('addressKey: the key of a source address', () => {
 });
 
 describe('storeKeyPrefix', () => {
-  it('is the Redis configuration\'s keyPrefix, vc: for a URL alone', () => {
+  it("is the Redis configuration's keyPrefix, vc: for a URL alone", () => {
     expect(storeKeyPrefix('redis://127.0.0.1:6379')).toBe('vc:');
     expect(storeKeyPrefix({ url: 'redis://x', keyPrefix: 'p:' })).toBe('p:');
     expect(storeKeyPrefix('memory')).toBe('vc:');
@@ -55,7 +55,9 @@ describe('RateLimits on the memory store', () => {
 
   it('a client over its budget is refused, naming the client and the seconds to wait; another client is not', async () => {
     const limited: string[] = [];
-    const rl = new RateLimits(limits({ par: { perClient: { points: 2, duration: 30 } } }), new MemoryStore(), { onLimited: (e) => limited.push(e) });
+    const rl = new RateLimits(limits({ par: { perClient: { points: 2, duration: 30 } } }), new MemoryStore(), {
+      onLimited: (e) => limited.push(e),
+    });
     expect(await outcome(rl.consume('par', { client: 'a', address: '192.0.2.1' }))).toBe('ok');
     expect(await outcome(rl.consume('par', { client: 'a', address: '192.0.2.1' }))).toBe('ok');
     const refused = await outcome(rl.consume('par', { client: 'a', address: '192.0.2.1' }));
@@ -91,10 +93,16 @@ describe('RateLimits with Redis unreachable', () => {
     // nothing listens on port 1: commands fail at once (no offline queue)
     const store = await createRedisStore({ url: 'redis://127.0.0.1:1', keyPrefix: 'test:rl-unreachable:' }, 200);
     try {
-      const rl = new RateLimits(limits({ token: { perClient: { points: 2, duration: 60 }, perAddress: { points: 100, duration: 60 } } }), store);
+      const rl = new RateLimits(
+        limits({ token: { perClient: { points: 2, duration: 60 }, perAddress: { points: 100, duration: 60 } } }),
+        store,
+      );
       expect(await outcome(rl.consume('token', { client: 'a', address: '192.0.2.1' }))).toBe('ok');
       expect(await outcome(rl.consume('token', { client: 'a', address: '192.0.2.1' }))).toBe('ok');
-      expect(await outcome(rl.consume('token', { client: 'a', address: '192.0.2.1' }))).toMatchObject({ kind: 'client', endpoint: 'token' });
+      expect(await outcome(rl.consume('token', { client: 'a', address: '192.0.2.1' }))).toMatchObject({
+        kind: 'client',
+        endpoint: 'token',
+      });
       expect(await outcome(rl.consume('token', { client: 'b', address: '192.0.2.1' }))).toBe('ok');
     } finally {
       await store.close();

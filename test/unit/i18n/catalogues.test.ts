@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Catalogues, CatalogueError, ENGLISH, pickText, readCatalogue, SHIPPED_LOCALES, textsOf } from '../../../src/i18n/catalogues.js';
+import {
+  Catalogues,
+  CatalogueError,
+  ENGLISH,
+  pickText,
+  readCatalogue,
+  SHIPPED_LOCALES,
+  textsOf,
+} from '../../../src/i18n/catalogues.js';
 import { EN } from '../../../src/i18n/en.js';
 import { chooseLocale, directionOf } from '../../../src/i18n/negotiate.js';
 
@@ -19,12 +27,17 @@ function catalogueFile(content: unknown): string {
 }
 
 describe('the shipped catalogues', () => {
-  for (const [tag, file] of [['de', shipped('de')], ['fr', shipped('fr')], ['ar', RTL_SAMPLE]] as const) {
+  for (const [tag, file] of [
+    ['de', shipped('de')],
+    ['fr', shipped('fr')],
+    ['ar', RTL_SAMPLE],
+  ] as const) {
     it(`${tag}: translates every message, each a valid ICU message with the English arguments`, () => {
       const messages = readCatalogue(file, tag); // refuses unknown ids, bad ICU, other arguments
       expect(Object.keys(messages).sort()).toEqual(Object.keys(EN).sort());
       // translated, not copied (a title made only of its arguments reads the same in every language)
-      for (const [id, text] of Object.entries(messages)) if (id !== 'page.title') expect(text, id).not.toBe(EN[id as keyof typeof EN]);
+      for (const [id, text] of Object.entries(messages))
+        if (id !== 'page.title') expect(text, id).not.toBe(EN[id as keyof typeof EN]);
     });
   }
 
@@ -55,8 +68,16 @@ describe('a catalogue file that is wrong stops the start-up, naming the file and
   it.each([
     ['an unknown message id', { 'prompt.nope': 'x' }, /xx\.json: prompt\.nope: not a message id/],
     ['a message that is not ICU', { 'prompt.or': 'oder {' }, /prompt\.or: not an ICU message/],
-    ['other arguments than the English', { 'page.requestFrom': 'Anfrage von {kunde}' }, /page\.requestFrom: uses \{kunde\} where the English uses \{client\}/],
-    ['a plural over another argument', { 'progress.pinRetry': '{n, plural, one {# Versuch} other {# Versuche}}' }, /uses \{n\} where the English uses \{attemptsLeft\}/],
+    [
+      'other arguments than the English',
+      { 'page.requestFrom': 'Anfrage von {kunde}' },
+      /page\.requestFrom: uses \{kunde\} where the English uses \{client\}/,
+    ],
+    [
+      'a plural over another argument',
+      { 'progress.pinRetry': '{n, plural, one {# Versuch} other {# Versuche}}' },
+      /uses \{n\} where the English uses \{attemptsLeft\}/,
+    ],
     ['an empty message', { 'prompt.or': '  ' }, /prompt\.or: must be a non-empty string/],
     ['not an object', ['x'], /must be a JSON object/],
     ['not JSON', '{"prompt.or": ', /not valid JSON/],
@@ -119,7 +140,10 @@ describe('texts the config gives per language', () => {
   });
 
   it('lists every language, English first, for metadata', () => {
-    expect(textsOf({ de: 'Ausweis', en: 'Badge' }, 'x')).toEqual([{ locale: 'en', text: 'Badge' }, { locale: 'de', text: 'Ausweis' }]);
+    expect(textsOf({ de: 'Ausweis', en: 'Badge' }, 'x')).toEqual([
+      { locale: 'en', text: 'Badge' },
+      { locale: 'de', text: 'Ausweis' },
+    ]);
     expect(textsOf(undefined, 'EmployeeBadge')).toEqual([{ locale: 'en', text: 'EmployeeBadge' }]);
   });
 

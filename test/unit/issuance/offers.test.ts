@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OFFER_ID, OfferBook, offerIdOf, RACE_WINDOW_SECONDS, STATUS_GRACE_SECONDS, type OfferRecord } from '../../../src/issuance/offers.js';
+import {
+  OFFER_ID,
+  OfferBook,
+  offerIdOf,
+  RACE_WINDOW_SECONDS,
+  STATUS_GRACE_SECONDS,
+  type OfferRecord,
+} from '../../../src/issuance/offers.js';
 import { failedMessage } from '../../../src/issuance/pinAttempts.js';
 import { MemoryStore } from '../../../src/store/memory.js';
 
@@ -33,7 +40,7 @@ afterEach(async () => {
   await store.close();
 });
 
-describe('an offer\'s id', () => {
+describe("an offer's id", () => {
   it('is the SHA-256 of its pre-authorized code, base64url: the offer URL does not carry the code', () => {
     const id = offerIdOf('abc');
     expect(id).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
@@ -42,7 +49,7 @@ describe('an offer\'s id', () => {
   });
 });
 
-describe('an offer as the holder\'s prompt page sees it', () => {
+describe("an offer as the holder's prompt page sees it", () => {
   it('is pending, then scanned, then done', async () => {
     const r = record('o1');
     await offers.create(r);
@@ -59,7 +66,12 @@ describe('an offer as the holder\'s prompt page sees it', () => {
     const r = record('o1');
     await offers.create(r);
     await offers.pinRetry(r, 2);
-    expect(await offers.status('o1', r.redeemBy)).toEqual({ status: 'pin_retry', attemptsLeft: 2, message: 'Wrong PIN. 2 attempts left.', say: { id: 'progress.pinRetry', values: { attemptsLeft: 2 } } });
+    expect(await offers.status('o1', r.redeemBy)).toEqual({
+      status: 'pin_retry',
+      attemptsLeft: 2,
+      message: 'Wrong PIN. 2 attempts left.',
+      say: { id: 'progress.pinRetry', values: { attemptsLeft: 2 } },
+    });
   });
 
   it('expires with its lifetime when nobody redeemed it', async () => {
@@ -92,7 +104,11 @@ describe('an offer as the holder\'s prompt page sees it', () => {
     vi.setSystemTime(Date.now() + (STATUS_GRACE_SECONDS - 1) * 1000);
     const redeemBy = Math.floor(Date.now() / 1000) + 3600; // a prompt that still counts down sees the outcome, not "pending"
     expect(await offers.status('o1', redeemBy)).toMatchObject({ status: 'done' });
-    expect(await offers.status('o2', redeemBy)).toEqual({ status: 'failed', message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.', say: { id: 'status.pinExhausted', values: { limit: 3 } } });
+    expect(await offers.status('o2', redeemBy)).toEqual({
+      status: 'failed',
+      message: 'The PIN was entered wrongly 3 times; this offer is no longer valid.',
+      say: { id: 'status.pinExhausted', values: { limit: 3 } },
+    });
     vi.setSystemTime(Date.now() + 2000);
     expect(await offers.status('o1', Math.floor(Date.now() / 1000) - 1)).toMatchObject({ status: 'expired' });
   });
@@ -134,7 +150,7 @@ describe('issuing an offer', () => {
   });
 });
 
-describe('redeeming an offer\'s code (D14, issue 31 §6)', () => {
+describe("redeeming an offer's code (D14, issue 31 §6)", () => {
   it('lets exactly one of concurrent requests claim the redemption', async () => {
     const r = record('o1');
     await offers.create(r);

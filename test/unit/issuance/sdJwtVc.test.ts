@@ -21,7 +21,12 @@ describe('the SD-JWT VC a holder receives', () => {
 
     const verified = await verifySdJwtVcIndependently(credential, { keys: [issuerPublic] });
     expect(verified.header).toEqual({ typ: 'dc+sd-jwt', alg: 'ES256', kid: 'k1' });
-    expect(verified.payload).toMatchObject({ iss: 'https://vc.example.com/wallet', vct: 'https://vc.example.com/types/EmployeeBadge', exp: 1_900_000_000, _sd_alg: 'sha-256' });
+    expect(verified.payload).toMatchObject({
+      iss: 'https://vc.example.com/wallet',
+      vct: 'https://vc.example.com/types/EmployeeBadge',
+      exp: 1_900_000_000,
+      _sd_alg: 'sha-256',
+    });
     expect(verified.payload._sd).toHaveLength(3);
     expect(verified.disclosures).toBe(3);
     expect(verified.claims).toMatchObject(attributes);
@@ -36,10 +41,17 @@ describe('the SD-JWT VC a holder receives', () => {
     const signer = new SdJwtVcSigner(privateJwk);
     const salts: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const credential = await signer.sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: 1, B: 'b', C: true }, holderJwk: holder, expiresAt: 1_900_000_000 });
+      const credential = await signer.sign({
+        issuer: 'https://i',
+        vct: 'https://t',
+        attributes: { A: 1, B: 'b', C: true },
+        holderJwk: holder,
+        expiresAt: 1_900_000_000,
+      });
       const disclosures = credential.split('~').slice(1).filter(Boolean);
       expect(disclosures).toHaveLength(3);
-      for (const d of disclosures) salts.push((JSON.parse(Buffer.from(d, 'base64url').toString('utf8')) as [string])[0]);
+      for (const d of disclosures)
+        salts.push((JSON.parse(Buffer.from(d, 'base64url').toString('utf8')) as [string])[0]);
     }
     for (const salt of salts) {
       expect(salt).toMatch(/^[A-Za-z0-9_-]{22}$/);
@@ -54,7 +66,13 @@ describe('the SD-JWT VC a holder receives', () => {
     const signer = new SdJwtVcSigner(privateJwk);
     const key = await importJWK(issuerPublic, 'ES256');
     for (let i = 0; i < 300; i++) {
-      const credential = await signer.sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: i }, holderJwk: holder, expiresAt: 1_900_000_000 });
+      const credential = await signer.sign({
+        issuer: 'https://i',
+        vct: 'https://t',
+        attributes: { A: i },
+        holderJwk: holder,
+        expiresAt: 1_900_000_000,
+      });
       const jws = credential.split('~')[0];
       expect(Buffer.from(jws.split('.')[2], 'base64url')).toHaveLength(64);
       await compactVerify(jws, key); // throws on a bad signature
@@ -65,7 +83,13 @@ describe('the SD-JWT VC a holder receives', () => {
     const { privateJwk } = await keyPair('k1', { kidOnly: true });
     const { publicJwk: other } = await keyPair('k1', { kidOnly: true });
     const holder = (await keyPair()).publicJwk;
-    const credential = await new SdJwtVcSigner(privateJwk).sign({ issuer: 'https://i', vct: 'https://t', attributes: { A: 1 }, holderJwk: holder, expiresAt: 1_900_000_000 });
+    const credential = await new SdJwtVcSigner(privateJwk).sign({
+      issuer: 'https://i',
+      vct: 'https://t',
+      attributes: { A: 1 },
+      holderJwk: holder,
+      expiresAt: 1_900_000_000,
+    });
     await expect(verifySdJwtVcIndependently(credential, { keys: [other] })).rejects.toThrow();
   });
 
@@ -80,12 +104,17 @@ describe('credential configurations in the issuer metadata', () => {
   const type = {
     name: 'EmployeeBadge',
     validity: 'P365D',
-    attributes: { FirstName: { type: 'string', required: true }, Photo: { type: 'image', required: false, label: 'Photo' } },
+    attributes: {
+      FirstName: { type: 'string', required: true },
+      Photo: { type: 'image', required: false, label: 'Photo' },
+    },
   } satisfies CredentialType;
 
   it('default the vct to {base_url}/types/<name>', () => {
     expect(vctFor(type, 'https://vc.example.com')).toBe('https://vc.example.com/types/EmployeeBadge');
-    expect(vctFor({ ...type, vct: 'https://types.example/badge' }, 'https://vc.example.com')).toBe('https://types.example/badge');
+    expect(vctFor({ ...type, vct: 'https://types.example/badge' }, 'https://vc.example.com')).toBe(
+      'https://types.example/badge',
+    );
   });
 
   it('describe each attribute for display', () => {

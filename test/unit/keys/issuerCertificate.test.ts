@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { certifyCredentialKey, generateIssuerCa, generatedLeafFits, type IssuerCa } from '../../../src/keys/issuerCertificate.js';
+import {
+  certifyCredentialKey,
+  generateIssuerCa,
+  generatedLeafFits,
+  type IssuerCa,
+} from '../../../src/keys/issuerCertificate.js';
 import { loadIssuerIdentity } from '../../../src/keys/issuerIdentity.js';
 import { toPem } from '../../../src/keys/x509.js';
 import type { KeyOrigin } from '../../../src/keys/keys.js';
@@ -14,7 +19,8 @@ import { keyPair } from '../../helpers/keys.js';
 const ISS = 'https://issuer.example.com/wallet';
 const YEAR = 365 * 86_400_000;
 
-const keyPem = (jwk: JWK) => createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string;
+const keyPem = (jwk: JWK) =>
+  createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string;
 const chainPem = (x5c: string[]) => x5c.map((c) => toPem(new Uint8Array(Buffer.from(c, 'base64')))).join('');
 
 /** Operator files in a fresh folder, and loadIssuerIdentity over them as start-up calls it. */
@@ -40,7 +46,9 @@ describe('the generated issuer leaf (issue 32 §1, SD-JWT VC §3.5)', () => {
   it('names the issuer as a subjectAltName URI and its host as dNSName, validates to the local CA, and certifies the signing key', async () => {
     const { ca, jwk, x5c } = await operatorFiles();
     const { d: _d, ...pub } = jwk;
-    const jws = await new SignJWT({ iss: ISS }).setProtectedHeader({ alg: 'ES256', x5c }).sign(createPrivateKey({ key: jwk as never, format: 'jwk' }));
+    const jws = await new SignJWT({ iss: ISS })
+      .setProtectedHeader({ alg: 'ES256', x5c })
+      .sign(createPrivateKey({ key: jwk as never, format: 'jwk' }));
     const checked = await checkX5cIndependently(jws, { caPem: ca.certificate, iss: ISS });
     expect(checked.leafJwk).toMatchObject({ x: pub.x, y: pub.y });
     expect(generatedLeafFits(x5c, jwk, ca, [ISS], new Date())).toBe(true);
@@ -56,8 +64,12 @@ describe('the generated issuer leaf (issue 32 §1, SD-JWT VC §3.5)', () => {
 
   it('a chain from another CA fails the independent check (the check can fail)', async () => {
     const { jwk, x5c } = await operatorFiles();
-    const jws = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', x5c }).sign(createPrivateKey({ key: jwk as never, format: 'jwk' }));
-    await expect(checkX5cIndependently(jws, { caPem: (await generateIssuerCa('x')).certificate, iss: ISS })).rejects.toThrow(/does not validate/);
+    const jws = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', x5c })
+      .sign(createPrivateKey({ key: jwk as never, format: 'jwk' }));
+    await expect(
+      checkX5cIndependently(jws, { caPem: (await generateIssuerCa('x')).certificate, iss: ISS }),
+    ).rejects.toThrow(/does not validate/);
   });
 });
 
@@ -72,23 +84,31 @@ describe('start-up refuses an operator issuer certificate a wallet would refuse 
 
   it('refuses a leaf whose subjectAltName names another issuer, naming issuer.certificateChain', async () => {
     const { chain, key } = await operatorFiles({ issuers: ['https://other.example/wallet'] });
-    await expect(startUp({ chain, key })).rejects.toThrow(/^issuer\.certificateChain \(.*issuer-chain\.pem\): the leaf certificate must name the credential issuer https:\/\/issuer\.example\.com\/wallet/);
+    await expect(startUp({ chain, key })).rejects.toThrow(
+      /^issuer\.certificateChain \(.*issuer-chain\.pem\): the leaf certificate must name the credential issuer https:\/\/issuer\.example\.com\/wallet/,
+    );
   });
 
-  it('refuses a key that is not the leaf\'s, naming issuer.key', async () => {
+  it("refuses a key that is not the leaf's, naming issuer.key", async () => {
     const { chain } = await operatorFiles();
-    await expect(startUp({ chain, key: keyPem((await keyPair('k1')).privateJwk) })).rejects.toThrow(/^issuer\.key \(.*issuer-key\.pem\) is not the key of the first certificate/);
+    await expect(startUp({ chain, key: keyPem((await keyPair('k1')).privateJwk) })).rejects.toThrow(
+      /^issuer\.key \(.*issuer-key\.pem\) is not the key of the first certificate/,
+    );
   });
 
   it('refuses an expired leaf, naming issuer.certificateChain', async () => {
     const past = new Date(Date.now() - 5 * YEAR);
     const { chain, key } = await operatorFiles({ ca: await generateIssuerCa('issuer.example.com', past), now: past });
-    await expect(startUp({ chain, key })).rejects.toThrow(/^issuer\.certificateChain \(.*\): the leaf certificate has expired/);
+    await expect(startUp({ chain, key })).rejects.toThrow(
+      /^issuer\.certificateChain \(.*\): the leaf certificate has expired/,
+    );
   });
 
   it('refuses a chain that holds its root, naming issuer.certificateChain', async () => {
     const { ca, chain, key } = await operatorFiles();
-    await expect(startUp({ chain: chain + ca.certificate, key })).rejects.toThrow(/^issuer\.certificateChain \(.*\): certificate 2 is self-signed \(a trust anchor\): leave the root out of the chain/);
+    await expect(startUp({ chain: chain + ca.certificate, key })).rejects.toThrow(
+      /^issuer\.certificateChain \(.*\): certificate 2 is self-signed \(a trust anchor\): leave the root out of the chain/,
+    );
   });
 
   it('refuses a chain without its key (or a key without its chain)', async () => {

@@ -89,8 +89,13 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
 
   it('generates keys that sign and verify (RS256 ID tokens, ES256 credentials)', async () => {
     const { keys } = await loadKeys(paths(), dir);
-    for (const [jwk, alg] of [[keys.idToken.keys[0], 'RS256'], [keys.credential.keys[0], 'ES256']] as const) {
-      const jws = await new CompactSign(new TextEncoder().encode('hello')).setProtectedHeader({ alg, kid: jwk.kid }).sign(await importJWK(jwk, alg));
+    for (const [jwk, alg] of [
+      [keys.idToken.keys[0], 'RS256'],
+      [keys.credential.keys[0], 'ES256'],
+    ] as const) {
+      const jws = await new CompactSign(new TextEncoder().encode('hello'))
+        .setProtectedHeader({ alg, kid: jwk.kid })
+        .sign(await importJWK(jwk, alg));
       const pub = await importJWK(publicJwks({ keys: [jwk] }).keys[0], alg);
       const { payload } = await compactVerify(jws, pub);
       expect(new TextDecoder().decode(payload)).toBe('hello');
@@ -110,14 +115,19 @@ describe('keys: generated on first start (D15 keys, spec: Authentication 6)', ()
     const first = await loadKeys(paths(), dir);
     await rm(join(dir, 'keys/cookies.json'));
     const second = await loadKeys(paths(), dir);
-    expect(second.origins.filter((o) => o.origin === 'generated-file')).toEqual([{ set: 'cookies', origin: 'generated-file', file: join(dir, 'keys/cookies.json') }]);
+    expect(second.origins.filter((o) => o.origin === 'generated-file')).toEqual([
+      { set: 'cookies', origin: 'generated-file', file: join(dir, 'keys/cookies.json') },
+    ]);
     expect(second.keys.idToken).toEqual(first.keys.idToken);
     expect(second.keys.credential).toEqual(first.keys.credential);
     expect(second.keys.cookies).not.toEqual(first.keys.cookies);
   });
 
   it('resolves relative paths against the config directory', async () => {
-    await loadKeys(paths({ idToken: '../outside/id.json', credential: 'cred.json', cookies: 'c/cookies.json' }), join(dir, 'config'));
+    await loadKeys(
+      paths({ idToken: '../outside/id.json', credential: 'cred.json', cookies: 'c/cookies.json' }),
+      join(dir, 'config'),
+    );
     await expect(stat(join(dir, 'outside/id.json'))).resolves.toBeTruthy();
     await expect(stat(join(dir, 'config/cred.json'))).resolves.toBeTruthy();
     await expect(stat(join(dir, 'config/c/cookies.json'))).resolves.toBeTruthy();
@@ -138,13 +148,27 @@ describe('keys: generated into a shared store (D20: one key set for every instan
   });
   afterEach(async () => store.close());
 
-  const exists = (rel: string) => stat(join(dir, rel)).then(() => true, () => false);
+  const exists = (rel: string) =>
+    stat(join(dir, rel)).then(
+      () => true,
+      () => false,
+    );
 
   it('without key files, generates each set into the store (one key per set) and writes no file', async () => {
     const { keys, origins } = await loadKeys(paths(), dir, { shared: store });
     expect(origins).toEqual([
-      { set: 'idToken', origin: 'generated-store', file: join(dir, 'keys/id-token.jwks.json'), storeKey: 'keys:idToken' },
-      { set: 'credential', origin: 'generated-store', file: join(dir, 'keys/credential.jwks.json'), storeKey: 'keys:credential' },
+      {
+        set: 'idToken',
+        origin: 'generated-store',
+        file: join(dir, 'keys/id-token.jwks.json'),
+        storeKey: 'keys:idToken',
+      },
+      {
+        set: 'credential',
+        origin: 'generated-store',
+        file: join(dir, 'keys/credential.jwks.json'),
+        storeKey: 'keys:credential',
+      },
       { set: 'cookies', origin: 'generated-store', file: join(dir, 'keys/cookies.json'), storeKey: 'keys:cookies' },
       { set: 'pairwise', origin: 'generated-store', file: join(dir, 'keys/pairwise.json'), storeKey: 'keys:pairwise' },
     ]);
@@ -179,7 +203,12 @@ describe('keys: generated into a shared store (D20: one key set for every instan
     await writeFile(join(dir, 'keys/id-token.jwks.json'), JSON.stringify(ref.idToken));
     const { keys, origins } = await loadKeys(paths(), dir, { shared: store });
     expect(keys.idToken).toEqual(ref.idToken);
-    expect(origins.map((o) => [o.set, o.origin])).toEqual([['idToken', 'file'], ['credential', 'generated-store'], ['cookies', 'generated-store'], ['pairwise', 'generated-store']]);
+    expect(origins.map((o) => [o.set, o.origin])).toEqual([
+      ['idToken', 'file'],
+      ['credential', 'generated-store'],
+      ['cookies', 'generated-store'],
+      ['pairwise', 'generated-store'],
+    ]);
     expect(await store.get(KEY_STORE_KEYS.idToken)).toBeUndefined();
   });
 
@@ -196,12 +225,20 @@ describe('keys: generated into a shared store (D20: one key set for every instan
 
   it('keys.generate off: a missing file is refused even when the store holds a set', async () => {
     await loadKeys(paths(), dir, { shared: store });
-    await expectRejectionNaming(loadKeys(paths({ generate: false }), dir, { shared: store }), join(dir, 'keys/id-token.jwks.json'), /not found \(keys\.generate is off\)/);
+    await expectRejectionNaming(
+      loadKeys(paths({ generate: false }), dir, { shared: store }),
+      join(dir, 'keys/id-token.jwks.json'),
+      /not found \(keys\.generate is off\)/,
+    );
   });
 
   it('refuses an unusable set in the store, naming the store key', async () => {
     await store.setPermanentIfAbsent(KEY_STORE_KEYS.idToken, { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }] });
-    await expectRejectionNaming(loadKeys(paths(), dir, { shared: store }), 'store key keys:idToken', /keys\[0\] must be a private RSA key/);
+    await expectRejectionNaming(
+      loadKeys(paths(), dir, { shared: store }),
+      'store key keys:idToken',
+      /keys\[0\] must be a private RSA key/,
+    );
   });
 
   it('refuses to start when the store cannot be reached, rather than sign with keys of its own', async () => {
@@ -210,7 +247,11 @@ describe('keys: generated into a shared store (D20: one key set for every instan
         throw new StoreUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
       },
     });
-    await expectRejectionNaming(loadKeys(paths(), dir, { shared: down }), 'store key keys:idToken', /cannot be reached \(connect ECONNREFUSED/);
+    await expectRejectionNaming(
+      loadKeys(paths(), dir, { shared: down }),
+      'store key keys:idToken',
+      /cannot be reached \(connect ECONNREFUSED/,
+    );
     await down.close();
   });
 });
@@ -258,14 +299,22 @@ describe('keys: refuses unusable key files, naming the file', () => {
   });
 
   it('refuses a cookie secret that is empty or not a string, naming its position', async () => {
-    for (const [content, at] of [['["a-secret", ""]', 1], ['[42]', 0], ['["a-secret", null]', 1]] as const) {
+    for (const [content, at] of [
+      ['["a-secret", ""]', 1],
+      ['[42]', 0],
+      ['["a-secret", null]', 1],
+    ] as const) {
       const file = await write('keys/cookies.json', content);
       await expectRejectionNaming(loadKeys(paths(), dir), file, new RegExp(`\\[${at}\\] must be a non-empty string`));
     }
   });
 
   it('refuses to generate when keys.generate is off, naming the missing file', async () => {
-    await expectRejectionNaming(loadKeys(paths({ generate: false }), dir), join(dir, 'keys/id-token.jwks.json'), /not found \(keys\.generate is off\)/);
+    await expectRejectionNaming(
+      loadKeys(paths({ generate: false }), dir),
+      join(dir, 'keys/id-token.jwks.json'),
+      /not found \(keys\.generate is off\)/,
+    );
     await expect(stat(join(dir, 'keys'))).rejects.toThrow();
   });
 
@@ -283,8 +332,23 @@ describe('publicJwks: what jwks_uri publishes (spec: Issued ID token, "verifiabl
     for (const k of pub.keys) {
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']) expect(k, member).not.toHaveProperty(member);
     }
-    expect(pub.keys[0]).toEqual({ kty: 'RSA', n: keys.idToken.keys[0].n, e: keys.idToken.keys[0].e, alg: 'RS256', use: 'sig', kid: keys.idToken.keys[0].kid });
-    expect(pub.keys[1]).toEqual({ kty: 'EC', crv: 'P-256', x: keys.credential.keys[0].x, y: keys.credential.keys[0].y, alg: 'ES256', use: 'sig', kid: keys.credential.keys[0].kid });
+    expect(pub.keys[0]).toEqual({
+      kty: 'RSA',
+      n: keys.idToken.keys[0].n,
+      e: keys.idToken.keys[0].e,
+      alg: 'RS256',
+      use: 'sig',
+      kid: keys.idToken.keys[0].kid,
+    });
+    expect(pub.keys[1]).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: keys.credential.keys[0].x,
+      y: keys.credential.keys[0].y,
+      alg: 'ES256',
+      use: 'sig',
+      kid: keys.credential.keys[0].kid,
+    });
   });
 
   it('drops a symmetric key value k', () => {

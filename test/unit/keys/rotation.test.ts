@@ -12,7 +12,9 @@ import { KeyRing } from '../../../src/keys/keyRing.js';
 import { rotateKeySet, RotationRefused } from '../../../src/keys/rotate.js';
 
 const T = Date.parse('2026-11-24T12:00:00Z');
-const at = (ms: number) => ({ rotation: { created: new Date(T + ms - 1000).toISOString(), activates: new Date(T + ms).toISOString() } });
+const at = (ms: number) => ({
+  rotation: { created: new Date(T + ms - 1000).toISOString(), activates: new Date(T + ms).toISOString() },
+});
 const HOUR = 3_600_000;
 
 describe('viewSet: key states from the dates a set carries', () => {
@@ -40,7 +42,7 @@ describe('viewSet: key states from the dates a set carries', () => {
     expect(viewSet(keys, T + HOUR + 60_000, 60_000).keys.map((k) => k.state)).toEqual(['active', 'expired']);
   });
 
-  it('the newest activated key signs whatever the order in the set; each older one retires at its successor\'s activation', () => {
+  it("the newest activated key signs whatever the order in the set; each older one retires at its successor's activation", () => {
     const keys = [at(-2 * HOUR), at(2 * HOUR), at(-HOUR)];
     const v = viewSet(keys, T, 30 * 60_000);
     expect(v.keys.map((k) => k.state)).toEqual(['expired', 'pending', 'active']);
@@ -63,7 +65,13 @@ describe('viewSet: key states from the dates a set carries', () => {
 describe('rotating key files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'vc-rotate-files-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const paths = { idToken: 'id.json', credential: 'cred.json', cookies: 'cookies.json', pairwise: 'pairwise.json', generate: true };
+  const paths = {
+    idToken: 'id.json',
+    credential: 'cred.json',
+    cookies: 'cookies.json',
+    pairwise: 'pairwise.json',
+    generate: true,
+  };
   const keep = { idToken: 60_000, credential: 60_000, cookies: 60_000 };
 
   it('rewrites the file (0600), and a running KeyRing publishes the new key at its next reload and signs with it from activation on', async () => {
@@ -82,13 +90,16 @@ describe('rotating key files', () => {
     expect(onDisk.keys[0].kid).toBe(result.added);
     expect(onDisk.keys[0].rotation?.activates).toBe(result.activates.toISOString());
     // a second rotation while one is pending is refused
-    await expect(rotateKeySet('idToken', idOrigin, { keep, activateAfterMs: 400 })).rejects.toBeInstanceOf(RotationRefused);
+    await expect(rotateKeySet('idToken', idOrigin, { keep, activateAfterMs: 400 })).rejects.toBeInstanceOf(
+      RotationRefused,
+    );
 
     // before the reload the instance knows nothing of it; after, it publishes it (without its dates or private members) but signs with the old key
     expect(ring.idToken.published().keys.map((k) => k.kid)).toEqual([oldKid]);
     await ring.reload();
     expect(ring.idToken.published().keys.map((k) => k.kid)).toEqual([result.added, oldKid]);
-    for (const k of ring.idToken.published().keys) expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    for (const k of ring.idToken.published().keys)
+      expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
     expect(ring.idToken.signing().kid).toBe(oldKid);
     expect(ring.idToken.signing()).not.toHaveProperty('rotation');
 

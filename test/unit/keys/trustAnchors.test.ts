@@ -31,7 +31,7 @@ describe('which anchor may vouch for which credential (issue 31 §2)', () => {
     expect(anchorsFor(anchors, 'mso_mdoc', 'EmployeeBadge', true)).toEqual([a, c]);
   });
 
-  it('our own vct namespace: the base URL\'s origin, under its path', () => {
+  it("our own vct namespace: the base URL's origin, under its path", () => {
     expect(isOwnVct('https://vc.example.com/types/EmployeeBadge', 'https://vc.example.com')).toBe(true);
     expect(isOwnVct('https://vc.example.com/anything', 'https://vc.example.com/')).toBe(true);
     expect(isOwnVct('https://vc.example.com/base/types/X', 'https://vc.example.com/base')).toBe(true);
@@ -51,22 +51,41 @@ describe('verifier.trustAnchors at start-up', () => {
     writeFileSync(join(dir, 'roots.pem'), root.pem);
   });
   const load = (trustAnchors: unknown) =>
-    loadClientIdentity({ clientIdPrefix: 'redirect_uri', certificateChain: 'c.pem', key: 'k.pem', responseMode: 'direct_post', trustAnchors } as never, { baseUrl: 'http://127.0.0.1:1', responseUri: 'http://127.0.0.1:1/vp/response', baseDir: dir, generate: false });
+    loadClientIdentity(
+      {
+        clientIdPrefix: 'redirect_uri',
+        certificateChain: 'c.pem',
+        key: 'k.pem',
+        responseMode: 'direct_post',
+        trustAnchors,
+      } as never,
+      { baseUrl: 'http://127.0.0.1:1', responseUri: 'http://127.0.0.1:1/vp/response', baseDir: dir, generate: false },
+    );
 
   it('reads the single-file form as mdoc IACAs only, with a note saying how to write the list', async () => {
     const { identity, origin } = await load('roots.pem');
     expect(identity.trustAnchors).toEqual([{ certificates: [root.der], formats: ['mso_mdoc'] }]);
-    expect(origin.warnings.some((w) => w.startsWith('verifier.trustAnchors: the single file roots.pem is trusted for mdoc issuers (IACAs) only; to trust it for x5c-signed SD-JWT VCs too, write a list: trustAnchors: [{ certificates: roots.pem, formats: [mso_mdoc, dc+sd-jwt]'))).toBe(true);
+    expect(
+      origin.warnings.some((w) =>
+        w.startsWith(
+          'verifier.trustAnchors: the single file roots.pem is trusted for mdoc issuers (IACAs) only; to trust it for x5c-signed SD-JWT VCs too, write a list: trustAnchors: [{ certificates: roots.pem, formats: [mso_mdoc, dc+sd-jwt]',
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('reads the list form per anchor', async () => {
     const { identity } = await load([{ certificates: 'roots.pem', formats: ['dc+sd-jwt'], types: ['PartnerPass'] }]);
-    expect(identity.trustAnchors).toEqual([{ certificates: [root.der], formats: ['dc+sd-jwt'], types: ['PartnerPass'] }]);
+    expect(identity.trustAnchors).toEqual([
+      { certificates: [root.der], formats: ['dc+sd-jwt'], types: ['PartnerPass'] },
+    ]);
   });
 
   it('refuses an anchor file holding a certificate that is no CA', async () => {
     const leaf = await makeCert({ subject: 'CN=leaf', issuer: root });
     writeFileSync(join(dir, 'leaf.pem'), leaf.pem);
-    await expect(load([{ certificates: 'leaf.pem', formats: ['mso_mdoc'] }])).rejects.toThrow(/^verifier\.trustAnchors\[0\]\.certificates \(.*leaf\.pem\): certificate 1 is not a CA certificate/);
+    await expect(load([{ certificates: 'leaf.pem', formats: ['mso_mdoc'] }])).rejects.toThrow(
+      /^verifier\.trustAnchors\[0\]\.certificates \(.*leaf\.pem\): certificate 1 is not a CA certificate/,
+    );
   });
 });

@@ -1,5 +1,13 @@
 import 'reflect-metadata';
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, webcrypto, X509Certificate as NodeCertificate, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  webcrypto,
+  X509Certificate as NodeCertificate,
+  type KeyObject,
+} from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { exportJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -68,13 +76,22 @@ async function issue(opts: {
     signingAlgorithm,
     extensions: [
       new x509.BasicConstraintsExtension(opts.ca ?? false, opts.pathLength, true),
-      new x509.KeyUsagesExtension(opts.keyUsage ?? (opts.ca ? x509.KeyUsageFlags.keyCertSign : x509.KeyUsageFlags.digitalSignature), true),
+      new x509.KeyUsagesExtension(
+        opts.keyUsage ?? (opts.ca ? x509.KeyUsageFlags.keyCertSign : x509.KeyUsageFlags.digitalSignature),
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(signer.keys.publicKey),
     ],
   });
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { der: new Uint8Array(cert.rawData), cert, keys, key: createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }), alg };
+  return {
+    der: new Uint8Array(cert.rawData),
+    cert,
+    keys,
+    key: createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' }),
+    alg,
+  };
 }
 
 /** the message of the X509ChainError the promise rejects with */
@@ -207,17 +224,23 @@ describe('checkVerifierChain: start-up refusals of the verifier chain and key', 
   it('HAIP 1.0: refuses a chain that includes the self-signed trust anchor', async () => {
     const g = await generateVerifierCertificates('vc.example.com');
     const chain = [...readPemCertificates(g.chain, 'c'), ...readPemCertificates(g.caCertificate, 'ca')];
-    await expect(checkVerifierChain(chain, readPemPrivateKey(g.key, 'k'), WHERE)).rejects.toThrow(`${WHERE}: certificate 2 is self-signed (a trust anchor): leave the root out of the chain`);
+    await expect(checkVerifierChain(chain, readPemPrivateKey(g.key, 'k'), WHERE)).rejects.toThrow(
+      `${WHERE}: certificate 2 is self-signed (a trust anchor): leave the root out of the chain`,
+    );
   });
 
   it('RFC 5280 §4.1.2.5: refuses an expired leaf', async () => {
     const g = await generateVerifierCertificates('vc.example.com', { now: new Date(Date.now() - 400 * DAY) });
-    await expect(checkVerifierChain(readPemCertificates(g.chain, 'c'), readPemPrivateKey(g.key, 'k'), WHERE)).rejects.toThrow(/^verifier\.certificateChain: the leaf certificate has expired \(on /);
+    await expect(
+      checkVerifierChain(readPemCertificates(g.chain, 'c'), readPemPrivateKey(g.key, 'k'), WHERE),
+    ).rejects.toThrow(/^verifier\.certificateChain: the leaf certificate has expired \(on /);
   });
 
   it('RFC 5280 §4.1.2.5: refuses a leaf that is not valid yet', async () => {
     const g = await generateVerifierCertificates('vc.example.com', { now: new Date(Date.now() + 2 * DAY) });
-    await expect(checkVerifierChain(readPemCertificates(g.chain, 'c'), readPemPrivateKey(g.key, 'k'), WHERE)).rejects.toThrow(/^verifier\.certificateChain: the leaf certificate is not valid until /);
+    await expect(
+      checkVerifierChain(readPemCertificates(g.chain, 'c'), readPemPrivateKey(g.key, 'k'), WHERE),
+    ).rejects.toThrow(/^verifier\.certificateChain: the leaf certificate is not valid until /);
   });
 
   it('RFC 5280 §4.2.1.9 basicConstraints: refuses a CA certificate as the leaf', async () => {
@@ -230,8 +253,14 @@ describe('checkVerifierChain: start-up refusals of the verifier chain and key', 
 
   it('HAIP 1.0 (ES256): refuses a P-384 leaf', async () => {
     const root = await issue({ name: 'CN=Root', ca: true });
-    const leaf = await issue({ name: 'CN=leaf', issuer: root, alg: { name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-256' } });
-    await expect(checkVerifierChain([leaf.der], leaf.key, WHERE)).rejects.toThrow(`${WHERE}: the leaf certificate's key must be EC P-256 (ES256), not ec secp384r1`);
+    const leaf = await issue({
+      name: 'CN=leaf',
+      issuer: root,
+      alg: { name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-256' },
+    });
+    await expect(checkVerifierChain([leaf.der], leaf.key, WHERE)).rejects.toThrow(
+      `${WHERE}: the leaf certificate's key must be EC P-256 (ES256), not ec secp384r1`,
+    );
   });
 
   it('RFC 5280 §6.1: refuses a chain out of order and accepts it in order', async () => {
@@ -241,13 +270,17 @@ describe('checkVerifierChain: start-up refusals of the verifier chain and key', 
     const leaf = await issue({ name: 'CN=leaf', issuer: two });
     const key = leaf.key;
     await expect(checkVerifierChain([leaf.der, two.der, one.der], key, WHERE)).resolves.toBeUndefined();
-    await expect(checkVerifierChain([leaf.der, one.der, two.der], key, WHERE)).rejects.toThrow(`${WHERE}: the chain is not in order: each certificate must be followed by the one that issued it, leaf first (the chain must be in order, leaf first)`);
+    await expect(checkVerifierChain([leaf.der, one.der, two.der], key, WHERE)).rejects.toThrow(
+      `${WHERE}: the chain is not in order: each certificate must be followed by the one that issued it, leaf first (the chain must be in order, leaf first)`,
+    );
   });
 
   it('refuses an empty chain and an unreadable certificate', async () => {
     const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     await expect(checkVerifierChain([], key, WHERE)).rejects.toThrow(`${WHERE}: no certificate`);
-    await expect(checkVerifierChain([new Uint8Array([48, 3, 2, 1, 1])], key, WHERE)).rejects.toThrow(`${WHERE}: certificate 1 is not a readable X.509 certificate`);
+    await expect(checkVerifierChain([new Uint8Array([48, 3, 2, 1, 1])], key, WHERE)).rejects.toThrow(
+      `${WHERE}: certificate 1 is not a readable X.509 certificate`,
+    );
   });
 });
 
@@ -282,23 +315,46 @@ describe('verifyCertificateChain: RFC 5280 §6.1 path validation up to a trust a
 
   it('refuses a chain to an unrelated root', async () => {
     const other = await issue({ name: 'CN=Example IACA, C=NL', ca: true });
-    expect(await chainError(verifyCertificateChain([leaf.der, intermediate.der], [other.der]))).toBe('the chain does not end at a trusted root');
+    expect(await chainError(verifyCertificateChain([leaf.der, intermediate.der], [other.der]))).toBe(
+      'the chain does not end at a trusted root',
+    );
     const g = await generateVerifierCertificates('vc.example.com');
-    expect(await chainError(verifyCertificateChain(readPemCertificates(g.chain, 'c'), [root.der]))).toBe('the chain does not end at a trusted root');
+    expect(await chainError(verifyCertificateChain(readPemCertificates(g.chain, 'c'), [root.der]))).toBe(
+      'the chain does not end at a trusted root',
+    );
   });
 
   it('RFC 5280 §4.1.2.5: refuses an expired or not yet valid certificate, naming it', async () => {
     const g = await generateVerifierCertificates('vc.example.com', { now: new Date(Date.now() - 400 * DAY) });
     const [ca] = readPemCertificates(g.caCertificate, 'ca');
-    expect(await chainError(verifyCertificateChain(readPemCertificates(g.chain, 'c'), [ca]))).toMatch(/^the leaf certificate has expired \(on /);
-    expect(await chainError(verifyCertificateChain([leaf.der, intermediate.der], [root.der], new Date(Date.now() + 60 * DAY)))).toMatch(/^the leaf certificate has expired/);
-    expect(await chainError(verifyCertificateChain([leaf.der, intermediate.der], [root.der], new Date(Date.now() - 2 * DAY)))).toMatch(/^the leaf certificate is not valid until /);
-    const expiredIntermediate = await issue({ name: 'CN=Old Intermediate', ca: true, issuer: root, notAfter: new Date(Date.now() - 1000) });
+    expect(await chainError(verifyCertificateChain(readPemCertificates(g.chain, 'c'), [ca]))).toMatch(
+      /^the leaf certificate has expired \(on /,
+    );
+    expect(
+      await chainError(
+        verifyCertificateChain([leaf.der, intermediate.der], [root.der], new Date(Date.now() + 60 * DAY)),
+      ),
+    ).toMatch(/^the leaf certificate has expired/);
+    expect(
+      await chainError(
+        verifyCertificateChain([leaf.der, intermediate.der], [root.der], new Date(Date.now() - 2 * DAY)),
+      ),
+    ).toMatch(/^the leaf certificate is not valid until /);
+    const expiredIntermediate = await issue({
+      name: 'CN=Old Intermediate',
+      ca: true,
+      issuer: root,
+      notAfter: new Date(Date.now() - 1000),
+    });
     const young = await issue({ name: 'CN=leaf', issuer: expiredIntermediate });
-    expect(await chainError(verifyCertificateChain([young.der, expiredIntermediate.der], [root.der]))).toMatch(/^intermediate certificate 1 has expired/);
+    expect(await chainError(verifyCertificateChain([young.der, expiredIntermediate.der], [root.der]))).toMatch(
+      /^intermediate certificate 1 has expired/,
+    );
     const expiredRoot = await issue({ name: 'CN=Old Root', ca: true, notAfter: new Date(Date.now() - 1000) });
     const under = await issue({ name: 'CN=leaf', issuer: expiredRoot });
-    expect(await chainError(verifyCertificateChain([under.der], [expiredRoot.der]))).toBe('the trust anchor has expired or is not valid yet');
+    expect(await chainError(verifyCertificateChain([under.der], [expiredRoot.der]))).toBe(
+      'the trust anchor has expired or is not valid yet',
+    );
   });
 
   it('RFC 5280 §4.2.1.9 basicConstraints: refuses a leaf (cA=false) used as an issuer', async () => {
@@ -306,15 +362,29 @@ describe('verifyCertificateChain: RFC 5280 §6.1 path validation up to a trust a
     const [generatedLeaf] = readPemCertificates(g.chain, 'c');
     const [ca] = readPemCertificates(g.caCertificate, 'ca');
     const pkcs8 = createPrivateKey(g.key).export({ format: 'der', type: 'pkcs8' });
-    const privateKey = await webcrypto.subtle.importKey('pkcs8', pkcs8, { name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign']);
-    const issuer: Issued = { der: generatedLeaf, cert: parsed(generatedLeaf), keys: { privateKey, publicKey: await parsed(generatedLeaf).publicKey.export() }, key: createPrivateKey(g.key), alg: P256 };
+    const privateKey = await webcrypto.subtle.importKey('pkcs8', pkcs8, { name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+    ]);
+    const issuer: Issued = {
+      der: generatedLeaf,
+      cert: parsed(generatedLeaf),
+      keys: { privateKey, publicKey: await parsed(generatedLeaf).publicKey.export() },
+      key: createPrivateKey(g.key),
+      alg: P256,
+    };
     const below = await issue({ name: 'CN=below', issuer });
-    expect(await chainError(verifyCertificateChain([below.der, generatedLeaf], [ca]))).toBe('intermediate certificate 1 is not a CA certificate (basicConstraints cA is not true) but signs the leaf certificate');
+    expect(await chainError(verifyCertificateChain([below.der, generatedLeaf], [ca]))).toBe(
+      'intermediate certificate 1 is not a CA certificate (basicConstraints cA is not true) but signs the leaf certificate',
+    );
   });
 
   it('RFC 5280 §4.2.1.9 basicConstraints: refuses a CA certificate as the leaf, and so a chain out of order', async () => {
-    expect(await chainError(verifyCertificateChain([intermediate.der], [root.der]))).toBe('the leaf certificate is a CA certificate (basicConstraints cA=true)');
-    expect(await chainError(verifyCertificateChain([intermediate.der, leaf.der], [root.der]))).toBe('the leaf certificate is a CA certificate (basicConstraints cA=true)');
+    expect(await chainError(verifyCertificateChain([intermediate.der], [root.der]))).toBe(
+      'the leaf certificate is a CA certificate (basicConstraints cA=true)',
+    );
+    expect(await chainError(verifyCertificateChain([intermediate.der, leaf.der], [root.der]))).toBe(
+      'the leaf certificate is a CA certificate (basicConstraints cA=true)',
+    );
   });
 
   it('RFC 7515 §4.1.6: refuses a chain whose next certificate is not the issuer (out of order)', async () => {
@@ -322,7 +392,9 @@ describe('verifyCertificateChain: RFC 5280 §6.1 path validation up to a trust a
     const two = await issue({ name: 'CN=Intermediate 2', ca: true, issuer: one });
     const below = await issue({ name: 'CN=leaf', issuer: two });
     await expect(verifyCertificateChain([below.der, two.der, one.der], [root.der])).resolves.toBeUndefined();
-    expect(await chainError(verifyCertificateChain([below.der, one.der, two.der], [root.der]))).toBe('the chain is not in order: each certificate must be followed by the one that issued it, leaf first');
+    expect(await chainError(verifyCertificateChain([below.der, one.der, two.der], [root.der]))).toBe(
+      'the chain is not in order: each certificate must be followed by the one that issued it, leaf first',
+    );
   });
 
   it('RFC 5280 §4.2.1.9 pathLenConstraint: a pathLen 0 root refuses an intermediate; a pathLen 0 intermediate refuses another below it', async () => {
@@ -343,9 +415,16 @@ describe('verifyCertificateChain: RFC 5280 §6.1 path validation up to a trust a
   });
 
   it('RFC 5280 §4.2.1.3 keyUsage: refuses a CA whose keyUsage lacks keyCertSign', async () => {
-    const noSign = await issue({ name: 'CN=No keyCertSign', ca: true, keyUsage: x509.KeyUsageFlags.cRLSign, issuer: root });
+    const noSign = await issue({
+      name: 'CN=No keyCertSign',
+      ca: true,
+      keyUsage: x509.KeyUsageFlags.cRLSign,
+      issuer: root,
+    });
     const below = await issue({ name: 'CN=leaf', issuer: noSign });
-    expect(await chainError(verifyCertificateChain([below.der, noSign.der], [root.der]))).toBe('intermediate certificate 1 may not sign certificates (its keyUsage lacks keyCertSign)');
+    expect(await chainError(verifyCertificateChain([below.der, noSign.der], [root.der]))).toBe(
+      'intermediate certificate 1 may not sign certificates (its keyUsage lacks keyCertSign)',
+    );
   });
 
   it('accepts ECDSA P-384/P-521, Ed25519, RSA PKCS#1 v1.5 and RSA-PSS signatures, and refuses SHA-1', async () => {
@@ -362,14 +441,22 @@ describe('verifyCertificateChain: RFC 5280 §6.1 path validation up to a trust a
       const below = await issue({ name: 'CN=leaf', issuer: anchor });
       await expect(verifyCertificateChain([below.der], [anchor.der]), alg.name).resolves.toBeUndefined();
     }
-    const sha1Root = await issue({ name: 'CN=RSA root', ca: true, alg: { name: 'RSASSA-PKCS1-v1_5', ...rsa, hash: 'SHA-1' } });
+    const sha1Root = await issue({
+      name: 'CN=RSA root',
+      ca: true,
+      alg: { name: 'RSASSA-PKCS1-v1_5', ...rsa, hash: 'SHA-1' },
+    });
     const sha1 = await issue({ name: 'CN=leaf', issuer: sha1Root });
-    expect(await chainError(verifyCertificateChain([sha1.der], [sha1Root.der]))).toBe('the leaf certificate is signed with an algorithm that is not accepted (RSA with SHA-1)');
+    expect(await chainError(verifyCertificateChain([sha1.der], [sha1Root.der]))).toBe(
+      'the leaf certificate is signed with an algorithm that is not accepted (RSA with SHA-1)',
+    );
   });
 
   it('refuses empty inputs with X509ChainError, and unreadable certificates with a plain Error', async () => {
     expect(await chainError(verifyCertificateChain([], [root.der]))).toBe('the chain is empty');
-    expect(await chainError(verifyCertificateChain([leaf.der], []))).toBe('there is no trusted root to verify the chain against');
+    expect(await chainError(verifyCertificateChain([leaf.der], []))).toBe(
+      'there is no trusted root to verify the chain against',
+    );
     const err = await verifyCertificateChain([new Uint8Array([1, 2, 3])], [root.der]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(X509ChainError);
@@ -384,18 +471,28 @@ describe('readPemCertificates (RFC 7468 §5) and readPemPrivateKey', () => {
   });
 
   it('refuses text without a certificate', () => {
-    expect(() => readPemCertificates('', 'trust.pem')).toThrow('trust.pem: no PEM certificate (-----BEGIN CERTIFICATE-----)');
-    expect(() => readPemCertificates('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n', 'trust.pem')).toThrow('trust.pem: no PEM certificate');
+    expect(() => readPemCertificates('', 'trust.pem')).toThrow(
+      'trust.pem: no PEM certificate (-----BEGIN CERTIFICATE-----)',
+    );
+    expect(() =>
+      readPemCertificates('-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n', 'trust.pem'),
+    ).toThrow('trust.pem: no PEM certificate');
   });
 
   it('refuses malformed PEM: no END line, a body that is not base64, base64 that is not a certificate, bytes after the certificate', () => {
     expect(() => readPemCertificates(pem.replace('-----END CERTIFICATE-----', ''), 'trust.pem')).toThrow(
       'trust.pem: malformed PEM: a -----BEGIN CERTIFICATE----- has no matching -----END CERTIFICATE-----',
     );
-    expect(() => readPemCertificates(pem + pem.replace(/\n(.)/, '\n*$1'), 'trust.pem')).toThrow('trust.pem: certificate 2 is malformed PEM (not base64)');
-    expect(() => readPemCertificates('-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n', 'trust.pem')).toThrow('trust.pem: certificate 1 is not a readable X.509 certificate');
+    expect(() => readPemCertificates(pem + pem.replace(/\n(.)/, '\n*$1'), 'trust.pem')).toThrow(
+      'trust.pem: certificate 2 is malformed PEM (not base64)',
+    );
+    expect(() =>
+      readPemCertificates('-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n', 'trust.pem'),
+    ).toThrow('trust.pem: certificate 1 is not a readable X.509 certificate');
     const der = readPemCertificates(pem, 'p')[0];
-    expect(() => readPemCertificates(toPem(new Uint8Array([...der, 0, 0])), 'trust.pem')).toThrow('trust.pem: certificate 1 has bytes after the certificate');
+    expect(() => readPemCertificates(toPem(new Uint8Array([...der, 0, 0])), 'trust.pem')).toThrow(
+      'trust.pem: certificate 1 has bytes after the certificate',
+    );
   });
 
   it('reads PKCS#8 and SEC1 P-256 keys', () => {
@@ -407,10 +504,22 @@ describe('readPemCertificates (RFC 7468 §5) and readPemPrivateKey', () => {
   });
 
   it('HAIP 1.0 (ES256): refuses an RSA or P-384 key, and text that is no private key', () => {
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
-    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
-    expect(() => readPemPrivateKey(rsa, 'verifier.key')).toThrow('verifier.key: must be an EC P-256 private key (ES256), not rsa');
-    expect(() => readPemPrivateKey(p384, 'verifier.key')).toThrow('verifier.key: must be an EC P-256 private key (ES256), not ec secp384r1');
-    expect(() => readPemPrivateKey(pem, 'verifier.key')).toThrow('verifier.key: not a readable, unencrypted PEM private key');
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      format: 'pem',
+      type: 'pkcs8',
+    }) as string;
+    const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({
+      format: 'pem',
+      type: 'pkcs8',
+    }) as string;
+    expect(() => readPemPrivateKey(rsa, 'verifier.key')).toThrow(
+      'verifier.key: must be an EC P-256 private key (ES256), not rsa',
+    );
+    expect(() => readPemPrivateKey(p384, 'verifier.key')).toThrow(
+      'verifier.key: must be an EC P-256 private key (ES256), not ec secp384r1',
+    );
+    expect(() => readPemPrivateKey(pem, 'verifier.key')).toThrow(
+      'verifier.key: not a readable, unencrypted PEM private key',
+    );
   });
 });

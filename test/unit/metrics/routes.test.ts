@@ -59,13 +59,27 @@ describe('routeOf', () => {
     const of = routeNamer(['credentials']);
     expect(of('/credentials/offers/abc', 200)).toBe('/credentials/offers/:id');
     expect(of('/credentials/token', 200)).toBe('/credentials/token');
-    expect(of('/.well-known/openid-credential-issuer/credentials', 200)).toBe('/.well-known/openid-credential-issuer/credentials');
+    expect(of('/.well-known/openid-credential-issuer/credentials', 200)).toBe(
+      '/.well-known/openid-credential-issuer/credentials',
+    );
     expect(of('/wallet/token', 200)).toBe(UNMATCHED);
   });
 });
 
 describe('statusClass', () => {
   it('groups statuses by their first digit', () => {
-    expect([200, 201, 204, 302, 303, 400, 401, 404, 429, 500, 503].map(statusClass)).toEqual(['2xx', '2xx', '2xx', '3xx', '3xx', '4xx', '4xx', '4xx', '4xx', '5xx', '5xx']);
+    expect([200, 201, 204, 302, 303, 400, 401, 404, 429, 500, 503].map(statusClass)).toEqual([
+      '2xx',
+      '2xx',
+      '2xx',
+      '3xx',
+      '3xx',
+      '4xx',
+      '4xx',
+      '4xx',
+      '4xx',
+      '5xx',
+      '5xx',
+    ]);
   });
 });

@@ -132,8 +132,14 @@ describe('D1: every document URL lives under the configured base URL', () => {
   it('builds the URLs from a base URL with a path', () => {
     const tenant = 'https://host.example/tenant';
     const p = versionProfiles(tenant);
-    expect(discoveryDocument(p.v2, tenant)).toMatchObject({ issuer: tenant, token_endpoint: `${tenant}/v2.0/oidc/token` });
-    expect(discoveryDocument(p.v1, tenant, 'root')).toMatchObject({ issuer: `${tenant}/oidc`, authorization_endpoint: `${tenant}/oidc/authorizev1` });
+    expect(discoveryDocument(p.v2, tenant)).toMatchObject({
+      issuer: tenant,
+      token_endpoint: `${tenant}/v2.0/oidc/token`,
+    });
+    expect(discoveryDocument(p.v1, tenant, 'root')).toMatchObject({
+      issuer: `${tenant}/oidc`,
+      authorization_endpoint: `${tenant}/oidc/authorizev1`,
+    });
   });
 
   it('the Version 2 and Version 1 issuers differ, so a token from one version is never accepted as the other', () => {

@@ -62,7 +62,13 @@ describe('D4: invalid_grant at the token endpoint names the parameter', () => {
   });
 
   it('a replayed code says the tokens it issued are revoked (D16)', () => {
-    const m = mapProviderError('token', 'invalid_grant', 'grant request is invalid', 'authorization code already consumed', false);
+    const m = mapProviderError(
+      'token',
+      'invalid_grant',
+      'grant request is invalid',
+      'authorization code already consumed',
+      false,
+    );
     expect(m.description).toMatch(/already been used/);
     expect(m.description).toMatch(/revoked/);
   });
@@ -86,22 +92,42 @@ describe('spec Errors, PAR authorise: client_id / request_uri / RedirectUri -> 4
   });
 
   it('an unknown client at authorize is invalid_request with RFC 6749 codes too', () => {
-    expect(mapProviderError('authorize', 'invalid_client', 'client is invalid', undefined, true).error).toBe('invalid_request');
+    expect(mapProviderError('authorize', 'invalid_client', 'client is invalid', undefined, true).error).toBe(
+      'invalid_request',
+    );
   });
 
   it('an invalid request_uri is invalid_request naming request_uri', () => {
-    const m = mapProviderError('authorize', 'invalid_request_uri', 'request_uri is invalid, expired, or was already used', undefined, false);
-    expect(m).toEqual({ error: 'invalid_request', description: 'request_uri: request_uri is invalid, expired, or was already used' });
+    const m = mapProviderError(
+      'authorize',
+      'invalid_request_uri',
+      'request_uri is invalid, expired, or was already used',
+      undefined,
+      false,
+    );
+    expect(m).toEqual({
+      error: 'invalid_request',
+      description: 'request_uri: request_uri is invalid, expired, or was already used',
+    });
   });
 
   it('an unregistered redirect_uri is invalid_request naming redirect_uri', () => {
-    const m = mapProviderError('authorize', 'invalid_redirect_uri', "redirect_uri did not match any of the client's registered redirect_uris", undefined, false);
+    const m = mapProviderError(
+      'authorize',
+      'invalid_redirect_uri',
+      "redirect_uri did not match any of the client's registered redirect_uris",
+      undefined,
+      false,
+    );
     expect(m.error).toBe('invalid_request');
     expect(m.description).toContain('redirect_uri');
   });
 
   it('an invalid request object is invalid_request', () => {
-    expect(mapProviderError('authorize', 'invalid_request_object', 'bad', undefined, false)).toEqual({ error: 'invalid_request', description: 'bad' });
+    expect(mapProviderError('authorize', 'invalid_request_object', 'bad', undefined, false)).toEqual({
+      error: 'invalid_request',
+      description: 'bad',
+    });
   });
 
   it('PAR: an unregistered redirect_uri is invalid_request (spec PAR errors, RedirectUri)', () => {
@@ -121,7 +147,9 @@ describe('D4: codes that are already the spec codes pass through', () => {
   });
 
   it('a missing description is filled in, never empty or undefined (D4: every error carries a description)', () => {
-    expect(mapProviderError('token', 'invalid_request', undefined, undefined, false).description).toBe('invalid request');
+    expect(mapProviderError('token', 'invalid_request', undefined, undefined, false).description).toBe(
+      'invalid request',
+    );
   });
 });
 

@@ -75,7 +75,13 @@ describe('D3: the token response', () => {
   it('the whole body has exactly the D3 fields', () => {
     const body = providerBody();
     shapeTokenResponse(body, { client: client(), profile: v2 });
-    expect(body).toEqual({ id_token: ID_TOKEN, access_token: ID_TOKEN, token_type: 'Bearer', expires_in: 60, scope: 'openid issue.EmployeeBadge' });
+    expect(body).toEqual({
+      id_token: ID_TOKEN,
+      access_token: ID_TOKEN,
+      token_type: 'Bearer',
+      expires_in: 60,
+      scope: 'openid issue.EmployeeBadge',
+    });
   });
 });
 

@@ -23,15 +23,27 @@ describe('spec: Authentication 1, client_secret_post (D4: unauthorised_client, 4
   });
 
   it.each([undefined, '', 42])('refuses a missing client_id %j (spec: Endpoints, client_id Required)', (id) => {
-    expectProtocolError(() => authenticateClient({ client_id: id, client_secret: SECRET }, clients), 'unauthorised_client', 'client_id is required');
+    expectProtocolError(
+      () => authenticateClient({ client_id: id, client_secret: SECRET }, clients),
+      'unauthorised_client',
+      'client_id is required',
+    );
   });
 
   it('refuses an unregistered client_id (spec: Errors, ClientId "Client not registered")', () => {
-    expectProtocolError(() => authenticateClient({ client_id: 'nobody', client_secret: SECRET }, clients), 'unauthorised_client', 'client_id is not a registered client');
+    expectProtocolError(
+      () => authenticateClient({ client_id: 'nobody', client_secret: SECRET }, clients),
+      'unauthorised_client',
+      'client_id is not a registered client',
+    );
   });
 
   it('refuses inherited property names as client ids', () => {
-    expectProtocolError(() => authenticateClient({ client_id: 'constructor', client_secret: SECRET }, clients), 'unauthorised_client', 'client_id');
+    expectProtocolError(
+      () => authenticateClient({ client_id: 'constructor', client_secret: SECRET }, clients),
+      'unauthorised_client',
+      'client_id',
+    );
   });
 });
 

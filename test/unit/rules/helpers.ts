@@ -13,7 +13,11 @@ export function expectProtocolError(fn: () => unknown, code: ErrorCode, ...fragm
 }
 
 /** Async variant of expectProtocolError. */
-export async function expectRejection(p: Promise<unknown>, code: ErrorCode, ...fragments: string[]): Promise<ProtocolError> {
+export async function expectRejection(
+  p: Promise<unknown>,
+  code: ErrorCode,
+  ...fragments: string[]
+): Promise<ProtocolError> {
   let caught: unknown;
   try {
     await p;

@@ -5,18 +5,32 @@ import { expectProtocolError } from './helpers.js';
 const credentialTypes = ['EmployeeBadge', 'Diploma', 'Unused'];
 const clientScopes = ['issue.EmployeeBadge', 'issue.Diploma', 'EmployeeBadge', 'Diploma'];
 const parse = (scope: unknown, version: 1 | 2 = 2) =>
-  parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', externalFlows: version === 2, clientScopes, credentialTypes });
+  parseScope(scope, {
+    issuanceOpenid: version === 2 ? 'required' : 'forbidden',
+    externalFlows: version === 2,
+    clientScopes,
+    credentialTypes,
+  });
 
 describe('spec: Errors, Scope "Not provided" -> invalid_scope', () => {
-  it.each([undefined, null, '', '   ', 42, ['openid']])('refuses a missing, empty or non-string scope (%j) (spec: Errors, Scope)', (scope) => {
-    expectProtocolError(() => parse(scope), 'invalid_scope', 'scope is required');
-  });
+  it.each([undefined, null, '', '   ', 42, ['openid']])(
+    'refuses a missing, empty or non-string scope (%j) (spec: Errors, Scope)',
+    (scope) => {
+      expectProtocolError(() => parse(scope), 'invalid_scope', 'scope is required');
+    },
+  );
 });
 
 describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
   it('refuses a scope that names a configured type but is not registered for the client (spec: Errors, Scope)', () => {
     const e = expectProtocolError(
-      () => parseScope('openid issue.Unused', { issuanceOpenid: 'required', externalFlows: true, clientScopes, credentialTypes }),
+      () =>
+        parseScope('openid issue.Unused', {
+          issuanceOpenid: 'required',
+          externalFlows: true,
+          clientScopes,
+          credentialTypes,
+        }),
       'invalid_scope',
       'scope "issue.Unused"',
       'not registered for this client',
@@ -26,7 +40,13 @@ describe('spec: Errors, Scope "not registered" -> invalid_scope', () => {
 
   it('refuses a registered scope that names no configured credential type (spec: Scope format)', () => {
     expectProtocolError(
-      () => parseScope('openid issue.Ghost', { issuanceOpenid: 'required', externalFlows: true, clientScopes: ['issue.Ghost'], credentialTypes }),
+      () =>
+        parseScope('openid issue.Ghost', {
+          issuanceOpenid: 'required',
+          externalFlows: true,
+          clientScopes: ['issue.Ghost'],
+          credentialTypes,
+        }),
       'invalid_scope',
       'scope "issue.Ghost"',
       'configured credential type',
@@ -62,7 +82,12 @@ describe('spec: Scope format, Issuance (Version 2)', () => {
   });
 
   it('refuses two issue.<CredentialType> scopes (spec: Scope format, Issuance "Exactly one")', () => {
-    expectProtocolError(() => parse('openid issue.EmployeeBadge issue.Diploma'), 'invalid_scope', 'scope', 'exactly one issue.');
+    expectProtocolError(
+      () => parse('openid issue.EmployeeBadge issue.Diploma'),
+      'invalid_scope',
+      'scope',
+      'exactly one issue.',
+    );
   });
 
   it('collapses a duplicated issue.<CredentialType> instead of counting it twice (spec: Scope format)', () => {
@@ -76,7 +101,12 @@ describe('spec: Scope format, Issuance (Version 2)', () => {
 
 describe('spec: Scope format, Version 1 differences', () => {
   it('accepts a Version 1 issuance scope without openid (spec: Scope format, Version 1 differences)', () => {
-    expect(parse('issue.EmployeeBadge', 1)).toEqual({ kind: 'issuance', credentialType: 'EmployeeBadge', scopes: ['issue.EmployeeBadge'], external: false });
+    expect(parse('issue.EmployeeBadge', 1)).toEqual({
+      kind: 'issuance',
+      credentialType: 'EmployeeBadge',
+      scopes: ['issue.EmployeeBadge'],
+      external: false,
+    });
   });
 
   it('refuses openid in a Version 1 issuance scope (spec: Scope format, Version 1 differences)', () => {
@@ -85,7 +115,10 @@ describe('spec: Scope format, Version 1 differences', () => {
 
   it('still requires openid for Version 1 verification (spec: Version 1 non-PAR authorise, scope)', () => {
     expectProtocolError(() => parse('EmployeeBadge', 1), 'invalid_scope', 'scope', 'openid');
-    expect(parse('openid EmployeeBadge', 1)).toMatchObject({ kind: 'verification', credentialTypes: ['EmployeeBadge'] });
+    expect(parse('openid EmployeeBadge', 1)).toMatchObject({
+      kind: 'verification',
+      credentialTypes: ['EmployeeBadge'],
+    });
   });
 });
 
@@ -120,11 +153,24 @@ describe('spec: Scope format, Verification', () => {
 describe('spec: Scope format, External Client flows (scope External, Version 2; D13)', () => {
   const withExternal = [...clientScopes, 'External'];
   const parseExt = (scope: string, version: 1 | 2 = 2, scopes = withExternal) =>
-    parseScope(scope, { issuanceOpenid: version === 2 ? 'required' : 'forbidden', externalFlows: version === 2, clientScopes: scopes, credentialTypes });
+    parseScope(scope, {
+      issuanceOpenid: version === 2 ? 'required' : 'forbidden',
+      externalFlows: version === 2,
+      clientScopes: scopes,
+      credentialTypes,
+    });
 
   it('marks issuance and verification requests that carry External', () => {
-    expect(parseExt('openid issue.Diploma External')).toMatchObject({ kind: 'issuance', credentialType: 'Diploma', external: true });
-    expect(parseExt('openid Diploma External')).toMatchObject({ kind: 'verification', credentialTypes: ['Diploma'], external: true });
+    expect(parseExt('openid issue.Diploma External')).toMatchObject({
+      kind: 'issuance',
+      credentialType: 'Diploma',
+      external: true,
+    });
+    expect(parseExt('openid Diploma External')).toMatchObject({
+      kind: 'verification',
+      credentialTypes: ['Diploma'],
+      external: true,
+    });
     expect(parseExt('openid Diploma')).toMatchObject({ external: false });
   });
 
@@ -133,7 +179,12 @@ describe('spec: Scope format, External Client flows (scope External, Version 2; 
   });
 
   it('refuses External for a client that does not list it (spec: Errors, Scope "not registered")', () => {
-    expectProtocolError(() => parseExt('openid Diploma External', 2, clientScopes), 'invalid_scope', 'External', 'not registered');
+    expectProtocolError(
+      () => parseExt('openid Diploma External', 2, clientScopes),
+      'invalid_scope',
+      'External',
+      'not registered',
+    );
   });
 
   it('refuses External alone: it marks a flow, it does not name one (spec: Scope format)', () => {

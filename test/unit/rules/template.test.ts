@@ -46,7 +46,11 @@ describe('D8: the hint must carry every required attribute (spec Errors: TokenHi
 
 describe('D8: no attribute outside the template', () => {
   it('refuses an attribute not in the template, naming it (D8)', () => {
-    expectProtocolError(() => matchTemplate({ ...good(), Salary: 1 }, badge), 'invalid_scope', 'attribute "Salary" is not in the template');
+    expectProtocolError(
+      () => matchTemplate({ ...good(), Salary: 1 }, badge),
+      'invalid_scope',
+      'attribute "Salary" is not in the template',
+    );
   });
 
   it('refuses an own __proto__ claim as outside the template (D8)', () => {
@@ -82,7 +86,12 @@ describe('D8: each attribute of its declared type', () => {
     ['Photo', null, 'image'],
   ];
   it.each(wrong)('refuses %s = %j, naming the attribute and expected type %s (D8)', (name, value, type) => {
-    const e = expectProtocolError(() => matchTemplate({ ...good(), [name]: value }, badge), 'invalid_scope', `attribute "${name}"`, `type ${type}`);
+    const e = expectProtocolError(
+      () => matchTemplate({ ...good(), [name]: value }, badge),
+      'invalid_scope',
+      `attribute "${name}"`,
+      `type ${type}`,
+    );
     if (typeof value === 'string') expect(e.description).not.toContain(JSON.stringify(value));
   });
 
@@ -92,25 +101,45 @@ describe('D8: each attribute of its declared type', () => {
   });
 
   it('refuses non-finite numbers (D8: number)', () => {
-    expectProtocolError(() => matchTemplate({ ...good(), Age: Number.POSITIVE_INFINITY }, badge), 'invalid_scope', '"Age"', 'number');
+    expectProtocolError(
+      () => matchTemplate({ ...good(), Age: Number.POSITIVE_INFINITY }, badge),
+      'invalid_scope',
+      '"Age"',
+      'number',
+    );
     expectProtocolError(() => matchTemplate({ ...good(), Age: Number.NaN }, badge), 'invalid_scope', '"Age"', 'number');
   });
 });
 
 describe('D8: date is ISO 8601 (date or date-time with time zone, a real calendar date)', () => {
-  it.each(['2024-02-29', '2000-02-29', '1999-12-31', '2024-01-01T10:00:00Z', '2024-01-01T10:00:00.123Z', '2024-06-30T23:59:60+02:00', '2024-01-01T00:00:00-05:30'])(
-    'accepts %s (D8)',
-    (v) => expect(isIsoDate(v)).toBe(true),
-  );
-  it.each(['1900-02-29', '2023-02-29', '2024-00-10', '2024-01-00', '2024-01-32', '2024-01-01T10:00Z', '2024-01-01T10:00:00+2', '2024-01-01T10:60:00Z', '2024-01-01T10:00:00+24:00', '20240101', ' 2024-01-01'])(
-    'refuses %s (D8)',
-    (v) => expect(isIsoDate(v)).toBe(false),
-  );
+  it.each([
+    '2024-02-29',
+    '2000-02-29',
+    '1999-12-31',
+    '2024-01-01T10:00:00Z',
+    '2024-01-01T10:00:00.123Z',
+    '2024-06-30T23:59:60+02:00',
+    '2024-01-01T00:00:00-05:30',
+  ])('accepts %s (D8)', (v) => expect(isIsoDate(v)).toBe(true));
+  it.each([
+    '1900-02-29',
+    '2023-02-29',
+    '2024-00-10',
+    '2024-01-00',
+    '2024-01-32',
+    '2024-01-01T10:00Z',
+    '2024-01-01T10:00:00+2',
+    '2024-01-01T10:60:00Z',
+    '2024-01-01T10:00:00+24:00',
+    '20240101',
+    ' 2024-01-01',
+  ])('refuses %s (D8)', (v) => expect(isIsoDate(v)).toBe(false));
 });
 
 describe('D8: email is a reasonable addr-spec', () => {
-  it.each(['alice@example.com', 'a.b+tag@sub.example.co.uk', "o'brien@example.ie", 'x@ex-ample.com', 'jörg@bücher.de'])('accepts %s (D8)', (v) =>
-    expect(isEmail(v)).toBe(true),
+  it.each(['alice@example.com', 'a.b+tag@sub.example.co.uk', "o'brien@example.ie", 'x@ex-ample.com', 'jörg@bücher.de'])(
+    'accepts %s (D8)',
+    (v) => expect(isEmail(v)).toBe(true),
   );
   it.each([
     '',
@@ -134,6 +163,10 @@ describe('D8: email is a reasonable addr-spec', () => {
 
 describe('isPastCalendarDate: a birth date (the demo PID issuer and identity provider)', () => {
   const today = new Date('2026-11-24T12:00:00Z');
-  it.each(['1815-12-10', '2000-02-29', '2026-11-24'])('accepts %s', (v) => expect(isPastCalendarDate(v, today)).toBe(true));
-  it.each(['2026-11-25', '1900-02-29', '2001-13-01', '1815-12-10T00:00:00Z', '18151210', ''])('refuses %s', (v) => expect(isPastCalendarDate(v, today)).toBe(false));
+  it.each(['1815-12-10', '2000-02-29', '2026-11-24'])('accepts %s', (v) =>
+    expect(isPastCalendarDate(v, today)).toBe(true),
+  );
+  it.each(['2026-11-25', '1900-02-29', '2001-13-01', '1815-12-10T00:00:00Z', '18151210', ''])('refuses %s', (v) =>
+    expect(isPastCalendarDate(v, today)).toBe(false),
+  );
 });

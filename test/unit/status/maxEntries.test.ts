@@ -15,13 +15,17 @@ const problems = (statusList: Record<string, unknown>): string[] => {
 };
 
 describe('statusList.maxEntries (issue 31 §1)', () => {
-  it('defaults to 16 Mi entries, the verifier\'s own default', () => {
+  it("defaults to 16 Mi entries, the verifier's own default", () => {
     expect(validateConfig(minimalDoc()).statusList.maxEntries).toBe(DEFAULT_MAX_ENTRIES);
-    expect(validateConfig({ ...minimalDoc(), statusList: { ttl: 60 } }).statusList.maxEntries).toBe(DEFAULT_MAX_ENTRIES);
+    expect(validateConfig({ ...minimalDoc(), statusList: { ttl: 60 } }).statusList.maxEntries).toBe(
+      DEFAULT_MAX_ENTRIES,
+    );
   });
 
-  it('is refused below this service\'s own list size, and out of its range, naming the key', () => {
-    expect(problems({ size: 1 << 20, maxEntries: 1 << 19 })).toEqual(['statusList.size: size must not exceed maxEntries']);
+  it("is refused below this service's own list size, and out of its range, naming the key", () => {
+    expect(problems({ size: 1 << 20, maxEntries: 1 << 19 })).toEqual([
+      'statusList.size: size must not exceed maxEntries',
+    ]);
     expect(problems({ maxEntries: 1 << 27 })[0]).toMatch(/^statusList\.maxEntries: /);
     expect(problems({ maxEntries: 100 })[0]).toMatch(/^statusList\.maxEntries: /);
     expect(problems({ size: 1 << 20, maxEntries: 1 << 20 })).toEqual([]);

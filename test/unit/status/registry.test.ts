@@ -22,96 +22,118 @@ async function fetchToken(service: StatusListService, listId: string) {
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   try {
-    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/wallet/status/${encodeURIComponent(listId)}`);
-    return { found: response.status === 200, body: await response.text(), type: response.headers.get('content-type'), cache: response.headers.get('cache-control') };
+    const response = await fetch(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/wallet/status/${encodeURIComponent(listId)}`,
+    );
+    return {
+      found: response.status === 200,
+      body: await response.text(),
+      type: response.headers.get('content-type'),
+      cache: response.headers.get('cache-control'),
+    };
   } finally {
     server.close();
   }
 }
 
-describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('status lists on the %s store (D18, draft-ietf-oauth-status-list)', (kind) => {
-  const stores: Store[] = [];
-  const store = async () => {
-    const s = await STORE_KINDS[kind]();
-    stores.push(s);
-    return s;
-  };
-  afterAll(async () => {
-    await Promise.all(stores.map((s) => s.close()));
-  });
+describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])(
+  'status lists on the %s store (D18, draft-ietf-oauth-status-list)',
+  (kind) => {
+    const stores: Store[] = [];
+    const store = async () => {
+      const s = await STORE_KINDS[kind]();
+      stores.push(s);
+      return s;
+    };
+    afterAll(async () => {
+      await Promise.all(stores.map((s) => s.close()));
+    });
 
-  it('draws distinct random indexes, remembers them by SerialNumber, and starts a new list when one is full', async () => {
-    const registry = new StatusRegistry(await store(), 1024, 'wallet');
-    const entries = await Promise.all(Array.from({ length: 300 }, (_, i) => registry.allocate(`serial-${i}`, inAnHour())));
-    const first = entries[0].listId;
-    const inFirst = entries.filter((e) => e.listId === first).map((e) => e.idx);
-    expect(new Set(inFirst).size).toBe(inFirst.length);
-    // not handed out in order: a sequential allocator would give 0..n-1
-    expect(inFirst.slice(0, 20)).not.toEqual([...Array(20).keys()]);
-    expect(await registry.status('serial-7')).toMatchObject({ status: 'valid', entry: entries[7] });
-    expect(await registry.status('never-issued')).toBeUndefined();
+    it('draws distinct random indexes, remembers them by SerialNumber, and starts a new list when one is full', async () => {
+      const registry = new StatusRegistry(await store(), 1024, 'wallet');
+      const entries = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => registry.allocate(`serial-${i}`, inAnHour())),
+      );
+      const first = entries[0].listId;
+      const inFirst = entries.filter((e) => e.listId === first).map((e) => e.idx);
+      expect(new Set(inFirst).size).toBe(inFirst.length);
+      // not handed out in order: a sequential allocator would give 0..n-1
+      expect(inFirst.slice(0, 20)).not.toEqual([...Array(20).keys()]);
+      expect(await registry.status('serial-7')).toMatchObject({ status: 'valid', entry: entries[7] });
+      expect(await registry.status('never-issued')).toBeUndefined();
 
-    const small = new StatusRegistry(await store(), 1024, 'small');
-    const many = [];
-    for (let i = 0; i < 1100; i++) many.push(await small.allocate(`s-${i}`, inAnHour()));
-    const lists = new Set(many.map((e) => e.listId));
-    expect(lists.size).toBeGreaterThanOrEqual(2);
-    for (const listId of lists) {
-      const idxs = many.filter((e) => e.listId === listId).map((e) => e.idx);
-      expect(new Set(idxs).size).toBe(idxs.length);
-      expect(idxs.length).toBeLessThanOrEqual(1024);
-    }
-  });
+      const small = new StatusRegistry(await store(), 1024, 'small');
+      const many = [];
+      for (let i = 0; i < 1100; i++) many.push(await small.allocate(`s-${i}`, inAnHour()));
+      const lists = new Set(many.map((e) => e.listId));
+      expect(lists.size).toBeGreaterThanOrEqual(2);
+      for (const listId of lists) {
+        const idxs = many.filter((e) => e.listId === listId).map((e) => e.idx);
+        expect(new Set(idxs).size).toBe(idxs.length);
+        expect(idxs.length).toBeLessThanOrEqual(1024);
+      }
+    });
 
-  it('revokes for good, suspends and reinstates; unknown SerialNumbers are refused', async () => {
-    const registry = new StatusRegistry(await store(), 1024, 'wallet');
-    await registry.allocate('a', inAnHour());
-    await registry.allocate('b', inAnHour());
-    expect(await registry.change('a', 'suspended')).toMatchObject({ changed: true });
-    expect((await registry.status('a'))?.status).toBe('suspended');
-    expect(await registry.change('a', 'valid')).toMatchObject({ changed: true });
-    expect(await registry.change('a', 'valid')).toMatchObject({ changed: false });
-    expect(await registry.change('b', 'revoked')).toMatchObject({ changed: true });
-    expect(await registry.change('b', 'revoked')).toMatchObject({ changed: false });
-    await expect(registry.change('b', 'valid')).rejects.toBeInstanceOf(RevocationIsFinal);
-    await expect(registry.change('b', 'suspended')).rejects.toBeInstanceOf(RevocationIsFinal);
-    expect((await registry.status('b'))?.status).toBe('revoked');
-    await expect(registry.change('nope', 'revoked')).rejects.toBeInstanceOf(UnknownCredential);
-  });
+    it('revokes for good, suspends and reinstates; unknown SerialNumbers are refused', async () => {
+      const registry = new StatusRegistry(await store(), 1024, 'wallet');
+      await registry.allocate('a', inAnHour());
+      await registry.allocate('b', inAnHour());
+      expect(await registry.change('a', 'suspended')).toMatchObject({ changed: true });
+      expect((await registry.status('a'))?.status).toBe('suspended');
+      expect(await registry.change('a', 'valid')).toMatchObject({ changed: true });
+      expect(await registry.change('a', 'valid')).toMatchObject({ changed: false });
+      expect(await registry.change('b', 'revoked')).toMatchObject({ changed: true });
+      expect(await registry.change('b', 'revoked')).toMatchObject({ changed: false });
+      await expect(registry.change('b', 'valid')).rejects.toBeInstanceOf(RevocationIsFinal);
+      await expect(registry.change('b', 'suspended')).rejects.toBeInstanceOf(RevocationIsFinal);
+      expect((await registry.status('b'))?.status).toBe('revoked');
+      await expect(registry.change('nope', 'revoked')).rejects.toBeInstanceOf(UnknownCredential);
+    });
 
-  it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {
-    const registry = new StatusRegistry(await store(), 1 << 17, 'wallet');
-    const { privateJwk, publicKey } = await keyPair('k1');
-    const service = new StatusListService({ registry, credentialIssuer: ISSUER, keys: staticKeys({ keys: [privateJwk] }), ttl: 300 });
-    const a = await registry.allocate('a', inAnHour());
-    const b = await registry.allocate('b', inAnHour());
+    it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {
+      const registry = new StatusRegistry(await store(), 1 << 17, 'wallet');
+      const { privateJwk, publicKey } = await keyPair('k1');
+      const service = new StatusListService({
+        registry,
+        credentialIssuer: ISSUER,
+        keys: staticKeys({ keys: [privateJwk] }),
+        ttl: 300,
+      });
+      const a = await registry.allocate('a', inAnHour());
+      const b = await registry.allocate('b', inAnHour());
 
-    const before = await fetchToken(service, a.listId);
-    expect(before.found).toBe(true);
-    expect(before.type).toBe('application/statuslist+jwt');
-    expect(before.cache).toBe('public, max-age=300');
-    const { payload, protectedHeader } = await jwtVerify(before.body, publicKey, { typ: 'statuslist+jwt' });
-    expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'k1' });
-    expect(payload).toMatchObject({ sub: `${ISSUER}/status/${a.listId}`, ttl: 300, status_list: { bits: 2 } });
-    expect(payload.exp! - payload.iat!).toBe(600);
-    expect(getListFromStatusListJWT(before.body).getStatus(a.idx)).toBe(0);
-    // between changes, the same token
-    expect((await fetchToken(service, a.listId)).body).toBe(before.body);
+      const before = await fetchToken(service, a.listId);
+      expect(before.found).toBe(true);
+      expect(before.type).toBe('application/statuslist+jwt');
+      expect(before.cache).toBe('public, max-age=300');
+      const { payload, protectedHeader } = await jwtVerify(before.body, publicKey, { typ: 'statuslist+jwt' });
+      expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'k1' });
+      expect(payload).toMatchObject({ sub: `${ISSUER}/status/${a.listId}`, ttl: 300, status_list: { bits: 2 } });
+      expect(payload.exp! - payload.iat!).toBe(600);
+      expect(getListFromStatusListJWT(before.body).getStatus(a.idx)).toBe(0);
+      // between changes, the same token
+      expect((await fetchToken(service, a.listId)).body).toBe(before.body);
 
-    await registry.change('a', 'revoked');
-    await registry.change('b', 'suspended');
-    const after = await fetchToken(service, a.listId);
-    expect(after.body).not.toBe(before.body);
-    const list = getListFromStatusListJWT(after.body);
-    expect(list.getStatus(a.idx)).toBe(1);
-    expect(list.getStatus(b.idx)).toBe(2);
-    expect(decodeProtectedHeader(after.body).typ).toBe('statuslist+jwt');
+      await registry.change('a', 'revoked');
+      await registry.change('b', 'suspended');
+      const after = await fetchToken(service, a.listId);
+      expect(after.body).not.toBe(before.body);
+      const list = getListFromStatusListJWT(after.body);
+      expect(list.getStatus(a.idx)).toBe(1);
+      expect(list.getStatus(b.idx)).toBe(2);
+      expect(decodeProtectedHeader(after.body).typ).toBe('statuslist+jwt');
 
-    // another instance (its own service, same store) serves the change too
-    const other = new StatusListService({ registry: new StatusRegistry(stores.at(-1)!, 1 << 17, 'wallet'), credentialIssuer: ISSUER, keys: staticKeys({ keys: [privateJwk] }), ttl: 300 });
-    expect(getListFromStatusListJWT((await fetchToken(other, a.listId)).body).getStatus(a.idx)).toBe(1);
+      // another instance (its own service, same store) serves the change too
+      const other = new StatusListService({
+        registry: new StatusRegistry(stores.at(-1)!, 1 << 17, 'wallet'),
+        credentialIssuer: ISSUER,
+        keys: staticKeys({ keys: [privateJwk] }),
+        ttl: 300,
+      });
+      expect(getListFromStatusListJWT((await fetchToken(other, a.listId)).body).getStatus(a.idx)).toBe(1);
 
-    expect((await fetchToken(service, 'no-such-list')).found).toBe(false);
-    expect((await fetchToken(service, '../../etc')).found).toBe(false);
-  });
-});
+      expect((await fetchToken(service, 'no-such-list')).found).toBe(false);
+      expect((await fetchToken(service, '../../etc')).found).toBe(false);
+    });
+  },
+);

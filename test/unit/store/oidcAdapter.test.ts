@@ -112,7 +112,7 @@ describe("oidc-provider adapter over the Store (D14: one store serves oidc-provi
     expect(await codes.find('c1')).toBeUndefined();
   });
 
-  it('models named notKept are never written (D3: the RP providers\' access tokens never leave the service)', async () => {
+  it("models named notKept are never written (D3: the RP providers' access tokens never leave the service)", async () => {
     const Skipping = createOidcAdapterFactory(store, 'v2', {}, new Set(['AccessToken']));
     await new Skipping('AccessToken').upsert('at1', { grantId: 'g1', exp: now() + 60 }, 60);
     await new Skipping('AuthorizationCode').upsert('c1', { grantId: 'g1', exp: now() + 60 }, 60);

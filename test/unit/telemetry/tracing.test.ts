@@ -28,15 +28,21 @@ describe('traces are off by default (issue 33)', () => {
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe('otlp');
     expect(tracingWanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe('otlp');
     expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'console' })).toBe('console');
-    expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBeUndefined();
+    expect(
+      tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }),
+    ).toBeUndefined();
     expect(tracingWanted({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBeUndefined();
     expect(tracingWanted({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toBeUndefined();
-    expect(() => tracingWanted({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER=zipkin: this service exports traces with otlp/);
+    expect(() => tracingWanted({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(
+      /OTEL_TRACES_EXPORTER=zipkin: this service exports traces with otlp/,
+    );
   });
 
   it('reads OTEL_TRACES_SAMPLER, and refuses an unknown one by name', () => {
     expect(samplerFrom({}).toString()).toMatch(/ParentBased/);
-    expect(samplerFrom({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).toString()).toMatch(/0\.25/);
+    expect(samplerFrom({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).toString()).toMatch(
+      /0\.25/,
+    );
     expect(() => samplerFrom({ OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(/OTEL_TRACES_SAMPLER=sometimes/);
   });
 });
@@ -46,7 +52,10 @@ describe('store spans name a key by its family, never its identifiers (issue 33)
     ['wallet:{kR3aVb9ZqXy2mN0pLsT4uWcEhJgFdQ1oIyU7tRe5wXz}:offer', 'wallet offer'],
     ['wallet:{abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ}:pin-attempts', 'wallet pin-attempts'],
     ['oidc:v2:PushedAuthorizationRequest:{Zk9fQ2xhYmVsc0FyZUZpbmU}', 'oidc v2 PushedAuthorizationRequest'],
-    ['oidc:v2:PushedAuthorizationRequest:{Zk9fQ2xhYmVsc0FyZUZpbmU}:claimed:issuer-pkce', 'oidc v2 PushedAuthorizationRequest claimed'],
+    [
+      'oidc:v2:PushedAuthorizationRequest:{Zk9fQ2xhYmVsc0FyZUZpbmU}:claimed:issuer-pkce',
+      'oidc v2 PushedAuthorizationRequest claimed',
+    ],
     ['hint:{issuer-pkce:sha256:abcdefghijklmnop}', 'hint'],
     ['jti:SomeSignersJtiValue', 'jti'],
     ['status:wallet:serial:6f1c2d3e-4b5a-6978-8a9b-0c1d2e3f4a5b', 'status serial'],

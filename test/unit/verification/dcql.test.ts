@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { CredentialType } from '../../../src/config/schema.js';
-import { claimOptions, claimSetsFor, credentialQueryFor, MAX_CLAIM_SETS, dcqlQueryFor, missingClaims, satisfiedOption, type DcqlClaimsQuery } from '../../../src/verification/dcql.js';
+import {
+  claimOptions,
+  claimSetsFor,
+  credentialQueryFor,
+  MAX_CLAIM_SETS,
+  dcqlQueryFor,
+  missingClaims,
+  satisfiedOption,
+  type DcqlClaimsQuery,
+} from '../../../src/verification/dcql.js';
 
 const BASE = 'https://vc.example.com';
 
@@ -8,7 +17,9 @@ const type = (name: string, attributes: Record<string, boolean>, vct?: string): 
   name,
   validity: 'P365D',
   ...(vct ? { vct } : {}),
-  attributes: Object.fromEntries(Object.entries(attributes).map(([attr, required]) => [attr, { type: 'string', required }])),
+  attributes: Object.fromEntries(
+    Object.entries(attributes).map(([attr, required]) => [attr, { type: 'string', required }]),
+  ),
 });
 
 const badge = type('EmployeeBadge', { FirstName: true, LastName: true, Email: false });
@@ -32,7 +43,9 @@ describe('building the DCQL query from the requested types', () => {
   });
 
   it('uses the configured vct when the type has one', () => {
-    expect(credentialQueryFor(type('Pid', { given_name: true }, 'https://pid.example/vct/pid'), BASE).meta).toEqual({ vct_values: ['https://pid.example/vct/pid'] });
+    expect(credentialQueryFor(type('Pid', { given_name: true }, 'https://pid.example/vct/pid'), BASE).meta).toEqual({
+      vct_values: ['https://pid.example/vct/pid'],
+    });
   });
 
   it('leaves claim_sets out when every attribute is required (all claims are then requested)', () => {
@@ -98,7 +111,8 @@ describe('claim sets for optional claims (issue 36 §1)', () => {
     expect(sets.length).toBeLessThanOrEqual(MAX_CLAIM_SETS);
     expect(sets.at(-1)).toEqual(['R']);
     // one missing optional claim: still every other one
-    for (const missing of optional) expect(disclosed(sets, ['R', ...optional.filter((o) => o !== missing)])).toHaveLength(optional.length);
+    for (const missing of optional)
+      expect(disclosed(sets, ['R', ...optional.filter((o) => o !== missing)])).toHaveLength(optional.length);
     // more missing: the claims before the first missing one
     expect(disclosed(sets, ['R', 'A', 'B', 'D', 'F'])).toEqual(['R', 'A', 'B']);
     expect(disclosed(sets, ['R', 'B', 'C', 'D'])).toEqual(['R']);
@@ -106,16 +120,28 @@ describe('claim sets for optional claims (issue 36 §1)', () => {
 
   it('the query of a type with two optional attributes lists all four combinations', () => {
     const query = credentialQueryFor(type('MembershipCard', { MemberName: true, Premium: false, Photo: false }), BASE);
-    expect(query.claim_sets).toEqual([['MemberName', 'Premium', 'Photo'], ['MemberName', 'Premium'], ['MemberName', 'Photo'], ['MemberName']]);
+    expect(query.claim_sets).toEqual([
+      ['MemberName', 'Premium', 'Photo'],
+      ['MemberName', 'Premium'],
+      ['MemberName', 'Photo'],
+      ['MemberName'],
+    ]);
   });
 });
 
 describe('matching disclosed claims to a credential query', () => {
   const query = credentialQueryFor(badge, BASE);
-  const having = (...names: string[]) => (claim: DcqlClaimsQuery) => names.includes(String(claim.path[0]));
+  const having =
+    (...names: string[]) =>
+    (claim: DcqlClaimsQuery) =>
+      names.includes(String(claim.path[0]));
 
   it('prefers the full claim set and falls back to the required one', () => {
-    expect(satisfiedOption(query, having('FirstName', 'LastName', 'Email'))).toEqual(['FirstName', 'LastName', 'Email']);
+    expect(satisfiedOption(query, having('FirstName', 'LastName', 'Email'))).toEqual([
+      'FirstName',
+      'LastName',
+      'Email',
+    ]);
     expect(satisfiedOption(query, having('FirstName', 'LastName'))).toEqual(['FirstName', 'LastName']);
   });
 

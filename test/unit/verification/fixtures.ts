@@ -91,7 +91,13 @@ export async function present(credential: string, input: PresentInput): Promise<
   const sdJwt = `${issuerJwt}~${chosen.map((d) => `${d}~`).join('')}`;
   if (input.noKeyBinding) return sdJwt;
   const alg = input.alg ?? 'ES256';
-  const kb = await new SignJWT({ aud: input.aud, nonce: input.nonce, iat: input.iat ?? Math.floor(Date.now() / 1000), sd_hash: input.sdHash ?? sha256(sdJwt), ...input.extra })
+  const kb = await new SignJWT({
+    aud: input.aud,
+    nonce: input.nonce,
+    iat: input.iat ?? Math.floor(Date.now() / 1000),
+    sd_hash: input.sdHash ?? sha256(sdJwt),
+    ...input.extra,
+  })
     .setProtectedHeader({ alg, typ: input.typ ?? 'kb+jwt' })
     .sign(await importJWK(input.holder.privateJwk, alg));
   return `${sdJwt}${kb}`;

@@ -15,7 +15,8 @@ async function signer(kid?: string): Promise<Signer> {
   return { privateKey, jwk: publicJwk };
 }
 
-const sign = (s: Signer, kid = s.jwk.kid) => new SignJWT({ iss: 'x' }).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).sign(s.privateKey);
+const sign = (s: Signer, kid = s.jwk.kid) =>
+  new SignJWT({ iss: 'x' }).setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) }).sign(s.privateKey);
 
 /** Verifies a JWS signed by `s` with the keys IssuerKeys resolves for `issuer`. */
 async function verifies(keys: IssuerKeys, issuer: string, s: Signer, kid?: string): Promise<true> {
@@ -25,7 +26,11 @@ async function verifies(keys: IssuerKeys, issuer: string, s: Signer, kid?: strin
   return true;
 }
 
-const codeOf = async (p: Promise<unknown>) => p.then(() => 'verified', (err: { code?: string; name?: string }) => err.code ?? err.name);
+const codeOf = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'verified',
+    (err: { code?: string; name?: string }) => err.code ?? err.name,
+  );
 
 /** A real HTTP server on 127.0.0.1; `requests` lists the paths asked for. */
 interface Served {
@@ -91,7 +96,11 @@ describe('the keys of trusted issuers', () => {
       return new Response('', { status: 404 });
     };
     const [i1, i2] = await Promise.all([signer('i-1'), signer('i-2')]);
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://inline.example', jwks: { keys: [i1.jwk, i2.jwk] } }], fetch: counting });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://inline.example', jwks: { keys: [i1.jwk, i2.jwk] } }],
+      fetch: counting,
+    });
     expect(await verifies(keys, own.issuer, ownKey)).toBe(true);
     expect(await verifies(keys, 'https://inline.example', i2)).toBe(true);
     // RFC 7515 §4.1.4: a kid the set does not have is no key at all, even when the signature would verify
@@ -107,7 +116,10 @@ describe('the keys of trusted issuers', () => {
 
   it('keeps its own issuer keys when a trustedIssuers entry names the same issuer', async () => {
     const impostor = await signer('own-1');
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: own.issuer, jwks: { keys: [impostor.jwk] } }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: own.issuer, jwks: { keys: [impostor.jwk] } }],
+    });
     expect(await verifies(keys, own.issuer, ownKey)).toBe(true);
     expect(await codeOf(verifies(keys, own.issuer, impostor))).toBe('ERR_JWS_SIGNATURE_VERIFICATION_FAILED');
   });
@@ -116,7 +128,8 @@ describe('the keys of trusted issuers', () => {
     const key = await signer('o-1');
     const enc = await signer('o-1');
     const server = await serve((req, res, base) => {
-      if (req.url === '/.well-known/jwt-vc-issuer/issuer') return json(res, { issuer: `${base}/issuer`, jwks_uri: `${base}/jwks` });
+      if (req.url === '/.well-known/jwt-vc-issuer/issuer')
+        return json(res, { issuer: `${base}/issuer`, jwks_uri: `${base}/jwks` });
       if (req.url === '/jwks') return json(res, { keys: [{ ...enc.jwk, use: 'enc' }, key.jwk] });
       res.writeHead(404).end();
     });
@@ -145,7 +158,11 @@ describe('the keys of trusted issuers', () => {
       calls.push(String(input));
       return fetch(input, init);
     };
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks.json` }], fetch: wrapped });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks.json` }],
+      fetch: wrapped,
+    });
     expect(await verifies(keys, 'https://k.example', key)).toBe(true);
     expect(calls).toEqual([`${server.url}/jwks.json`]);
     expect(server.requests).toEqual(['/jwks.json']);
@@ -154,11 +171,16 @@ describe('the keys of trusted issuers', () => {
   it('refuses metadata that names another issuer, has both jwks and jwks_uri, or is missing', async () => {
     const key = await signer('a');
     const server = await serve((req, res, base) => {
-      if (req.url === '/.well-known/jwt-vc-issuer/a') return json(res, { issuer: `${base}/b`, jwks: { keys: [key.jwk] } });
-      if (req.url === '/.well-known/jwt-vc-issuer/both') return json(res, { issuer: `${base}/both`, jwks: { keys: [key.jwk] }, jwks_uri: `${base}/jwks` });
+      if (req.url === '/.well-known/jwt-vc-issuer/a')
+        return json(res, { issuer: `${base}/b`, jwks: { keys: [key.jwk] } });
+      if (req.url === '/.well-known/jwt-vc-issuer/both')
+        return json(res, { issuer: `${base}/both`, jwks: { keys: [key.jwk] }, jwks_uri: `${base}/jwks` });
       res.writeHead(404).end();
     });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: `${server.url}/a` }, { issuer: `${server.url}/both` }, { issuer: `${server.url}/c` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: `${server.url}/a` }, { issuer: `${server.url}/both` }, { issuer: `${server.url}/c` }],
+    });
     await expect(verifies(keys, `${server.url}/a`, key)).rejects.toThrow(/names another issuer/);
     await expect(verifies(keys, `${server.url}/both`, key)).rejects.toThrow(/both jwks and jwks_uri/);
     await expect(verifies(keys, `${server.url}/c`, key)).rejects.toThrow(IssuerKeysUnavailable);
@@ -172,7 +194,10 @@ describe('the keys of trusted issuers', () => {
   ])('refuses a jwksUri answering %s as unavailable keys', async (_name, answer, message) => {
     const key = await signer('k');
     const server = await serve((_req, res) => answer(res));
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
+    });
     const failed = verifies(keys, 'https://k.example', key);
     await expect(failed).rejects.toThrow(IssuerKeysUnavailable);
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(message);
@@ -182,7 +207,10 @@ describe('the keys of trusted issuers', () => {
     const key = await signer('k');
     let up = false;
     const server = await serve((_req, res) => (up ? json(res, { keys: [key.jwk] }) : res.writeHead(503).end()));
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
+    });
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(IssuerKeysUnavailable);
     await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(IssuerKeysUnavailable);
     up = true;
@@ -194,10 +222,14 @@ describe('fetching key sets safely', () => {
   it('does not follow a redirect from a jwks_uri or a metadata location', async () => {
     const key = await signer('k');
     const server = await serve((req, res, base) => {
-      if (req.url === '/jwks' || req.url === '/.well-known/jwt-vc-issuer/m') return res.writeHead(302, { location: `${base}/elsewhere` }).end();
+      if (req.url === '/jwks' || req.url === '/.well-known/jwt-vc-issuer/m')
+        return res.writeHead(302, { location: `${base}/elsewhere` }).end();
       json(res, { keys: [key.jwk] });
     });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
+    });
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/HTTP 302/);
     await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(/HTTP 302/);
     expect(server.requests).not.toContain('/elsewhere');
@@ -218,14 +250,21 @@ describe('fetching key sets safely', () => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       }
     });
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
+    });
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/exceeds 262144 bytes/);
   });
 
   it('gives up on a jwks_uri or a metadata location that never answers', async () => {
     const key = await signer('k');
     const server = await serve(() => undefined); // accepts, never answers
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }], timeoutMs: 200 });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
+      timeoutMs: 200,
+    });
     const started = Date.now();
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/timed out/);
     await expect(verifies(keys, `${server.url}/m`, key)).rejects.toThrow(IssuerKeysUnavailable);
@@ -236,7 +275,10 @@ describe('fetching key sets safely', () => {
     const key = await signer('k');
     const server = await serve(() => undefined);
     await server.close();
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }] });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
+    });
     await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/fetching the issuer JWKS failed/);
   });
 });
@@ -245,14 +287,32 @@ describe('key rotation', () => {
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it.each([
-    ['at a jwks_uri', (base: string, keys: JWK[]) => ({ issuer: 'https://k.example', served: { keys } as unknown, jwksUri: `${base}/jwks` })],
-    ['inline in the issuer metadata', (base: string, keys: JWK[]) => ({ issuer: `${base}/m`, served: { issuer: `${base}/m`, jwks: { keys } } as unknown, jwksUri: undefined })],
+    [
+      'at a jwks_uri',
+      (base: string, keys: JWK[]) => ({
+        issuer: 'https://k.example',
+        served: { keys } as unknown,
+        jwksUri: `${base}/jwks`,
+      }),
+    ],
+    [
+      'inline in the issuer metadata',
+      (base: string, keys: JWK[]) => ({
+        issuer: `${base}/m`,
+        served: { issuer: `${base}/m`, jwks: { keys } } as unknown,
+        jwksUri: undefined,
+      }),
+    ],
   ])('finds a rotated key %s after the cooldown, not before', async (_name, setup) => {
     const [oldKey, newKey] = await Promise.all([signer('2024'), signer('2025')]);
     let published = [oldKey.jwk];
     const server = await serve((_req, res, base) => json(res, setup(base, published).served));
     const { issuer, jwksUri } = setup(server.url, published);
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer, ...(jwksUri ? { jwksUri } : {}) }], cooldownSeconds: 0.3 });
+    const keys = new IssuerKeys({
+      ownIssuer: own,
+      trustedIssuers: [{ issuer, ...(jwksUri ? { jwksUri } : {}) }],
+      cooldownSeconds: 0.3,
+    });
     expect(await verifies(keys, issuer, oldKey)).toBe(true);
     published = [oldKey.jwk, newKey.jwk];
     // within the cooldown an unknown kid does not cause a fetch

@@ -5,7 +5,11 @@ import { calculateJwkThumbprint, importJWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VerificationRefusal, type RefusalReason } from '../../../src/verification/errors.js';
 import { IssuerKeys } from '../../../src/verification/issuerKeys.js';
-import { checkDisclosures, verifyPresentation, type PresentationContext } from '../../../src/verification/presentation.js';
+import {
+  checkDisclosures,
+  verifyPresentation,
+  type PresentationContext,
+} from '../../../src/verification/presentation.js';
 import { disclosure, disclosuresOf, issue, keyPair, present, sha256, type KeyPair } from './fixtures.js';
 
 const OWN = 'https://vc.example.com/wallet';
@@ -22,14 +26,20 @@ let credential: string;
 beforeAll(async () => {
   issuer = await keyPair('ES256', 'credential-key-1');
   holder = await keyPair('ES256');
-  ctx = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [issuer.publicJwk] } }, trustedIssuers: [] }) };
+  ctx = {
+    issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [issuer.publicJwk] } }, trustedIssuers: [] }),
+  };
   credential = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
 });
 
 const expected = { clientId: CLIENT_ID, nonce: NONCE, vct: VCT };
-const valid = (overrides: Partial<Parameters<typeof present>[1]> = {}) => present(credential, { holder, aud: CLIENT_ID, nonce: NONCE, ...overrides });
+const valid = (overrides: Partial<Parameters<typeof present>[1]> = {}) =>
+  present(credential, { holder, aud: CLIENT_ID, nonce: NONCE, ...overrides });
 
-async function refusal(presentation: Promise<string> | string, opts: { expected?: Partial<typeof expected>; ctx?: PresentationContext } = {}): Promise<VerificationRefusal> {
+async function refusal(
+  presentation: Promise<string> | string,
+  opts: { expected?: Partial<typeof expected>; ctx?: PresentationContext } = {},
+): Promise<VerificationRefusal> {
   try {
     await verifyPresentation(await presentation, { ...expected, ...opts.expected }, opts.ctx ?? ctx);
   } catch (err) {
@@ -54,84 +64,221 @@ describe('verifying an SD-JWT VC presentation', () => {
     const edIssuer = await keyPair('EdDSA', 'ed-1');
     const edHolder = await keyPair('EdDSA');
     const inline = 'https://inline-issuer.example';
-    const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: inline, jwks: { keys: [edIssuer.publicJwk] } }] }) };
-    const cred = await issue({ issuer: edIssuer, alg: 'EdDSA', iss: inline, vct: VCT, attributes, holder: edHolder.publicJwk });
-    const verified = await verifyPresentation(await present(cred, { holder: edHolder, alg: 'EdDSA', aud: CLIENT_ID, nonce: NONCE }), expected, context);
+    const context = {
+      issuerKeys: new IssuerKeys({
+        ownIssuer: { issuer: OWN, jwks: { keys: [] } },
+        trustedIssuers: [{ issuer: inline, jwks: { keys: [edIssuer.publicJwk] } }],
+      }),
+    };
+    const cred = await issue({
+      issuer: edIssuer,
+      alg: 'EdDSA',
+      iss: inline,
+      vct: VCT,
+      attributes,
+      holder: edHolder.publicJwk,
+    });
+    const verified = await verifyPresentation(
+      await present(cred, { holder: edHolder, alg: 'EdDSA', aud: CLIENT_ID, nonce: NONCE }),
+      expected,
+      context,
+    );
     expect(verified.claims).toEqual(attributes);
   });
 
   it('accepts a credential whose attributes are plain (not selectively disclosable) claims', async () => {
-    const cred = await issue({ issuer, iss: OWN, vct: VCT, attributes: {}, plain: { FirstName: 'Ada' }, holder: holder.publicJwk });
-    const verified = await verifyPresentation(await present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, ctx);
+    const cred = await issue({
+      issuer,
+      iss: OWN,
+      vct: VCT,
+      attributes: {},
+      plain: { FirstName: 'Ada' },
+      holder: holder.publicJwk,
+    });
+    const verified = await verifyPresentation(
+      await present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }),
+      expected,
+      ctx,
+    );
     expect(verified.claims).toEqual({ FirstName: 'Ada' });
     expect(verified.disclosed).toEqual([]);
   });
 
   const attacks: Array<[string, RefusalReason, () => Promise<string>, Partial<typeof expected>?]> = [
-    ['a tampered disclosure', 'disclosure_not_in_credential', async () => {
-      const tampered = disclosure('FirstName', 'Mallory');
-      return valid({ disclosures: [tampered, disclosuresOf(credential).get('LastName')!] });
-    }],
-    ['a disclosure taken from another credential', 'disclosure_not_in_credential', async () => {
-      const other = await issue({ issuer, iss: OWN, vct: VCT, attributes: { ...attributes, FirstName: 'Grace' }, holder: holder.publicJwk });
-      return valid({ disclosures: [disclosuresOf(other).get('FirstName')!, disclosuresOf(credential).get('LastName')!] });
-    }],
-    ['the same disclosure twice', 'disclosure_not_in_credential', async () => valid({ disclosures: [disclosuresOf(credential).get('FirstName')!, disclosuresOf(credential).get('FirstName')!] })],
+    [
+      'a tampered disclosure',
+      'disclosure_not_in_credential',
+      async () => {
+        const tampered = disclosure('FirstName', 'Mallory');
+        return valid({ disclosures: [tampered, disclosuresOf(credential).get('LastName')!] });
+      },
+    ],
+    [
+      'a disclosure taken from another credential',
+      'disclosure_not_in_credential',
+      async () => {
+        const other = await issue({
+          issuer,
+          iss: OWN,
+          vct: VCT,
+          attributes: { ...attributes, FirstName: 'Grace' },
+          holder: holder.publicJwk,
+        });
+        return valid({
+          disclosures: [disclosuresOf(other).get('FirstName')!, disclosuresOf(credential).get('LastName')!],
+        });
+      },
+    ],
+    [
+      'the same disclosure twice',
+      'disclosure_not_in_credential',
+      async () =>
+        valid({
+          disclosures: [disclosuresOf(credential).get('FirstName')!, disclosuresOf(credential).get('FirstName')!],
+        }),
+    ],
     ['a wrong nonce', 'wrong_nonce', async () => valid({ nonce: 'nonce-of-another-request' })],
     ['a wrong aud', 'wrong_audience', async () => valid({ aud: 'redirect_uri:https://evil.example/vp/response' })],
     ['an aud given as an array', 'wrong_audience', async () => valid({ aud: [CLIENT_ID] as unknown as string })],
     ['a missing KB-JWT', 'key_binding_missing', async () => valid({ noKeyBinding: true })],
-    ['a KB-JWT signed by another key', 'key_binding_signature_invalid', async () => valid({ holder: await keyPair('ES256') })],
+    [
+      'a KB-JWT signed by another key',
+      'key_binding_signature_invalid',
+      async () => valid({ holder: await keyPair('ES256') }),
+    ],
     ['a KB-JWT with typ JWT', 'key_binding_invalid', async () => valid({ typ: 'JWT' })],
     ['a stale KB-JWT iat', 'stale_key_binding', async () => valid({ iat: Math.floor(Date.now() / 1000) - 400 })],
-    ['a KB-JWT iat in the future', 'stale_key_binding', async () => valid({ iat: Math.floor(Date.now() / 1000) + 120 })],
+    [
+      'a KB-JWT iat in the future',
+      'stale_key_binding',
+      async () => valid({ iat: Math.floor(Date.now() / 1000) + 120 }),
+    ],
     ['a wrong sd_hash', 'wrong_sd_hash', async () => valid({ sdHash: sha256('something else') })],
-    ['an sd_hash over other disclosures', 'wrong_sd_hash', async () => {
-      const genuine = await valid({ disclose: ['FirstName'] });
-      const [jwt, first] = genuine.split('~');
-      const kb = genuine.split('~').pop()!;
-      return `${jwt}~${first}~${disclosuresOf(credential).get('LastName')}~${kb}`;
-    }],
-    ['an expired credential', 'credential_expired', async () => {
-      const expired = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, claims: { exp: Math.floor(Date.now() / 1000) - 60 } });
-      return present(expired, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential not valid yet', 'credential_not_yet_valid', async () => {
-      const early = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, claims: { nbf: Math.floor(Date.now() / 1000) + 600 } });
-      return present(early, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential signed by an unknown key id', 'unknown_issuer_key', async () => {
-      const forged = await issue({ issuer: await keyPair('ES256', 'not-our-key'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
-      return present(forged, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential signed by another key under our key id', 'issuer_signature_invalid', async () => {
-      const forged = await issue({ issuer: await keyPair('ES256', 'credential-key-1'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
-      return present(forged, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential of an issuer that is not trusted', 'issuer_not_trusted', async () => {
-      const foreign = await issue({ issuer, iss: 'https://other-issuer.example', vct: VCT, attributes, holder: holder.publicJwk });
-      return present(foreign, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
+    [
+      'an sd_hash over other disclosures',
+      'wrong_sd_hash',
+      async () => {
+        const genuine = await valid({ disclose: ['FirstName'] });
+        const [jwt, first] = genuine.split('~');
+        const kb = genuine.split('~').pop()!;
+        return `${jwt}~${first}~${disclosuresOf(credential).get('LastName')}~${kb}`;
+      },
+    ],
+    [
+      'an expired credential',
+      'credential_expired',
+      async () => {
+        const expired = await issue({
+          issuer,
+          iss: OWN,
+          vct: VCT,
+          attributes,
+          holder: holder.publicJwk,
+          claims: { exp: Math.floor(Date.now() / 1000) - 60 },
+        });
+        return present(expired, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential not valid yet',
+      'credential_not_yet_valid',
+      async () => {
+        const early = await issue({
+          issuer,
+          iss: OWN,
+          vct: VCT,
+          attributes,
+          holder: holder.publicJwk,
+          claims: { nbf: Math.floor(Date.now() / 1000) + 600 },
+        });
+        return present(early, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential signed by an unknown key id',
+      'unknown_issuer_key',
+      async () => {
+        const forged = await issue({
+          issuer: await keyPair('ES256', 'not-our-key'),
+          iss: OWN,
+          vct: VCT,
+          attributes,
+          holder: holder.publicJwk,
+        });
+        return present(forged, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential signed by another key under our key id',
+      'issuer_signature_invalid',
+      async () => {
+        const forged = await issue({
+          issuer: await keyPair('ES256', 'credential-key-1'),
+          iss: OWN,
+          vct: VCT,
+          attributes,
+          holder: holder.publicJwk,
+        });
+        return present(forged, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential of an issuer that is not trusted',
+      'issuer_not_trusted',
+      async () => {
+        const foreign = await issue({
+          issuer,
+          iss: 'https://other-issuer.example',
+          vct: VCT,
+          attributes,
+          holder: holder.publicJwk,
+        });
+        return present(foreign, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
     ['a credential of another vct', 'wrong_vct', async () => valid(), { vct: 'https://vc.example.com/types/Other' }],
-    ['a credential without cnf', 'holder_key_missing', async () => {
-      const unbound = await issue({ issuer, iss: OWN, vct: VCT, attributes });
-      return present(unbound, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential with typ JWT', 'unsupported_credential', async () => {
-      const plain = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, typ: 'JWT' });
-      return present(plain, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
-    ['a credential signed with alg none', 'unsupported_credential', async () => {
-      const [jwt, ...rest] = (await valid()).split('~');
-      const [, payload] = jwt.split('.');
-      const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'dc+sd-jwt' })).toString('base64url');
-      return [`${header}.${payload}.`, ...rest].join('~');
-    }],
-    ['a disclosure that would overwrite a signed claim', 'malformed_presentation', async () => {
-      const sneaky = disclosure('vct', 'https://vc.example.com/types/Admin');
-      const cred = await issue({ issuer, iss: OWN, vct: VCT, attributes: {}, holder: holder.publicJwk, claims: { _sd: [sha256(sneaky)] } });
-      return present(`${cred.slice(0, -1)}${sneaky}~`, { holder, aud: CLIENT_ID, nonce: NONCE });
-    }],
+    [
+      'a credential without cnf',
+      'holder_key_missing',
+      async () => {
+        const unbound = await issue({ issuer, iss: OWN, vct: VCT, attributes });
+        return present(unbound, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential with typ JWT',
+      'unsupported_credential',
+      async () => {
+        const plain = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, typ: 'JWT' });
+        return present(plain, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
+    [
+      'a credential signed with alg none',
+      'unsupported_credential',
+      async () => {
+        const [jwt, ...rest] = (await valid()).split('~');
+        const [, payload] = jwt.split('.');
+        const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'dc+sd-jwt' })).toString('base64url');
+        return [`${header}.${payload}.`, ...rest].join('~');
+      },
+    ],
+    [
+      'a disclosure that would overwrite a signed claim',
+      'malformed_presentation',
+      async () => {
+        const sneaky = disclosure('vct', 'https://vc.example.com/types/Admin');
+        const cred = await issue({
+          issuer,
+          iss: OWN,
+          vct: VCT,
+          attributes: {},
+          holder: holder.publicJwk,
+          claims: { _sd: [sha256(sneaky)] },
+        });
+        return present(`${cred.slice(0, -1)}${sneaky}~`, { holder, aud: CLIENT_ID, nonce: NONCE });
+      },
+    ],
     ['garbage', 'malformed_presentation', async () => 'not-an-sd-jwt'],
     ['a JWT that is not one', 'malformed_presentation', async () => 'abc.def.ghi~kb'],
   ];
@@ -144,27 +291,72 @@ describe('verifying an SD-JWT VC presentation', () => {
 
   it('refuses when the issuer keys cannot be fetched', async () => {
     const failing: typeof fetch = async () => new Response('nope', { status: 503 });
-    const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: 'https://down.example' }], fetch: failing }) };
+    const context = {
+      issuerKeys: new IssuerKeys({
+        ownIssuer: { issuer: OWN, jwks: { keys: [] } },
+        trustedIssuers: [{ issuer: 'https://down.example' }],
+        fetch: failing,
+      }),
+    };
     const cred = await issue({ issuer, iss: 'https://down.example', vct: VCT, attributes, holder: holder.publicJwk });
     const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
     expect(refused.reason).toBe('issuer_keys_unavailable');
   });
 
   it('names the key id the issuer does not have, and tells a bad signature from an unknown key', async () => {
-    const stranger = await issue({ issuer: await keyPair('ES256', 'not-our-key'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
-    expect((await refusal(present(stranger, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe(`issuer ${OWN} has no key with the credential's kid`);
-    const impostor = await issue({ issuer: await keyPair('ES256', 'credential-key-1'), iss: OWN, vct: VCT, attributes, holder: holder.publicJwk });
-    expect((await refusal(present(impostor, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe("the credential signature does not verify with the issuer's keys");
+    const stranger = await issue({
+      issuer: await keyPair('ES256', 'not-our-key'),
+      iss: OWN,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+    });
+    expect((await refusal(present(stranger, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe(
+      `issuer ${OWN} has no key with the credential's kid`,
+    );
+    const impostor = await issue({
+      issuer: await keyPair('ES256', 'credential-key-1'),
+      iss: OWN,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+    });
+    expect((await refusal(present(impostor, { holder, aud: CLIENT_ID, nonce: NONCE }))).message).toBe(
+      "the credential signature does not verify with the issuer's keys",
+    );
   });
 
   it('accepts a credential without kid from an issuer with several keys: each key that fits is tried', async () => {
     const [first, second] = await Promise.all([keyPair('ES256'), keyPair('ES256')]);
     const several = 'https://several-keys.example';
-    const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: several, jwks: { keys: [first.publicJwk, second.publicJwk] } }] }) };
-    const cred = await issue({ issuer: second, iss: several, vct: VCT, attributes, holder: holder.publicJwk, kid: null });
-    await expect(verifyPresentation(await present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, context)).resolves.toMatchObject({ issuer: several });
-    const other = await issue({ issuer: await keyPair('ES256'), iss: several, vct: VCT, attributes, holder: holder.publicJwk, kid: null });
-    expect((await refusal(present(other, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context })).reason).toBe('issuer_signature_invalid');
+    const context = {
+      issuerKeys: new IssuerKeys({
+        ownIssuer: { issuer: OWN, jwks: { keys: [] } },
+        trustedIssuers: [{ issuer: several, jwks: { keys: [first.publicJwk, second.publicJwk] } }],
+      }),
+    };
+    const cred = await issue({
+      issuer: second,
+      iss: several,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+      kid: null,
+    });
+    await expect(
+      verifyPresentation(await present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, context),
+    ).resolves.toMatchObject({ issuer: several });
+    const other = await issue({
+      issuer: await keyPair('ES256'),
+      iss: several,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+      kid: null,
+    });
+    expect((await refusal(present(other, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context })).reason).toBe(
+      'issuer_signature_invalid',
+    );
   });
 
   it('refuses with issuer_keys_unavailable when a trusted jwks_uri does not answer in time', async () => {
@@ -173,7 +365,13 @@ describe('verifying an SD-JWT VC presentation', () => {
     try {
       const jwksUri = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/jwks`;
       const slow = 'https://slow.example';
-      const context = { issuerKeys: new IssuerKeys({ ownIssuer: { issuer: OWN, jwks: { keys: [] } }, trustedIssuers: [{ issuer: slow, jwksUri }], timeoutMs: 200 }) };
+      const context = {
+        issuerKeys: new IssuerKeys({
+          ownIssuer: { issuer: OWN, jwks: { keys: [] } },
+          trustedIssuers: [{ issuer: slow, jwksUri }],
+          timeoutMs: 200,
+        }),
+      };
       const cred = await issue({ issuer, iss: slow, vct: VCT, attributes, holder: holder.publicJwk });
       const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
       expect(refused.reason).toBe('issuer_keys_unavailable');
@@ -186,9 +384,27 @@ describe('verifying an SD-JWT VC presentation', () => {
 
   it('accepts the clock tolerance on exp and the key binding iat, not more', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const justExpired = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, claims: { exp: now - 10 } });
-    await expect(verifyPresentation(await present(justExpired, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, { ...ctx, clockTolerance: 30 })).resolves.toBeDefined();
-    expect((await refusal(present(justExpired, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: { ...ctx, clockTolerance: 5 } })).reason).toBe('credential_expired');
+    const justExpired = await issue({
+      issuer,
+      iss: OWN,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+      claims: { exp: now - 10 },
+    });
+    await expect(
+      verifyPresentation(await present(justExpired, { holder, aud: CLIENT_ID, nonce: NONCE }), expected, {
+        ...ctx,
+        clockTolerance: 30,
+      }),
+    ).resolves.toBeDefined();
+    expect(
+      (
+        await refusal(present(justExpired, { holder, aud: CLIENT_ID, nonce: NONCE }), {
+          ctx: { ...ctx, clockTolerance: 5 },
+        })
+      ).reason,
+    ).toBe('credential_expired');
     await expect(verifyPresentation(await valid({ iat: now - 320 }), expected, ctx)).resolves.toBeDefined();
     expect((await refusal(valid({ iat: now - 340 }))).reason).toBe('stale_key_binding');
   });
@@ -197,19 +413,38 @@ describe('verifying an SD-JWT VC presentation', () => {
 describe('the status of a credential (draft-ietf-oauth-status-list)', () => {
   const statusUri = 'https://vc.example.com/status/1';
   const statusList = async (signer: KeyPair) =>
-    new SignJWT({ sub: statusUri, iat: Math.floor(Date.now() / 1000), status_list: { bits: 1, lst: deflateSync(Buffer.from([0b0000_0010])).toString('base64url') } })
+    new SignJWT({
+      sub: statusUri,
+      iat: Math.floor(Date.now() / 1000),
+      status_list: { bits: 1, lst: deflateSync(Buffer.from([0b0000_0010])).toString('base64url') },
+    })
       .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: signer.privateJwk.kid })
       .sign(await importJWK(signer.privateJwk, 'ES256'));
-  const serving = (jwt: string): typeof fetch => async (input) => (String(input) === statusUri ? new Response(jwt) : new Response('', { status: 404 }));
+  const serving =
+    (jwt: string): typeof fetch =>
+    async (input) =>
+      String(input) === statusUri ? new Response(jwt) : new Response('', { status: 404 });
   const withStatus = async (idx: number) => {
-    const cred = await issue({ issuer, iss: OWN, vct: VCT, attributes, holder: holder.publicJwk, claims: { status: { status_list: { idx, uri: statusUri } } } });
+    const cred = await issue({
+      issuer,
+      iss: OWN,
+      vct: VCT,
+      attributes,
+      holder: holder.publicJwk,
+      claims: { status: { status_list: { idx, uri: statusUri } } },
+    });
     return present(cred, { holder, aud: CLIENT_ID, nonce: NONCE });
   };
 
   it('is checked with the issuer keys when the credential references a status list', async () => {
     const context = { ...ctx, fetch: serving(await statusList(issuer)) };
-    await expect(verifyPresentation(await withStatus(0), expected, context)).resolves.toMatchObject({ claims: attributes });
-    expect(await refusal(withStatus(1), { ctx: context })).toMatchObject({ reason: 'credential_revoked', message: 'credential revoked' });
+    await expect(verifyPresentation(await withStatus(0), expected, context)).resolves.toMatchObject({
+      claims: attributes,
+    });
+    expect(await refusal(withStatus(1), { ctx: context })).toMatchObject({
+      reason: 'credential_revoked',
+      message: 'credential revoked',
+    });
   });
 
   it('refuses a status list not signed by the issuer, or that cannot be fetched', async () => {
@@ -217,7 +452,9 @@ describe('the status of a credential (draft-ietf-oauth-status-list)', () => {
     expect((await refusal(withStatus(0), { ctx: forged })).reason).toBe('credential_status_invalid');
     const down = { ...ctx, fetch: (async () => new Response('', { status: 503 })) as typeof fetch };
     expect((await refusal(withStatus(0), { ctx: down })).reason).toBe('credential_status_unavailable');
-    await expect(verifyPresentation(await withStatus(0), expected, { ...down, onStatusUnavailable: 'accept' })).resolves.toMatchObject({ claims: attributes });
+    await expect(
+      verifyPresentation(await withStatus(0), expected, { ...down, onStatusUnavailable: 'accept' }),
+    ).resolves.toMatchObject({ claims: attributes });
   });
 });
 

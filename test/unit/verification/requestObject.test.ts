@@ -1,8 +1,17 @@
-import { getOpenid4vpClientId, validateOpenid4vpAuthorizationRequestPayload, zClientMetadata } from '@openid4vc/openid4vp';
+import {
+  getOpenid4vpClientId,
+  validateOpenid4vpAuthorizationRequestPayload,
+  zClientMetadata,
+} from '@openid4vc/openid4vp';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { dcqlQueryFor } from '../../../src/verification/dcql.js';
-import { authorizationRequestPayload, clientMetadata, unsignedRequestObject, walletUriFor } from '../../../src/verification/requestObject.js';
+import {
+  authorizationRequestPayload,
+  clientMetadata,
+  unsignedRequestObject,
+  walletUriFor,
+} from '../../../src/verification/requestObject.js';
 
 const responseUri = 'https://vc.example.com/vp/response';
 const clientId = `redirect_uri:${responseUri}`;
@@ -12,7 +21,10 @@ const payload = authorizationRequestPayload({
   responseMode: 'direct_post',
   nonce: 'nonce-1',
   state: 'state-1',
-  dcqlQuery: dcqlQueryFor([{ name: 'EmployeeBadge', validity: 'P365D', attributes: { FirstName: { type: 'string', required: true } } }], 'https://vc.example.com'),
+  dcqlQuery: dcqlQueryFor(
+    [{ name: 'EmployeeBadge', validity: 'P365D', attributes: { FirstName: { type: 'string', required: true } } }],
+    'https://vc.example.com',
+  ),
   issuedAt: 1_700_000_000,
   expiresAt: 1_700_000_300,
 });
@@ -49,7 +61,10 @@ describe('the request object', () => {
   it('passes the checks of @openid4vc/openid4vp', () => {
     expect(() => validateOpenid4vpAuthorizationRequestPayload({ params: payload as never })).not.toThrow();
     expect(() => zClientMetadata.parse(clientMetadata())).not.toThrow();
-    expect(getOpenid4vpClientId({ clientId, responseMode: 'direct_post' })).toMatchObject({ clientIdPrefix: 'redirect_uri', clientIdIdentifier: responseUri });
+    expect(getOpenid4vpClientId({ clientId, responseMode: 'direct_post' })).toMatchObject({
+      clientIdPrefix: 'redirect_uri',
+      clientIdIdentifier: responseUri,
+    });
   });
 
   it('is referenced by an openid4vp:// link carrying only client_id, request_uri and request_uri_method=post (§5.10)', () => {

@@ -16,8 +16,18 @@ let issuer: { privateKey: CryptoKey; keys: ReturnType<typeof createLocalJWKSet> 
 const served: Record<string, { status?: number; headers?: Record<string, string>; body?: string | Buffer }> = {};
 const hits: string[] = [];
 
-async function listJwt(o: { sub: string; revoked?: number[]; ttl?: number; exp?: number; typ?: string; key?: CryptoKey }): Promise<string> {
-  const list = new StatusList(new Array(64).fill(0).map((_, i) => (o.revoked?.includes(i) ? 1 : 0)), 2);
+async function listJwt(o: {
+  sub: string;
+  revoked?: number[];
+  ttl?: number;
+  exp?: number;
+  typ?: string;
+  key?: CryptoKey;
+}): Promise<string> {
+  const list = new StatusList(
+    new Array(64).fill(0).map((_, i) => (o.revoked?.includes(i) ? 1 : 0)),
+    2,
+  );
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ status_list: { bits: 2, lst: list.compressStatusList() }, ...(o.ttl ? { ttl: o.ttl } : {}) })
     .setProtectedHeader({ alg: 'ES256', typ: o.typ ?? 'statuslist+jwt', kid: 'k1' })
@@ -39,11 +49,16 @@ function signedList(sub: string, statusList: { bits: number; lst: string }): Pro
 
 beforeAll(async () => {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
-  issuer = { privateKey, keys: createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' } as JWK] }) };
+  issuer = {
+    privateKey,
+    keys: createLocalJWKSet({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' } as JWK] }),
+  };
   server = createServer((req: IncomingMessage, res) => {
     hits.push(req.url!);
     const answer = served[req.url!] ?? { status: 404 };
-    res.writeHead(answer.status ?? 200, { 'content-type': 'application/statuslist+jwt', ...answer.headers }).end(answer.body ?? '');
+    res
+      .writeHead(answer.status ?? 200, { 'content-type': 'application/statuslist+jwt', ...answer.headers })
+      .end(answer.body ?? '');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -62,20 +77,29 @@ describe('status checks of presented credentials (D18)', () => {
     expect(hits.filter((h) => h === '/a')).toHaveLength(2);
     // another issuer's credential naming the same list: verified with that issuer's keys, which do not sign it
     const other = await generateKeyPair('ES256');
-    const otherKeys = createLocalJWKSet({ keys: [{ ...(await exportJWK(other.publicKey)), kid: 'k1', alg: 'ES256' } as JWK] });
-    await expect(checks.status('https://other.example', `${base}/a`, 5, otherKeys)).rejects.toBeInstanceOf(StatusListInvalid);
+    const otherKeys = createLocalJWKSet({
+      keys: [{ ...(await exportJWK(other.publicKey)), kid: 'k1', alg: 'ES256' } as JWK],
+    });
+    await expect(checks.status('https://other.example', `${base}/a`, 5, otherKeys)).rejects.toBeInstanceOf(
+      StatusListInvalid,
+    );
   });
 
   it('concurrent checks of one list share one fetch', async () => {
     served['/b'] = { body: await listJwt({ sub: `${base}/b`, ttl: 60 }) };
     const checks = new StatusChecks();
-    await Promise.all(Array.from({ length: 10 }, (_, i) => checks.status('https://issuer.example', `${base}/b`, i, issuer.keys)));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => checks.status('https://issuer.example', `${base}/b`, i, issuer.keys)),
+    );
     expect(hits.filter((h) => h === '/b')).toHaveLength(1);
   });
 
   it('cannot have a list that is not https, too large, redirected to another host, or not there; failures are not cached', async () => {
     const checks = new StatusChecks();
-    const unavailable = (uri: string) => expect(checks.status('https://issuer.example', uri, 0, issuer.keys)).rejects.toBeInstanceOf(StatusListUnavailable);
+    const unavailable = (uri: string) =>
+      expect(checks.status('https://issuer.example', uri, 0, issuer.keys)).rejects.toBeInstanceOf(
+        StatusListUnavailable,
+      );
     await unavailable('http://status.example/list');
     served['/big'] = { body: Buffer.alloc(1024 * 1024 + 1, 'a') };
     await unavailable(`${base}/big`);
@@ -95,7 +119,9 @@ describe('status checks of presented credentials (D18)', () => {
     const checks = new StatusChecks();
     const invalid = async (path: string, body: string, idx = 0) => {
       served[path] = { body };
-      await expect(checks.status('https://issuer.example', `${base}${path}`, idx, issuer.keys)).rejects.toBeInstanceOf(StatusListInvalid);
+      await expect(checks.status('https://issuer.example', `${base}${path}`, idx, issuer.keys)).rejects.toBeInstanceOf(
+        StatusListInvalid,
+      );
     };
     await invalid('/d', await listJwt({ sub: `${base}/elsewhere` }));
     await invalid('/e', await listJwt({ sub: `${base}/e`, typ: 'JWT' }));
@@ -106,31 +132,55 @@ describe('status checks of presented credentials (D18)', () => {
 
   it('issue 31 §1: refuses a list of more entries than maxEntries as untrustworthy, and reads the next list', async () => {
     // 128 MiB of zeros: about 130 KB of lst, 1 Gi entries
-    served['/bomb'] = { body: await signedList(`${base}/bomb`, { bits: 1, lst: deflateSync(Buffer.alloc(128 * 1024 * 1024), { level: 9 }).toString('base64url') }) };
+    served['/bomb'] = {
+      body: await signedList(`${base}/bomb`, {
+        bits: 1,
+        lst: deflateSync(Buffer.alloc(128 * 1024 * 1024), { level: 9 }).toString('base64url'),
+      }),
+    };
     const checks = new StatusChecks();
-    const refused = await checks.status('https://issuer.example', `${base}/bomb`, 0, issuer.keys).catch((err: unknown) => err);
+    const refused = await checks
+      .status('https://issuer.example', `${base}/bomb`, 0, issuer.keys)
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(StatusListInvalid);
     expect((refused as Error).message).toBe('the status list has more than 16777216 entries (statusList.maxEntries)');
     // a configured limit: 8192 entries of 2 bits are 2048 bytes
-    served['/limit'] = { body: await signedList(`${base}/limit`, { bits: 2, lst: deflateSync(Buffer.alloc(2048, 0b01)).toString('base64url') }) };
-    served['/over'] = { body: await signedList(`${base}/over`, { bits: 2, lst: deflateSync(Buffer.alloc(2049)).toString('base64url') }) };
+    served['/limit'] = {
+      body: await signedList(`${base}/limit`, {
+        bits: 2,
+        lst: deflateSync(Buffer.alloc(2048, 0b01)).toString('base64url'),
+      }),
+    };
+    served['/over'] = {
+      body: await signedList(`${base}/over`, { bits: 2, lst: deflateSync(Buffer.alloc(2049)).toString('base64url') }),
+    };
     const limited = new StatusChecks(fetch, 8192);
     expect(await limited.status('https://issuer.example', `${base}/limit`, 8188, issuer.keys)).toBe(1);
     expect(await limited.status('https://issuer.example', `${base}/limit`, 8189, issuer.keys)).toBe(0);
-    await expect(limited.status('https://issuer.example', `${base}/over`, 0, issuer.keys)).rejects.toThrow(/more than 8192 entries/);
+    await expect(limited.status('https://issuer.example', `${base}/over`, 0, issuer.keys)).rejects.toThrow(
+      /more than 8192 entries/,
+    );
     // the checks that refused the bomb go on reading lists
     await expect(checks.status('https://issuer.example', `${base}/limit`, 8188, issuer.keys)).resolves.toBe(1);
   });
 
   it('issue 31 §1: a gzip Content-Encoding that inflates past 1 MiB cannot be had', async () => {
     // 64 KiB on the wire, 64 MiB decoded: the size limit counts what is read, after decoding
-    served['/gzip'] = { headers: { 'content-encoding': 'gzip' }, body: gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'), { level: 9 }) };
+    served['/gzip'] = {
+      headers: { 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'), { level: 9 }),
+    };
     const checks = new StatusChecks();
-    const refused = await checks.status('https://issuer.example', `${base}/gzip`, 0, issuer.keys).catch((err: unknown) => err);
+    const refused = await checks
+      .status('https://issuer.example', `${base}/gzip`, 0, issuer.keys)
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(StatusListUnavailable);
     expect((refused as Error).message).toBe('the status list is larger than 1 MiB');
     // one that stays within the limit is read as any other
-    served['/gzip-small'] = { headers: { 'content-encoding': 'gzip' }, body: gzipSync(await listJwt({ sub: `${base}/gzip-small`, revoked: [7] })) };
+    served['/gzip-small'] = {
+      headers: { 'content-encoding': 'gzip' },
+      body: gzipSync(await listJwt({ sub: `${base}/gzip-small`, revoked: [7] })),
+    };
     expect(await checks.status('https://issuer.example', `${base}/gzip-small`, 7, issuer.keys)).toBe(1);
   });
 

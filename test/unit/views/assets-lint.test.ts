@@ -16,13 +16,17 @@ describe('browser scripts (ESLint)', () => {
   it('have no lint problems', async () => {
     const results = await eslint.lintFiles(['src/**/assets/*.js']);
     expect(results.map((r) => r.filePath)).toContain(`${ROOT}src/interaction/views/assets/prompt.js`);
-    const problems = results.flatMap((r) => r.messages.map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId ?? ''} ${m.message}`));
+    const problems = results.flatMap((r) =>
+      r.messages.map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId ?? ''} ${m.message}`),
+    );
     expect(problems).toEqual([]);
   }, 30_000);
 
   it('are checked by the config: undefined names, unused variables and newer syntax are errors', async () => {
     const lint = async (code: string) =>
-      (await eslint.lintText(code, { filePath: `${ROOT}src/interaction/views/assets/probe.js` }))[0].messages.map((m) => m.ruleId ?? m.message);
+      (await eslint.lintText(code, { filePath: `${ROOT}src/interaction/views/assets/probe.js` }))[0].messages.map(
+        (m) => m.ruleId ?? m.message,
+      );
     expect(await lint("(function () { 'use strict'; document.title = String(window.innerWidth); })();\n")).toEqual([]);
     expect(await lint('(function () { undeclared(); })();\n')).toEqual(['no-undef']);
     expect(await lint('(function () { var unused = 1; })();\n')).toEqual(['no-unused-vars']);

@@ -37,15 +37,40 @@ const pid = identitySchema.parse({
 describe('PID claim labels', () => {
   it('come from the block per language, then from the catalogue, else stay unnamed', () => {
     const names = [...pid.claims, ...pidOptionalClaims(pid), 'a_claim_nobody_names'];
-    expect(pidClaimLabels(pid, texts('de'), names)).toEqual({ given_name: 'Vorname', family_name: 'Familienname (laut Ausweis)', birthdate: 'Geburtsdatum', nationalities: 'Staatsangehörigkeiten' });
-    expect(pidClaimLabels(pid, catalogues.texts('fr')!, names)).toEqual({ given_name: 'Prénom', family_name: 'Surname', birthdate: 'Date de naissance', nationalities: 'Nationalités' });
-    expect(pidClaimLabels(pid, texts('en'), names)).toEqual({ given_name: 'Given name', family_name: 'Surname', birthdate: 'Birthdate', nationalities: 'Nationalities' });
+    expect(pidClaimLabels(pid, texts('de'), names)).toEqual({
+      given_name: 'Vorname',
+      family_name: 'Familienname (laut Ausweis)',
+      birthdate: 'Geburtsdatum',
+      nationalities: 'Staatsangehörigkeiten',
+    });
+    expect(pidClaimLabels(pid, catalogues.texts('fr')!, names)).toEqual({
+      given_name: 'Prénom',
+      family_name: 'Surname',
+      birthdate: 'Date de naissance',
+      nationalities: 'Nationalités',
+    });
+    expect(pidClaimLabels(pid, texts('en'), names)).toEqual({
+      given_name: 'Given name',
+      family_name: 'Surname',
+      birthdate: 'Birthdate',
+      nationalities: 'Nationalities',
+    });
   });
 
   it('every shipped catalogue names the EU PID standard claims', () => {
     for (const lang of ['de', 'fr']) {
       const t = catalogues.texts(lang)!;
-      for (const name of ['given_name', 'family_name', 'birthdate', 'nationalities', 'place_of_birth', 'resident_street', 'resident_city', 'resident_postal_code', 'resident_country']) {
+      for (const name of [
+        'given_name',
+        'family_name',
+        'birthdate',
+        'nationalities',
+        'place_of_birth',
+        'resident_street',
+        'resident_city',
+        'resident_postal_code',
+        'resident_country',
+      ]) {
         expect(t.t(`claim.${name}` as never), `${lang} ${name}`).not.toBe(texts('en').t(`claim.${name}` as never));
       }
     }
@@ -53,23 +78,28 @@ describe('PID claim labels', () => {
 });
 
 /** The pages write characters outside ASCII as references. */
-const decode = (page: string) => page.replace(/&#(x[0-9a-f]+|\d+);/gi, (_, n: string) => String.fromCodePoint(n[0].toLowerCase() === 'x' ? parseInt(n.slice(1), 16) : Number(n)));
+const decode = (page: string) =>
+  page.replace(/&#(x[0-9a-f]+|\d+);/gi, (_, n: string) =>
+    String.fromCodePoint(n[0].toLowerCase() === 'x' ? parseInt(n.slice(1), 16) : Number(n)),
+  );
 
 describe('headings', () => {
   const view = (lang: string, kind: PromptView['kind'], count: number): string =>
-    decode(renderPrompt({
-      nonce: 'n',
-      lang,
-      texts: texts(lang),
-      kind,
-      clientName: 'Acme',
-      credentialTypes: Array.from({ length: count }, (_, i) => ({ name: `T${i}`, attributes: ['a'] })),
-      walletUri: URI,
-      qrSvg: '<svg xmlns="http://www.w3.org/2000/svg"></svg>',
-      statusUrl: '/s',
-      continueUrl: '/c',
-      expiresAt: Date.now() + 60_000,
-    }));
+    decode(
+      renderPrompt({
+        nonce: 'n',
+        lang,
+        texts: texts(lang),
+        kind,
+        clientName: 'Acme',
+        credentialTypes: Array.from({ length: count }, (_, i) => ({ name: `T${i}`, attributes: ['a'] })),
+        walletUri: URI,
+        qrSvg: '<svg xmlns="http://www.w3.org/2000/svg"></svg>',
+        statusUrl: '/s',
+        continueUrl: '/c',
+        expiresAt: Date.now() + 60_000,
+      }),
+    );
   it('count what is asked, in every catalogue', () => {
     expect(view('en', 'verification', 1)).toContain('<h1>Share your credential</h1>');
     expect(view('en', 'verification', 2)).toContain('<h1>Share your credentials</h1>');
@@ -109,7 +139,15 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
           texts: t,
           kind: 'identity',
           clientName: 'Acme Bank',
-          credentialTypes: [{ name: 'VerifiedIdentity', displayName: 'PID', attributes: [...pid.claims], optional: pidOptionalClaims(pid), labels: pidClaimLabels(pid, t, [...pid.claims, 'nationalities']) }],
+          credentialTypes: [
+            {
+              name: 'VerifiedIdentity',
+              displayName: 'PID',
+              attributes: [...pid.claims],
+              optional: pidOptionalClaims(pid),
+              labels: pidClaimLabels(pid, t, [...pid.claims, 'nationalities']),
+            },
+          ],
           walletUri: URI,
           qrSvg,
           statusUrl: `/status/${id}`,
@@ -121,7 +159,13 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
   }
 
   async function visible(page: Page, selector: string): Promise<number> {
-    return page.locator(selector).evaluateAll((els) => els.filter((e) => (e as HTMLElement).offsetParent !== null || getComputedStyle(e).position === 'fixed').length);
+    return page
+      .locator(selector)
+      .evaluateAll(
+        (els) =>
+          els.filter((e) => (e as HTMLElement).offsetParent !== null || getComputedStyle(e).position === 'fixed')
+            .length,
+      );
   }
 
   for (const lang of LANGS) {
@@ -136,7 +180,11 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
         const watch = await watchPage(page, harness.origin);
         try {
           await page.goto(url);
-          await page.waitForFunction((s) => document.getElementById('prompt')?.getAttribute('data-state') === s, state, { polling: 50 });
+          await page.waitForFunction(
+            (s) => document.getElementById('prompt')?.getAttribute('data-state') === s,
+            state,
+            { polling: 50 },
+          );
           // the page's own step back to the relying party (answered 204 here) has been taken for expired/failed
           if (state !== 'done') await page.waitForTimeout(3200);
           for (const width of WIDTHS) {
@@ -148,7 +196,9 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
             expect(await visible(page, '#wallet-link'), `${width} px`).toBe(0);
             expect(await visible(page, '#expiry'), `${width} px`).toBe(0);
             // the PID's claims in the page's language
-            await expect.poll(() => page.locator('[data-attribute="given_name"]').innerText()).toBe(t.t('claim.given_name'));
+            await expect
+              .poll(() => page.locator('[data-attribute="given_name"]').innerText())
+              .toBe(t.t('claim.given_name'));
           }
           const alert = await page.locator('#error p').allInnerTexts();
           const statusLine = await page.locator('#status-text').innerText();
@@ -157,7 +207,9 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
             expect(statusLine).toBe(t.t('progress.doneReturning', { client: 'Acme Bank' }));
           } else {
             // one message: an expiry is said once, a failure has its title and reason; the next step is the status line's
-            expect(alert).toEqual(state === 'expired' ? [t.t('progress.expiredTitle')] : [t.t('progress.failedTitle'), message]);
+            expect(alert).toEqual(
+              state === 'expired' ? [t.t('progress.expiredTitle')] : [t.t('progress.failedTitle'), message],
+            );
             expect(statusLine).toBe(t.t('progress.backTo', { client: 'Acme Bank' }));
             if (lang === 'en') expect(await page.locator('main').innerText()).not.toMatch(/start again|try again/i);
           }
@@ -206,7 +258,9 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('end states and the journey (Chromiu
             const range = document.createRange();
             range.selectNodeContents(a.querySelector('.button-label')!.lastChild!);
             const middle = icon.top + icon.height / 2;
-            const sameLine = [...range.getClientRects()].filter((r) => r.width > 0 && r.top <= middle && r.bottom >= middle);
+            const sameLine = [...range.getClientRects()].filter(
+              (r) => r.width > 0 && r.top <= middle && r.bottom >= middle,
+            );
             return Math.min(...sameLine.map((r) => Math.max(r.left - icon.right, icon.left - r.right)));
           });
           expect(gap, `${width} px`).toBeGreaterThanOrEqual(0);

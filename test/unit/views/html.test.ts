@@ -45,7 +45,9 @@ describe('html`...`', () => {
     const attrs = html`width="2" aria-hidden="true"`;
     expect(String(html`<svg ${attrs}></svg>`)).toBe('<svg width="2" aria-hidden="true"></svg>');
     // eslint-disable-next-line no-constant-binary-expression -- both outcomes of a view's `cond && html`
-    expect(String(html`<input${true && html` required`}><input${false && html` required`}${''}>`)).toBe('<input required><input>');
+    expect(String(html`<input${true && html` required`}><input${false && html` required`}${''}>`)).toBe(
+      '<input required><input>',
+    );
     expect(() => html`<input ${'onfocus=alert(1)'}>`).toThrow(/between attributes/);
   });
 
@@ -53,9 +55,13 @@ describe('html`...`', () => {
     expect(() => html`<a href=${'x onclick=alert(1)'}>x</a>`).toThrow(/unquoted attribute value/);
     expect(() => html`<${'img'} src=x>`).toThrow(/tag name/);
     expect(() => html`<script nonce="n">var x = ${'1'};</script>`).toThrow(/<script> or <style> body/);
-    expect(() => html`<noscript><style nonce="n">.a { color: ${'red'} }</style></noscript>`).toThrow(/<script> or <style> body/);
+    expect(() => html`<noscript><style nonce="n">.a { color: ${'red'} }</style></noscript>`).toThrow(
+      /<script> or <style> body/,
+    );
     // the nonce attribute is a quoted value, and after the body's end tag it is text again
-    expect(String(html`<style nonce="${'n"'}">.a{}</style><p>${'<'}</p>`)).toBe('<style nonce="n&quot;">.a{}</style><p>&lt;</p>');
+    expect(String(html`<style nonce="${'n"'}">.a{}</style><p>${'<'}</p>`)).toBe(
+      '<style nonce="n&quot;">.a{}</style><p>&lt;</p>',
+    );
   });
 
   it('is what every view uses: no view escapes by hand', () => {

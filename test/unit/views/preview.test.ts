@@ -59,8 +59,16 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('views preview (Chromium)', () => {
           kind: 'verification',
           clientName: 'Fabrikam Rentals',
           credentialTypes: [
-            { name: 'PID', displayName: 'Personal ID', attributes: ['given_name', 'family_name', 'birth_date', 'age_over_18'] },
-            { name: 'DrivingLicence', displayName: 'Driving licence', attributes: ['document_number', 'driving_privileges'] },
+            {
+              name: 'PID',
+              displayName: 'Personal ID',
+              attributes: ['given_name', 'family_name', 'birth_date', 'age_over_18'],
+            },
+            {
+              name: 'DrivingLicence',
+              displayName: 'Driving licence',
+              attributes: ['document_number', 'driving_privileges'],
+            },
           ],
           walletUri: VP_URI,
           qrSvg: verificationQr,
@@ -91,7 +99,10 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('views preview (Chromium)', () => {
   for (const page of ['issuance', 'verification', 'error'] as const) {
     for (const vp of VIEWPORTS) {
       it(`${page} at ${vp.width}x${vp.height}: no CSP violations${page === 'error' ? '' : ', live status shown'}`, async () => {
-        const context = await browser.newContext({ viewport: { width: vp.width, height: vp.height }, deviceScaleFactor: 1 });
+        const context = await browser.newContext({
+          viewport: { width: vp.width, height: vp.height },
+          deviceScaleFactor: 1,
+        });
         try {
           const p = await context.newPage();
           const watch = await watchPage(p, harness.origin);
@@ -104,7 +115,8 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('views preview (Chromium)', () => {
           } else {
             // The status line only reads this after the first successful poll: the script ran under CSP.
             await p.waitForFunction(
-              () => document.getElementById('status-text')?.textContent === 'Waiting for your wallet\u2026' &&
+              () =>
+                document.getElementById('status-text')?.textContent === 'Waiting for your wallet\u2026' &&
                 document.getElementById('prompt')?.getAttribute('data-state') === 'pending',
             );
             await p.waitForFunction(() => /^\d+:\d\d$/.test(document.getElementById('countdown')?.textContent ?? ''));
@@ -134,7 +146,9 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('views preview (Chromium)', () => {
       const p = await context.newPage();
       const watch = await watchPage(p, harness.origin);
       await p.goto(`${harness.origin}/issuance`);
-      await p.waitForFunction(() => document.getElementById('status-text')?.textContent === 'Waiting for your wallet\u2026');
+      await p.waitForFunction(
+        () => document.getElementById('status-text')?.textContent === 'Waiting for your wallet\u2026',
+      );
       const file = '/tmp/views-preview-issuance-mobile-dark.png';
       await p.screenshot({ path: file, fullPage: true });
       written.push(file);

@@ -84,7 +84,11 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     ]);
     const { context, page, watch, status } = await open(url);
     try {
-      await page.waitForFunction(() => document.getElementById('prompt')?.getAttribute('data-state') === 'pin_retry', undefined, { polling: 50 });
+      await page.waitForFunction(
+        () => document.getElementById('prompt')?.getAttribute('data-state') === 'pin_retry',
+        undefined,
+        { polling: 50 },
+      );
       await page.screenshot({ path: '/tmp/views-preview-state-pin-retry.png' });
       await page.waitForURL(`${harness.origin}/continue/happy`, { timeout: 15_000 });
       expect(status).toEqual([
@@ -103,7 +107,10 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
   }, 30_000);
 
   it('goes to the resume URL the done status names (same origin), not to the continue step', async () => {
-    const url = prompt('resume', [{ status: 'pending' }, { status: 'done', next: `${harness.origin}/continue/resumed-at-provider` }]);
+    const url = prompt('resume', [
+      { status: 'pending' },
+      { status: 'done', next: `${harness.origin}/continue/resumed-at-provider` },
+    ]);
     const { context, page, watch } = await open(url);
     try {
       await page.waitForURL(`${harness.origin}/continue/resumed-at-provider`, { timeout: 10_000 });
@@ -126,7 +133,10 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
   }, 20_000);
 
   it('shows a failure as an error panel, then continues after about 3 s', async () => {
-    const url = prompt('failed', [{ status: 'pending' }, { status: 'failed', message: 'Your wallet declined the credential.' }]);
+    const url = prompt('failed', [
+      { status: 'pending' },
+      { status: 'failed', message: 'Your wallet declined the credential.' },
+    ]);
     const { context, page, watch, status } = await open(url);
     try {
       await page.waitForFunction(() => (document.getElementById('error')?.textContent ?? '').includes('declined'));
@@ -186,11 +196,17 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     const url = prompt('flaky', ['drop', 'drop', 'drop', { status: 'pending' }]);
     const { context, page, watch, status } = await open(url);
     try {
-      await page.waitForFunction(() => document.getElementById('status-text')?.textContent === 'Connection problem. Trying again…');
-      await page.waitForFunction(() => document.getElementById('status-text')?.textContent === 'Waiting for your wallet…', undefined, {
-        timeout: 20_000,
-        polling: 100,
-      });
+      await page.waitForFunction(
+        () => document.getElementById('status-text')?.textContent === 'Connection problem. Trying again…',
+      );
+      await page.waitForFunction(
+        () => document.getElementById('status-text')?.textContent === 'Waiting for your wallet…',
+        undefined,
+        {
+          timeout: 20_000,
+          polling: 100,
+        },
+      );
       await page.waitForTimeout(1300);
       const t = harness.polls('flaky');
       const gaps = t.slice(1, 5).map((x, i) => x - t[i]);
@@ -217,9 +233,13 @@ describe.skipIf(!existsSync(CHROMIUM_PATH))('prompt script (Chromium)', () => {
     try {
       await page.waitForFunction(() => document.getElementById('prompt')?.classList.contains('is-expiring'));
       expect(await page.locator('#expiry-announce').textContent()).toContain('Less than a minute left');
-      await page.waitForFunction(() => document.getElementById('prompt')?.getAttribute('data-state') === 'expired', undefined, {
-        timeout: 10_000,
-      });
+      await page.waitForFunction(
+        () => document.getElementById('prompt')?.getAttribute('data-state') === 'expired',
+        undefined,
+        {
+          timeout: 10_000,
+        },
+      );
       expect(await page.locator('#error .alert-title').textContent()).toBe('This request has expired');
       await page.screenshot({ path: '/tmp/views-preview-state-expired.png' });
       await page.waitForURL(`${harness.origin}/continue/timeout`, { timeout: 10_000 });

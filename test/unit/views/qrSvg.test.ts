@@ -25,7 +25,13 @@ function decode(dark: boolean[][]): string {
   dark.forEach((row, y) =>
     row.forEach((on, x) => {
       if (!on) return;
-      for (let dy = 0; dy < scale; dy++) for (let dx = 0; dx < scale; dx++) data.fill(0, (((y + quiet) * scale + dy) * n + (x + quiet) * scale + dx) * 3, (((y + quiet) * scale + dy) * n + (x + quiet) * scale + dx) * 3 + 3);
+      for (let dy = 0; dy < scale; dy++)
+        for (let dx = 0; dx < scale; dx++)
+          data.fill(
+            0,
+            (((y + quiet) * scale + dy) * n + (x + quiet) * scale + dx) * 3,
+            (((y + quiet) * scale + dy) * n + (x + quiet) * scale + dx) * 3 + 3,
+          );
     }),
   );
   return decodeQR({ width: n, height: n, data });
@@ -33,7 +39,8 @@ function decode(dark: boolean[][]): string {
 
 describe('qrSvg', () => {
   const texts = {
-    'a wallet link by reference': 'openid-credential-offer://?credential_offer_uri=https%3A%2F%2Fissuer.example%2Fwallet%2Foffers%2FAbCdEfGhIjKlMnOpQrStUvWxYz012345',
+    'a wallet link by reference':
+      'openid-credential-offer://?credential_offer_uri=https%3A%2F%2Fissuer.example%2Fwallet%2Foffers%2FAbCdEfGhIjKlMnOpQrStUvWxYz012345',
     'a one-character text': 'x',
     'a long request (a code over 100 modules wide: three-digit coordinates)': `openid4vp://?request=${'eyJhbGciOiJFUzI1NiJ9'.repeat(50)}`,
     'text outside ASCII (UTF-8 bytes)': 'openid4vp://?client_id=caf\u00e9&x=\u{1F3E6}',
@@ -42,7 +49,10 @@ describe('qrSvg', () => {
     // qrSvg encodes with the qr package; qrcode, another encoder, must place the same modules
     it(`draws exactly the modules an independent encoder (qrcode) places, with a one-module margin, for ${what}`, () => {
       const svg = qrSvg(text);
-      const { size, data } = QRCode.create([{ data: Buffer.from(text, 'utf8'), mode: 'byte' }], { errorCorrectionLevel: 'M', maskPattern: 0 }).modules;
+      const { size, data } = QRCode.create([{ data: Buffer.from(text, 'utf8'), mode: 'byte' }], {
+        errorCorrectionLevel: 'M',
+        maskPattern: 0,
+      }).modules;
       const { side, dark } = modulesOf(svg);
       expect(side).toBe(size + 2);
       for (let y = 0; y < side; y++) {
@@ -57,6 +67,8 @@ describe('qrSvg', () => {
 
   it('is one <svg> element with a white background, nothing interpolated but numbers', () => {
     const svg = qrSvg('openid4vp://?request_uri=x');
-    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 (\d+) \1" shape-rendering="crispEdges"><path fill="#fff" d="M0 0h\1v\1H0z"\/><path fill="#000" d="[Mhvz0-9 -]+"\/><\/svg>$/);
+    expect(svg).toMatch(
+      /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 (\d+) \1" shape-rendering="crispEdges"><path fill="#fff" d="M0 0h\1v\1H0z"\/><path fill="#000" d="[Mhvz0-9 -]+"\/><\/svg>$/,
+    );
   });
 });

@@ -12,14 +12,17 @@ import {
 
 const XSS = '<script>alert(1)</script>';
 const ATTR_BREAK = '"><img src=x onerror=alert(1)>';
-const QR = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 29 29" shape-rendering="crispEdges"><path fill="#ffffff" d="M0 0h29v29H0z"/><path stroke="#000000" d="M1 1.5h7"/></svg>';
+const QR =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 29 29" shape-rendering="crispEdges"><path fill="#ffffff" d="M0 0h29v29H0z"/><path stroke="#000000" d="M1 1.5h7"/></svg>';
 
 function view(over: Partial<PromptView> = {}): PromptView {
   return {
     nonce: 'n0nce-abc',
     kind: 'issuance',
     clientName: 'Acme Bank',
-    credentialTypes: [{ name: 'EmployeeBadge', displayName: 'Employee badge', attributes: ['given_name', 'familyName', 'email'] }],
+    credentialTypes: [
+      { name: 'EmployeeBadge', displayName: 'Employee badge', attributes: ['given_name', 'familyName', 'email'] },
+    ],
     walletUri: 'openid-credential-offer://?credential_offer_uri=https%3A%2F%2Fissuer.example%2Foffers%2Fabc',
     qrSvg: QR,
     statusUrl: '/interaction/abc/status',
@@ -85,7 +88,11 @@ function tags(html: string): Tag[] {
       const full = a[0];
       const eq = full.indexOf('=');
       let value: string | undefined;
-      if (eq >= 0) value = full.slice(eq + 1).trim().replace(/^["']|["']$/g, '');
+      if (eq >= 0)
+        value = full
+          .slice(eq + 1)
+          .trim()
+          .replace(/^["']|["']$/g, '');
       attrs.push({ name: a[1].toLowerCase(), value });
       i = ATTR.lastIndex;
     }
@@ -127,13 +134,23 @@ describe('escapeHtml', () => {
 
 describe('safeHref', () => {
   it('keeps wallet schemes and http(s) URLs', () => {
-    expect(safeHref('openid-credential-offer://?credential_offer_uri=x')).toBe('openid-credential-offer://?credential_offer_uri=x');
+    expect(safeHref('openid-credential-offer://?credential_offer_uri=x')).toBe(
+      'openid-credential-offer://?credential_offer_uri=x',
+    );
     expect(safeHref('openid4vp://?request_uri=x')).toBe('openid4vp://?request_uri=x');
     expect(safeHref('https://rp.example/cb?a=1&b=2')).toBe('https://rp.example/cb?a=1&b=2');
     expect(safeHref('/interaction/1/continue')).toBe('/interaction/1/continue');
   });
   it('refuses script and document schemes, also when obfuscated', () => {
-    for (const u of ['javascript:alert(1)', ' JavaScript:alert(1)', 'java\tscript:alert(1)', 'java\nscript:x', 'vbscript:x', 'data:text/html,<b>', '']) {
+    for (const u of [
+      'javascript:alert(1)',
+      ' JavaScript:alert(1)',
+      'java\tscript:alert(1)',
+      'java\nscript:x',
+      'vbscript:x',
+      'data:text/html,<b>',
+      '',
+    ]) {
       expect(safeHref(u)).toBe('#');
     }
   });
@@ -194,7 +211,9 @@ describe('renderPrompt', () => {
         expect(markup).toContain(`data-status-url="${escapeHtml(v.statusUrl)}"`);
         expect(markup).toContain(`data-continue-url="${escapeHtml(v.continueUrl)}"`);
         // two credential types: the heading counts them
-        expect(markup).toContain(`<title>${escapeHtml(`${kind === 'issuance' ? 'Add your credentials to your wallet' : 'Share your credentials'} – ${XSS}`)}</title>`);
+        expect(markup).toContain(
+          `<title>${escapeHtml(`${kind === 'issuance' ? 'Add your credentials to your wallet' : 'Share your credentials'} – ${XSS}`)}</title>`,
+        );
       });
 
       it('has only well-formed tags: no value breaks out of its attribute', () => {
@@ -206,7 +225,7 @@ describe('renderPrompt', () => {
         expect(t.filter((x) => x.name === 'b')).toHaveLength(0);
       });
 
-      it('puts the walletUri only inside an escaped href (and the QR code\'s data-wallet-link)', () => {
+      it("puts the walletUri only inside an escaped href (and the QR code's data-wallet-link)", () => {
         const escaped = escapeHtml(v.walletUri);
         expect(html).not.toContain(v.walletUri);
         expect(html.split(escaped).length - 1).toBe(3);
@@ -254,7 +273,9 @@ describe('renderPrompt', () => {
     expect(html).toContain('>Given name</li>');
     expect(html).toContain('data-attribute="given_name"');
     expect(html).toContain(QR); // inserted as is
-    expect(html).toMatch(/<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet&#x2026;<\/p>/);
+    expect(html).toMatch(
+      /<p class="status-text" id="status-text" role="status" aria-live="polite"[^>]*>Waiting for your wallet&#x2026;<\/p>/,
+    );
     expect(html).toMatch(/<time id="countdown" datetime="[^"]+">(5:00|4:59)<\/time>/);
     expect(html).toMatch(/<noscript><style nonce="n0nce-abc">[^<]*<\/style><div class="noscript">/);
     expect(html).toContain('This request expires in about 5 minutes.');
@@ -364,7 +385,12 @@ describe('renderPromptBytes (what the prompt route sends)', () => {
 
 describe('renderMessage', () => {
   it('escapes title and message and shows no script', () => {
-    const html = renderMessage({ nonce: 'abc', title: XSS, message: `Link "${ATTR_BREAK}" expired & gone`, status: 410 });
+    const html = renderMessage({
+      nonce: 'abc',
+      title: XSS,
+      message: `Link "${ATTR_BREAK}" expired & gone`,
+      status: 410,
+    });
     expect(html).not.toContain(XSS);
     expect(html).not.toContain(ATTR_BREAK);
     expect(html).toContain(`<h1>${escapeHtml(XSS)}</h1>`);
@@ -388,11 +414,22 @@ describe('renderMessage', () => {
   });
 
   it('shows a status-appropriate hint and code, and the language', () => {
-    const expired = renderMessage({ nonce: 'n', title: 'This link has expired', message: 'Links are valid for 5 minutes.', status: 410, lang: 'fr' });
+    const expired = renderMessage({
+      nonce: 'n',
+      title: 'This link has expired',
+      message: 'Links are valid for 5 minutes.',
+      status: 410,
+      lang: 'fr',
+    });
     expect(expired).toContain('<html lang="fr" dir="ltr">');
     expect(expired).toContain('Error code 410');
     expect(expired).toContain('start again');
-    const down = renderMessage({ nonce: 'n', title: 'Service unavailable', message: 'We are working on it.', status: 503 });
+    const down = renderMessage({
+      nonce: 'n',
+      title: 'Service unavailable',
+      message: 'We are working on it.',
+      status: 503,
+    });
     expect(down).toContain('try again in a few minutes');
     expect(down).toContain('message--error');
     const info = renderMessage({ nonce: 'n', title: 'All set', message: 'You can close this page.' });
@@ -400,7 +437,12 @@ describe('renderMessage', () => {
   });
 
   it('says what to do once: a message that already advises is not followed by the generic advice (issue 22)', () => {
-    const page = renderMessage({ nonce: 'n', title: 'Gone', message: 'It has expired. Go back to the app and start again.', status: 400 });
+    const page = renderMessage({
+      nonce: 'n',
+      title: 'Gone',
+      message: 'It has expired. Go back to the app and start again.',
+      status: 400,
+    });
     expect(page.match(/start again/g)).toHaveLength(1);
     expect(page).not.toContain('<p class="message-hint">');
     const plain = renderMessage({ nonce: 'n', title: 'Gone', message: 'It has expired.', status: 400 });

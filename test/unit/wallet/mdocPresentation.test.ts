@@ -2,7 +2,16 @@ import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { base64url, calculateJwkThumbprint, compactDecrypt, exportJWK, generateKeyPair, importPKCS8, SignJWT, type JWK } from 'jose';
+import {
+  base64url,
+  calculateJwkThumbprint,
+  compactDecrypt,
+  exportJWK,
+  generateKeyPair,
+  importPKCS8,
+  SignJWT,
+  type JWK,
+} from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateVerifierCertificates, readPemCertificates, x509Hash } from '../../../src/keys/x509.js';
 import { verifyMdocPresentation } from '../../../src/verification/mdoc.js';
@@ -58,7 +67,9 @@ beforeAll(async () => {
     req.on('end', async () => {
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       if (req.url === '/request') {
-        res.writeHead(200, { 'content-type': 'application/oauth-authz-req+jwt' }).end(await serveRequest(form.get('wallet_nonce')));
+        res
+          .writeHead(200, { 'content-type': 'application/oauth-authz-req+jwt' })
+          .end(await serveRequest(form.get('wallet_nonce')));
       } else if (req.url === '/response') {
         responses.push(form);
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -85,12 +96,21 @@ afterEach(async () => {
 });
 
 const clientId = () => `x509_hash:${x509Hash(chain[0])}`;
-const link = () => `openid4vp://?client_id=${encodeURIComponent(clientId())}&request_uri=${encodeURIComponent(`${base}/request`)}&request_uri_method=post`;
+const link = () =>
+  `openid4vp://?client_id=${encodeURIComponent(clientId())}&request_uri=${encodeURIComponent(`${base}/request`)}&request_uri_method=post`;
 
 /** The query the server makes for a type it takes in both formats (src/verification/dcql.ts dcqlQueryFor). */
 const dcqlQuery = {
   credentials: [
-    { id: 'EmployeeBadge', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ id: 'FirstName', path: ['FirstName'] }, { id: 'LastName', path: ['LastName'] }] },
+    {
+      id: 'EmployeeBadge',
+      format: 'dc+sd-jwt',
+      meta: { vct_values: [VCT] },
+      claims: [
+        { id: 'FirstName', path: ['FirstName'] },
+        { id: 'LastName', path: ['LastName'] },
+      ],
+    },
     {
       id: 'EmployeeBadge-mdoc',
       format: 'mso_mdoc',
@@ -125,7 +145,11 @@ function requestObject(responseMode: 'direct_post' | 'direct_post.jwt') {
       exp: now + 300,
       ...(walletNonce ? { wallet_nonce: walletNonce } : {}),
     })
-      .setProtectedHeader({ alg: 'ES256', typ: 'oauth-authz-req+jwt', x5c: chain.map((der) => Buffer.from(der).toString('base64')) })
+      .setProtectedHeader({
+        alg: 'ES256',
+        typ: 'oauth-authz-req+jwt',
+        x5c: chain.map((der) => Buffer.from(der).toString('base64')),
+      })
       .sign(signingKey);
   };
 }
@@ -167,8 +191,12 @@ describe('holding an mdoc', () => {
 
   it('refuses what is not an IssuerSigned, or another doctype than its MSO names', async () => {
     const wallet = await DevWallet.open(walletFile);
-    await expect(wallet.importMdoc({ issuerSigned: base64url.encode('hello'), doctype: DOCTYPE, deviceKey })).rejects.toThrow(/mdoc cannot be read/);
-    await expect(wallet.importMdoc({ issuerSigned, doctype: 'org.iso.18013.5.1.mDL', deviceKey })).rejects.toThrow(`the mdoc is of doctype ${DOCTYPE}, not org.iso.18013.5.1.mDL`);
+    await expect(
+      wallet.importMdoc({ issuerSigned: base64url.encode('hello'), doctype: DOCTYPE, deviceKey }),
+    ).rejects.toThrow(/mdoc cannot be read/);
+    await expect(wallet.importMdoc({ issuerSigned, doctype: 'org.iso.18013.5.1.mDL', deviceKey })).rejects.toThrow(
+      `the mdoc is of doctype ${DOCTYPE}, not org.iso.18013.5.1.mDL`,
+    );
     expect(wallet.list()).toEqual([]);
   });
 });
@@ -182,7 +210,10 @@ describe('presenting an mdoc', () => {
 
     const { plaintext, protectedHeader } = await compactDecrypt(responses[0].get('response')!, encPrivate);
     expect(protectedHeader).toMatchObject({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc-1' });
-    const body = JSON.parse(new TextDecoder().decode(plaintext)) as { vp_token: Record<string, string[]>; state: string };
+    const body = JSON.parse(new TextDecoder().decode(plaintext)) as {
+      vp_token: Record<string, string[]>;
+      state: string;
+    };
     expect(Object.keys(body.vp_token)).toEqual(['EmployeeBadge-mdoc']);
     expect(body.state).toBe('state-mdoc');
     const [deviceResponse] = body.vp_token['EmployeeBadge-mdoc'];
@@ -193,9 +224,14 @@ describe('presenting an mdoc', () => {
     expect(verified.claims).toEqual({ FirstName: 'Ada', LastName: 'Lovelace' }); // Email held back: not asked for
     // and so does an implementation that shares no code with the wallet (@auth0/mdl)
     const { trustAnchors: _roots, doctype: _doctype, ...handover } = expectations(thumbprint);
-    expect(await verifyWithAuth0(deviceResponse, { iacaPem: issuer.iacaPem, ...handover })).toEqual({ FirstName: 'Ada', LastName: 'Lovelace' });
+    expect(await verifyWithAuth0(deviceResponse, { iacaPem: issuer.iacaPem, ...handover })).toEqual({
+      FirstName: 'Ada',
+      LastName: 'Lovelace',
+    });
     await expect(verifyMdocPresentation(deviceResponse, expectations())).rejects.toThrow(/device signature/);
-    await expect(verifyMdocPresentation(deviceResponse, { ...expectations(thumbprint), nonce: 'another' })).rejects.toThrow(/device signature/);
+    await expect(
+      verifyMdocPresentation(deviceResponse, { ...expectations(thumbprint), nonce: 'another' }),
+    ).rejects.toThrow(/device signature/);
   });
 
   it('binds no key thumbprint when the answer is not encrypted (direct_post)', async () => {

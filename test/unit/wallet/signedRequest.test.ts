@@ -40,7 +40,9 @@ interface Recorded {
 }
 
 /** What the verifier does, per test: the request object for a fetch (given the POSTed form), the answer to a response. */
-let serveRequest: (form: URLSearchParams) => Promise<{ status?: number; body: string; headers?: Record<string, string> }>;
+let serveRequest: (
+  form: URLSearchParams,
+) => Promise<{ status?: number; body: string; headers?: Record<string, string> }>;
 let answerResponse: () => { status: number; body: unknown };
 let requests: Recorded[];
 let responses: Recorded[];
@@ -77,7 +79,13 @@ beforeAll(async () => {
   const holder = await generateKeyPair('ES256', { extractable: true });
   holderPrivate = await exportJWK(holder.privateKey);
   const disclosures = [disclosureFor('FirstName', 'Ada'), disclosureFor('LastName', 'Lovelace')];
-  const jwt = await new SignJWT({ iss: 'https://vc.example.com/wallet', vct: VCT, cnf: { jwk: await exportJWK(holder.publicKey) }, _sd: disclosures.map(sha256), _sd_alg: 'sha-256' })
+  const jwt = await new SignJWT({
+    iss: 'https://vc.example.com/wallet',
+    vct: VCT,
+    cnf: { jwk: await exportJWK(holder.publicKey) },
+    _sd: disclosures.map(sha256),
+    _sd_alg: 'sha-256',
+  })
     .setProtectedHeader({ alg: 'ES256', typ: 'dc+sd-jwt' })
     .sign(issuer.privateKey);
   credential = `${jwt}~${disclosures.join('~')}~`;
@@ -137,7 +145,12 @@ afterEach(async () => {
 
 const hashClientId = () => `x509_hash:${x509Hash(leafDer)}`;
 
-const badgeQuery = { id: 'EmployeeBadge', format: 'dc+sd-jwt', meta: { vct_values: [VCT] }, claims: [{ id: 'FirstName', path: ['FirstName'] }] };
+const badgeQuery = {
+  id: 'EmployeeBadge',
+  format: 'dc+sd-jwt',
+  meta: { vct_values: [VCT] },
+  claims: [{ id: 'FirstName', path: ['FirstName'] }],
+};
 
 /** The request object payload the server sends (see the brief of the HAIP verifier). */
 function payload(clientId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -152,7 +165,10 @@ function payload(clientId: string, overrides: Record<string, unknown> = {}): Rec
     state: 'state-1',
     dcql_query: { credentials: [badgeQuery] },
     client_metadata: {
-      vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] }, mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] } },
+      vp_formats_supported: {
+        'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] },
+        mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+      },
       jwks: { keys: [encPublic] },
       encrypted_response_enc_values_supported: ['A128GCM', 'A256GCM'],
     },
@@ -162,7 +178,10 @@ function payload(clientId: string, overrides: Record<string, unknown> = {}): Rec
   };
 }
 
-async function sign(body: Record<string, unknown>, opts: { key?: CryptoKey; x5c?: Uint8Array[] | null; alg?: string } = {}): Promise<string> {
+async function sign(
+  body: Record<string, unknown>,
+  opts: { key?: CryptoKey; x5c?: Uint8Array[] | null; alg?: string } = {},
+): Promise<string> {
   const header: Record<string, unknown> = { alg: opts.alg ?? 'ES256', typ: 'oauth-authz-req+jwt' };
   if (opts.x5c !== null) header.x5c = (opts.x5c ?? chain).map(b64);
   return new SignJWT(body).setProtectedHeader(header as { alg: string }).sign(opts.key ?? signingKey);
@@ -183,9 +202,11 @@ const open = () => DevWallet.open(walletFile);
 
 async function decrypt(jwe: string): Promise<{ header: Record<string, unknown>; body: Record<string, unknown> }> {
   const { plaintext, protectedHeader } = await compactDecrypt(jwe, encPrivate);
-  return { header: protectedHeader as Record<string, unknown>, body: JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown> };
+  return {
+    header: protectedHeader as Record<string, unknown>,
+    body: JSON.parse(new TextDecoder().decode(plaintext)) as Record<string, unknown>,
+  };
 }
-
 
 describe('a request signed under a verifier certificate (x509_hash, x509_san_dns)', () => {
   it('x509_hash: checks the chain and the hash, fetches by POST with a wallet_nonce, answers encrypted', async () => {
@@ -201,7 +222,10 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
     expect(fetched.headers.accept).toBe('application/oauth-authz-req+jwt');
     expect(JSON.parse(fetched.form.get('wallet_metadata')!)).toEqual(WALLET_METADATA);
     expect(WALLET_METADATA).toMatchObject({
-      vp_formats_supported: { 'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'] }, mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] } },
+      vp_formats_supported: {
+        'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256', 'EdDSA'] },
+        mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+      },
       client_id_prefixes_supported: ['x509_hash', 'x509_san_dns', 'redirect_uri'],
       request_object_signing_alg_values_supported: ['ES256'],
       authorization_encryption_alg_values_supported: ['ECDH-ES'],
@@ -238,26 +262,132 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
     expect((await wallet.present(link(hashClientId()))).status).toBe(200);
   });
 
-  it.each<[string, () => { clientId: string; method?: 'post'; make: (nonce: string | null) => Promise<string> | string; trust?: Uint8Array[] | null }, RegExp]>([
-    ['a POSTed request that does not echo the wallet_nonce', () => ({ clientId: hashClientId(), method: 'post', make: () => sign(payload(hashClientId())) }), /wallet_nonce/],
-    ['a POSTed request that echoes another wallet_nonce', () => ({ clientId: hashClientId(), method: 'post', make: () => sign(payload(hashClientId(), { wallet_nonce: 'not-mine' })) }), /wallet_nonce/],
-    ['an x509_hash that is not the hash of the leaf', () => ({ clientId: `x509_hash:${x509Hash(trust[0])}`, make: () => sign(payload(`x509_hash:${x509Hash(trust[0])}`)) }), /not the hash/],
-    ['an x509_san_dns name the leaf does not carry', () => ({ clientId: 'x509_san_dns:verifier.example', make: () => sign(payload('x509_san_dns:verifier.example', { response_uri: 'https://verifier.example/response' })) }), /does not name verifier\.example/],
-    ['a response_uri on another host than the x509_san_dns name', () => ({ clientId: 'x509_san_dns:localhost', make: () => sign(payload('x509_san_dns:localhost', { response_uri: `${base}/response` })) }), /response_uri host is not localhost/],
-    ['an unsigned request (alg none) under an x509 prefix', () => ({ clientId: hashClientId(), make: () => unsignedJwt(payload(hashClientId()), { alg: 'none', typ: 'oauth-authz-req+jwt', x5c: chain.map(b64) }) }), /must be signed with ES256, not none/],
-    ['another signature algorithm', () => ({ clientId: hashClientId(), make: () => unsignedJwt(payload(hashClientId()), { alg: 'HS256', typ: 'oauth-authz-req+jwt', x5c: chain.map(b64) }) + 'c2ln' }), /ES256/],
+  it.each<
+    [
+      string,
+      () => {
+        clientId: string;
+        method?: 'post';
+        make: (nonce: string | null) => Promise<string> | string;
+        trust?: Uint8Array[] | null;
+      },
+      RegExp,
+    ]
+  >([
+    [
+      'a POSTed request that does not echo the wallet_nonce',
+      () => ({ clientId: hashClientId(), method: 'post', make: () => sign(payload(hashClientId())) }),
+      /wallet_nonce/,
+    ],
+    [
+      'a POSTed request that echoes another wallet_nonce',
+      () => ({
+        clientId: hashClientId(),
+        method: 'post',
+        make: () => sign(payload(hashClientId(), { wallet_nonce: 'not-mine' })),
+      }),
+      /wallet_nonce/,
+    ],
+    [
+      'an x509_hash that is not the hash of the leaf',
+      () => ({
+        clientId: `x509_hash:${x509Hash(trust[0])}`,
+        make: () => sign(payload(`x509_hash:${x509Hash(trust[0])}`)),
+      }),
+      /not the hash/,
+    ],
+    [
+      'an x509_san_dns name the leaf does not carry',
+      () => ({
+        clientId: 'x509_san_dns:verifier.example',
+        make: () =>
+          sign(payload('x509_san_dns:verifier.example', { response_uri: 'https://verifier.example/response' })),
+      }),
+      /does not name verifier\.example/,
+    ],
+    [
+      'a response_uri on another host than the x509_san_dns name',
+      () => ({
+        clientId: 'x509_san_dns:localhost',
+        make: () => sign(payload('x509_san_dns:localhost', { response_uri: `${base}/response` })),
+      }),
+      /response_uri host is not localhost/,
+    ],
+    [
+      'an unsigned request (alg none) under an x509 prefix',
+      () => ({
+        clientId: hashClientId(),
+        make: () =>
+          unsignedJwt(payload(hashClientId()), { alg: 'none', typ: 'oauth-authz-req+jwt', x5c: chain.map(b64) }),
+      }),
+      /must be signed with ES256, not none/,
+    ],
+    [
+      'another signature algorithm',
+      () => ({
+        clientId: hashClientId(),
+        make: () =>
+          unsignedJwt(payload(hashClientId()), { alg: 'HS256', typ: 'oauth-authz-req+jwt', x5c: chain.map(b64) }) +
+          'c2ln',
+      }),
+      /ES256/,
+    ],
     ['no x5c', () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId()), { x5c: null }) }), /x5c/],
-    ['a signature by another key than the leaf', () => ({ clientId: hashClientId(), make: async () => sign(payload(hashClientId()), { key: (await generateKeyPair('ES256')).privateKey }) }), /signature does not verify/],
-    ['a chain to a CA the wallet does not trust', () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId())), trust: otherCa }), /not trusted: the chain does not end at a trusted root/],
-    ['an x509 request when no --trust was given', () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId())), trust: null }), /--trust <CA file>.*keys\/verifier-ca\.pem/],
-    ['a request object whose client_id differs from the link', () => ({ clientId: hashClientId(), make: () => sign(payload('x509_san_dns:localhost')) }), /client_id/],
-    ['direct_post.jwt with no usable encryption key', () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId(), { client_metadata: { jwks: { keys: [{ ...encPublic, use: 'sig' }] } } })) }), /jwks/],
-    ['direct_post.jwt with no content encryption in common', () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId(), { client_metadata: { jwks: { keys: [encPublic] }, encrypted_response_enc_values_supported: ['A128CBC-HS256'] } })) }), /content encryption/],
+    [
+      'a signature by another key than the leaf',
+      () => ({
+        clientId: hashClientId(),
+        make: async () => sign(payload(hashClientId()), { key: (await generateKeyPair('ES256')).privateKey }),
+      }),
+      /signature does not verify/,
+    ],
+    [
+      'a chain to a CA the wallet does not trust',
+      () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId())), trust: otherCa }),
+      /not trusted: the chain does not end at a trusted root/,
+    ],
+    [
+      'an x509 request when no --trust was given',
+      () => ({ clientId: hashClientId(), make: () => sign(payload(hashClientId())), trust: null }),
+      /--trust <CA file>.*keys\/verifier-ca\.pem/,
+    ],
+    [
+      'a request object whose client_id differs from the link',
+      () => ({ clientId: hashClientId(), make: () => sign(payload('x509_san_dns:localhost')) }),
+      /client_id/,
+    ],
+    [
+      'direct_post.jwt with no usable encryption key',
+      () => ({
+        clientId: hashClientId(),
+        make: () =>
+          sign(payload(hashClientId(), { client_metadata: { jwks: { keys: [{ ...encPublic, use: 'sig' }] } } })),
+      }),
+      /jwks/,
+    ],
+    [
+      'direct_post.jwt with no content encryption in common',
+      () => ({
+        clientId: hashClientId(),
+        make: () =>
+          sign(
+            payload(hashClientId(), {
+              client_metadata: {
+                jwks: { keys: [encPublic] },
+                encrypted_response_enc_values_supported: ['A128CBC-HS256'],
+              },
+            }),
+          ),
+      }),
+      /content encryption/,
+    ],
   ])('refuses %s, and sends the verifier nothing', async (_name, setup, message) => {
     const { clientId, method, make, trust: given } = setup();
     serving(make);
     const wallet = await open();
-    const error = await wallet.present(link(clientId, method), given === null ? {} : { trust: given ?? trust }).catch((e: unknown) => e);
+    const error = await wallet
+      .present(link(clientId, method), given === null ? {} : { trust: given ?? trust })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WalletError);
     expect((error as Error).message).toMatch(message);
     expect(responses).toEqual([]);
@@ -266,7 +396,9 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
   it('refuses a request_uri_method other than get or post before fetching anything', async () => {
     serving(() => sign(payload(hashClientId())));
     const wallet = await open();
-    await expect(wallet.present(`${link(hashClientId())}&request_uri_method=put`, { trust })).rejects.toThrow(/invalid_request_uri_method/);
+    await expect(wallet.present(`${link(hashClientId())}&request_uri_method=put`, { trust })).rejects.toThrow(
+      /invalid_request_uri_method/,
+    );
     expect(requests).toEqual([]);
   });
 
@@ -277,7 +409,9 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
 
   it('keeps the redirect_uri rules for unsigned development requests', async () => {
     const clientId = `redirect_uri:${local}/response`;
-    serving(() => unsignedJwt(payload(clientId, { response_mode: 'direct_post' }), { alg: 'none', typ: 'oauth-authz-req+jwt' }));
+    serving(() =>
+      unsignedJwt(payload(clientId, { response_mode: 'direct_post' }), { alg: 'none', typ: 'oauth-authz-req+jwt' }),
+    );
     expect((await (await open()).present(link(clientId))).status).toBe(200);
     serving(async () => sign(payload(clientId, { response_mode: 'direct_post' })));
     await expect((await open()).present(link(clientId), { trust })).rejects.toThrow(/must not be signed/);
@@ -285,7 +419,9 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
 
   it('fetches an unsigned redirect_uri request by POST without claiming to verify signatures (§5.10)', async () => {
     const clientId = `redirect_uri:${local}/response`;
-    serving((nonce) => unsignedJwt(payload(clientId, { wallet_nonce: nonce }), { alg: 'none', typ: 'oauth-authz-req+jwt' }));
+    serving((nonce) =>
+      unsignedJwt(payload(clientId, { wallet_nonce: nonce }), { alg: 'none', typ: 'oauth-authz-req+jwt' }),
+    );
     expect((await (await open()).present(link(clientId, 'post'))).status).toBe(200);
     const metadata = JSON.parse(requests[0].form.get('wallet_metadata')!) as Record<string, unknown>;
     expect(metadata).not.toHaveProperty('request_object_signing_alg_values_supported');
@@ -297,7 +433,16 @@ describe('a request signed under a verifier certificate (x509_hash, x509_san_dns
 describe('encrypted answers (direct_post.jwt)', () => {
   it('chooses a key for encryption, the first enc both support, and the key id', async () => {
     const sigKey = { ...encPublic, kid: 'sig-1', use: 'sig' };
-    serving(() => sign(payload(hashClientId(), { client_metadata: { jwks: { keys: [sigKey, encPublic] }, encrypted_response_enc_values_supported: ['A256GCM'] } })));
+    serving(() =>
+      sign(
+        payload(hashClientId(), {
+          client_metadata: {
+            jwks: { keys: [sigKey, encPublic] },
+            encrypted_response_enc_values_supported: ['A256GCM'],
+          },
+        }),
+      ),
+    );
     const request = await resolveRequest(link(hashClientId()), fetch, { trust });
     expect(request.encryption).toEqual({ jwk: encPublic, enc: 'A256GCM' });
     expect(request.verifierSubject).toBe('CN=localhost');
@@ -306,18 +451,27 @@ describe('encrypted answers (direct_post.jwt)', () => {
   it('encrypts with A128GCM when the verifier names no enc (§8.3 default)', async () => {
     serving(() => sign(payload(hashClientId(), { client_metadata: { jwks: { keys: [encPublic] } } })));
     await (await open()).present(link(hashClientId()), { trust });
-    expect(decodeProtectedHeader(responses[0].form.get('response')!)).toMatchObject({ alg: 'ECDH-ES', enc: 'A128GCM', kid: 'enc-1' });
+    expect(decodeProtectedHeader(responses[0].form.get('response')!)).toMatchObject({
+      alg: 'ECDH-ES',
+      enc: 'A128GCM',
+      kid: 'enc-1',
+    });
   });
 
   it('encrypts the access_denied it sends when nothing matches, and says where the browser goes on', async () => {
     const other = { id: 'Other', format: 'dc+sd-jwt', meta: { vct_values: ['https://vc.example.com/types/Other'] } };
     serving(() => sign(payload(hashClientId(), { dcql_query: { credentials: [other] } })));
     answerResponse = () => ({ status: 200, body: { redirect_uri: `${local}/cb#response_code=xyz` } });
-    await expect((await open()).present(link(hashClientId()), { trust })).rejects.toThrow(/no credential in the wallet matches .*Other.*open this address in the browser to go back: .*response_code=xyz/);
+    await expect((await open()).present(link(hashClientId()), { trust })).rejects.toThrow(
+      /no credential in the wallet matches .*Other.*open this address in the browser to go back: .*response_code=xyz/,
+    );
     expect([...responses[0].form.keys()]).toEqual(['response']);
-    expect((await decrypt(responses[0].form.get('response')!)).body).toEqual({ error: 'access_denied', error_description: 'no matching credential in the wallet', state: 'state-1' });
+    expect((await decrypt(responses[0].form.get('response')!)).body).toEqual({
+      error: 'access_denied',
+      error_description: 'no matching credential in the wallet',
+      state: 'state-1',
+    });
   });
-
 });
 
 describe('the present command against a HAIP verifier', () => {
@@ -327,29 +481,52 @@ describe('the present command against a HAIP verifier', () => {
     serving((nonce) => sign(payload('x509_san_dns:localhost', { wallet_nonce: nonce })));
     answerResponse = () => ({ status: 200, body: { redirect_uri: `${local}/cb#response_code=abc` } });
     const lines: string[] = [];
-    await run(['present', link('x509_san_dns:localhost', 'post'), '--trust', caFile, '--wallet', walletFile], (line) => lines.push(line));
-    expect(lines).toEqual(['presented to CN=localhost: the verifier accepted the presentation', `Open this address in the browser to finish: ${local}/cb#response_code=abc`]);
+    await run(['present', link('x509_san_dns:localhost', 'post'), '--trust', caFile, '--wallet', walletFile], (line) =>
+      lines.push(line),
+    );
+    expect(lines).toEqual([
+      'presented to CN=localhost: the verifier accepted the presentation',
+      `Open this address in the browser to finish: ${local}/cb#response_code=abc`,
+    ]);
   });
 
   it('says what is wrong with a --trust file', async () => {
     serving(() => sign(payload(hashClientId())));
-    await expect(run(['present', link(hashClientId()), '--trust', join(dir, 'missing.pem'), '--wallet', walletFile], () => {})).rejects.toThrow(/--trust .*missing\.pem: no such file/);
+    await expect(
+      run(['present', link(hashClientId()), '--trust', join(dir, 'missing.pem'), '--wallet', walletFile], () => {}),
+    ).rejects.toThrow(/--trust .*missing\.pem: no such file/);
     await writeFile(join(dir, 'empty.pem'), 'hello');
-    await expect(run(['present', link(hashClientId()), '--trust', join(dir, 'empty.pem'), '--wallet', walletFile], () => {})).rejects.toThrow(/no PEM certificate/);
+    await expect(
+      run(['present', link(hashClientId()), '--trust', join(dir, 'empty.pem'), '--wallet', walletFile], () => {}),
+    ).rejects.toThrow(/no PEM certificate/);
   });
 
-  it('reports the verifier\'s refusal', async () => {
+  it("reports the verifier's refusal", async () => {
     await writeFile(join(dir, 'ca.pem'), caPem);
     serving(() => sign(payload(hashClientId())));
-    answerResponse = () => ({ status: 400, body: { error: 'invalid_request', error_description: 'the presentation is not bound to this request' } });
-    await expect(run(['present', link(hashClientId()), '--wallet', walletFile, `--trust=${join(dir, 'ca.pem')}`], () => {})).rejects.toThrow(
+    answerResponse = () => ({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'the presentation is not bound to this request' },
+    });
+    await expect(
+      run(['present', link(hashClientId()), '--wallet', walletFile, `--trust=${join(dir, 'ca.pem')}`], () => {}),
+    ).rejects.toThrow(
       'the verifier refused the presentation: invalid_request: the presentation is not bound to this request',
     );
   });
 
   it('parses --trust for present only', () => {
-    expect(parseArgs(['present', 'openid4vp://?x', '--trust', 'ca.pem'])).toMatchObject({ command: 'present', requestUri: 'openid4vp://?x', trust: 'ca.pem' });
-    expect(parseArgs(['present', 'openid4vp://?x', '--trust=ca.pem', '--wallet', 'w.json'])).toEqual({ command: 'present', requestUri: 'openid4vp://?x', trust: 'ca.pem', wallet: 'w.json' });
+    expect(parseArgs(['present', 'openid4vp://?x', '--trust', 'ca.pem'])).toMatchObject({
+      command: 'present',
+      requestUri: 'openid4vp://?x',
+      trust: 'ca.pem',
+    });
+    expect(parseArgs(['present', 'openid4vp://?x', '--trust=ca.pem', '--wallet', 'w.json'])).toEqual({
+      command: 'present',
+      requestUri: 'openid4vp://?x',
+      trust: 'ca.pem',
+      wallet: 'w.json',
+    });
     expect(() => parseArgs(['present', 'openid4vp://?x', '--trust'])).toThrow(/needs a value/);
     expect(() => parseArgs(['receive', 'openid-credential-offer://?x', '--trust', 'ca.pem'])).toThrow(/no --trust/);
     expect(() => parseArgs(['list', '--trust', 'ca.pem'])).toThrow();

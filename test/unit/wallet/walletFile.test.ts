@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describe as describeCredential, parseArgs, run } from '../../../src/wallet/cli.js';
 import { DevWallet } from '../../../src/wallet/holder.js';
-import { DEFAULT_WALLET_FILE, readWalletFile, writeWalletFile, type StoredMdoc, type StoredSdJwt } from '../../../src/wallet/walletFile.js';
+import {
+  DEFAULT_WALLET_FILE,
+  readWalletFile,
+  writeWalletFile,
+  type StoredMdoc,
+  type StoredSdJwt,
+} from '../../../src/wallet/walletFile.js';
 
 const credential: StoredSdJwt = {
   id: '5b0c7a1e-0000-4000-8000-000000000001',
@@ -120,19 +126,39 @@ describe('wallet files with mdocs', () => {
     const deviceKey = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'd' };
     await expect(wallet.importMdoc({ issuerSigned: '', doctype: 'd', deviceKey })).rejects.toThrow(/issuerSigned/);
     await expect(wallet.importMdoc({ issuerSigned: 'abc', doctype: '', deviceKey })).rejects.toThrow(/doctype/);
-    await expect(wallet.importMdoc({ issuerSigned: 'abc', doctype: 'd', deviceKey: { kty: 'OKP', crv: 'Ed25519', x: 'x', d: 'd' } })).rejects.toThrow(/P-256/);
-    await expect(wallet.importMdoc({ issuerSigned: 'abc', doctype: 'd', deviceKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } })).rejects.toThrow(/private/);
-    await expect(run(['import-mdoc', join(dir, 'missing.json'), '--wallet', join(dir, 'w.json')], () => {})).rejects.toThrow(/missing\.json: no such file/);
+    await expect(
+      wallet.importMdoc({
+        issuerSigned: 'abc',
+        doctype: 'd',
+        deviceKey: { kty: 'OKP', crv: 'Ed25519', x: 'x', d: 'd' },
+      }),
+    ).rejects.toThrow(/P-256/);
+    await expect(
+      wallet.importMdoc({ issuerSigned: 'abc', doctype: 'd', deviceKey: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' } }),
+    ).rejects.toThrow(/private/);
+    await expect(
+      run(['import-mdoc', join(dir, 'missing.json'), '--wallet', join(dir, 'w.json')], () => {}),
+    ).rejects.toThrow(/missing\.json: no such file/);
     await writeFile(join(dir, 'bad.json'), 'not json');
-    await expect(run(['import-mdoc', join(dir, 'bad.json'), '--wallet', join(dir, 'w.json')], () => {})).rejects.toThrow(/bad\.json: not JSON/);
+    await expect(
+      run(['import-mdoc', join(dir, 'bad.json'), '--wallet', join(dir, 'w.json')], () => {}),
+    ).rejects.toThrow(/bad\.json: not JSON/);
     expect(wallet.list()).toEqual([]);
   });
 });
 
 describe('the dev wallet command line', () => {
   it('reads import-mdoc with its JSON file', () => {
-    expect(parseArgs(['import-mdoc', 'mdl.json', '--wallet', 'w.json'])).toEqual({ command: 'import-mdoc', mdocFile: 'mdl.json', wallet: 'w.json' });
-    expect(parseArgs(['import-mdoc', 'mdl.json'])).toEqual({ command: 'import-mdoc', mdocFile: 'mdl.json', wallet: DEFAULT_WALLET_FILE });
+    expect(parseArgs(['import-mdoc', 'mdl.json', '--wallet', 'w.json'])).toEqual({
+      command: 'import-mdoc',
+      mdocFile: 'mdl.json',
+      wallet: 'w.json',
+    });
+    expect(parseArgs(['import-mdoc', 'mdl.json'])).toEqual({
+      command: 'import-mdoc',
+      mdocFile: 'mdl.json',
+      wallet: DEFAULT_WALLET_FILE,
+    });
   });
 
   it('says how to run it: npm run wallet -- ...', async () => {
