@@ -276,7 +276,9 @@ const PAGES: Record<string, Target> = {
       await submitDemoForm(page, 'input[name="type"][value="EmployeeBadge"]');
       await wallet.receive(await walletLink(page), { pin: '1234' });
       await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
-      await page.getByRole('button', { name: 'Revoke' }).waitFor();
+      // with the revocation's confirmation open, so its danger button is checked too
+      await page.locator('summary', { hasText: 'Revoke' }).click();
+      await page.getByRole('button', { name: 'Revoke for good' }).waitFor();
     },
     h1: 'The relying party received this ID token (signature verified)',
   },

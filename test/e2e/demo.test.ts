@@ -132,7 +132,10 @@ describe('the demo relying party', () => {
     await holder.receive(await walletLink(page, 'openid-credential-offer://'), { pin: '4321' });
     await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
     const { SerialNumber } = JSON.parse(await page.locator('pre').innerText());
-    await page.getByRole('button', { name: 'Revoke' }).click();
+    // revoking is final: the page asks first (issue 36: Revoke confirms and looks unlike Suspend and Reinstate)
+    expect(await page.getByRole('button', { name: 'Revoke for good' }).isVisible()).toBe(false);
+    await page.locator('summary', { hasText: 'Revoke' }).click();
+    await page.getByRole('button', { name: 'Revoke for good' }).click();
     await expect.poll(() => page.locator('h1').innerText()).toBe('The credential is revoked');
     expect(JSON.parse(await page.locator('pre').innerText())).toEqual({
       serialNumber: SerialNumber,
