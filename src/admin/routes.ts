@@ -20,6 +20,16 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: /^\/admin\/credentials\/([^/]+)$/, handler: 'show' },
 ] as const satisfies readonly (Pick<Route, 'method' | 'path'> & { handler: string })[];
 
+/** What the API's handlers work with. */
+interface AdminDeps {
+  /** the SHA-256 of admin.token */
+  expected: Buffer;
+  registry: StatusRegistry;
+  logger: Logger;
+}
+
+type Handler = (ctx: Context, deps: AdminDeps, serialNumber: string, action?: string) => Promise<void>;
+
 /**
  * The operator API (D18), only when `admin.token` is configured:
  * `POST /admin/credentials/{SerialNumber}/revoke|suspend|reinstate` and `GET /admin/credentials/{SerialNumber}`,
@@ -27,88 +37,96 @@ export const ADMIN_ROUTES = [
  * (or expired) SerialNumber; 409 for a change to a revoked credential (revocation is final).
  */
 export function adminRoutes(token: string, registry: StatusRegistry, logger: Logger): Middleware {
-  const expected = sha256(token);
-  // hashes of equal length: the comparison takes the same time whatever was sent (RFC 6750 bearer, constant time)
-  const authorised = (ctx: Context) => {
-    const header = ctx.get('authorization');
-    const match = /^Bearer ([\x21-\x7E]+)$/i.exec(header);
-    return match !== null && timingSafeEqual(sha256(match[1]), expected);
-  };
-  const refuse = (ctx: Context, status: number, error: string, description: string) => {
-    ctx.status = status;
-    ctx.body = { error, error_description: description };
-  };
-  /**
-   * The audit line of every request of the API (D17): the action, the SerialNumber (once the caller is
-   * authorised), the outcome and when; never the token. A status change also writes its own line (changeStatus).
-   */
-  const audit = (ctx: Context, action: string, serialNumber: string | undefined, outcome: string) =>
-    logger.info(
-      {
-        audit: 'admin_action',
-        action,
-        ...(serialNumber !== undefined ? { serialNumber } : {}),
-        outcome,
-        ...(outcome !== 'error' ? { status: ctx.status } : {}),
-        at: new Date().toISOString(),
-      },
-      'admin action',
-    );
-  const OUTCOMES: Record<number, string> = { 200: 'done', 404: 'unknown', 409: 'final' };
-  const guarded =
-    (handle: (ctx: Context, serialNumber: string, action?: string) => Promise<void>) =>
-    async (ctx: Context, [serial, action]: string[]) => {
-      ctx.set('Cache-Control', 'no-store');
-      const named = action ?? 'status';
-      if (!authorised(ctx)) {
-        ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
-        refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
-        return audit(ctx, named, undefined, 'unauthorized');
-      }
-      let serialNumber: string;
-      try {
-        serialNumber = decodeURIComponent(serial);
-      } catch {
-        refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
-        return audit(ctx, named, undefined, 'invalid');
-      }
-      try {
-        await handle(ctx, serialNumber, action);
-      } catch (err) {
-        audit(ctx, named, serialNumber, 'error');
-        throw err;
-      }
-      audit(ctx, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
-    };
-
-  async function change(ctx: Context, serialNumber: string, action?: string): Promise<void> {
-    const outcome = await changeStatus(registry, logger, serialNumber, action as Action, 'api');
-    if (outcome.kind === 'unknown')
-      return refuse(
-        ctx,
-        404,
-        'not_found',
-        `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
-      );
-    if (outcome.kind === 'final')
-      return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
-    ctx.body = { serialNumber, status: outcome.status, changed: outcome.changed };
-  }
-
-  async function show(ctx: Context, serialNumber: string): Promise<void> {
-    const found = await registry.status(serialNumber);
-    if (!found)
-      return refuse(
-        ctx,
-        404,
-        'not_found',
-        `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
-      );
-    ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
-  }
-
-  const handlers = { change, show } satisfies Record<(typeof ADMIN_ROUTES)[number]['handler'], unknown>;
+  const deps: AdminDeps = { expected: sha256(token), registry, logger };
+  const handlers = { change, show } satisfies Record<(typeof ADMIN_ROUTES)[number]['handler'], Handler>;
   return router(
-    ADMIN_ROUTES.map(({ method, path, handler }) => ({ method, path, handle: guarded(handlers[handler]) })),
+    ADMIN_ROUTES.map(({ method, path, handler }) => ({ method, path, handle: guarded(deps, handlers[handler]) })),
   );
+}
+
+// hashes of equal length: the comparison takes the same time whatever was sent (RFC 6750 bearer, constant time)
+function authorised(ctx: Context, expected: Buffer): boolean {
+  const header = ctx.get('authorization');
+  const match = /^Bearer ([\x21-\x7E]+)$/i.exec(header);
+  return match !== null && timingSafeEqual(sha256(match[1]), expected);
+}
+
+function refuse(ctx: Context, status: number, error: string, description: string): void {
+  ctx.status = status;
+  ctx.body = { error, error_description: description };
+}
+
+/**
+ * The audit line of every request of the API (D17): the action, the SerialNumber (once the caller is
+ * authorised), the outcome and when; never the token. A status change also writes its own line (changeStatus).
+ */
+function audit(ctx: Context, logger: Logger, action: string, serialNumber: string | undefined, outcome: string): void {
+  logger.info(
+    {
+      audit: 'admin_action',
+      action,
+      ...(serialNumber !== undefined ? { serialNumber } : {}),
+      outcome,
+      ...(outcome !== 'error' ? { status: ctx.status } : {}),
+      at: new Date().toISOString(),
+    },
+    'admin action',
+  );
+}
+
+const OUTCOMES: Record<number, string> = { 200: 'done', 404: 'unknown', 409: 'final' };
+
+/** A route's handler behind the bearer check and the SerialNumber's decoding, audited whatever the outcome. */
+function guarded(deps: AdminDeps, handle: Handler) {
+  return async (ctx: Context, [serial, action]: string[]) => {
+    ctx.set('Cache-Control', 'no-store');
+    const named = action ?? 'status';
+    if (!authorised(ctx, deps.expected)) {
+      ctx.set('WWW-Authenticate', ctx.get('authorization') ? 'Bearer error="invalid_token"' : 'Bearer');
+      refuse(ctx, 401, 'invalid_token', 'Authorization: a Bearer token equal to admin.token is required');
+      return audit(ctx, deps.logger, named, undefined, 'unauthorized');
+    }
+    let serialNumber: string;
+    try {
+      serialNumber = decodeURIComponent(serial);
+    } catch {
+      refuse(ctx, 400, 'invalid_request', 'SerialNumber: not a valid path segment');
+      return audit(ctx, deps.logger, named, undefined, 'invalid');
+    }
+    try {
+      await handle(ctx, deps, serialNumber, action);
+    } catch (err) {
+      audit(ctx, deps.logger, named, serialNumber, 'error');
+      throw err;
+    }
+    audit(ctx, deps.logger, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
+  };
+}
+
+/** `POST /admin/credentials/{SerialNumber}/revoke|suspend|reinstate` */
+async function change(ctx: Context, deps: AdminDeps, serialNumber: string, action?: string): Promise<void> {
+  const outcome = await changeStatus(deps.registry, deps.logger, serialNumber, action as Action, 'api');
+  if (outcome.kind === 'unknown')
+    return refuse(
+      ctx,
+      404,
+      'not_found',
+      `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
+    );
+  if (outcome.kind === 'final')
+    return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
+  ctx.body = { serialNumber, status: outcome.status, changed: outcome.changed };
+}
+
+/** `GET /admin/credentials/{SerialNumber}` */
+async function show(ctx: Context, deps: AdminDeps, serialNumber: string): Promise<void> {
+  const found = await deps.registry.status(serialNumber);
+  if (!found)
+    return refuse(
+      ctx,
+      404,
+      'not_found',
+      `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
+    );
+  ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
 }

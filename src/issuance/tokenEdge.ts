@@ -71,82 +71,6 @@ export const RACE_LOST = 'pre-authorized_code is being or was just redeemed by a
  * - the offer's status for the holder's prompt page.
  */
 export function tokenEdge(deps: TokenEdgeDeps): Middleware {
-  async function preAuthorizedCode(ctx: Context, next: () => Promise<void>): Promise<void> {
-    let params: Record<string, string>;
-    try {
-      params = await readForm(ctx, TOKEN_FORM_LIMIT);
-    } catch (err) {
-      await deps.rateLimits?.consume('walletToken', { address: ctx.ip }); // over the budget, the 429 is the answer
-      throw err;
-    }
-    const preAuthorized = params.grant_type === PRE_AUTHORIZED_CODE_GRANT;
-    const attestation = ctx.get('oauth-client-attestation');
-    const unattested = preAuthorized && deps.attestationRequired && !attestation;
-    const code = preAuthorized ? params['pre-authorized_code'] : undefined;
-    const offerId = code && !unattested ? offerIdOf(code) : undefined;
-    // the offer is read first, so that the budgets of its relying party and of the address are consumed
-    // together (one round trip) before anything is decided, a PIN attempt least of all
-    const found = offerId ? await deps.offers.forRedemption(offerId) : undefined;
-    await deps.rateLimits?.consume('walletToken', { client: found?.offer?.clientId, address: ctx.ip });
-    if (!preAuthorized) return next();
-    if (unattested) {
-      // as the provider answers a failed client authentication: 401 invalid_client
-      return sendError(
-        ctx,
-        new ProtocolError(
-          'invalid_client',
-          'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider',
-          401,
-        ),
-      );
-    }
-    if (!hasClientAuthentication(ctx, params)) params.client_id = deps.walletClientId;
-
-    if (!offerId || !found) return next(); // the provider answers: missing parameter
-    const { offer, redeemed, failed } = found;
-    if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
-    if (!offer) return next(); // the provider answers: not found
-    if (Math.floor(Date.now() / 1000) >= offer.redeemBy)
-      return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
-
-    if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
-
-    // one request at a time has the provider redeem the code; the claim outlasts a win by the race window
-    if (!(await deps.offers.claimRedemption(offer))) return answer(ctx, 'invalid_grant', RACE_LOST);
-    // a code minted for this request that bought no token is discarded: a request whose client does not
-    // authenticate (a forged attestation, say) must not tie the offer to its client
-    let fresh = false;
-    try {
-      // the client the provider will authenticate: the one named, else the attestation's subject
-      const clientId = params.client_id ?? subjectOf(attestation);
-      if (clientId !== undefined) {
-        const minted = await deps.codeFor(offer, clientId);
-        if (!minted) {
-          await deps.offers.releaseRedemption(offerId);
-          return answer(ctx, 'invalid_grant', 'pre-authorized_code was redeemed by another client');
-        }
-        fresh = minted.fresh;
-        params['pre-authorized_code'] = minted.code;
-      }
-      ctx.state[OFFER_STATE] = offerId;
-      await next();
-    } catch (err) {
-      await release(offer, fresh);
-      throw err;
-    }
-    if (ctx.status === 200) return deps.offers.redeemed(offer);
-    await release(offer, fresh);
-  }
-
-  /**
-   * The claimed redemption bought no token (a DPoP nonce or attestation challenge was missing, say): the
-   * code may be redeemed again. A code minted for it goes first, so that the next claim cannot find it.
-   */
-  async function release(offer: OfferRecord, fresh: boolean): Promise<void> {
-    if (fresh) await deps.revoke(offer);
-    await deps.offers.releaseRedemption(offer.offerId);
-  }
-
   return async function walletTokenEdge(ctx, next) {
     if (ctx.method !== 'POST' || ctx.path !== '/token') return next();
     if (!ctx.is('application/x-www-form-urlencoded')) {
@@ -154,12 +78,107 @@ export function tokenEdge(deps: TokenEdgeDeps): Middleware {
       return next();
     }
     try {
-      await preAuthorizedCode(ctx, next);
+      await preAuthorizedCode(ctx, next, deps);
     } catch (err) {
       if (err instanceof ProtocolError) return sendError(ctx, err);
       throw err;
     }
   };
+}
+
+/** A form-encoded token request: the budgets, then, for a pre-authorized code, the offer's checks and its redemption. */
+async function preAuthorizedCode(ctx: Context, next: () => Promise<void>, deps: TokenEdgeDeps): Promise<void> {
+  const params = await readTokenForm(ctx, deps);
+  const preAuthorized = params.grant_type === PRE_AUTHORIZED_CODE_GRANT;
+  const attestation = ctx.get('oauth-client-attestation');
+  const unattested = preAuthorized && deps.attestationRequired && !attestation;
+  const code = preAuthorized ? params['pre-authorized_code'] : undefined;
+  const offerId = code && !unattested ? offerIdOf(code) : undefined;
+  // the offer is read first, so that the budgets of its relying party and of the address are consumed
+  // together (one round trip) before anything is decided, a PIN attempt least of all
+  const found = offerId ? await deps.offers.forRedemption(offerId) : undefined;
+  await deps.rateLimits?.consume('walletToken', { client: found?.offer?.clientId, address: ctx.ip });
+  if (!preAuthorized) return next();
+  if (unattested) {
+    // as the provider answers a failed client authentication: 401 invalid_client
+    return sendError(
+      ctx,
+      new ProtocolError(
+        'invalid_client',
+        'OAuth-Client-Attestation is required: this issuer accepts wallets attested by a trusted wallet provider',
+        401,
+      ),
+    );
+  }
+  if (!hasClientAuthentication(ctx, params)) params.client_id = deps.walletClientId;
+
+  if (!offerId || !found) return next(); // the provider answers: missing parameter
+  const { offer, redeemed, failed } = found;
+  if (!offer && failed) return answer(ctx, 'invalid_grant', revokedDescription);
+  if (!offer) return next(); // the provider answers: not found
+  if (Math.floor(Date.now() / 1000) >= offer.redeemBy)
+    return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
+
+  if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
+  await redeem(ctx, next, deps, offer, params, attestation);
+}
+
+/** The token request's form; one that cannot be read still consumes its address's budget. */
+async function readTokenForm(ctx: Context, deps: TokenEdgeDeps): Promise<Record<string, string>> {
+  try {
+    return await readForm(ctx, TOKEN_FORM_LIMIT);
+  } catch (err) {
+    await deps.rateLimits?.consume('walletToken', { address: ctx.ip }); // over the budget, the 429 is the answer
+    throw err;
+  }
+}
+
+/**
+ * Claims the offer's redemption, swaps in the provider's code for the redeeming client and lets the provider
+ * answer; a redemption that bought no token is released.
+ */
+async function redeem(
+  ctx: Context,
+  next: () => Promise<void>,
+  deps: TokenEdgeDeps,
+  offer: OfferRecord,
+  params: Record<string, string>,
+  attestation: string,
+): Promise<void> {
+  // one request at a time has the provider redeem the code; the claim outlasts a win by the race window
+  if (!(await deps.offers.claimRedemption(offer))) return answer(ctx, 'invalid_grant', RACE_LOST);
+  // a code minted for this request that bought no token is discarded: a request whose client does not
+  // authenticate (a forged attestation, say) must not tie the offer to its client
+  let fresh = false;
+  try {
+    // the client the provider will authenticate: the one named, else the attestation's subject
+    const clientId = params.client_id ?? subjectOf(attestation);
+    if (clientId !== undefined) {
+      const minted = await deps.codeFor(offer, clientId);
+      if (!minted) {
+        await deps.offers.releaseRedemption(offer.offerId);
+        return answer(ctx, 'invalid_grant', 'pre-authorized_code was redeemed by another client');
+      }
+      fresh = minted.fresh;
+      params['pre-authorized_code'] = minted.code;
+    }
+    ctx.state[OFFER_STATE] = offer.offerId;
+    await next();
+  } catch (err) {
+    await release(deps, offer, fresh);
+    throw err;
+  }
+  if (ctx.status === 200) return deps.offers.redeemed(offer);
+  await release(deps, offer, fresh);
+}
+
+/**
+ * The claimed redemption bought no token (a DPoP nonce or attestation challenge was missing, say): the
+ * code may be redeemed again. A code minted for it goes first, so that the next claim cannot find it.
+ */
+async function release(deps: TokenEdgeDeps, offer: OfferRecord, fresh: boolean): Promise<void> {
+  if (fresh) await deps.revoke(offer);
+  await deps.offers.releaseRedemption(offer.offerId);
 }
 
 /** Checks the wallet's `tx_code` against the offer's PIN; false when the request has been answered. */

@@ -6,7 +6,6 @@ import type Provider from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { randomBase64url } from '../random.js';
-import { ttlOf } from './offers.js';
 import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations.js';
 import { MdocSigner } from './mdoc.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
@@ -20,6 +19,7 @@ import { SdJwtVcSigner } from './sdJwtVc.js';
 import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 import { CookieKeys } from '../http/cookieKeys.js';
 import { tokenEdge } from './tokenEdge.js';
+import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
 import { StatusRegistry } from '../status/registry.js';
@@ -125,41 +125,80 @@ export const ACCESS_TOKEN_LIFETIME = 300;
  * the credential itself and the metadata locations wallets and verifiers look at.
  */
 export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
+  const parts = issuerParts(opts);
+  const { credentialIssuer, offers, statuses } = parts;
+  const provider = walletProvider(opts, parts);
+  provider.use(walletTokenEdge(opts, parts, provider));
+  return {
+    credentialIssuer,
+    statuses,
+    middleware: walletMiddleware(opts, parts, provider),
+    createOffer: (input) => createOffer(offers, credentialIssuer, parts.types, opts.offerLifetime, input),
+    offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
+  };
+}
+
+/** What the wallet-facing issuer is built from: its identifier, keys, secrets and the books in the store. */
+interface IssuerParts {
+  credentialIssuer: string;
+  credentialKeys: SigningKeys;
+  cookieKeys: CookieKeys;
+  secret: string;
+  types: Map<string, CredentialType>;
+  offers: OfferBook;
+  pins: PinAttempts;
+  statuses: StatusRegistry;
+  notifications: NotificationBook;
+  statusLists: StatusListService;
+  mdoc: MdocSigner | undefined;
+}
+
+function issuerParts(opts: WalletIssuerOptions): IssuerParts {
   const credentialIssuer = `${opts.baseUrl}/${opts.path}`;
   const credentialKeys = signingKeysOf(opts.credentialKeys);
   const cookieKeys = Array.isArray(opts.cookieKeys) ? new CookieKeys(opts.cookieKeys) : opts.cookieKeys;
   const secret = opts.secret ?? (Array.isArray(opts.cookieKeys) ? opts.cookieKeys[0] : undefined);
   if (!secret) throw new TypeError('createWalletIssuer: secret is required with a CookieKeys signer');
-  const types = new Map(opts.credentialTypes.map((t) => [t.name, t]));
-  const offers = new OfferBook(opts.store);
-  const pins = new PinAttempts(opts.store, opts.pinAttempts, opts.onPinFailure);
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
-  const notifications = new NotificationBook(opts.store);
-  const statusLists = new StatusListService({
-    registry: statuses,
+  return {
     credentialIssuer,
-    keys: credentialKeys,
-    ttl: opts.statusList?.ttl ?? 300,
-  });
-  const mdoc = opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined;
-  const configurationIds = (typeName: string) => configurationIdsOf(types.get(typeName)!, mdoc !== undefined);
+    credentialKeys,
+    cookieKeys,
+    secret,
+    types: new Map(opts.credentialTypes.map((t) => [t.name, t])),
+    offers: new OfferBook(opts.store),
+    pins: new PinAttempts(opts.store, opts.pinAttempts, opts.onPinFailure),
+    statuses,
+    notifications: new NotificationBook(opts.store),
+    statusLists: new StatusListService({
+      registry: statuses,
+      credentialIssuer,
+      keys: credentialKeys,
+      ttl: opts.statusList?.ttl ?? 300,
+    }),
+    mdoc: opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined,
+  };
+}
 
-  const provider = createWalletProvider({
+/** The oidc-provider instance, issuing the credential of the offer a wallet's access token names. */
+function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider {
+  const { credentialIssuer, credentialKeys, types, statuses, statusLists, mdoc } = parts;
+  return createWalletProvider({
     credentialIssuer,
     baseUrl: opts.baseUrl,
     store: opts.store,
     // the provider's keystore takes the key without its certificate chain (it signs nothing with it)
     credentialKeys: { keys: [withoutChain(credentialKeys.signing())] },
     credentialTypes: opts.credentialTypes,
-    cookieKeys,
-    secret,
+    cookieKeys: parts.cookieKeys,
+    secret: parts.secret,
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     mdoc: mdoc !== undefined,
     issueCredential: issueCredentialFor({
       credentialIssuer,
-      offers,
+      offers: parts.offers,
       signer: new SdJwtVcSigner(credentialKeys),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       mdoc,
@@ -169,51 +208,52 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
         return { idx, uri: statusLists.uriOf(listId) };
       },
       onIssued: opts.onIssued,
-      notifications,
+      notifications: parts.notifications,
     }),
   });
+}
 
-  provider.use(
-    tokenEdge({
-      offers,
-      pins,
-      pinHasher: new PinHasher(secret),
-      walletClientId: WALLET_CLIENT_ID,
-      revoke: (offer) => revokeOffer(provider, opts.store, offer),
-      onFailed: opts.onFailed,
-      codeFor: (offer, clientId) =>
-        codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
-      attestationRequired: opts.attestationRequired ?? false,
-      rateLimits: opts.rateLimits,
-    }),
-  );
+/** The token edge in front of the provider (src/issuance/tokenEdge.ts), with the provider's codes per offer. */
+function walletTokenEdge(opts: WalletIssuerOptions, parts: IssuerParts, provider: Provider): Middleware {
+  const { credentialIssuer, types } = parts;
+  return tokenEdge({
+    offers: parts.offers,
+    pins: parts.pins,
+    pinHasher: new PinHasher(parts.secret),
+    walletClientId: WALLET_CLIENT_ID,
+    revoke: (offer) => revokeOffer(provider, opts.store, offer),
+    onFailed: opts.onFailed,
+    codeFor: (offer, clientId) =>
+      codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
+    attestationRequired: opts.attestationRequired ?? false,
+    rateLimits: opts.rateLimits,
+  });
+}
+
+/** Everything wallet-facing: offers by reference, status lists, metadata, limits, notifications, the provider. */
+function walletMiddleware(opts: WalletIssuerOptions, parts: IssuerParts, provider: Provider): Middleware {
+  const { credentialIssuer, types, mdoc } = parts;
+  const configurationIds = (typeName: string) => configurationIdsOf(types.get(typeName)!, mdoc !== undefined);
   // koa-mount strips `/<path>`; the provider derives the same mount path from its issuer identifier
   const mounted = mount(`/${opts.path}`, provider);
-
-  return {
-    credentialIssuer,
-    statuses,
-    middleware: compose([
-      offerByReference(opts.path, credentialIssuer, offers, configurationIds),
-      statusListRoute(opts.path, statusLists),
-      metadataAliases(opts.path, mounted),
-      jwtVcIssuerMetadata(opts.path, credentialIssuer, credentialKeys),
-      limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),
-      limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/${NOTIFICATION_PATH}`),
-      notificationEndpoint({
-        path: `/${opts.path}/${NOTIFICATION_PATH}`,
-        url: `${credentialIssuer}/${NOTIFICATION_PATH}`,
-        notifications,
-        store: opts.store,
-        findAccessToken: (value) => provider.AccessToken.find(value),
-        onNotification: opts.onNotification,
-        dpopAlgorithms: DPOP_SIGNING_ALGS,
-      }),
-      mounted,
-    ]),
-    createOffer: (input) => createOffer(offers, credentialIssuer, types, opts.offerLifetime, input),
-    offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
-  };
+  return compose([
+    offerByReference(opts.path, credentialIssuer, parts.offers, configurationIds),
+    statusListRoute(opts.path, parts.statusLists),
+    metadataAliases(opts.path, mounted),
+    jwtVcIssuerMetadata(opts.path, credentialIssuer, parts.credentialKeys),
+    limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),
+    limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/${NOTIFICATION_PATH}`),
+    notificationEndpoint({
+      path: `/${opts.path}/${NOTIFICATION_PATH}`,
+      url: `${credentialIssuer}/${NOTIFICATION_PATH}`,
+      notifications: parts.notifications,
+      store: opts.store,
+      findAccessToken: (value) => provider.AccessToken.find(value),
+      onNotification: opts.onNotification,
+      dpopAlgorithms: DPOP_SIGNING_ALGS,
+    }),
+    mounted,
+  ]);
 }
 
 /**
@@ -251,62 +291,6 @@ async function createOffer(
     ...(input.trace ? { trace: input.trace } : {}),
   });
   return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
-}
-
-/** The provider's code and grant minted for an offer, and for which client. */
-interface MintedCode {
-  clientId: string;
-  code: string;
-  grantId: string;
-}
-const mintedKey = (offerId: string) => `wallet:{${offerId}}:code`;
-
-/**
- * The provider's pre-authorized code for the offer, for `clientId`, as oidc-provider documents minting one
- * (features.openid4vci.preAuthorizedCodeGrant): a Grant for the client with the type's scope on the issuer
- * resource, then a PreAuthorizedCode with the same resource and scope. Kept once it bought a token (the
- * token edge discards a fresh one that did not): later redemptions by the same client get the same code
- * (the provider refuses a used one, and revokes what it issued), by another client none. The code carries
- * no `txCode`: the provider would keep the PIN as it is, so the token edge checks the wallet's `tx_code`
- * against the offer's hash instead. The token edge lets one redemption of an offer run at a time.
- */
-async function codeFor(
-  provider: Provider,
-  store: Store,
-  credentialIssuer: string,
-  scope: string,
-  offer: OfferRecord,
-  clientId: string,
-): Promise<{ code: string; fresh: boolean } | undefined> {
-  // minted first and then claimed (`setIfAbsent`): a first redemption, the common case, reads nothing
-  const grant = new provider.Grant({ accountId: offer.stepId, clientId });
-  grant.addResourceScope(credentialIssuer, scope);
-  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
-  const preAuthorizedCode = new provider.PreAuthorizedCode({
-    accountId: offer.stepId,
-    clientId,
-    grantId,
-    scope,
-    resource: credentialIssuer,
-  });
-  const code = await preAuthorizedCode.save();
-  if (await store.setIfAbsent(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer)))
-    return { code, fresh: true };
-  // a code bought a token before (this is a replay, or another client): ours goes, that one answers
-  await Promise.all([preAuthorizedCode.destroy(), grant.destroy()]);
-  const minted = await store.get<MintedCode>(mintedKey(offer.offerId));
-  return minted?.clientId === clientId ? { code: minted.code, fresh: false } : undefined;
-}
-
-/** A code and grant minted for the offer can no longer be redeemed (the PIN attempts are used up, or the redemption failed). */
-async function revokeOffer(provider: Provider, store: Store, offer: OfferRecord): Promise<void> {
-  const minted = await store.consume<MintedCode>(mintedKey(offer.offerId));
-  if (!minted) return;
-  const [code, grant] = await Promise.all([
-    provider.PreAuthorizedCode.find(minted.code),
-    provider.Grant.find(minted.grantId),
-  ]);
-  await Promise.all([code?.destroy(), grant?.destroy()]);
 }
 
 function withoutChain({ x5c: _x5c, ...jwk }: JWK): JWK {

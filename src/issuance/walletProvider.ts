@@ -85,51 +85,76 @@ export const DPOP_SIGNING_ALGS: ('ES256' | 'EdDSA')[] = ['ES256', 'EdDSA'];
 const WALLET_NAMESPACE = 'wallet';
 
 /**
+ * The part of the wallet provider's configuration no option changes: the one anonymous wallet client,
+ * the code-only response type, JSON errors, and the features the wallet flow leaves off.
+ */
+const FIXED_CONFIGURATION = {
+  clients: [
+    {
+      client_id: WALLET_CLIENT_ID,
+      token_endpoint_auth_method: 'none',
+      grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+      redirect_uris: [],
+      response_types: [],
+      // never used (no ID tokens in this flow); must name an algorithm of the keystore
+      id_token_signed_response_alg: 'ES256',
+    },
+  ],
+  responseTypes: ['code'],
+  scopes: ['openid'],
+  // the account behind a wallet grant is the holder's prompt step
+  findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
+  // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts);
+  // the token edge found the offer (src/issuance/tokenEdge.ts)
+  extraTokenClaims: async (ctx) => {
+    const offerId = redeemedOffer(ctx);
+    return offerId ? { [OFFER_CLAIM]: offerId } : undefined;
+  },
+  clientBasedCORS: () => true,
+  // wallets and scripts get JSON errors, never an HTML page (D4)
+  renderError: async (ctx, out) => {
+    ctx.type = 'json';
+    ctx.body = out;
+  },
+  // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
+  enabledJWA: { dPoPSigningAlgValues: DPOP_SIGNING_ALGS, attestSigningAlgValues: ['ES256', 'EdDSA'] },
+} satisfies Configuration;
+
+/** The features the wallet flow does not use. */
+const FEATURES_OFF = {
+  devInteractions: { enabled: false },
+  userinfo: { enabled: false },
+  pushedAuthorizationRequests: { enabled: false },
+  rpInitiatedLogout: { enabled: false },
+} satisfies Configuration['features'];
+
+/**
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
  * `{base_url}/<path>`: turning the feature on adds the pre-authorized code grant to the discovery
  * document, which the relying parties' providers must not list. Its own discovery lists that grant next
  * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
  */
 export function createWalletProvider(o: WalletProviderOptions): Provider {
-  const issuer = o.credentialIssuer;
-  const scope = o.credentialTypes.map(scopeFor).join(' ');
   const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc });
+  const provider = new Provider(o.credentialIssuer, walletConfiguration(o, published));
+  publishConfigurations(provider, published);
+  return provider;
+}
 
+/** The fixed configuration with what the options decide: store, keys, lifetimes, attestations, credentials. */
+function walletConfiguration(
+  o: WalletProviderOptions,
+  published: ReturnType<typeof credentialConfigurationsFor>,
+): Configuration {
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
-  const configuration: Configuration = {
-    // with wallet providers configured, an attested wallet is the client its attestation names (below)
+  return {
+    ...FIXED_CONFIGURATION,
+    // with wallet providers configured, an attested wallet is the client its attestation names (attestedWallets)
     adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
-    clients: [
-      {
-        client_id: WALLET_CLIENT_ID,
-        token_endpoint_auth_method: 'none',
-        grant_types: [PRE_AUTHORIZED_CODE_GRANT],
-        redirect_uris: [],
-        response_types: [],
-        // never used (no ID tokens in this flow); must name an algorithm of the keystore
-        id_token_signed_response_alg: 'ES256',
-      },
-    ],
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: o.cookieKeys },
-    responseTypes: ['code'],
     clientAuthMethods: attested ? ['none', 'attest_jwt_client_auth'] : ['none'],
-    scopes: ['openid'],
-    // the account behind a wallet grant is the holder's prompt step
-    findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
-    // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts);
-    // the token edge found the offer (src/issuance/tokenEdge.ts)
-    extraTokenClaims: async (ctx) => {
-      const offerId = redeemedOffer(ctx);
-      return offerId ? { [OFFER_CLAIM]: offerId } : undefined;
-    },
-    clientBasedCORS: () => true,
-    // wallets and scripts get JSON errors, never an HTML page (D4)
-    renderError: async (ctx, out) => {
-      ctx.type = 'json';
-      ctx.body = out;
-    },
     ttl: {
       AccessToken: o.accessTokenLifetime,
       PreAuthorizedCode: o.offerLifetime,
@@ -143,10 +168,8 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       RefreshToken: 60,
       Session: 60,
     },
-    // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
-    enabledJWA: { dPoPSigningAlgValues: DPOP_SIGNING_ALGS, attestSigningAlgValues: ['ES256', 'EdDSA'] },
     features: {
-      devInteractions: { enabled: false },
+      ...FEATURES_OFF,
       // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
       // from the shared cookie keys, so any instance accepts any instance's nonce)
       dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.secret, 'DPoP nonce secret'), requireNonce: () => true },
@@ -160,39 +183,47 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
             getAttestationSignaturePublicKey: (_ctx, header) => o.attestationKeys.keyFor(header),
           }
         : { enabled: false },
-      userinfo: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
-      // the credential issuer identifier is the resource the access token is for (RFC 8707); wallets
-      // often send it as `resource`, and the credential endpoint expects it as the token's audience
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => issuer,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resource) => {
-          if (resource !== issuer) throw new errors.InvalidTarget();
-          return { scope, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: o.accessTokenLifetime };
-        },
-      },
+      resourceIndicators: resourceIndicators(o),
       openid4vci: {
         enabled: true,
         ack: 'experimental-01',
         nonceSecret: nonceSecretFrom(o.secret),
         preAuthorizedCodeGrant: true,
         credentialConfigurationsSupported: providerConfigurations(published),
-        credentialEndpointExpectedAudience: () => issuer,
+        credentialEndpointExpectedAudience: () => o.credentialIssuer,
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
         // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts)
-        metadata: { notification_endpoint: `${issuer}/${NOTIFICATION_PATH}` },
+        metadata: { notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}` },
       },
     },
   };
+}
 
-  const provider = new Provider(issuer, configuration);
-  // the credential issuer metadata publishes the configurations as OpenID4VCI 1.0 gives them (an mdoc's
-  // binding method is cose_key), where oidc-provider would serve its own copy (providerConfigurations)
+/**
+ * The credential issuer identifier is the resource the access token is for (RFC 8707); wallets often send
+ * it as `resource`, and the credential endpoint expects it as the token's audience.
+ */
+function resourceIndicators(o: WalletProviderOptions): NonNullable<Configuration['features']>['resourceIndicators'] {
+  const issuer = o.credentialIssuer;
+  const scope = o.credentialTypes.map(scopeFor).join(' ');
+  return {
+    enabled: true,
+    defaultResource: async () => issuer,
+    useGrantedResource: async () => true,
+    getResourceServerInfo: async (_ctx, resource) => {
+      if (resource !== issuer) throw new errors.InvalidTarget();
+      return { scope, audience: issuer, accessTokenFormat: 'opaque', accessTokenTTL: o.accessTokenLifetime };
+    },
+  };
+}
+
+/**
+ * The credential issuer metadata publishes the configurations as OpenID4VCI 1.0 gives them (an mdoc's
+ * binding method is cose_key), where oidc-provider would serve its own copy (providerConfigurations).
+ */
+function publishConfigurations(provider: Provider, published: ReturnType<typeof credentialConfigurationsFor>): void {
   provider.use(async (ctx, next) => {
     await next();
     const body = ctx.body as { credential_configurations_supported?: unknown } | undefined;
@@ -205,5 +236,4 @@ export function createWalletProvider(o: WalletProviderOptions): Provider {
       body.credential_configurations_supported = published;
     }
   });
-  return provider;
 }
