@@ -86,47 +86,50 @@ const WALLET_NAMESPACE = 'wallet';
 
 /**
  * The part of the wallet provider's configuration no option changes: the one anonymous wallet client,
- * the code-only response type, JSON errors, and the features the wallet flow leaves off.
+ * the code-only response type, JSON errors, and the features the wallet flow leaves off. Made fresh for
+ * each provider: oidc-provider keeps (and may extend) the objects it is given, and a process runs several.
  */
-const FIXED_CONFIGURATION = {
-  clients: [
-    {
-      client_id: WALLET_CLIENT_ID,
-      token_endpoint_auth_method: 'none',
-      grant_types: [PRE_AUTHORIZED_CODE_GRANT],
-      redirect_uris: [],
-      response_types: [],
-      // never used (no ID tokens in this flow); must name an algorithm of the keystore
-      id_token_signed_response_alg: 'ES256',
+const fixedConfiguration = () =>
+  ({
+    clients: [
+      {
+        client_id: WALLET_CLIENT_ID,
+        token_endpoint_auth_method: 'none',
+        grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+        redirect_uris: [],
+        response_types: [],
+        // never used (no ID tokens in this flow); must name an algorithm of the keystore
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+    responseTypes: ['code'],
+    scopes: ['openid'],
+    // the account behind a wallet grant is the holder's prompt step
+    findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
+    // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts);
+    // the token edge found the offer (src/issuance/tokenEdge.ts)
+    extraTokenClaims: async (ctx) => {
+      const offerId = redeemedOffer(ctx);
+      return offerId ? { [OFFER_CLAIM]: offerId } : undefined;
     },
-  ],
-  responseTypes: ['code'],
-  scopes: ['openid'],
-  // the account behind a wallet grant is the holder's prompt step
-  findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
-  // the access token names the offer it redeems, for the credential request (src/issuance/issueCredential.ts);
-  // the token edge found the offer (src/issuance/tokenEdge.ts)
-  extraTokenClaims: async (ctx) => {
-    const offerId = redeemedOffer(ctx);
-    return offerId ? { [OFFER_CLAIM]: offerId } : undefined;
-  },
-  clientBasedCORS: () => true,
-  // wallets and scripts get JSON errors, never an HTML page (D4)
-  renderError: async (ctx, out) => {
-    ctx.type = 'json';
-    ctx.body = out;
-  },
-  // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
-  enabledJWA: { dPoPSigningAlgValues: DPOP_SIGNING_ALGS, attestSigningAlgValues: ['ES256', 'EdDSA'] },
-} satisfies Configuration;
+    clientBasedCORS: () => true,
+    // wallets and scripts get JSON errors, never an HTML page (D4)
+    renderError: async (ctx, out) => {
+      ctx.type = 'json';
+      ctx.body = out;
+    },
+    // what the wallet may sign DPoP proofs and attestations with (RFC 9449 §5.1 dpop_signing_alg_values_supported)
+    enabledJWA: { dPoPSigningAlgValues: [...DPOP_SIGNING_ALGS], attestSigningAlgValues: ['ES256', 'EdDSA'] },
+  }) satisfies Configuration;
 
 /** The features the wallet flow does not use. */
-const FEATURES_OFF = {
-  devInteractions: { enabled: false },
-  userinfo: { enabled: false },
-  pushedAuthorizationRequests: { enabled: false },
-  rpInitiatedLogout: { enabled: false },
-} satisfies Configuration['features'];
+const featuresOff = () =>
+  ({
+    devInteractions: { enabled: false },
+    userinfo: { enabled: false },
+    pushedAuthorizationRequests: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+  }) satisfies Configuration['features'];
 
 /**
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
@@ -149,7 +152,7 @@ function walletConfiguration(
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
   return {
-    ...FIXED_CONFIGURATION,
+    ...fixedConfiguration(),
     // with wallet providers configured, an attested wallet is the client its attestation names (attestedWallets)
     adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
@@ -169,7 +172,7 @@ function walletConfiguration(
       Session: 60,
     },
     features: {
-      ...FEATURES_OFF,
+      ...featuresOff(),
       // RFC 9449, OpenID4VC HAIP 1.0: sender-constrained access tokens, with server-provided nonces (derived
       // from the shared cookie keys, so any instance accepts any instance's nonce)
       dPoP: { enabled: true, nonceSecret: nonceSecretFrom(o.secret, 'DPoP nonce secret'), requireNonce: () => true },
