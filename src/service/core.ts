@@ -2,22 +2,15 @@ import type Provider from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
 import { ConfigError, type LoadedConfig } from '../config/load.js';
-import { loadKeys, type KeyOrigin, type KeySet } from '../keys/keys.js';
+import type { KeyOrigin, KeySet } from '../keys/keys.js';
 import { KeyRing, keepPeriods, type SigningKeys } from '../keys/keyRing.js';
-import {
-  certifyCredentialKeys,
-  certifySet,
-  loadIssuerIdentity,
-  signingIssuers,
-  operatorSigningKeys,
-  type IssuerIdentity,
-} from '../keys/issuerIdentity.js';
+import { operatorSigningKeys, type IssuerIdentity } from '../keys/issuerIdentity.js';
 import type { Store } from '../store/types.js';
 import { createStore } from '../store/create.js';
 import { RedisStore } from '../store/redis.js';
 import { versionProfiles, type VersionProfile } from '../oidc/versions.js';
 import { createRpProvider } from '../oidc/provider.js';
-import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
+import type { ClientIdentity, ClientIdentityOrigin } from '../verification/clientIdentity.js';
 import { OfferBook } from '../issuance/offers.js';
 import { WalletSteps } from '../interaction/steps.js';
 import { GrantClaims } from '../flow/flowClaims.js';
@@ -27,7 +20,7 @@ import { PairwiseSubjects } from '../identity/subject.js';
 import { HolderUi } from '../ui/ui.js';
 import { ImageError } from '../ui/images.js';
 import { CatalogueError } from '../i18n/catalogues.js';
-import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
+import { DEMO_PID_PATH } from '../demo/pid.js';
 import { createLogger, type Logger } from '../log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { FlowEvents } from '../metrics/flowEvents.js';
@@ -36,6 +29,7 @@ import type { CookieKeys } from '../http/cookieKeys.js';
 import { tracingOn } from '../telemetry/tracing.js';
 import { tracedStore } from '../telemetry/store.js';
 import { StepOutcomes } from './stepOutcomes.js';
+import { keyRingOf, loadIdentities } from './identities.js';
 
 export interface CoreOptions {
   store?: Store;
@@ -84,83 +78,6 @@ export interface Core {
   issuerPaths: string[];
   basePath: string;
   close(): Promise<void>;
-}
-
-/** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
-interface Identities {
-  keys: KeySet;
-  origins: KeyOrigin[];
-  clientIdentity: ClientIdentity;
-  verifierOrigin: ClientIdentityOrigin;
-  issuerIdentity: IssuerIdentity;
-  issuers: string[];
-  keep: ReturnType<typeof keepPeriods>;
-}
-
-/**
- * D20: with Redis (shared by every instance) generated keys and certificates live in the store, so all
- * instances sign with one key set; the memory store is one process's and lost on restart, so they go to
- * files there. HAIP 1.0 §6.1.1: the issuer certificate names every issuer identifier we sign SD-JWT VCs as.
- */
-async function loadIdentities(loaded: LoadedConfig, store: Store): Promise<Identities> {
-  const { config, baseDir } = loaded;
-  const shared = store.kind === 'redis' ? store : undefined;
-  const { origins, keys: loadedKeys } = await loadKeys(config.keys, baseDir, { shared });
-  // the verifier's certificate is shared as the key sets are (D20)
-  const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
-    baseUrl: config.baseUrl,
-    responseUri: `${config.baseUrl}/vp/response`,
-    baseDir,
-    generate: config.keys.generate,
-    shared,
-  });
-  let keys = loadedKeys;
-  const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
-  const issuers = signingIssuers(config, DEMO_PID_PATH);
-  const until = new Date(Date.now() + keep.credential);
-  const credentialOrigin = origins.find((o) => o.set === 'credential')!;
-  // mdoc: the local CA also makes document signers (ISO mdoc issuance) when a type is issued as an mdoc
-  const issuerIdentity = await loadIssuerIdentity(config.issuer, {
-    baseDir,
-    generate: config.keys.generate,
-    issuers,
-    credential: credentialOrigin,
-    store: shared,
-    until,
-    mdoc: config.credentialTypes.some((t) => t.mdoc),
-  });
-  // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
-  if (issuerIdentity.ca) {
-    const certified = await certifyCredentialKeys(credentialOrigin, {
-      store: shared,
-      ca: issuerIdentity.ca,
-      issuers,
-      until,
-    });
-    keys = { ...keys, credential: { keys: certified.keys } };
-    if (certified.readOnly)
-      issuerIdentity.warnings.push(
-        `${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`,
-      );
-  }
-  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
-}
-
-/**
- * D20: the keys that sign and are published now, reloaded from where they came from (a rotation reaches
- * every instance within keys.rotation.reloadInterval); one signer for every signed cookie.
- */
-function keyRingOf(id: Identities, store: Store, logger: Logger): KeyRing {
-  const { issuerIdentity, issuers, keep } = id;
-  return new KeyRing(id.keys, id.origins, {
-    keep,
-    store: store.kind === 'redis' ? store : undefined,
-    certifyCredential: issuerIdentity.ca
-      ? async (set) =>
-          await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })
-      : undefined,
-    logger,
-  });
 }
 
 /** One relying-party provider per version profile (src/oidc/versions.ts). */

@@ -1,8 +1,7 @@
-import { Redis, Cluster, type RedisOptions } from 'ioredis';
-import type { Config } from '../config/schema.js';
+import type { Redis, Cluster } from 'ioredis';
+import { connectRedis, type RedisSpec } from './redisConnect.js';
 import type { Store } from './types.js';
-
-type RedisSpec = Exclude<Config['store'], 'memory'>;
+import { ATTEMPT, CLAIM_DUE, MARK_ONCE, REPLACE, SADD_WITH_TTL, SCHEDULE, SET_IF_ABSENT_WITH } from './redisScripts.js';
 
 /**
  * Redis is unreachable. Shaped so that oidc-provider's own error handler answers it as it is, 503
@@ -26,54 +25,6 @@ export function hashTag(key: string): string | undefined {
   const close = key.indexOf('}', open + 1);
   return close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
-
-/** Store.setIfAbsentWith: the companion is written only when the key was. */
-const SET_IF_ABSENT_WITH = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])
-  return 1
-end
-return 0`;
-
-/** Store.attempt: refused at the limit; a failed attempt is counted (INCR, TTL on creation), in one step. */
-const ATTEMPT = `local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-if count >= tonumber(ARGV[2]) then return {0, count} end
-if ARGV[1] == '1' then
-  count = redis.call('INCR', KEYS[1])
-  if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-end
-return {1, count}`;
-
-/** SADD that extends the set's TTL to at least ARGV[2] seconds, in one step. */
-const SADD_WITH_TTL = `redis.call('SADD', KEYS[1], ARGV[1])
-local ttl = redis.call('TTL', KEYS[1])
-if ttl < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
-
-/** Store.schedule: ZADD that extends the key's TTL to at least ARGV[3] seconds, in one step. */
-const SCHEDULE = `redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-local ttl = redis.call('TTL', KEYS[1])
-if ttl < tonumber(ARGV[3]) then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
-return 1`;
-
-/** Store.claimDue: the due members, each moved to now + lease, in one step. */
-// compare and set of a record without TTL (key rotation): SET without EX keeps it permanent
-const REPLACE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1`;
-
-const CLAIM_DUE = `local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
-return due`;
-
-/**
- * Writes a marker next to a record, once, for as long as the record lives: SET NX with the record's
- * remaining lifetime, only while the record exists. 1 when this call wrote it. The record itself is
- * left as it was written.
- */
-const MARK_ONCE = `local ttl = redis.call('PTTL', KEYS[2])
-if ttl <= 0 then return 0 end
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ttl) then return 1 end
-return 0`;
 
 /** A stored value as JSON text, or none. */
 function parseValue<T>(raw: string | null): T | undefined {
@@ -302,56 +253,8 @@ export class RedisStore implements Store {
   }
 }
 
-/**
- * ioredis from the config (D14): a URL, a Sentinel group, or Cluster nodes. Requests fail fast while
- * Redis is unreachable (no offline queue, a bounded connect timeout) and the client reconnects by itself.
- */
+/** A store on the Redis the config names (see connectRedis). */
 export async function createRedisStore(spec: RedisSpec, readyWithinMs = 5_000): Promise<RedisStore> {
-  const s = typeof spec === 'string' ? { url: spec, keyPrefix: 'vc:' } : spec;
-  const common: RedisOptions = {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
-    // A Redis that hangs (or a network that drops packets) leaves the connection open: commands time
-    // out for their callers but stay in the client's queue until a reply comes. Without data for 5 s
-    // while commands wait, the connection is dropped (queue flushed) and the client reconnects.
-    socketTimeout: 5_000,
-    retryStrategy: (times) => Math.min(times * 200, 2_000),
-    lazyConnect: true,
-    // commands issued in the same tick (concurrent requests) go out in one write and come back in one read
-    enableAutoPipelining: true,
-    ...(s.password ? { password: s.password } : {}),
-    ...(s.username ? { username: s.username } : {}),
-    ...(s.tls ? { tls: s.tls === true ? {} : (s.tls as RedisOptions['tls']) } : {}),
-  };
-  let client: Redis | Cluster;
-  if (s.cluster?.length) {
-    client = new Cluster(s.cluster, {
-      redisOptions: common,
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-      clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
-    });
-  } else if (s.sentinels?.length) {
-    client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
-  } else {
-    client = s.url ? new Redis(s.url, common) : new Redis(common);
-  }
-  client.on('error', () => {
-    /* reported through failing commands and /readyz; reconnects by itself */
-  });
-  // Wait for the first connection so the first requests do not fail; if Redis is down at start the
-  // service starts anyway (readyz says so) and the client keeps reconnecting.
-  await Promise.race([
-    new Promise<void>((resolve) => client.once('ready', () => resolve())),
-    client
-      .connect()
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
-  ]);
-  return new RedisStore(client, s.keyPrefix);
+  const { client, keyPrefix } = await connectRedis(spec, readyWithinMs);
+  return new RedisStore(client, keyPrefix);
 }

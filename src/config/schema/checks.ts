@@ -1,0 +1,141 @@
+import type { z } from 'zod';
+import { credentialExpiry } from '../../rules/validity.js';
+import { EXTERNAL, isIdentityScope } from '../../rules/scopes.js';
+import { vctFor } from '../../issuance/credentialConfigurations.js';
+import { isOwnVct } from '../../keys/trustAnchors.js';
+import type { Config, CredentialType } from '../schema.js';
+import { VC_ISSUER_CLAIM } from './clients.js';
+
+/** Rules that tie one part of the configuration to another, each adding its issues to `ctx`. */
+
+/** Every instance must publish a rotated key before it signs with it. */
+export function checkKeyRotation(cfg: Config, ctx: z.RefinementCtx): void {
+  const { activateAfter, reloadInterval } = cfg.keys.rotation;
+  const now = new Date();
+  if (credentialExpiry(activateAfter, now).getTime() - now.getTime() < 2 * reloadInterval * 1000) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['keys', 'rotation', 'activateAfter'],
+      message: `must be at least twice keys.rotation.reloadInterval (${reloadInterval} s): every instance must publish a new key before it signs`,
+    });
+  }
+}
+
+/** Required wallet attestations need a provider to trust. */
+export function checkWalletAttestation(cfg: Config, ctx: z.RefinementCtx): void {
+  if (cfg.walletAttestation.required && cfg.walletAttestation.trustedProviders.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['walletAttestation', 'trustedProviders'],
+      message: 'must name at least one wallet provider when walletAttestation.required is true',
+    });
+  }
+}
+
+/** Unique type names, trusted key attestations, image-only attribute settings. */
+export function checkCredentialTypes(cfg: Config, ctx: z.RefinementCtx): void {
+  const types = new Set<string>();
+  cfg.credentialTypes.forEach((t, i) => {
+    if (t.keyAttestation === 'required' && cfg.walletAttestation.trustedProviders.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialTypes', i, 'keyAttestation'],
+        message:
+          'required needs walletAttestation.trustedProviders: the wallet providers whose key attestations are trusted',
+      });
+    }
+    if (types.has(t.name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialTypes', i, 'name'],
+        message: `duplicate credential type ${t.name}`,
+      });
+    types.add(t.name);
+    for (const [name, attr] of Object.entries(t.attributes)) {
+      if (attr.type !== 'image' && (attr.formats || attr.maxBytes)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['credentialTypes', i, 'attributes', name],
+          message: 'formats and maxBytes apply to image attributes only',
+        });
+      }
+    }
+  });
+}
+
+/** A trust anchor's types must be configured, and verifiable in one of the anchor's formats. */
+export function checkTrustAnchors(cfg: Config, ctx: z.RefinementCtx, byName: Map<string, CredentialType>): void {
+  const anchors = cfg.verifier.trustAnchors;
+  if (Array.isArray(anchors)) {
+    anchors.forEach((a, i) =>
+      a.types?.forEach((name, j) => {
+        const type = byName.get(name);
+        const path = ['verifier', 'trustAnchors', i, 'types', j];
+        if (!type) return ctx.addIssue({ code: 'custom', path, message: `unknown credential type ${name}` });
+        const own = isOwnVct(vctFor(type, cfg.baseUrl.replace(/\/+$/, '')), cfg.baseUrl);
+        const usable =
+          (a.formats.includes('dc+sd-jwt') && !own) || (a.formats.includes('mso_mdoc') && type.mdoc !== undefined);
+        if (!usable) {
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message: `this anchor cannot vouch for ${name}: ${own ? "its vct is this service's own, so its SD-JWT VCs come only from this service's issuer or trustedIssuers" : 'it is not asked for as dc+sd-jwt here'}${a.formats.includes('mso_mdoc') ? ', and it has no mdoc' : ''}`,
+          });
+        }
+      }),
+    );
+  }
+}
+
+/** Unique client ids; every listed scope is a configured type, identity flow or External (with a webhook). */
+export function checkClients(cfg: Config, ctx: z.RefinementCtx, byName: Map<string, CredentialType>): void {
+  const ids = new Set<string>();
+  cfg.clients.forEach((c, i) => {
+    if (ids.has(c.clientId))
+      ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
+    ids.add(c.clientId);
+    if (c.scopes.includes(EXTERNAL) && !c.webhook) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['clients', i, 'webhook'],
+        message: `is required: the client lists the scope ${EXTERNAL}`,
+      });
+    }
+    c.scopes.forEach((s, j) => {
+      if (c.vcIssuerClaim && byName.get(s)?.attributes[VC_ISSUER_CLAIM]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', i, 'vcIssuerClaim'],
+          message: `the type ${s} has an attribute named ${VC_ISSUER_CLAIM}, the claim this setting adds`,
+        });
+      }
+      if (s === EXTERNAL) return;
+      if (isIdentityScope(s)) {
+        if (!cfg.identity[s])
+          ctx.addIssue({
+            code: 'custom',
+            path: ['identity', s],
+            message: `is required: clients[${i}] lists the scope ${s}`,
+          });
+        return;
+      }
+      const name = s.startsWith('issue.') ? s.slice('issue.'.length) : s;
+      if (!byName.has(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', i, 'scopes', j],
+          message: `unknown credential type ${name}`,
+        });
+      }
+    });
+  });
+}
+
+export function checkConfig(cfg: Config, ctx: z.RefinementCtx): void {
+  checkKeyRotation(cfg, ctx);
+  checkWalletAttestation(cfg, ctx);
+  checkCredentialTypes(cfg, ctx);
+  const byName = new Map(cfg.credentialTypes.map((t) => [t.name, t]));
+  checkTrustAnchors(cfg, ctx, byName);
+  checkClients(cfg, ctx, byName);
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { absoluteUrl, httpsOrLoopbackUrl, jwksSchema } from './common.js';
+
+/** `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks' secret format). */
+const webhookSecret = z.string().refine((v) => {
+  const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(v);
+  if (!m) return false;
+  const bytes = Buffer.from(m[1], 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}, 'must be a Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes');
+
+/** https, or http on a loopback host (development). */
+const webhookUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    if (u.username || u.password) return false; // credentials in a URL end up in error messages
+    return httpsOrLoopbackUrl(u);
+  } catch {
+    return false;
+  }
+}, 'must be an https URL (http only on a loopback host), without user or password');
+
+/** D13: where a client's External Client flow events go, signed with each listed secret. */
+export const webhookSchema = z
+  .object({
+    url: webhookUrl,
+    secret: webhookSecret.optional(),
+    /** for rotation: every listed secret signs, so the header carries one signature per secret */
+    secrets: z.array(webhookSecret).min(1).optional(),
+  })
+  .strict()
+  .refine((w) => (w.secret === undefined) !== (w.secrets === undefined), 'give either secret or secrets');
+
+export const clientSchema = z
+  .object({
+    clientId: z.string().min(1).max(200),
+    clientSecret: z.string().min(16, 'must be at least 16 characters'),
+    clientName: z.string().optional(),
+    /** the relying party's logo, shown beside "Request from ...": fetched once at start-up and served by us */
+    logoUri: z
+      .string()
+      .refine(
+        (v) => URL.canParse(v) && httpsOrLoopbackUrl(new URL(v)),
+        'must be an https URL (http only on a loopback host)',
+      )
+      .optional(),
+    redirectUris: z.array(absoluteUrl).min(1),
+    pkce: z.enum(['required', 'optional']).default('optional'),
+    pkceMethods: z
+      .array(z.enum(['S256', 'plain']))
+      .min(1)
+      .default(['S256', 'plain']),
+    scopes: z.array(z.string().min(1)).min(1),
+    hintKeys: z.object({ jwks: jwksSchema.optional(), jwksUri: absoluteUrl.optional() }).strict().optional(),
+    /** D3: `expires_in` as a string of digits, for clients coded against the spec's sample */
+    expiresInAsString: z.boolean().default(false),
+    /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */
+    legacyV2Issuer: z.boolean().default(false),
+    /** D13: required for the scope External */
+    webhook: webhookSchema.optional(),
+    /** verification: the ID token names, per credential type, the issuer that vouched for it (`vc_issuer`) */
+    vcIssuerClaim: z.boolean().default(false),
+  })
+  .strict();
+
+/** The claim `vcIssuerClaim` adds to the ID token. */
+export const VC_ISSUER_CLAIM = 'vc_issuer';

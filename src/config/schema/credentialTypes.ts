@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
+import { absoluteUrl, isoDuration, localizedText } from './common.js';
+
+export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
+
+export const attributeSchema = z
+  .object({
+    type: z.enum(attributeTypes),
+    required: z.boolean().default(true),
+    /** image attributes only: accepted media types and decoded size limit */
+    formats: z
+      .array(z.enum(['image/png', 'image/jpeg']))
+      .min(1)
+      .optional(),
+    maxBytes: z.number().int().positive().optional(),
+    /**
+     * image attributes only: limits on the declared dimensions, checked before anything is decoded, so a
+     * small file cannot make a decoder allocate gigabytes (defaults 4096, 4096 and maxWidth * maxHeight;
+     * 2^31 - 1 is PNG's own maximum)
+     */
+    maxWidth: z.number().int().positive().max(0x7fffffff).optional(),
+    maxHeight: z.number().int().positive().max(0x7fffffff).optional(),
+    maxPixels: z.number().int().positive().optional(),
+    /** display name shown to holders, one string or per language */
+    label: localizedText().optional(),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.type === 'image') return;
+    for (const key of ['maxWidth', 'maxHeight', 'maxPixels'] as const) {
+      if (a[key] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `${key} applies to image attributes only` });
+    }
+  });
+
+export const credentialTypeSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
+    vct: absoluteUrl.optional(),
+    displayName: localizedText().optional(),
+    validity: isoDuration.default('P365D'),
+    pinCodeLength: z.number().int().min(1).max(12).optional(),
+    /**
+     * also as an ISO mdoc, its attributes being elements of `namespace`: verification asks for it (OpenID4VP 1.0
+     * §B.2) and issuance offers it as a second configuration, `<name>.mso_mdoc` (OpenID4VCI 1.0 Appendix A.2)
+     */
+    mdoc: z
+      .object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) })
+      .strict()
+      .optional(),
+    /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
+    keyAttestation: z.enum(['required', 'optional']).optional(),
+    attributes: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
+      .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
+      .superRefine((a, ctx) => {
+        for (const name of Object.keys(a)) {
+          if (RESERVED_CLAIM_NAMES.has(name))
+            ctx.addIssue({ code: 'custom', path: [name], message: `${name} is a reserved claim name` });
+        }
+      }),
+  })
+  .strict();

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
+import { httpsOrLoopback, jwksSchema, localizedText } from './common.js';
+
+/** Claim names a relying party reads in our ID token: the registered ones stay ours. */
+const claimName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'claim names must be identifiers')
+  .refine((n) => !RESERVED_CLAIM_NAMES.has(n), 'is a reserved claim name');
+
+/** D12: the identity-verification flows, one block per scope. */
+export const identitySchema = z
+  .object({
+    /** the holder presents a person-identification credential (SD-JWT VC PID) */
+    VerifiedIdentity: z
+      .object({
+        vct: z.array(z.string().min(1)).min(1).default(['urn:eudi:pid:1']),
+        displayName: localizedText().default('Identity document'),
+        claims: z.array(claimName).min(1).default(['given_name', 'family_name', 'birthdate']),
+        optionalClaims: z.array(claimName).default([]),
+        /** what the prompt calls a claim, per language; the shipped catalogues name the EU PID's standard claims */
+        labels: z.record(claimName, localizedText()).default({}),
+        /** a persistent identifier in the PID: `sub` stays the same for the same person */
+        subjectClaim: claimName.optional(),
+        trustedIssuers: z
+          .array(
+            z
+              .object({
+                issuer: httpsOrLoopback('issuer'),
+                jwks: jwksSchema.optional(),
+                jwksUri: httpsOrLoopback('jwksUri').optional(),
+              })
+              .strict(),
+          )
+          .min(1),
+      })
+      .strict()
+      .superRefine((b, ctx) => {
+        const seen = new Set<string>();
+        [...b.claims, ...b.optionalClaims].forEach((name, i) => {
+          if (seen.has(name))
+            ctx.addIssue({
+              code: 'custom',
+              path: i < b.claims.length ? ['claims', i] : ['optionalClaims', i - b.claims.length],
+              message: `${name} is listed twice`,
+            });
+          seen.add(name);
+        });
+      })
+      .optional(),
+    /** a hosted identity-verification provider, an OpenID Connect provider */
+    VerifiedIdentity_Other: z
+      .object({
+        displayName: localizedText(100),
+        issuer: httpsOrLoopback('issuer'),
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        clientAuth: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
+        scopes: z
+          .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be an OAuth scope token'))
+          .min(1)
+          .default(['openid'])
+          .refine((s) => s.includes('openid'), 'must contain openid'),
+        /** provider claim -> our ID token claim */
+        claims: z
+          .record(z.string().min(1), claimName)
+          .refine((c) => Object.keys(c).length > 0, 'must map at least one claim'),
+        /** OpenID Connect for Identity Assurance: ask for the claims as `verified_claims` and map those */
+        verifiedClaims: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();

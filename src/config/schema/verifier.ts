@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { ANCHOR_FORMATS } from '../../keys/trustAnchors.js';
+import { absoluteUrl, jwksSchema } from './common.js';
+
+/** a PEM file of anchors, and what they may vouch for */
+export const trustAnchorSchema = z
+  .object({
+    /** PEM certificates, relative to the config file */
+    certificates: z.string().min(1),
+    formats: z.array(z.enum(ANCHOR_FORMATS)).min(1),
+    /** names of configured credential types; left out: any type (for dc+sd-jwt, any type not this service's own) */
+    types: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .strict();
+
+export const trustedIssuerSchema = z
+  .object({
+    issuer: absoluteUrl,
+    jwks: jwksSchema.optional(),
+    jwksUri: absoluteUrl.optional(),
+  })
+  .strict();
+/** the wallet-facing verifier (OpenID4VP 1.0, OpenID4VC HAIP 1.0): how it identifies itself and how wallets answer */
+export const verifierSchema = z
+  .object({
+    /** OpenID4VP 1.0 §5.9.3; redirect_uri (unsigned requests) is for development only */
+    clientIdPrefix: z.enum(['x509_hash', 'x509_san_dns', 'redirect_uri']).default('x509_hash'),
+    /** PEM, leaf first, without the trust anchor */
+    certificateChain: z.string().default('./keys/verifier-chain.pem'),
+    /** PEM, the leaf's P-256 private key */
+    key: z.string().default('./keys/verifier-key.pem'),
+    responseMode: z.enum(['direct_post.jwt', 'direct_post']).default('direct_post.jwt'),
+    /**
+     * Trust anchors, each for its formats and (optionally) credential types. A single PEM file name is
+     * read as mdoc IACAs only (formats [mso_mdoc]).
+     */
+    trustAnchors: z.union([z.string().min(1), z.array(trustAnchorSchema)]).optional(),
+  })
+  .strict()
+  .prefault({});

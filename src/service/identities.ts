@@ -1,0 +1,91 @@
+import type { LoadedConfig } from '../config/load.js';
+import { loadKeys, type KeyOrigin, type KeySet } from '../keys/keys.js';
+import { KeyRing, keepPeriods } from '../keys/keyRing.js';
+import {
+  certifyCredentialKeys,
+  certifySet,
+  loadIssuerIdentity,
+  signingIssuers,
+  type IssuerIdentity,
+} from '../keys/issuerIdentity.js';
+import type { Store } from '../store/types.js';
+import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
+import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
+import type { Logger } from '../log.js';
+
+/** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
+export interface Identities {
+  keys: KeySet;
+  origins: KeyOrigin[];
+  clientIdentity: ClientIdentity;
+  verifierOrigin: ClientIdentityOrigin;
+  issuerIdentity: IssuerIdentity;
+  issuers: string[];
+  keep: ReturnType<typeof keepPeriods>;
+}
+
+/**
+ * D20: with Redis (shared by every instance) generated keys and certificates live in the store, so all
+ * instances sign with one key set; the memory store is one process's and lost on restart, so they go to
+ * files there. HAIP 1.0 §6.1.1: the issuer certificate names every issuer identifier we sign SD-JWT VCs as.
+ */
+export async function loadIdentities(loaded: LoadedConfig, store: Store): Promise<Identities> {
+  const { config, baseDir } = loaded;
+  const shared = store.kind === 'redis' ? store : undefined;
+  const { origins, keys: loadedKeys } = await loadKeys(config.keys, baseDir, { shared });
+  // the verifier's certificate is shared as the key sets are (D20)
+  const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
+    baseUrl: config.baseUrl,
+    responseUri: `${config.baseUrl}/vp/response`,
+    baseDir,
+    generate: config.keys.generate,
+    shared,
+  });
+  let keys = loadedKeys;
+  const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
+  const issuers = signingIssuers(config, DEMO_PID_PATH);
+  const until = new Date(Date.now() + keep.credential);
+  const credentialOrigin = origins.find((o) => o.set === 'credential')!;
+  // mdoc: the local CA also makes document signers (ISO mdoc issuance) when a type is issued as an mdoc
+  const issuerIdentity = await loadIssuerIdentity(config.issuer, {
+    baseDir,
+    generate: config.keys.generate,
+    issuers,
+    credential: credentialOrigin,
+    store: shared,
+    until,
+    mdoc: config.credentialTypes.some((t) => t.mdoc),
+  });
+  // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
+  if (issuerIdentity.ca) {
+    const certified = await certifyCredentialKeys(credentialOrigin, {
+      store: shared,
+      ca: issuerIdentity.ca,
+      issuers,
+      until,
+    });
+    keys = { ...keys, credential: { keys: certified.keys } };
+    if (certified.readOnly)
+      issuerIdentity.warnings.push(
+        `${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`,
+      );
+  }
+  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
+}
+
+/**
+ * D20: the keys that sign and are published now, reloaded from where they came from (a rotation reaches
+ * every instance within keys.rotation.reloadInterval); one signer for every signed cookie.
+ */
+export function keyRingOf(id: Identities, store: Store, logger: Logger): KeyRing {
+  const { issuerIdentity, issuers, keep } = id;
+  return new KeyRing(id.keys, id.origins, {
+    keep,
+    store: store.kind === 'redis' ? store : undefined,
+    certifyCredential: issuerIdentity.ca
+      ? async (set) =>
+          await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })
+      : undefined,
+    logger,
+  });
+}

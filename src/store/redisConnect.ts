@@ -1,0 +1,61 @@
+import { Redis, Cluster, type RedisOptions } from 'ioredis';
+import type { Config } from '../config/schema.js';
+
+export type RedisSpec = Exclude<Config['store'], 'memory'>;
+
+/**
+ * ioredis from the config (D14): a URL, a Sentinel group, or Cluster nodes. Requests fail fast while
+ * Redis is unreachable (no offline queue, a bounded connect timeout) and the client reconnects by itself.
+ */
+export async function connectRedis(
+  spec: RedisSpec,
+  readyWithinMs: number,
+): Promise<{ client: Redis | Cluster; keyPrefix: string }> {
+  const s = typeof spec === 'string' ? { url: spec, keyPrefix: 'vc:' } : spec;
+  const common: RedisOptions = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 2_000,
+    // A Redis that hangs (or a network that drops packets) leaves the connection open: commands time
+    // out for their callers but stay in the client's queue until a reply comes. Without data for 5 s
+    // while commands wait, the connection is dropped (queue flushed) and the client reconnects.
+    socketTimeout: 5_000,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+    lazyConnect: true,
+    // commands issued in the same tick (concurrent requests) go out in one write and come back in one read
+    enableAutoPipelining: true,
+    ...(s.password ? { password: s.password } : {}),
+    ...(s.username ? { username: s.username } : {}),
+    ...(s.tls ? { tls: s.tls === true ? {} : (s.tls as RedisOptions['tls']) } : {}),
+  };
+  let client: Redis | Cluster;
+  if (s.cluster?.length) {
+    client = new Cluster(s.cluster, {
+      redisOptions: common,
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
+    });
+  } else if (s.sentinels?.length) {
+    client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
+  } else {
+    client = s.url ? new Redis(s.url, common) : new Redis(common);
+  }
+  client.on('error', () => {
+    /* reported through failing commands and /readyz; reconnects by itself */
+  });
+  // Wait for the first connection so the first requests do not fail; if Redis is down at start the
+  // service starts anyway (readyz says so) and the client keeps reconnecting.
+  await Promise.race([
+    new Promise<void>((resolve) => client.once('ready', () => resolve())),
+    client
+      .connect()
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
+  ]);
+  return { client, keyPrefix: s.keyPrefix };
+}
