@@ -7,7 +7,7 @@ import type { Store } from '../store/types.js';
 import { keepPeriods, ROTATING, type RotatingSet } from './keyRing.js';
 import { resolve } from 'node:path';
 import type { JWK } from 'jose';
-import { generateKeyFile, KINDS, loadKeys, type KeySetName } from './keys.js';
+import { generateKeyFile, KINDS, loadKeys, type KeyOrigin, type KeySetName } from './keys.js';
 import { listKeys, rotateKeySet, RotationRefused } from './rotate.js';
 import { certifyCredentialKey } from './issuerCertificate.js';
 import { loadIssuerIdentity, operatorRotationRefusal, signingIssuers } from './issuerIdentity.js';
@@ -25,6 +25,9 @@ export const KEYS_USAGE = `Usage:
       files (keys.generate: false); refused when the file exists
 The config file is the servers' (default config/demo.yaml, or $CONFIG). Key files are rewritten in place;
 keys the servers generated into Redis are changed there.`;
+
+type Usage = (message: string) => number;
+type Loaded = Awaited<ReturnType<typeof loadConfig>>;
 
 /** `npm run keys`. Exit codes: 0 done, 1 cannot (a key pending already, store unreachable), 2 usage. */
 export async function keysCommand(args: string[], defaultConfig: string): Promise<number> {
@@ -49,7 +52,7 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
     return 0;
   }
   const [sub, set, ...extra] = positionals;
-  const usage = (message: string) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
+  const usage: Usage = (message) => (console.error(`${message}\n${KEYS_USAGE}`), 2);
   if (sub !== 'rotate' && sub !== 'list' && sub !== 'generate')
     return usage(sub ? `unknown keys command: ${sub}` : 'keys needs a command');
   if (sub === 'generate' && (!(set in KINDS) || extra.length))
@@ -64,29 +67,43 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   }
 
   const loaded = await loadConfig(values.config ?? defaultConfig);
-  const { config } = loaded;
-  if (sub === 'generate') {
-    const file = resolve(loaded.baseDir, config.keys[set as KeySetName]);
-    try {
-      await generateKeyFile(set as KeySetName, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      console.error(
-        `${file} exists: nothing was changed (to add a key to a set in use: npm run keys -- rotate ${set})`,
-      );
-      return 1;
-    }
-    console.log(`${set}: wrote ${file}`);
-    return 0;
-  }
+  if (sub === 'generate') return generateCommand(loaded, set as KeySetName);
   let activateAfterMs: number;
   try {
-    const duration = values['activate-after'] ?? config.keys.rotation.activateAfter;
+    const duration = values['activate-after'] ?? loaded.config.keys.rotation.activateAfter;
     const now = new Date();
     activateAfterMs = credentialExpiry(duration, now).getTime() - now.getTime();
   } catch {
     return usage(`--activate-after must be an ISO 8601 duration such as PT1H`);
   }
+  return withStore(loaded, (ctx) =>
+    sub === 'list' ? listCommand(ctx) : rotateCommand(loaded, ctx, set as RotatingSet, activateAfterMs),
+  );
+}
+
+/** `generate`: a new set written into its configured key file, refused when the file exists. */
+async function generateCommand(loaded: Loaded, set: KeySetName): Promise<number> {
+  const file = resolve(loaded.baseDir, loaded.config.keys[set]);
+  try {
+    await generateKeyFile(set, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    console.error(`${file} exists: nothing was changed (to add a key to a set in use: npm run keys -- rotate ${set})`);
+    return 1;
+  }
+  console.log(`${set}: wrote ${file}`);
+  return 0;
+}
+
+interface StoreContext {
+  store?: Store;
+  origins: KeyOrigin[];
+  keep: ReturnType<typeof keepPeriods>;
+}
+
+/** Opens the store (when the config has one), finds the key sets, runs `run`, and closes the store. */
+async function withStore(loaded: Loaded, run: (ctx: StoreContext) => Promise<number>): Promise<number> {
+  const { config } = loaded;
   const store: Store | undefined = config.store === 'memory' ? undefined : await createStore(config.store);
   try {
     if (store) {
@@ -101,47 +118,7 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
     // first start would generate
     const { origins } = await loadKeys(config.keys, loaded.baseDir, { shared: store });
     const keep = keepPeriods(config, config.demo ? [DEMO_PID_TYPE.validity] : []);
-    if (sub === 'list') {
-      for (const { where, rows } of await listKeys(origins, { store, keep })) {
-        console.log(`${rows[0].set} (${where})`);
-        for (const { name, view } of rows) {
-          const dates = [
-            view.activates && `signs from ${view.activates.toISOString()}`,
-            view.retired && `retired ${view.retired.toISOString()}`,
-            view.removed &&
-              `${view.state === 'expired' ? 'unpublished since' : 'published until'} ${view.removed.toISOString()}`,
-            view.state === 'retired' && !view.removed && 'kept until removed from the set by hand',
-          ].filter(Boolean);
-          console.log(`  ${view.state.padEnd(8)} ${name}${dates.length ? `  ${dates.join(', ')}` : ''}`);
-        }
-      }
-      return 0;
-    }
-    const origin = origins.find((o) => o.set === set)!;
-    let certify: ((jwk: JWK) => Promise<string[]>) | undefined;
-    if (set === 'credential') {
-      // the issuer certificate rotates with the key: the local CA certifies the new key; an
-      // operator's certificate is the operator's to replace
-      const issuers = signingIssuers(config, DEMO_PID_PATH);
-      const identity = await loadIssuerIdentity(config.issuer, {
-        baseDir: loaded.baseDir,
-        generate: config.keys.generate,
-        issuers,
-        credential: origin,
-        store,
-        until: new Date(Date.now() + keep.credential),
-      });
-      if (identity.operator) throw new RotationRefused(operatorRotationRefusal(config.issuer));
-      const ca = identity.ca;
-      if (ca) certify = (jwk) => certifyCredentialKey(ca, jwk, issuers);
-    }
-    const result = await rotateKeySet(set as RotatingSet, origin, { store, keep, activateAfterMs, certify });
-    console.log(
-      `${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`,
-    );
-    if (certify) console.log(`${set}: the local issuer CA certified the new key (its x5c leaf goes with it)`);
-    if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
-    return 0;
+    return await run({ store, origins, keep });
   } catch (err) {
     if (err instanceof RotationRefused) {
       console.error(err.message);
@@ -151,4 +128,57 @@ export async function keysCommand(args: string[], defaultConfig: string): Promis
   } finally {
     await store?.close();
   }
+}
+
+/** `list`: each key, its state and dates. */
+async function listCommand({ store, origins, keep }: StoreContext): Promise<number> {
+  for (const { where, rows } of await listKeys(origins, { store, keep })) {
+    console.log(`${rows[0].set} (${where})`);
+    for (const { name, view } of rows) {
+      const dates = [
+        view.activates && `signs from ${view.activates.toISOString()}`,
+        view.retired && `retired ${view.retired.toISOString()}`,
+        view.removed &&
+          `${view.state === 'expired' ? 'unpublished since' : 'published until'} ${view.removed.toISOString()}`,
+        view.state === 'retired' && !view.removed && 'kept until removed from the set by hand',
+      ].filter(Boolean);
+      console.log(`  ${view.state.padEnd(8)} ${name}${dates.length ? `  ${dates.join(', ')}` : ''}`);
+    }
+  }
+  return 0;
+}
+
+/** `rotate`: a new key added to the set (with the credential set, certified by the local issuer CA). */
+async function rotateCommand(
+  loaded: Loaded,
+  { store, origins, keep }: StoreContext,
+  set: RotatingSet,
+  activateAfterMs: number,
+): Promise<number> {
+  const { config } = loaded;
+  const origin = origins.find((o) => o.set === set)!;
+  let certify: ((jwk: JWK) => Promise<string[]>) | undefined;
+  if (set === 'credential') {
+    // the issuer certificate rotates with the key: the local CA certifies the new key; an
+    // operator's certificate is the operator's to replace
+    const issuers = signingIssuers(config, DEMO_PID_PATH);
+    const identity = await loadIssuerIdentity(config.issuer, {
+      baseDir: loaded.baseDir,
+      generate: config.keys.generate,
+      issuers,
+      credential: origin,
+      store,
+      until: new Date(Date.now() + keep.credential),
+    });
+    if (identity.operator) throw new RotationRefused(operatorRotationRefusal(config.issuer));
+    const ca = identity.ca;
+    if (ca) certify = (jwk) => certifyCredentialKey(ca, jwk, issuers);
+  }
+  const result = await rotateKeySet(set, origin, { store, keep, activateAfterMs, certify });
+  console.log(
+    `${set}: added ${result.added} in ${result.where}; published now, signs from ${result.activates.toISOString()}`,
+  );
+  if (certify) console.log(`${set}: the local issuer CA certified the new key (its x5c leaf goes with it)`);
+  if (result.removed.length) console.log(`${set}: removed ${result.removed.join(', ')} (past its keep period)`);
+  return 0;
 }

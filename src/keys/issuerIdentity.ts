@@ -1,28 +1,29 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { readText, writeNew } from './files.js';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { JWK } from 'jose';
 import type { IssuerConfig } from '../config/schema.js';
 import type { Store } from '../store/types.js';
+import { readText } from './files.js';
 import {
   certifyCredentialKey,
   checkIssuerFiles,
-  documentSignerFits,
   documentSignerKey,
-  generateDocumentSigner,
-  generateIssuerCa,
   generatedLeafFits,
-  isIssuerCa,
   previousCertificateKey,
   type DocumentSignerKey,
   type IssuerCa,
 } from './issuerCertificate.js';
 import { KINDS, type KeptJwk, type KeyOrigin } from './keys.js';
 import type { SigningKeys } from './keyRing.js';
+import { localCa } from './localCa.js';
 import { placeOf } from './rotate.js';
 
-/** The store key of a generated local issuer CA (one for every instance, as the key sets, D20). */
-export const ISSUER_CA_STORE_KEY = 'keys:issuer-ca';
+export { ISSUER_CA_STORE_KEY } from './localCa.js';
+export {
+  documentSignerStoreKey,
+  documentSignersOf,
+  localDocumentSigners,
+  type DocumentSigners,
+} from './documentSigners.js';
 
 /** Every issuer identifier we sign SD-JWT VCs as (the wallet issuer, and the demo's PID issuer): the leaf names each. */
 export function signingIssuers(
@@ -45,69 +46,6 @@ export interface IssuerIdentity {
   /** `issuer.documentSigner`: the operator's mdoc document signer (with the local CA, `localDocumentSigners` makes them) */
   documentSigner?: DocumentSignerKey;
   warnings: string[];
-}
-
-/** The store key of the document signer made by the local CA for the credential key `kid`. */
-export const documentSignerStoreKey = (kid: string) => `keys:document-signer:${kid}`;
-
-/** Where the mdoc signer gets its document signer (ISO/IEC 18013-5 Annex B.1.4): read when it signs. */
-export interface DocumentSigners {
-  current(): Promise<DocumentSignerKey>;
-}
-
-/** The CA's key and certificate in one file, so that two instances starting together cannot mix two CAs. */
-const caFileText = (ca: IssuerCa) => `${ca.key}${ca.certificate}`;
-function caOfFile(text: string, where: string): IssuerCa {
-  const key = /-----BEGIN PRIVATE KEY-----[^-]+-----END PRIVATE KEY-----\n?/.exec(text)?.[0];
-  const certificate = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\n?/.exec(text)?.[0];
-  if (!key || !certificate)
-    throw new Error(`${where}: not a local issuer CA (a PKCS#8 private key and its certificate)`);
-  return { key, certificate };
-}
-
-/**
- * The local issuer CA, kept where the credential keys are (D20): in the store when the set is there (every
- * instance certifies with one CA), else beside the configured chain as issuer-ca-key.pem (secret) and
- * issuer-ca.pem (the certificate wallets must trust). The first writer wins.
- */
-async function localCa(
-  credential: KeyOrigin,
-  chainFile: string,
-  host: string,
-  store?: Store,
-): Promise<{ ca: IssuerCa; generated: boolean; caFile: string; where: string }> {
-  const caFile = join(dirname(chainFile), 'issuer-ca.pem');
-  let ca: IssuerCa;
-  let generated = false;
-  let where: string;
-  if (credential.origin === 'store' || credential.origin === 'generated-store') {
-    if (!store) throw new Error('issuer: the credential keys are in the store, which is not open');
-    where = `store key ${ISSUER_CA_STORE_KEY}`;
-    let held = await store.get<unknown>(ISSUER_CA_STORE_KEY);
-    if (held === undefined) {
-      const candidate = await generateIssuerCa(host);
-      generated = await store.setPermanentIfAbsent(ISSUER_CA_STORE_KEY, candidate);
-      held = generated ? candidate : await store.get<unknown>(ISSUER_CA_STORE_KEY);
-    }
-    if (!isIssuerCa(held)) throw new Error(`${where}: not a local issuer CA`);
-    ca = held;
-  } else {
-    const keyFile = join(dirname(chainFile), 'issuer-ca-key.pem');
-    where = keyFile;
-    let text = await readText(keyFile);
-    if (text === undefined) {
-      await writeNew(keyFile, caFileText(await generateIssuerCa(host)), 0o600);
-      text = await readFile(keyFile, 'utf8');
-      generated = true;
-    }
-    ca = caOfFile(text, keyFile);
-  }
-  // the certificate is public: written (again) where a developer looks for it
-  if ((await readText(caFile)) !== ca.certificate) {
-    await mkdir(dirname(caFile), { recursive: true, mode: 0o700 });
-    await writeFile(caFile, ca.certificate, { mode: 0o644 });
-  }
-  return { ca, generated, caFile, where };
 }
 
 /**
@@ -209,115 +147,6 @@ async function loadSdJwtIdentity(
     caFile: local.caFile,
     warnings,
   };
-}
-
-/**
- * With the local CA: one mdoc document signer per credential key, made by the first instance that signs an
- * mdoc with that key and kept where the CA is (the store on Redis, a file beside issuer-ca.pem otherwise).
- * A rotation of the credential key (`npm run keys -- rotate credential`) so brings a new document signer
- * with the new key; one that would end before an mdoc signed now (`validForMs`) is remade.
- */
-export function localDocumentSigners(o: {
-  ca: IssuerCa;
-  credential: KeyOrigin;
-  /** issuer.certificateChain, resolved: the files go beside it */
-  chainFile: string;
-  host: string;
-  store?: Store;
-  /** the kid of the credential key that signs now */
-  activeKid: () => string | undefined;
-  validForMs: number;
-}): DocumentSigners {
-  const inStore = o.credential.origin === 'store' || o.credential.origin === 'generated-store';
-  const held = new Map<string, Promise<DocumentSignerKey>>();
-
-  async function load(kid: string): Promise<DocumentSignerKey> {
-    const until = new Date(Date.now() + o.validForMs);
-    let record: unknown;
-    let where: string;
-    if (inStore) {
-      if (!o.store) throw new Error('issuer: the credential keys are in the store, which is not open');
-      const key = documentSignerStoreKey(kid);
-      where = `store key ${key}`;
-      const before = await o.store.get<unknown>(key);
-      if (!documentSignerFits(before, o.ca, until)) {
-        const candidate = await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs);
-        // compare-and-set: of instances remaking it together, one signer stays
-        if (before === undefined) await o.store.setPermanentIfAbsent(key, candidate);
-        else await o.store.replacePermanent(key, before, candidate);
-      }
-      record = await o.store.get<unknown>(key);
-    } else {
-      const file = join(dirname(o.chainFile), 'document-signers', `${kid.replace(/[^A-Za-z0-9_-]/g, '_')}.pem`);
-      where = file;
-      const text = await readText(file);
-      const before = text === undefined ? undefined : signerOfFile(text);
-      if (!documentSignerFits(before, o.ca, until)) {
-        const candidate = caFileText(await generateDocumentSigner(o.ca, o.host, new Date(), o.validForMs));
-        if (text === undefined) await writeNew(file, candidate, 0o600);
-        else await writeFile(file, candidate, { mode: 0o600 });
-      }
-      record = signerOfFile((await readText(file)) ?? '');
-    }
-    if (!isIssuerCa(record))
-      throw new Error(`${where}: not a document signer (a PKCS#8 private key and its certificate)`);
-    return documentSignerKey({ chain: record.certificate, key: record.key }, { chain: where, key: where });
-  }
-
-  return {
-    async current() {
-      const kid = o.activeKid() ?? 'credential';
-      const kept = held.get(kid);
-      // kept until it would end before an mdoc signed now: then read (and remade) again
-      if (kept) {
-        const signer = await kept.catch(() => undefined);
-        if (signer && signer.expires.getTime() >= Date.now() + o.validForMs) return signer;
-      }
-      const loading = load(kid);
-      held.set(kid, loading);
-      loading.catch(() => held.delete(kid)); // a failed read is tried again at the next mdoc
-      return loading;
-    },
-  };
-}
-
-/**
- * The document signers of our mdocs: the operator's `issuer.documentSigner`, else with the local CA one per
- * credential key (`localDocumentSigners`), else none (credential types are offered as SD-JWT VCs only).
- */
-export function documentSignersOf(
-  identity: IssuerIdentity,
-  o: {
-    cfg: IssuerConfig;
-    baseDir: string;
-    credential: KeyOrigin;
-    issuers: string[];
-    store?: Store;
-    activeKid: () => string | undefined;
-    validForMs: number;
-  },
-): DocumentSigners | undefined {
-  const fixed = identity.documentSigner;
-  if (fixed) return { current: () => Promise.resolve(fixed) };
-  if (!identity.ca) return undefined;
-  const host = new URL(o.issuers[0]).hostname.replace(/^\[(.*)\]$/, '$1');
-  return localDocumentSigners({
-    ca: identity.ca,
-    credential: o.credential,
-    chainFile: resolve(o.baseDir, o.cfg.certificateChain),
-    host,
-    store: o.store,
-    activeKid: o.activeKid,
-    validForMs: o.validForMs,
-  });
-}
-
-function signerOfFile(text: string): IssuerCa | undefined {
-  try {
-    return caOfFile(text, 'document signer');
-  } catch {
-    return undefined;
-  }
 }
 
 /**
