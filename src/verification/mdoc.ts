@@ -1,20 +1,9 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import {
-  DeviceResponse,
-  SessionTranscript,
-  type Document,
-  type MdocContext,
-  type VerificationAssessment,
-} from '@owf/mdoc';
+import { SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
 import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
-import {
-  COSE_SIGNATURE_ALGORITHMS,
-  CoseAlgorithmError,
-  jwkOfCoseKey,
-  mdocContext,
-  mdocValueToJson,
-} from './mdocContext.js';
+import { decodeDocument, disclosedClaims } from './mdocDocument.js';
+import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext } from './mdocContext.js';
 
 /**
  * COSE algorithm numbers (RFC 9053) announced in `vp_formats_supported.mso_mdoc` (§B.2.4): ES256 (-7, what
@@ -22,14 +11,6 @@ import {
  */
 export const MDOC_ISSUER_AUTH_ALGS: number[] = [...COSE_SIGNATURE_ALGORITHMS];
 export const MDOC_DEVICE_AUTH_ALGS: number[] = [...COSE_SIGNATURE_ALGORITHMS];
-/** The largest DeviceResponse accepted, decoded (1 MiB). */
-const MDOC_LIMIT = 1024 * 1024;
-/**
- * At most this many issuer-signed elements in the document: @owf/mdoc decodes the MSO again for every
- * element it checks, so the work grows with their square. An mDL or a PID has a few dozen.
- */
-const MAX_ELEMENTS = 256;
-
 export interface MdocExpectations {
   doctype: string;
   namespace: string;
@@ -178,65 +159,6 @@ export async function verifyMdocPresentation(
   };
 }
 
-/**
- * The one Document of a DeviceResponse (OpenID4VP 1.0 §B.2.5: base64url, at most MDOC_LIMIT bytes), of the
- * requested doctype, with at most MAX_ELEMENTS elements and a detached device signature.
- */
-function decodeDocument(deviceResponse: string, doctype: string): Document {
-  if (typeof deviceResponse !== 'string' || deviceResponse.length === 0)
-    throw refuse('mdoc_invalid', 'the mdoc presentation is not a string (OpenID4VP 1.0 §B.2.5)');
-  // before decoding: base64url of 1 MiB is at most 1,398,102 characters
-  if (deviceResponse.length > Math.ceil((MDOC_LIMIT * 4) / 3))
-    throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
-  if (!/^[A-Za-z0-9_-]+$/.test(deviceResponse) || deviceResponse.length % 4 === 1) {
-    throw refuse('mdoc_invalid', 'the mdoc presentation is not base64url without padding (OpenID4VP 1.0 §B.2.5)');
-  }
-  const bytes = new Uint8Array(Buffer.from(deviceResponse, 'base64url'));
-  if (bytes.length > MDOC_LIMIT)
-    throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
-
-  let response: DeviceResponse;
-  try {
-    response = DeviceResponse.decode(bytes);
-  } catch (err) {
-    throw refuse(
-      'mdoc_invalid',
-      `the mdoc presentation is not a CBOR DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2)${libraryReason(err)}`,
-    );
-  }
-  if (response.status !== 0)
-    throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}, not 0 (OK)`);
-  const documents = response.documents ?? [];
-  if (documents.length !== 1)
-    throw refuse(
-      'mdoc_invalid',
-      `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`,
-    );
-  const [document] = documents;
-  if (document.docType !== doctype)
-    throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${doctype}`);
-  const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce(
-    (n, items) => n + items.length,
-    0,
-  );
-  if (elements > MAX_ELEMENTS)
-    throw refuse('mdoc_invalid', `the mdoc discloses ${elements} elements; at most ${MAX_ELEMENTS} are accepted`);
-  const { deviceAuth } = document.deviceSigned;
-  if (deviceAuth.deviceMac)
-    throw refuse(
-      'mdoc_device_mac_unsupported',
-      'the mdoc is authenticated with a device MAC (deviceMac, ISO/IEC 18013-5 §9.1.3.5), which needs a reader key OpenID4VP does not exchange; this verifier takes device signatures (§9.1.3.6)',
-    );
-  // ISO/IEC 18013-5 §9.1.3.6: the DeviceSignature payload is detached (null). @owf/mdoc would verify an
-  // attached payload instead of this request's DeviceAuthentication, letting an old signature be replayed.
-  if (deviceAuth.deviceSignature?.payload !== null)
-    throw refuse(
-      'mdoc_device_signature_invalid',
-      'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)',
-    );
-  return document;
-}
-
 /** The library context, keeping the reasons our own modules give (chain, COSE algorithm) for the description. */
 function reportingContext(failure: Failure): MdocContext {
   return {
@@ -333,20 +255,4 @@ async function verifyDeviceSigned(
     if (err instanceof CheckFailed) throw refusalFor(err.assessment, failure);
     throw refuse('mdoc_device_signature_invalid', `the mdoc device signature cannot be verified${libraryReason(err)}`);
   }
-}
-
-/** The disclosed issuer-signed elements of `namespace`, as JSON values. */
-function disclosedClaims(document: Document, namespace: string): Record<string, unknown> {
-  const claims: Record<string, unknown> = {};
-  for (const item of document.issuerSigned.getIssuerNamespace(namespace) ?? []) {
-    // two items for one element would leave it ambiguous which value the issuer meant
-    if (Object.hasOwn(claims, item.elementIdentifier))
-      throw refuse('mdoc_invalid', `the mdoc discloses an element of ${namespace} twice`);
-    try {
-      claims[item.elementIdentifier] = mdocValueToJson(item.elementValue);
-    } catch (err) {
-      throw refuse('mdoc_invalid', `an mdoc element value cannot be read${libraryReason(err)}`);
-    }
-  }
-  return claims;
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import { credentialExpiry } from '../rules/validity.js';
 import { Poller } from '../store/poller.js';
 import { currentFlow, inJobSpan, linkToFlow } from '../telemetry/spans.js';
+import { post } from './post.js';
 
 /** Where a client's events go, and the secrets that sign them (config: clients[].webhook). */
 export interface WebhookTarget {
@@ -57,8 +58,6 @@ export interface Delivery {
 export const KEPT_FOR_MS = 7 * 86_400_000;
 /** How long a delivered one is still kept (for `get`): its body holds a ContinuationContext, nobody needs it longer. */
 const DELIVERED_KEPT_SECONDS = 3600;
-/** The most of a receiver's answer that is read. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 /** Deliveries taken per poll, how often an instance polls, and the most `list` shows. */
 const BATCH = 20;
 const POLL_MS = 1_000;
@@ -69,46 +68,6 @@ const recordKey = (id: string) => `webhook:{${id}}`;
 const DUE = 'webhooks:due';
 /** deliveries that gave up, by when they did: what `list --failed` shows */
 const GAVE_UP = 'webhooks:gave-up';
-
-/** Why an attempt had no answer, in words that never carry the URL (it may hold credentials) or the body. */
-function noAnswer(err: unknown, timeoutMs: number): string {
-  const e = err as Error & { cause?: { code?: unknown } };
-  if (e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  const code = e.cause?.code;
-  return typeof code === 'string' && /^[A-Z_]{2,40}$/.test(code)
-    ? `no answer (${code})`
-    : `no answer (${e.name === 'TypeError' ? 'the request could not be made' : 'error'})`;
-}
-
-/** A redirect is an answer like any other that is not 2xx: retried, never followed. */
-async function post(
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  timeoutMs: number,
-): Promise<{ status?: number; error?: string }> {
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    // read at most 64 KiB of the answer, then let the connection go
-    const reader = response.body?.getReader();
-    let read = 0;
-    while (reader && read < MAX_ANSWER_BYTES) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      read += chunk.value.byteLength;
-    }
-    await reader?.cancel().catch(() => undefined);
-    return { status: response.status };
-  } catch (err) {
-    return { error: noAnswer(err, timeoutMs) };
-  }
-}
 
 /**
  * D13's webhooks: delivered at least once, in the order of the Standard Webhooks specification. A
