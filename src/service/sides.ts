@@ -18,7 +18,6 @@ import { documentSignersOf } from '../keys/issuerIdentity.js';
 import { ownMdocAnchor } from '../keys/trustAnchors.js';
 import { readPemCertificates } from '../keys/x509.js';
 import type { ClientIdentity } from '../verification/clientIdentity.js';
-import type { OwnIssuer } from '../verification/issuerKeys.js';
 import type { Core } from './core.js';
 
 /** D12: the second identity-verification flow, through another OpenID Connect provider (when configured). */
@@ -101,13 +100,22 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
 /** The wallet-facing verifier (OpenID4VP); its steps end in core.stepOutcomes. */
 export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer): Verifier {
   const { config, stepOutcomes } = core;
+  // the local issuer CA (when we made one): what our own SD-JWT VCs chain to, and our own mdocs' IACA
+  const issuerCa = core.issuerIdentity.ca
+    ? readPemCertificates(core.issuerIdentity.ca.certificate, 'the local issuer CA')[0]
+    : undefined;
   const verifier = createVerifier({
     baseUrl: config.baseUrl,
     store: core.store,
     credentialTypes: config.credentialTypes,
     trustedIssuers: config.trustedIssuers,
-    ownIssuer: ownIssuerOf(core, walletIssuer),
-    clientIdentity: withOwnMdocAnchor(core),
+    // our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts)
+    ownIssuer: {
+      issuer: walletIssuer.credentialIssuer,
+      jwks: () => core.credentialKeys.published(),
+      ...(issuerCa ? { issuerCa } : {}),
+    },
+    clientIdentity: withOwnMdocAnchor(core, issuerCa),
     requestLifetime: config.lifetimes.offer,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,
@@ -120,26 +128,11 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
   return verifier;
 }
 
-/** Our own credentials: by their x5c chain to the issuer CA we made, else by kid (src/verification/issuerKeys.ts). */
-function ownIssuerOf(core: Core, walletIssuer: WalletIssuer): OwnIssuer {
-  const ca = core.issuerIdentity.ca;
-  return {
-    issuer: walletIssuer.credentialIssuer,
-    jwks: () => core.credentialKeys.published(),
-    ...(ca ? { issuerCa: readPemCertificates(ca.certificate, 'the local issuer CA')[0] } : {}),
-  };
-}
-
 /** Our own mdocs verify under the local issuer CA, their IACA, where the operator names none for the type. */
-function withOwnMdocAnchor(core: Core): ClientIdentity {
+function withOwnMdocAnchor(core: Core, issuerCa: Uint8Array | undefined): ClientIdentity {
   const { clientIdentity } = core;
-  const ca = core.issuerIdentity.ca;
-  if (!ca) return clientIdentity;
-  const own = ownMdocAnchor(
-    readPemCertificates(ca.certificate, 'the local issuer CA')[0],
-    core.config.credentialTypes,
-    clientIdentity.trustAnchors,
-  );
+  if (!issuerCa) return clientIdentity;
+  const own = ownMdocAnchor(issuerCa, core.config.credentialTypes, clientIdentity.trustAnchors);
   return { ...clientIdentity, trustAnchors: [...clientIdentity.trustAnchors, ...own] };
 }
 

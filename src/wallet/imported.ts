@@ -5,22 +5,7 @@ import { calculateJwkThumbprint, type JWK } from 'jose';
 import { decodeJws } from './jws.js';
 import { WalletError } from './errors.js';
 import type { StoredMdoc, StoredSdJwt } from './walletFile.js';
-
-/** Claims the SD-JWT VC itself carries, as opposed to the holder's attributes. */
-const REGISTERED_CLAIMS = new Set([
-  'iss',
-  'sub',
-  'aud',
-  'iat',
-  'nbf',
-  'exp',
-  'jti',
-  'cnf',
-  'vct',
-  'vct#integrity',
-  'status',
-  '_sd_alg',
-]);
+import { REGISTERED_CLAIMS } from './verifyCredential.js';
 
 /**
  * An SD-JWT VC issued elsewhere, as the wallet keeps it, with the private holder key it is bound to. The

@@ -17,7 +17,7 @@ import { jsonOrOAuthError, WalletError } from './errors.js';
 import { wellKnownUrl } from './metadata.js';
 
 /** Claims the SD-JWT VC itself carries, as opposed to the holder's attributes. */
-const REGISTERED_CLAIMS = new Set([
+export const REGISTERED_CLAIMS = new Set([
   'iss',
   'sub',
   'aud',
