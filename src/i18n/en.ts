@@ -71,6 +71,11 @@ export const EN = {
   'progress.failedTitle': 'Something went wrong',
   'progress.failedText': 'Your wallet could not complete this step.',
   'progress.notCompleted': 'This request did not complete.',
+  'progress.stalled':
+    'Your wallet has not answered yet. If it showed an error or you closed it, get a new code and try again.',
+  'progress.refused': 'Try again with a new code, or with another wallet.',
+  'progress.freshRequest': 'Get a new code',
+  'progress.giveUp': 'Return to {client}',
   'progress.moved': 'This identity check was continued on another device. You can close this page.',
 
   // the EU PID's standard claims (PID rulebook; the address parts in their flat `resident_*` names), as the

@@ -45,7 +45,8 @@ export type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 /** A wallet step's progress, as its kind reads it (src/interaction/stepKinds.ts) and the page polls it. */
 export type StepStatus = {
-  status: 'pending' | 'scanned' | 'returning' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
+  status:
+    'pending' | 'scanned' | 'stalled' | 'refused' | 'returning' | 'pin_retry' | 'done' | 'failed' | 'expired' | 'moved';
   message?: string;
   /** the message in catalogue words, worded in the holder's language when the page asks */
   say?: Say;

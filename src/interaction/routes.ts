@@ -6,6 +6,7 @@ import { showPrompt } from './actions/prompt.js';
 import { status } from './actions/status.js';
 import { continueFlow } from './actions/continue.js';
 import { returnFromWallet } from './actions/return.js';
+import { freshRequest } from './actions/fresh.js';
 import { toOtherProvider } from './actions/identity.js';
 import { otherProviderCallback } from './actions/identityCallback.js';
 
@@ -47,5 +48,6 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     mount('/status', status),
     mount('/continue', continueFlow),
     mount('/return', returnFromWallet),
+    { method: 'POST', path: promptPath('/fresh'), handle: (ctx, [v, id]) => freshRequest(d, ctx, v as Version, id) },
   ]);
 }

@@ -45,7 +45,14 @@ export interface StepKind {
   /** values the holder's status messages name besides their own */
   statusValues?(d: InteractionDeps, texts: Texts): Record<string, string> | undefined;
   /** OpenID4VP 1.0 §8.2: the browser came back from a wallet on this device with a response code */
-  completeReturn?(d: InteractionDeps, stepId: string, responseCode: string): Promise<unknown>;
+  completeReturn?(d: InteractionDeps, stepId: string, step: WalletStep, responseCode: string): Promise<unknown>;
+  /**
+   * The holder asks for a fresh request after the wallet went silent or could not take it: the step with
+   * its new request, or undefined when the current one cannot make way (it is being answered, or over).
+   */
+  fresh?(d: InteractionDeps, s: StepStart & { step: WalletStep }): Promise<WalletStep | undefined>;
+  /** The holder gives up on a step the wallet could not take: it ends as a failure. */
+  giveUp?(d: InteractionDeps, stepId: string, step: WalletStep): Promise<void>;
 }
 
 /** The kinds of wallet step, by `WalletStep.kind`. A new kind is one entry here and its file in `kinds/`. */

@@ -27,10 +27,30 @@ export interface WalletStep {
   tokenExtras?: Record<string, string>;
   /** an External Client flow (D13): the client continues it; the browser never goes back to it */
   external?: boolean;
+  /** a presentation's current verifier request after the holder asked for a fresh one: `<stepId>~<n>` (n >= 2) */
+  requestId?: string;
 }
 
 /** A step's id: the interface version and the interaction's uid, e.g. `v2.Xyz`. */
 export const stepIdOf = (version: string, uid: string) => `${version}.${uid}`;
+
+/** The verifier request a presentation step waits on now: its own id until the holder asked for a fresh one. */
+export const currentRequestId = (stepId: string, step: Pick<WalletStep, 'requestId'>) => step.requestId ?? stepId;
+
+/** The `n`th verifier request of a step (n >= 2; the first has the step's id). */
+export const attemptRequestId = (stepId: string, n: number) => `${stepId}~${n}`;
+
+/** Which of its step's requests this is: 1 for the step's first. */
+export const attemptOf = (requestId: string) => {
+  const at = requestId.indexOf('~');
+  return at === -1 ? 1 : Number(requestId.slice(at + 1)) || 1;
+};
+
+/** The step a verifier request belongs to: a fresh request's id names its step before the `~`. */
+export const stepIdOfRequest = (requestId: string) => {
+  const at = requestId.indexOf('~');
+  return at === -1 ? requestId : requestId.slice(0, at);
+};
 
 // one hash tag per step: its record and its claims are read together
 const stepKey = (stepId: string) => `step:{${stepId}}`;
@@ -56,6 +76,11 @@ export class WalletSteps {
       FlowClaims | undefined,
     ];
     return { step, claims };
+  }
+
+  /** The step with its current request replaced (a fresh presentation request), for the rest of its lifetime. */
+  replace(stepId: string, step: WalletStep, ttlSeconds: number): Promise<void> {
+    return this.store.set(stepKey(stepId), step, ttlSeconds);
   }
 
   /** The wallet step succeeded: its claims wait for the holder's browser to finish the authorisation. */

@@ -121,11 +121,12 @@ function flowsOf(
   const offers = new OfferBook(store);
   const external = new ExternalFlows(store, webhooks, config.lifetimes, logger, {
     poll,
-    // an offer redeemed in time can still be issued after the prompt's expiry (until its record is kept)
+    // an offer redeemed in time can still be issued after the prompt's expiry (until its record is kept);
+    // a presentation the holder asked afresh for is open until its fresh request expires
     openUntil: async (stepId) => {
       const step = await steps.find(stepId);
-      if (!step?.offerId) return undefined;
-      return offers.issuableUntil(step.offerId);
+      if (step?.offerId) return offers.issuableUntil(step.offerId);
+      return step?.requestId ? step.expiresAt : undefined;
     },
     onEnded: (stepId, request, outcome) => flowEnds.externalEnded(stepId, request, outcome),
   });

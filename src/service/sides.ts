@@ -117,6 +117,7 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     },
     clientIdentity: withOwnMdocAnchor(core, issuerCa),
     requestLifetime: config.lifetimes.offer,
+    freshRequestAfter: config.verifier.freshRequestAfter,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,
     statusListMaxEntries: config.statusList.maxEntries,

@@ -3,7 +3,7 @@ import type { ExternalFlows } from '../external/flows.js';
 import { issuanceFlowClaims, verificationFlowClaims, type FlowClaims } from '../flow/flowClaims.js';
 import { pidFlowClaims } from '../identity/pid.js';
 import type { PairwiseSubjects } from '../identity/subject.js';
-import type { WalletSteps } from '../interaction/steps.js';
+import { stepIdOfRequest, type WalletSteps } from '../interaction/steps.js';
 import type { OfferRecord } from '../issuance/offers.js';
 import type { FlowEvents } from '../metrics/flowEvents.js';
 import type { CredentialNotice } from '../issuance/notification.js';
@@ -49,14 +49,14 @@ export class StepOutcomes {
     const claims = record.identity
       ? pidFlowClaims(result, record.clientId!, this.d.subjects)
       : verificationFlowClaims(result, { issuerClaim: this.d.clients.get(record.clientId!)?.vcIssuerClaim });
-    await this.#succeeded(record.requestId, claims, record.external);
+    await this.#succeeded(stepIdOfRequest(record.requestId), claims, record.external);
     this.d.flowEnds.verified(record);
   }
 
   /** A presentation was refused, or declined by the wallet (reported as `denied`). */
   verificationFailed(record: VerificationRecord, failure: { description: string; declined?: boolean }): Promise<void> {
     const reported = this.d.flowEnds.verificationFailed(record, failure.declined === true);
-    return this.#failed(record.requestId, failure.description, record.external, reported);
+    return this.#failed(stepIdOfRequest(record.requestId), failure.description, record.external, reported);
   }
 
   /** OpenID4VCI 1.0 §11: what the wallet did with the credential, audited and told to an External flow's client. */

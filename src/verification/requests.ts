@@ -8,13 +8,19 @@ export type Device = 'cross' | 'same';
 
 /** What the holder's prompt page shows about a verification request (D10: live progress, errors a person understands). */
 export type RequestStatus = {
-  /** returning: verified, waiting for the browser the wallet sends back (same-device, OpenID4VP 1.0 §8.2) */
-  status: 'pending' | 'scanned' | 'returning' | 'done' | 'failed' | 'expired';
+  /**
+   * returning: verified, waiting for the browser the wallet sends back (same-device, OpenID4VP 1.0 §8.2);
+   * stalled: the wallet fetched the request and has not answered for a while; refused: the wallet answered
+   * with an error other than access_denied. After either, the holder may ask for a fresh request.
+   */
+  status: 'pending' | 'scanned' | 'stalled' | 'refused' | 'returning' | 'done' | 'failed' | 'expired';
   message?: string;
   /** the message for the holder's page, in the holder's language there */
   say?: Say;
-  /** failed: what the relying party is told (error_description); names the rule, never a claim value */
+  /** failed, refused: what the relying party is told (error_description); names the rule, never a claim value */
   description?: string;
+  /** scanned: when the wallet fetched the request (epoch seconds); kept in the store, not read out */
+  since?: number;
 };
 
 export interface VerificationResult {
@@ -77,10 +83,19 @@ const responseCodeKey = (requestId: string) => `vp:{${requestId}}:response-code`
 const requestObjectKey = (reference: string) => `vp:request-object:${sha256(reference)}`;
 const stateKey = (state: string) => `vp:state:${sha256(state)}`;
 const kidKey = (kid: string) => `vp:kid:${sha256(kid)}`;
+// a refused request can be retired once: whoever takes this marker asks for the fresh request
+const retirableKey = (requestId: string) => `vp:{${requestId}}:retirable`;
+
+/** How long a wallet may hold a fetched request before the holder is offered a fresh one, by default: seconds. */
+export const DEFAULT_FRESH_REQUEST_AFTER = 30;
 
 /** The verification requests and their status in the shared store (D14), with TTLs: any instance serves any step. */
 export class VerificationRequests {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** seconds a fetched request may stay unanswered before it reads `stalled` */
+    private readonly freshRequestAfter = DEFAULT_FRESH_REQUEST_AFTER,
+  ) {}
 
   /** `references`: the request object's reference in each link (the cross-device one, and the same-device one when there is one). */
   async create(record: VerificationRecord, references: Partial<Record<Device, string>>): Promise<void> {
@@ -123,7 +138,11 @@ export class VerificationRequests {
     if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS)))
       return undefined;
     if (current?.status === 'pending')
-      await this.setStatus(requestId, { status: 'scanned' }, record.expiresAt - now() + STATUS_GRACE_SECONDS);
+      await this.setStatus(
+        requestId,
+        { status: 'scanned', since: now() },
+        record.expiresAt - now() + STATUS_GRACE_SECONDS,
+      );
     return record;
   }
 
@@ -196,6 +215,40 @@ export class VerificationRequests {
     ]);
   }
 
+  /**
+   * The wallet could not take the request (an error other than access_denied, OpenID4VP 1.0 §8.5): not an
+   * end yet. The request stays until its expiry, answerable by nobody (its state is spent), so that the
+   * holder may ask for a fresh one, or give up (`end`).
+   */
+  async refused(record: VerificationRecord, message: Say, description: string): Promise<void> {
+    const ttl = record.expiresAt - now();
+    await Promise.all([
+      this.store.set(retirableKey(record.requestId), 1, Math.max(1, ttl)),
+      this.setStatus(
+        record.requestId,
+        { status: 'refused', ...said(message), description },
+        ttl + STATUS_GRACE_SECONDS,
+      ),
+    ]);
+  }
+
+  /**
+   * Retires a stalled or refused request so that a fresh one replaces it: true when this call retired it.
+   * A stalled request's state is taken, so a wallet answering at this moment keeps its request (false)
+   * and a late answer afterwards is refused as unknown: the flow gets one outcome.
+   */
+  async retire(requestId: string): Promise<boolean> {
+    const [status, record] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [
+      RequestStatus | undefined,
+      VerificationRecord | undefined,
+    ];
+    if (!status || !record) return false;
+    const stalled = this.#stalled(status);
+    if (status.status !== 'refused' && !stalled) return false;
+    // what is left of it reads as it did until its TTLs end: the prompt reads it until the fresh one replaces it
+    return (await this.store.consume(stalled ? stateKey(record.state) : retirableKey(requestId))) !== undefined;
+  }
+
   async status(requestId: string): Promise<RequestStatus> {
     // one round trip: both keys share the request's hash tag
     const [status, request] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [
@@ -204,7 +257,25 @@ export class VerificationRequests {
     ];
     if (status?.status === 'done' || status?.status === 'failed') return status;
     if (!status || !request) return { status: 'expired', ...said(say('status.expired')) };
-    return status;
+    if (status.status !== 'scanned') return status;
+    return this.#stalled(status) ? { status: 'stalled' } : { status: 'scanned' };
+  }
+
+  /**
+   * The holder gives up on a refused request: taken once (as `retire` takes it), with what its refusal
+   * said, to end it for good.
+   */
+  async takeRefusal(requestId: string): Promise<{ record: VerificationRecord; status: RequestStatus } | undefined> {
+    if ((await this.store.consume(retirableKey(requestId))) === undefined) return undefined;
+    const [status, record] = (await this.store.getMany([statusKey(requestId), requestKey(requestId)])) as [
+      RequestStatus | undefined,
+      VerificationRecord | undefined,
+    ];
+    return status?.status === 'refused' && record ? { record, status } : undefined;
+  }
+
+  #stalled(status: RequestStatus): boolean {
+    return status.status === 'scanned' && status.since !== undefined && now() - status.since >= this.freshRequestAfter;
   }
 
   async result(requestId: string): Promise<VerificationResult | undefined> {

@@ -21,6 +21,8 @@ export interface VerifierOptions {
   clientIdentity: ClientIdentity;
   /** seconds a request (and its request_uri) lives */
   requestLifetime: number;
+  /** seconds a wallet may hold a fetched request unanswered before the holder is offered a fresh one, default 30 */
+  freshRequestAfter?: number;
   /** seconds of clock skew accepted on credential and key binding times, default 30 */
   clockTolerance?: number;
   /** for remote key sets (tests may pass their own) */
@@ -99,4 +101,8 @@ export interface Verifier {
   result(requestId: string): Promise<VerificationResult | undefined>;
   /** same-device: the browser came back with this response code; a wrong or used one ends the request */
   completeReturn(requestId: string, responseCode: string): Promise<ReturnOutcome>;
+  /** a stalled or refused request makes way for a fresh one: true when this call retired it */
+  retire(requestId: string): Promise<boolean>;
+  /** the holder gives up on a refused request: it fails as its refusal said */
+  endRefused(requestId: string): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { completeReturn } from './actions/completeReturn.js';
 import { createRequest } from './actions/createRequest.js';
 import { serveRequestObject } from './actions/requestObject.js';
 import { takeResponse } from './actions/response.js';
+import { endRefused } from './actions/outcomes.js';
 import type { VerifierDeps } from './deps.js';
 import { expectationsFor } from './expectations.js';
 import { IssuerKeys } from './issuerKeys.js';
@@ -55,6 +56,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     requestStatus: (requestId) => deps.requests.status(requestId),
     result: (requestId) => deps.requests.result(requestId),
     completeReturn: (requestId, responseCode) => completeReturn(deps, requestId, responseCode),
+    retire: (requestId) => deps.requests.retire(requestId),
+    endRefused: (requestId) => endRefused(deps, requestId),
   };
 }
 
@@ -89,7 +92,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     responseUri: `${baseUrl}/vp/response`,
     requestUriBase: `${baseUrl}/vp/request/`,
     requestLifetime: opts.requestLifetime,
-    requests: new VerificationRequests(opts.store),
+    requests: new VerificationRequests(opts.store, opts.freshRequestAfter),
     credentialTypes,
     ...(opts.identity ? { identity: opts.identity } : {}),
     expectationsFor: (record) => expectationsFor(record, sources),

@@ -30,6 +30,8 @@ export const verifierSchema = z
     /** PEM, the leaf's P-256 private key */
     key: z.string().default('./keys/verifier-key.pem'),
     responseMode: z.enum(['direct_post.jwt', 'direct_post']).default('direct_post.jwt'),
+    /** seconds a wallet may hold a fetched request unanswered before the prompt offers the holder a fresh one */
+    freshRequestAfter: z.number().int().min(1).max(3600).default(30),
     /**
      * Trust anchors, each for its formats and (optionally) credential types. A single PEM file name is
      * read as mdoc IACAs only (formats [mso_mdoc]).

@@ -46,7 +46,13 @@ export async function continueFlow(d: InteractionDeps, ctx: Context, version: Ve
     if (claims) {
       returnTo = await finishWithClaims(d, ctx, version, found, step, claims);
     } else {
-      const state = await stepStatus(d, stepId, step);
+      let state = await stepStatus(d, stepId, step);
+      // the wallet could not take the request and the holder does not ask for a fresh one: it fails here
+      const giveUp = STEP_KINDS[step.kind].giveUp;
+      if (state.status === 'refused' && giveUp) {
+        await giveUp(d, stepId, step);
+        state = await stepStatus(d, stepId, step);
+      }
       // D12: a journey continued in another browser ends there; this one only hears it
       if (state.status === 'moved') return messagePage(ctx, 200, MOVED, found);
       if (state.status !== 'failed' && state.status !== 'expired' && state.status !== 'done') {

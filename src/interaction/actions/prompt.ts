@@ -5,8 +5,17 @@ import { promptUrl, type Interaction, type InteractionDeps, type Version } from 
 import { finishWithError, interactionOf } from '../interactionResult.js';
 import { EXPIRED, messagePage, page } from '../pages.js';
 import { externalRequest, requestedFlow, secondsLeft } from '../request.js';
-import { STEP_KINDS, stepKindFor } from '../stepKinds.js';
+import { STEP_KINDS, stepKindFor, type StepStart } from '../stepKinds.js';
 import { stepIdOf, type WalletStep } from '../steps.js';
+
+/** What starting (or freshly requesting) the interaction's wallet step is given: its request, read again. */
+export function stepStartOf(d: InteractionDeps, interaction: Interaction, version: Version, stepId: string): StepStart {
+  const params = interaction.params as Record<string, unknown>;
+  const flow = requestedFlow(String(params.scope ?? ''));
+  // OpenID4VP 1.0 §8.2: where a wallet on this device sends the browser back
+  const returnUri = promptUrl(d.config, version, interaction.uid, '/return');
+  return { interaction, version, stepId, params, flow, returnUri };
+}
 
 /** Starts the interaction's wallet step as its kind starts; a step another tab started first wins. */
 export async function startStep(
@@ -15,12 +24,10 @@ export async function startStep(
   version: Version,
   stepId: string,
 ): Promise<WalletStep> {
-  const params = interaction.params as Record<string, unknown>;
-  const flow = requestedFlow(String(params.scope ?? ''));
+  const start = stepStartOf(d, interaction, version, stepId);
+  const { flow, params } = start;
   const kind = stepKindFor(flow);
-  // OpenID4VP 1.0 §8.2: where a wallet on this device sends the browser back
-  const returnUri = promptUrl(d.config, version, interaction.uid, '/return');
-  const step = await kind.start(d, { interaction, version, stepId, params, flow, returnUri });
+  const step = await kind.start(d, start);
   if (await d.steps.start(stepId, step, secondsLeft(interaction))) {
     // before the holder sees the wallet link: the flow's end is announced from here on
     if (flow.external)

@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
 import { readQuery } from '../../http/form.js';
-import type { InteractionDeps, Version } from '../deps.js';
+import { promptUrl, type InteractionDeps, type Version } from '../deps.js';
 import { interactionOf } from '../interactionResult.js';
 import { EXPIRED, messagePage } from '../pages.js';
-import { STEP_KINDS } from '../stepKinds.js';
+import { STEP_KINDS, stepStatus } from '../stepKinds.js';
 import { stepIdOf } from '../steps.js';
 import { continueFlow } from './continue.js';
 
@@ -22,6 +22,11 @@ export async function returnFromWallet(d: InteractionDeps, ctx: Context, version
   ]);
   if (!found || !step) return messagePage(ctx, 400, EXPIRED, found);
   const completeReturn = STEP_KINDS[step.kind].completeReturn;
-  if (code !== undefined && !claims && !found.result && completeReturn) await completeReturn(d, stepId, code);
+  if (code !== undefined && !claims && !found.result && completeReturn) await completeReturn(d, stepId, step, code);
+  // the wallet could not take the request and sent the browser back: the prompt offers a fresh one
+  if (code === undefined && !claims && !found.result && (await stepStatus(d, stepId, step)).status === 'refused') {
+    ctx.redirect(promptUrl(d.config, version, uid));
+    return;
+  }
   return continueFlow(d, ctx, version, uid);
 }

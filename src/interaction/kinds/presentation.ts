@@ -1,6 +1,6 @@
 import { pidClaimLabels, pidOptionalClaims } from '../../identity/pid.js';
 import type { InteractionDeps } from '../deps.js';
-import type { WalletStep } from '../steps.js';
+import { attemptOf, attemptRequestId, currentRequestId, type WalletStep } from '../steps.js';
 import type { StepKind, StepStart } from '../stepKinds.js';
 import { flowOf, tokenExtrasOf } from '../request.js';
 import { configuredTypes, walletPrompt, type PromptTypes } from './walletPrompt.js';
@@ -9,17 +9,21 @@ import { configuredTypes, walletPrompt, type PromptTypes } from './walletPrompt.
 type Asked =
   { credentialTypes: string[]; identity?: undefined } | { identity: 'VerifiedIdentity'; credentialTypes?: undefined };
 
+/** How many requests a step may make: its first and a few fresh ones the holder asks for. */
+export const MAX_REQUESTS_PER_STEP = 5;
+
 /** OpenID4VP: a request through the verifier, for this client, with a same-device link that returns to the prompt. */
 async function startPresentation(
   d: InteractionDeps,
   s: StepStart,
   kind: 'verification' | 'identity',
   asked: Asked,
+  requestId = s.stepId,
 ): Promise<WalletStep> {
   const { external } = s.flow;
   const clientId = String(s.params.client_id);
   const request = await d.verifier.createRequest({
-    requestId: s.stepId,
+    requestId,
     ...asked,
     external,
     returnUri: s.returnUri,
@@ -35,14 +39,34 @@ async function startPresentation(
     expiresAt: request.expiresAt * 1000,
     tokenExtras: tokenExtrasOf(s.params),
     ...(external ? { external } : {}),
+    ...(requestId !== s.stepId ? { requestId } : {}),
   };
 }
 
-/** What a presentation's kinds share: the verifier reads the status, and completes a same-device return. */
+/**
+ * A fresh request in place of one the wallet held silently or could not take: the old one is retired first
+ * (a wallet answering it now keeps it), so the flow still has one outcome.
+ */
+async function freshPresentation(
+  d: InteractionDeps,
+  s: StepStart & { step: WalletStep },
+  kind: 'verification' | 'identity',
+  asked: Asked,
+): Promise<WalletStep | undefined> {
+  const current = currentRequestId(s.stepId, s.step);
+  const next = attemptOf(current) + 1;
+  if (next > MAX_REQUESTS_PER_STEP || !(await d.verifier.retire(current))) return undefined;
+  return startPresentation(d, s, kind, asked, attemptRequestId(s.stepId, next));
+}
+
+/** What a presentation's kinds share: the verifier reads the status of the step's current request, and completes a same-device return. */
 const PRESENTATION = {
-  status: (d: InteractionDeps, stepId: string) => d.verifier.requestStatus(stepId),
-  completeReturn: (d: InteractionDeps, stepId: string, responseCode: string) =>
-    d.verifier.completeReturn(stepId, responseCode),
+  status: (d: InteractionDeps, stepId: string, step: WalletStep) =>
+    d.verifier.requestStatus(currentRequestId(stepId, step)),
+  completeReturn: (d: InteractionDeps, stepId: string, step: WalletStep, responseCode: string) =>
+    d.verifier.completeReturn(currentRequestId(stepId, step), responseCode),
+  giveUp: (d: InteractionDeps, stepId: string, step: WalletStep) =>
+    d.verifier.endRefused(currentRequestId(stepId, step)),
   externalKind: 'verification',
   expiredDescription: 'the presentation request expired before the wallet answered',
 } as const satisfies Partial<StepKind>;
@@ -52,6 +76,7 @@ export const VERIFICATION: StepKind = {
   ...PRESENTATION,
   takes: (flow) => flow.kind === 'verification',
   start: (d, s) => startPresentation(d, s, 'verification', { credentialTypes: s.flow.types }),
+  fresh: (d, s) => freshPresentation(d, s, 'verification', { credentialTypes: s.flow.types }),
   view: walletPrompt('verification', configuredTypes),
 };
 
@@ -76,5 +101,6 @@ export const PID: StepKind = {
   ...PRESENTATION,
   takes: (flow) => flow.identity === 'VerifiedIdentity',
   start: (d, s) => startPresentation(d, s, 'identity', { identity: 'VerifiedIdentity' }),
+  fresh: (d, s) => freshPresentation(d, s, 'identity', { identity: 'VerifiedIdentity' }),
   view: walletPrompt('identity', pidTypes),
 };

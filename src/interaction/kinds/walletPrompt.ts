@@ -47,6 +47,7 @@ export function walletPrompt(kind: PromptView['kind'], typesOf: PromptTypes) {
         pin: step.pinLength ? { length: step.pinLength } : undefined,
         statusUrl: `${base}/status`,
         continueUrl: `${base}/continue`,
+        ...(kind === 'issuance' ? {} : { freshUrl: `${base}/fresh` }),
         expiresAt: step.expiresAt,
         handover: step.external,
       });

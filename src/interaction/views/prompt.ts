@@ -66,6 +66,8 @@ export interface PromptView {
   statusUrl: string;
   /** Where the browser goes when the wallet step is over (success or error). */
   continueUrl: string;
+  /** presentations: where the holder asks (POST) for a fresh request after the wallet went silent or could not take it */
+  freshUrl?: string;
   /** Expiry of the offer/request, epoch milliseconds. */
   expiresAt: number;
   /** An External Client flow (D13): when the step is over, the app continues; the page stays. */
@@ -113,6 +115,8 @@ export function scriptTexts(t: Texts, clientName: string, waiting: string, pin =
     toldClose: t.t('progress.toldClose', { client: clientName }),
     backTo: t.t('progress.backTo', { client: clientName }),
     connectionProblem: t.t('progress.connectionProblem'),
+    stalled: t.t('progress.stalled'),
+    refused: t.t('progress.refused'),
     lastMinute: t.t('progress.lastMinute'),
     expiredTitle: t.t('progress.expiredTitle'),
     failedTitle: t.t('progress.failedTitle'),
@@ -159,6 +163,19 @@ ${list(optional, true)}`;
 }
 
 const walletHint = (t: Texts) => html`<p class="hint" id="wallet-hint" hidden>${words(t, 'prompt.walletHint')}</p>`;
+
+/** A fresh request when the wallet went silent or could not take this one; giving up only where the browser goes back. */
+const freshForm = (t: Texts, v: PromptView, continueHref: string) =>
+  v.freshUrl
+    ? html`<form class="fresh" id="fresh" method="post" action="${v.freshUrl}" hidden>
+<p class="fresh-text" id="fresh-text"></p>
+<div class="fresh-actions"><button type="submit" class="button button--primary">${ICONS.refresh}<span class="button-label">${words(t, 'progress.freshRequest')}</span></button>${
+        v.handover
+          ? ''
+          : html`<a class="button button--secondary" id="give-up" href="${continueHref}" hidden>${t.t('progress.giveUp', { client: v.clientName })}</a>`
+      }</div>
+</form>`
+    : undefined;
 
 /** Renders the prompt page (issuance offer or verification request). */
 export function renderPrompt(v: PromptView): string {
@@ -214,7 +231,7 @@ ${pinNotice}
 <button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${words(t, 'prompt.copyLink')}</span></button>
 <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
 </section>
-${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting, hint: walletHint(t) })}
+${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting, hint: walletHint(t), fresh: freshForm(t, v, continueHref) })}
 <section class="prompt-scan" aria-label="${t.t('prompt.otherDevice')}">
 <div class="divider divider--narrow" aria-hidden="true">${words(t, 'prompt.or')}</div>
 <figure class="qr">

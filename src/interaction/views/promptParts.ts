@@ -61,6 +61,7 @@ export const ICONS = {
   wallet: html`<svg ${ICON_ATTRS}><path d="M4 7.5A2.5 2.5 0 016.5 5H18v3"/><rect x="4" y="8" width="16" height="11" rx="2.5"/><path d="M16 13.5h.01"/></svg>`,
   credential: html`<svg width="22" height="22" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><rect x="2.5" y="5" width="19" height="14" rx="2.5"/><circle cx="8.5" cy="11" r="2"/><path d="M5.5 16c.6-1.5 1.7-2.2 3-2.2s2.4.7 3 2.2"/><path d="M14 10h4.5"/><path d="M14 13.5h3"/></svg>`,
   copy: html`<svg ${ICON_ATTRS}><rect x="9" y="9" width="11" height="11" rx="2"/><path d="M5 15V6a2 2 0 012-2h9"/></svg>`,
+  refresh: html`<svg ${ICON_ATTRS}><path d="M20 11a8 8 0 10-2.3 5.7"/><path d="M20 4.5V11h-6.5"/></svg>`,
   dot: html`<svg width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.4" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false"><path d="M6 12.5l4 4L18 8"/></svg>`,
 };
 
@@ -82,7 +83,7 @@ export function promptHead(t: Texts, clientName: string, heading: string, lead: 
 /** The progress box the script updates (assets/prompt.js), with a Continue link for pages without JavaScript. */
 export function statusSection(
   t: Texts,
-  o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml },
+  o: { nonce: string; expiresAt: number; continueHref: string; waiting: string; hint?: SafeHtml; fresh?: SafeHtml },
 ): SafeHtml {
   const remaining = Math.max(0, Math.round(Number(o.expiresAt) - Date.now()));
   const expiresIso = Number.isFinite(Number(o.expiresAt)) ? new Date(Number(o.expiresAt)).toISOString() : '';
@@ -97,6 +98,7 @@ export function statusSection(
 </div>
 <p class="visually-hidden" id="expiry-announce" aria-live="polite"></p>
 ${o.hint ?? ''}
+${o.fresh ?? ''}
 <noscript><style nonce="${o.nonce}">.prompt .status { display: none; }</style><div class="noscript"><p>${words(t, 'progress.noscript')} ${expiresInWords(t, remaining)}</p><a class="button button--secondary" href="${o.continueHref}">${words(t, 'progress.continue')}</a></div></noscript>
 </section>`;
 }

@@ -5,7 +5,7 @@ import type { Device, VerificationRecord } from '../requests.js';
 import type { CreatedRequest, CreateRequestInput } from '../types.js';
 import { newEncryptionKey } from './encryption.js';
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,200}$/;
+const REQUEST_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 
 /**
  * A new request (D10): its record (nonce, state, the encryption key of `direct_post.jwt`) and a reference
@@ -45,7 +45,7 @@ export async function createRequest(deps: VerifierDeps, input: CreateRequestInpu
 
 function checkInput(deps: Pick<VerifierDeps, 'identity' | 'credentialTypes'>, input: CreateRequestInput): void {
   if (!REQUEST_ID.test(input.requestId))
-    throw new TypeError('requestId must be 1-200 letters, digits, ".", "_" or "-"');
+    throw new TypeError('requestId must be 1-200 letters, digits, ".", "_", "~" or "-"');
   const credentialTypes = input.credentialTypes ?? [];
   if (input.identity) {
     if (!deps.identity) throw new TypeError('identity requests are not configured (identity.VerifiedIdentity)');

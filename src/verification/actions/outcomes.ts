@@ -1,4 +1,4 @@
-import { ENGLISH, type Say } from '../../i18n/catalogues.js';
+import { ENGLISH, say, type Say } from '../../i18n/catalogues.js';
 import type { VerifierDeps } from '../deps.js';
 import type { VerificationRecord } from '../requests.js';
 
@@ -24,4 +24,17 @@ export async function failed(
 ): Promise<void> {
   await deps.requests.failed(record.requestId, message, description);
   await deps.onFailed?.(record, { message: ENGLISH.say(message), description, ...(declined ? { declined } : {}) });
+}
+
+/** The holder gives up on a request the wallet refused: it ends as the refusal said, once. */
+export async function endRefused(deps: Pick<VerifierDeps, 'requests' | 'onFailed'>, requestId: string): Promise<void> {
+  const held = await deps.requests.takeRefusal(requestId);
+  if (!held) return;
+  const { record, status } = held;
+  await failed(
+    deps,
+    record,
+    status.say ?? say('status.walletError'),
+    status.description ?? 'the wallet answered with an error',
+  );
 }

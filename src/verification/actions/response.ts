@@ -69,7 +69,15 @@ export async function takeResponse(deps: VerifierDeps, ctx: Context): Promise<vo
     return answer(status, back ? { ...body, redirect_uri: back } : body);
   };
   try {
-    if (params.error !== undefined) return await walletError(params.error, ended);
+    if (params.error !== undefined) {
+      // the holder said no: an end; any other error: the wallet could not take it, and a fresh request may do
+      if (params.error !== 'access_denied') {
+        const { message, description } = walletErrorWords(params.error);
+        await deps.requests.refused(record, message, description);
+        return answer(200, back ? { redirect_uri: back } : {});
+      }
+      return await walletError(params.error, ended);
+    }
     if (record.responseMode === 'direct_post.jwt' && !encrypted) {
       const description =
         'response: this request asks for an encrypted response (direct_post.jwt); the wallet sent it unencrypted';
@@ -115,15 +123,18 @@ async function readResponseParams(
  * encrypt may send it unencrypted (§8.3.1).
  */
 async function walletError(error: unknown, ended: Ended): Promise<void> {
+  const { message, description } = walletErrorWords(error);
+  return ended(200, {}, message, description, String(error) === 'access_denied');
+}
+
+/** A wallet's error code as the holder reads it and as the relying party is told it. */
+function walletErrorWords(error: unknown): { message: Say; description: string } {
   const code = String(error);
   const known = Object.hasOwn(WALLET_ERRORS, code);
-  return ended(
-    200,
-    {},
-    say(known ? WALLET_ERRORS[code] : 'status.walletError'),
-    known ? `the wallet answered ${code}` : 'the wallet answered with an error',
-    code === 'access_denied',
-  );
+  return {
+    message: say(known ? WALLET_ERRORS[code] : 'status.walletError'),
+    description: known ? `the wallet answered ${code}` : 'the wallet answered with an error',
+  };
 }
 
 /** The vp_token against the request's query, nonce, client and trust (src/verification/response.ts). */

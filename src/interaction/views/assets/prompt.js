@@ -11,6 +11,9 @@
   var announce = document.getElementById('expiry-announce');
   var walletLink = document.getElementById('wallet-link');
   var walletHint = document.getElementById('wallet-hint');
+  var fresh = document.getElementById('fresh');
+  var freshText = document.getElementById('fresh-text');
+  var giveUp = document.getElementById('give-up');
 
   // every text in the page's language, made by the server (views/prompt.ts scriptTexts)
   var text = {};
@@ -53,6 +56,16 @@
     if (statusText.textContent !== text) statusText.textContent = text;
   }
 
+  // the wallet went silent or could not take the request: its QR code and link are spent; a fresh request
+  // (the form) replaces them, and after a refusal the holder may also give up
+  function stuck(kind, text) {
+    root.classList.toggle('is-stuck', !!kind);
+    if (!fresh) return;
+    fresh.hidden = !kind;
+    if (freshText && freshText.textContent !== (text || '')) freshText.textContent = text || '';
+    if (giveUp) giveUp.hidden = kind !== 'refused';
+  }
+
   function finish() {
     finished = true;
     clearTimeout(pollTimer);
@@ -87,6 +100,7 @@
 
   function handle(s) {
     if (finished || !s || typeof s.status !== 'string') return;
+    if (s.status !== 'stalled' && s.status !== 'refused') stuck(null);
     switch (s.status) {
       case 'pending':
         setState('pending', waitingText);
@@ -100,6 +114,16 @@
       case 'scanned':
         setState('scanned', say('connected'));
         if (walletHint) walletHint.hidden = true;
+        break;
+      case 'stalled':
+        setState('stalled', say('connected'));
+        if (walletHint) walletHint.hidden = true;
+        stuck('stalled', say('stalled'));
+        break;
+      case 'refused':
+        setState('refused', typeof s.message === 'string' && s.message.trim() ? s.message.trim().slice(0, 500) : say('failedText'));
+        if (walletHint) walletHint.hidden = true;
+        stuck('refused', say('refused'));
         break;
       case 'returning':
         // same-device: the wallet sends its browser back to finish (OpenID4VP 1.0 section 8.2)
