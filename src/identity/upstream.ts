@@ -3,6 +3,7 @@ import type { UpstreamIdvConfig } from '../config/schema.js';
 import { isLoopbackHost } from '../rules/loopback.js';
 import type { LocalizedText } from '../i18n/catalogues.js';
 import { classify, UpstreamError } from './upstreamErrors.js';
+import { readLimited } from '../verification/readLimited.js';
 
 export { UpstreamError };
 
@@ -26,6 +27,24 @@ export interface UpstreamIdentity {
   subject: string;
   claims: Record<string, unknown>;
 }
+
+/** The most any answer of the provider (discovery, JWKS, token, userinfo) may carry: a hostile one never fills memory. */
+export const UPSTREAM_BODY_LIMIT = 256 * 1024;
+
+/** openid-client's fetch, every answer read within UPSTREAM_BODY_LIMIT before openid-client parses it. */
+const boundedFetch: client.CustomFetch = async (url, options) => {
+  const res = await fetch(url, options as RequestInit);
+  const text = await readLimited(
+    res,
+    UPSTREAM_BODY_LIMIT,
+    () => new UpstreamError('invalid', `the identity provider's answer is over ${UPSTREAM_BODY_LIMIT / 1024} KiB`),
+  );
+  return new Response(res.status === 204 || res.status === 304 ? null : text, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+};
 
 const plainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -148,6 +167,7 @@ export class UpstreamIdv {
       return await client.discovery(issuer, this.#config.clientId, { client_secret: secret }, auth, {
         execute,
         timeout: this.#timeout,
+        [client.customFetch]: boundedFetch,
       });
     } catch (err) {
       throw classify(err, 'discovery');

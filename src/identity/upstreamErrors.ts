@@ -51,6 +51,9 @@ function messages(err: unknown): string {
  */
 export function classify(err: unknown, step: Step): UpstreamError {
   if (err instanceof UpstreamError) return err;
+  // ours, from inside openid-client (its fetch: an answer over the size limit), wrapped by it
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  if (cause instanceof UpstreamError) return cause;
   const unavailable = (why = 'the identity provider is unavailable') => new UpstreamError('unavailable', why);
   const invalid = (why: string) => new UpstreamError('invalid', why);
 

@@ -5,7 +5,8 @@
  * - stop() / restart(): the provider down (connections refused) and back, on the same port and issuer;
  * - switches that tamper with what passes: `corruptSignature` breaks the signature of the ID token in
  *   token responses, `replaceNonce` swaps the nonce of authorization requests before the provider sees
- *   them, `holdTokenMs` delays token responses (a provider that does not answer in time);
+ *   them, `holdTokenMs` delays token responses (a provider that does not answer in time), `padTokenBytes`
+ *   makes them larger;
  * - Chromium helpers for its login page: confirmUpstreamLogin(page, person?), declineUpstreamLogin(page).
  *
  *   const idv = await startUpstreamIdv({ clients: [{ clientId: 'rp', clientSecret: 's', clientAuth: 'client_secret_basic', redirectUris: [cb] }] });
@@ -28,6 +29,8 @@ export interface UpstreamIdvTamper {
   replaceNonce: boolean;
   /** token responses are held this long before the provider answers (0: not held) */
   holdTokenMs: number;
+  /** token responses carry this many more bytes (a member `padding`), as a hostile provider's could */
+  padTokenBytes: number;
 }
 
 export interface TestUpstreamIdv {
@@ -67,7 +70,7 @@ export async function startUpstreamIdv(opts: {
     verifiedClaims: opts.verifiedClaims ?? true,
   });
 
-  const tamper: UpstreamIdvTamper = { corruptSignature: false, replaceNonce: false, holdTokenMs: 0 };
+  const tamper: UpstreamIdvTamper = { corruptSignature: false, replaceNonce: false, holdTokenMs: 0, padTokenBytes: 0 };
   let lastIdToken: string | undefined;
   let lastTokenAuth: TestUpstreamIdv['lastTokenAuth'];
   const timers = new Set<NodeJS.Timeout>();
@@ -91,6 +94,7 @@ export async function startUpstreamIdv(opts: {
     if ((ctx as KoaContextWithOIDC).oidc?.route !== 'token' || typeof body?.id_token !== 'string') return;
     lastIdToken = body.id_token;
     if (tamper.corruptSignature) ctx.body = { ...body, id_token: corruptSignature(body.id_token) };
+    if (tamper.padTokenBytes > 0) ctx.body = { ...(ctx.body as object), padding: 'x'.repeat(tamper.padTokenBytes) };
   });
 
   const app = new Koa();
@@ -127,7 +131,7 @@ export async function startUpstreamIdv(opts: {
       return lastTokenAuth;
     },
     reset() {
-      Object.assign(tamper, { corruptSignature: false, replaceNonce: false, holdTokenMs: 0 });
+      Object.assign(tamper, { corruptSignature: false, replaceNonce: false, holdTokenMs: 0, padTokenBytes: 0 });
     },
     async stop() {
       if (server.listening) await closeServer();

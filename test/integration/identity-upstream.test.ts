@@ -11,7 +11,7 @@ import {
   type TestUpstreamIdv,
   type UpstreamPerson,
 } from '../helpers/upstreamIdv.js';
-import { UpstreamError, UpstreamIdv, type UpstreamStart } from '../../src/identity/upstream.js';
+import { UpstreamError, UpstreamIdv, UPSTREAM_BODY_LIMIT, type UpstreamStart } from '../../src/identity/upstream.js';
 import type { UpstreamIdvConfig } from '../../src/config/schema.js';
 
 /**
@@ -367,6 +367,17 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const err = await failure(upstream.finish(back, start), secretsOf(start, back));
     expect(err.reason).toBe('unavailable');
     expect(err.message).toBe('the identity provider did not answer in time');
+  });
+
+  // a hostile or broken provider's answer is read within a bound, never into memory whole
+  it('ends invalid when an answer of the provider is over its size limit', async () => {
+    const upstream = client();
+    const start = await upstream.start();
+    const back = await atProvider(start);
+    idv.tamper.padTokenBytes = UPSTREAM_BODY_LIMIT + 1;
+    const err = await failure(upstream.finish(back, start), secretsOf(start, back));
+    expect(err.reason).toBe('invalid');
+    expect(err.message).toBe("the identity provider's answer is over 256 KiB");
   });
 
   // issue: http issuers only on loopback hosts (allowInsecureRequests for those only)
