@@ -13,8 +13,9 @@ const USAGE = `usage:
   npm run wallet -- import-mdoc <mdoc.json> [--wallet FILE]
 The wallet file defaults to ${DEFAULT_WALLET_FILE}. --trust names the CA certificates (PEM) of the verifiers
 to answer; npm start prints the one it made (keys/verifier-ca.pem). --issuer-trust names the CA
-certificates (PEM) of issuers whose x5c chains vouch for their credentials (e.g. keys/issuer-ca.pem);
-without it an x5c chain is checked, and its key must be one the issuer publishes. The mdoc file is JSON:
+certificates (PEM) of issuers whose x5c chains vouch for their credentials (e.g. keys/issuer-ca.pem),
+and of the IACAs over mdoc document signers; without it an x5c chain is checked, and its key must be one
+the issuer publishes (an mdoc's signature and chain are checked, unanchored). The mdoc file is JSON:
 { "issuerSigned": "<base64url IssuerSigned>", "doctype": "...", "deviceKey": <private P-256 JWK> }.`;
 
 export class UsageError extends Error {}
@@ -201,7 +202,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     cmd.issuerTrust !== undefined ? await readTrustFile('--issuer-trust', cmd.issuerTrust) : undefined;
   const received =
     cmd.format === 'mso_mdoc'
-      ? await wallet.receiveMdoc(cmd.offerUri!, { pin: cmd.pin })
+      ? await wallet.receiveMdoc(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) })
       : await wallet.receive(cmd.offerUri!, { pin: cmd.pin, ...(issuerTrust ? { issuerTrust } : {}) });
   out(`received into ${cmd.wallet}:\n${describe(received)}`);
 }

@@ -142,7 +142,10 @@ export class DevWallet {
   }
 
   /** As `receive`, but the offer's ISO mdoc configuration (OpenID4VCI 1.0 Appendix A.2), kept as an mdoc the wallet presents. */
-  async receiveMdoc(offerUri: string, opts: { pin?: string; fetch?: typeof fetch } = {}): Promise<StoredMdoc> {
+  async receiveMdoc(
+    offerUri: string,
+    opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {},
+  ): Promise<StoredMdoc> {
     const { receiveMdoc } = await import('./mdocReceipt.js'); // the mdoc library loads only when an mdoc is involved
     return this.#keep(await receiveMdoc(offerUri, opts));
   }

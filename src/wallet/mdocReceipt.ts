@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DateOnly, IssuerSigned } from '@owf/mdoc';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { checkChain } from './certificates.js';
 import { WalletError } from './errors.js';
+import { walletMdocContext } from './mdocCrypto.js';
 import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
 import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
@@ -11,12 +13,12 @@ import type { StoredMdoc } from './walletFile.js';
  * The dev wallet receiving an ISO mdoc over OpenID4VCI 1.0 (Appendix A.2): the offer's first `mso_mdoc`
  * configuration, a fresh P-256 device key proven in a `jwt` proof, and the IssuerSigned the issuer returns
  * (base64url CBOR, §A.2.4), read with @owf/mdoc. The wallet checks what binds the mdoc to it (the MSO's
- * docType and device key); the issuer's signature is the verifier's to check against its IACAs, which the
- * wallet does not hold.
+ * docType and device key) and the issuer's signature (`checkIssuerSigned`): with `issuerTrust` (the IACAs
+ * it trusts) up to one of them.
  */
 export async function receiveMdoc(
   offerUri: string,
-  opts: { pin?: string; fetch?: typeof fetch } = {},
+  opts: { pin?: string; fetch?: typeof fetch; issuerTrust?: Uint8Array[] } = {},
 ): Promise<StoredMdoc> {
   const fetchImpl = opts.fetch ?? fetch;
   const offer = await resolveOffer(offerUri, fetchImpl);
@@ -61,6 +63,7 @@ export async function receiveMdoc(
   );
 
   const read = readReceivedMdoc(credential, { doctype, devicePublicJwk });
+  await checkIssuerSigned(credential as string, opts.issuerTrust);
   return {
     id: randomUUID(),
     format: 'mso_mdoc',
@@ -110,6 +113,25 @@ export function readReceivedMdoc(
   }
   const validUntil = mso.validityInfo.validUntil;
   return { namespaces, ...(Number.isNaN(validUntil.getTime()) ? {} : { validUntil: validUntil.toISOString() }) };
+}
+
+/**
+ * ISO/IEC 18013-5 §9.3.1 as a holder can check it: the MSO's COSE signature by the document signer in its
+ * x5chain, every element's digest, the MSO's validity, and the chain (leaf first, each signed by the next,
+ * all valid now), ending at one of `trust` when the wallet was given IACAs. Without them nothing anchors
+ * the document signer: the mdoc is as good as its signature, and a verifier decides whom it trusts.
+ */
+export async function checkIssuerSigned(issuerSigned: string, trust: Uint8Array[] = []): Promise<void> {
+  const decoded = IssuerSigned.decode(new Uint8Array(Buffer.from(issuerSigned, 'base64url')));
+  try {
+    await decoded.verify(
+      { trustedCertificates: trust, disableCertificateChainValidation: trust.length === 0 },
+      walletMdocContext,
+    );
+    if (trust.length === 0) await checkChain(decoded.issuerAuth.x5chain ?? [], {});
+  } catch (err) {
+    throw new WalletError(`the issuer's mdoc does not verify: ${(err as Error).message}`);
+  }
 }
 
 function asJson(value: unknown, depth = 0): unknown {

@@ -25,7 +25,16 @@ import { holderCompletesVerification, newWallet, pushIssuance, requestFromPage }
 import { oid4vpSessionTranscriptBytes, presentWithAuth0 } from '../helpers/mdoc.js';
 import { independentWallet } from '../helpers/openid4vci.js';
 import { Browser, offerFromPage, pkcePair, postForm } from '../helpers/rp.js';
-import { issuerCaFile, REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
+import {
+  issuerCaFile,
+  REDIRECT,
+  SECRETS,
+  startTestService,
+  testConfig,
+  VERIFIER_TRUST,
+  type TestService,
+} from '../helpers/service.js';
+import { readPemCertificates } from '../../src/keys/x509.js';
 import * as oidc from 'openid-client';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -228,7 +237,10 @@ describe('mso_mdoc issuance through the service', () => {
   it('the dev wallet receives the mdoc of a no-PIN offer, keeps it, and presents it to our verifier', async () => {
     const started = await startIssuance();
     const wallet = await newWallet();
-    const stored = await wallet.receiveMdoc(started.offer);
+    // the wallet checks the issuer's signature up to the IACA it was given (our local issuer CA)
+    const stored = await wallet.receiveMdoc(started.offer, {
+      issuerTrust: readPemCertificates(caPem(), 'the local issuer CA'),
+    });
     expect(stored).toMatchObject({
       format: 'mso_mdoc',
       doctype: DOCTYPE,
@@ -268,8 +280,20 @@ describe('mso_mdoc issuance through the service', () => {
     const started = await startIssuance('1357');
     const file = join(mkdtempSync(join(tmpdir(), 'vc-wallet-cli-')), 'wallet.json');
     const lines: string[] = [];
-    await walletCli(['receive', started.offer, '--pin', '1357', '--format', 'mso_mdoc', '--wallet', file], (line) =>
-      lines.push(line),
+    await walletCli(
+      [
+        'receive',
+        started.offer,
+        '--pin',
+        '1357',
+        '--format',
+        'mso_mdoc',
+        '--issuer-trust',
+        issuerCaFile,
+        '--wallet',
+        file,
+      ],
+      (line) => lines.push(line),
     );
     expect(lines.join('\n')).toMatch(/received into/);
     expect((await DevWallet.open(file)).list()).toMatchObject([
@@ -279,6 +303,15 @@ describe('mso_mdoc issuance through the service', () => {
     await expect(walletCli(['receive', started.offer, '--format', 'jwt_vc'], () => undefined)).rejects.toThrow(
       /--format takes mso_mdoc/,
     );
+  });
+
+  it('the dev wallet refuses an mdoc whose document signer does not chain to the IACAs it trusts', async () => {
+    const started = await startIssuance();
+    const wallet = await newWallet();
+    await expect(wallet.receiveMdoc(started.offer, { issuerTrust: VERIFIER_TRUST })).rejects.toThrow(
+      /^the issuer's mdoc does not verify: .*trusted root/,
+    );
+    expect(wallet.list()).toEqual([]);
   });
 
   it('the same offer still gives the SD-JWT VC to a wallet that takes that (the dev wallet, first configuration)', async () => {
