@@ -4,6 +4,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader } from 'jose';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, postForm, pkcePair } from '../helpers/rp.js';
 import { holderCompletesIssuance, holderCompletesVerification, newWallet } from '../helpers/flows.js';
+import { ENDPOINT_SETS } from '../helpers/endpointSets.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
 
 /**
@@ -55,55 +56,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-type Case = {
-  name: string;
-  discovery: string;
-  issuer: (u: string) => string;
-  par: boolean;
-  pkce: boolean;
-  clientId: string;
-  secret: string;
-  stateInToken?: boolean;
-};
-const cases: Case[] = [
-  {
-    name: 'Version 2, PAR',
-    discovery: '/v2.0/.well-known/openid-configuration',
-    issuer: (u) => u,
-    par: true,
-    pkce: true,
-    clientId: 'issuer-pkce',
-    secret: SECRETS.pkceIssuer,
-  },
-  {
-    name: 'Version 2, without PAR',
-    discovery: '/v2.0/.well-known/openid-configuration',
-    issuer: (u) => u,
-    par: false,
-    pkce: true,
-    clientId: 'issuer-pkce',
-    secret: SECRETS.pkceIssuer,
-  },
-  {
-    name: 'Version 1, PAR',
-    discovery: '/oidc/.well-known/openid-configuration',
-    issuer: (u) => `${u}/oidc`,
-    par: true,
-    pkce: false,
-    clientId: 'other',
-    secret: SECRETS.other,
-  },
-  {
-    name: 'Version 1, without PAR (root document, /oidc/authorizev1)',
-    discovery: '/.well-known/openid-configuration',
-    issuer: (u) => `${u}/oidc`,
-    par: false,
-    pkce: true,
-    clientId: 'issuer-pkce',
-    secret: SECRETS.pkceIssuer,
-    stateInToken: true,
-  },
-];
+// D3: Version 1 non-PAR token responses carry the request's state
+const cases = ENDPOINT_SETS.map((set) => ({ ...set, stateInToken: set.name.startsWith('Version 1, without PAR') }));
 
 describe.each(cases)('verification end to end: $name', (c) => {
   it('returns an ID token with the verified attributes of the presented credential', async () => {
