@@ -8,6 +8,7 @@ import { continueFlow } from './actions/continue.js';
 import { returnFromWallet } from './actions/return.js';
 import { toOtherProvider } from './actions/identity.js';
 import { otherProviderCallback } from './actions/identityCallback.js';
+import { dcApiAnswer, dcApiRequests } from './actions/dcApi.js';
 
 export type { InteractionDeps, PromptFlowEnds } from './deps.js';
 
@@ -47,5 +48,8 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     mount('/status', status),
     mount('/continue', continueFlow),
     mount('/return', returnFromWallet),
+    // OpenID4VP 1.0 Appendix A: the page's requests for the Digital Credentials API, and its answer
+    mount('/dc-api', dcApiRequests),
+    { ...mount('/dc-api', dcApiAnswer), method: 'POST' },
   ]);
 }

@@ -4,6 +4,7 @@ import type { BrandView } from './views/layout.js';
 import type { WalletStep } from './steps.js';
 import type { Interaction, InteractionDeps, StepStatus, Version } from './deps.js';
 import type { RequestedFlow } from './request.js';
+import type { DcApiOutcome, DcApiRequest } from '../verification/verifier.js';
 import { ISSUANCE } from './kinds/issuance.js';
 import { PID, VERIFICATION } from './kinds/presentation.js';
 import { OTHER_PROVIDER } from './kinds/otherProvider.js';
@@ -46,6 +47,11 @@ export interface StepKind {
   statusValues?(d: InteractionDeps, texts: Texts): Record<string, string> | undefined;
   /** OpenID4VP 1.0 §8.2: the browser came back from a wallet on this device with a response code */
   completeReturn?(d: InteractionDeps, stepId: string, responseCode: string): Promise<unknown>;
+  /** OpenID4VP 1.0 Appendix A: the step is answered through the W3C Digital Credentials API too (src/interaction/actions/dcApi.ts) */
+  dcApi?: {
+    requests(d: InteractionDeps, stepId: string): Promise<DcApiRequest[] | undefined>;
+    answer(d: InteractionDeps, stepId: string, answer: unknown, address: string): Promise<DcApiOutcome>;
+  };
 }
 
 /** The kinds of wallet step, by `WalletStep.kind`. A new kind is one entry here and its file in `kinds/`. */

@@ -5,6 +5,8 @@ import type { RateLimits } from '../http/rateLimits.js';
 import type { Store } from '../store/types.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
+import type { DcApiRequest } from './dcApi.js';
+import type { DcApiOutcome } from './actions/dcApi.js';
 import type { OwnIssuer } from './issuerKeys.js';
 import type { RequestStatus, VerificationRecord, VerificationResult } from './requests.js';
 
@@ -99,4 +101,8 @@ export interface Verifier {
   result(requestId: string): Promise<VerificationResult | undefined>;
   /** same-device: the browser came back with this response code; a wrong or used one ends the request */
   completeReturn(requestId: string, responseCode: string): Promise<ReturnOutcome>;
+  /** OpenID4VP 1.0 Appendix A: the Digital Credentials API requests of a pending request (signed first), undefined once it is over */
+  dcApiRequests(requestId: string): Promise<DcApiRequest[] | undefined>;
+  /** the credential the holder's page got through the Digital Credentials API, from `address`: verified, refused (the request ends), or gone */
+  takeDcApiAnswer(requestId: string, answer: unknown, address: string): Promise<DcApiOutcome>;
 }

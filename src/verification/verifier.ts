@@ -4,6 +4,7 @@ import { subjectKeyIdentifier } from '../keys/x509.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
 import { completeReturn } from './actions/completeReturn.js';
 import { createRequest } from './actions/createRequest.js';
+import { dcApiRequestFor, takeDcApiAnswer } from './actions/dcApi.js';
 import { serveRequestObject } from './actions/requestObject.js';
 import { takeResponse } from './actions/response.js';
 import type { VerifierDeps } from './deps.js';
@@ -14,6 +15,8 @@ import { StatusChecks } from './statusCheck.js';
 import type { Verifier, VerifierOptions } from './types.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
+export type { DcApiRequest } from './dcApi.js';
+export type { DcApiOutcome } from './actions/dcApi.js';
 export type {
   CreatedRequest,
   CreateRequestInput,
@@ -55,6 +58,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     requestStatus: (requestId) => deps.requests.status(requestId),
     result: (requestId) => deps.requests.result(requestId),
     completeReturn: (requestId, responseCode) => completeReturn(deps, requestId, responseCode),
+    dcApiRequests: (requestId) => dcApiRequestFor(deps, requestId),
+    takeDcApiAnswer: (requestId, answer, address) => takeDcApiAnswer(deps, requestId, answer, address),
   };
 }
 
@@ -86,6 +91,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
   const sources = { baseUrl: opts.baseUrl, credentialTypes, issuerKeys, aki, ...(identity ? { identity } : {}) };
   return {
     clientIdentity: opts.clientIdentity,
+    origin: new URL(baseUrl).origin,
     responseUri: `${baseUrl}/vp/response`,
     requestUriBase: `${baseUrl}/vp/request/`,
     requestLifetime: opts.requestLifetime,

@@ -43,6 +43,11 @@ const PRESENTATION = {
   status: (d: InteractionDeps, stepId: string) => d.verifier.requestStatus(stepId),
   completeReturn: (d: InteractionDeps, stepId: string, responseCode: string) =>
     d.verifier.completeReturn(stepId, responseCode),
+  dcApi: {
+    requests: (d: InteractionDeps, stepId: string) => d.verifier.dcApiRequests(stepId),
+    answer: (d: InteractionDeps, stepId: string, answer: unknown, address: string) =>
+      d.verifier.takeDcApiAnswer(stepId, answer, address),
+  },
   externalKind: 'verification',
   expiredDescription: 'the presentation request expired before the wallet answered',
 } as const satisfies Partial<StepKind>;
