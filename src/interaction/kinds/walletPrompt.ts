@@ -49,6 +49,8 @@ export function walletPrompt(kind: PromptView['kind'], typesOf: PromptTypes) {
         continueUrl: `${base}/continue`,
         expiresAt: step.expiresAt,
         handover: step.external,
+        // a presentation may come back through the browser too (OpenID4VP 1.0 Appendix A)
+        ...(kind !== 'issuance' ? { dcApiUrl: `${base}/dc-api` } : {}),
       });
   };
 }
