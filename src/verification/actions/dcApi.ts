@@ -135,7 +135,13 @@ async function decrypt(record: VerificationRecord, jwe: string): Promise<Record<
   } catch {
     throw malformed("response: the JWE does not decrypt with this request's key");
   }
-  const params = parseJson(new TextDecoder().decode(plaintext));
+  let text: string | undefined;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
+  } catch {
+    text = undefined;
+  }
+  const params = text === undefined ? undefined : parseJson(text);
   if (!isObject(params)) throw malformed('response: the decrypted response is not a JSON object');
   return params;
 }
