@@ -500,6 +500,49 @@ export function oursIdentity(
   return oursPresentation(client, ep, IDENTITY_SCOPE, o);
 }
 
+/**
+ * Ours, verification through the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, scope
+ * EmployeeBadge): PAR, authorise, prompt, the page's GET of its requests (the signed one signed by the
+ * server as every time), the credential presented for the origin (`origin:` KB-JWT audience), encrypted
+ * (dc_api.jwt) and posted by the page as JSON, continue, token. No request object fetch and no same-device
+ * return: the browser is the wallet's channel.
+ */
+export async function oursDcApiVerification(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { credential: HeldCredential; redeem: boolean },
+): Promise<FlowResult> {
+  const wallet = await (presentationModule ??= import('../../src/wallet/presentation.js'));
+  const { verifier, challenge } = pkce();
+  const requestUri = await par(client, ep, parParams(VERIFY_SCOPE, challenge));
+  const jar = new CookieJar();
+  const { promptUrl } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
+  const asked = await client.get(`${promptUrl}/dc-api`, { cookie: jar.header(), accept: 'application/json' });
+  const { requests } = json(asked, 200, 'dc-api requests') as { requests: Array<{ protocol: string; data: any }> };
+  // the wallet reads the unsigned entry: the same nonce, query and key as the signed one
+  const data = requests.find((r) => r.protocol === 'openid4vp-v1-unsigned')!.data;
+  const audience = `origin:${client.origin}`;
+  const request = { clientId: audience, nonce: data.nonce as string, credentials: data.dcql_query.credentials };
+  const selection = wallet.selectCredentials(request as never, [o.credential]);
+  if ('missing' in selection) throw new Error(`the bench wallet cannot answer: ${selection.missing}`);
+  const vpToken: Record<string, string[]> = {};
+  for (const s of selection)
+    vpToken[s.query.id] = [
+      await wallet.createPresentation(s.credential, s.disclose, { clientId: audience, nonce: request.nonce }),
+    ];
+  const jwk = data.client_metadata.jwks.keys[0] as JWK;
+  const response = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ vp_token: vpToken })))
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A128GCM', kid: jwk.kid })
+    .encrypt(await importJWK(jwk, 'ECDH-ES'));
+  const answered = await client.request('POST', `${promptUrl}/dc-api`, {
+    body: JSON.stringify({ protocol: 'openid4vp-v1-unsigned', data: { response } }),
+    headers: { cookie: jar.header(), 'content-type': 'application/json', accept: 'application/json' },
+  });
+  if (answered.status !== 200) throw new Error(`dc-api answer: ${answered.status} ${answered.body.slice(0, 300)}`);
+  const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
+  return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
 /** Baseline: bare oidc-provider's code flow: PAR, authorise, interaction (login + consent at once), resume[, token]. */
 export async function baselineFlow(
   client: HttpClient,

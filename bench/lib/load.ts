@@ -18,6 +18,7 @@ import {
   newHolderKey,
   oursExternalIssuance,
   oursIdentity,
+  oursDcApiVerification,
   oursIssuance,
   oursVerification,
   par,
@@ -36,9 +37,16 @@ import {
 import { ISSUE_SCOPE, readPidIssuerKey, VERIFY_SCOPE, WEBHOOK_SECRET } from './config.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
-/** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow: ours only, the baseline has no such flow). */
+/** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow, dc_api_verification_flow: ours only, the baseline has no such flow). */
 export type Scenario =
-  'discovery' | 'par' | 'token' | 'issuance_flow' | 'external_issuance_flow' | 'verification_flow' | 'identity_flow';
+  | 'discovery'
+  | 'par'
+  | 'token'
+  | 'issuance_flow'
+  | 'external_issuance_flow'
+  | 'verification_flow'
+  | 'identity_flow'
+  | 'dc_api_verification_flow';
 /**
  * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
  * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
@@ -286,6 +294,24 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         op: async (vu) => {
           if (ours) await oursVerification(client, ep, { credential: credentials[vu], redeem: true });
           else await baselineFlow(client, ep, { redeem: true, scope: VERIFY_SCOPE });
+        },
+      };
+    }
+    case 'dc_api_verification_flow': {
+      if (!ours)
+        throw new Error('dc_api_verification_flow runs against ours only (bare oidc-provider has no wallet step)');
+      // the holders' wallets: one credential each, issued through our issuance flow (before the warm-up)
+      const credentials: HeldCredential[] = [];
+      for (let vu = 0; vu < spec.concurrency; vu++) {
+        const holder = await newHolderKey();
+        const f = await oursIssuance(client, ep, { hint: signHint(issuer), holder, redeem: true });
+        credentials.push(held(f.credential!, holder));
+      }
+      return {
+        maxOps: spec.maxOps,
+        info: { credentialsIssued: credentials.length },
+        op: async (vu) => {
+          await oursDcApiVerification(client, ep, { credential: credentials[vu], redeem: true });
         },
       };
     }

@@ -45,7 +45,7 @@ export interface BenchOptions {
  * the measured part. wallet_steps (baseline only, no row): the wallet's requests against bare
  * oidc-provider's OpenID4VCI issuer, after each round's issuance_flow; maxOps is also the pool of offers
  * minted before it. external_issuance_flow (ours only) runs in issuance_flow's rounds too, identity_flow
- * (ours only) in verification_flow's. Interleaved, a slice takes its share of the pool (bench/modes/compare.ts).
+ * and dc_api_verification_flow (ours only) in verification_flow's. Interleaved, a slice takes its share of the pool (bench/modes/compare.ts).
  */
 export function phaseConfig(quick: boolean, interleave: boolean, rounds: number): Record<Phase, PhaseConfig> {
   return quick
@@ -57,6 +57,7 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         external_issuance_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         identity_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
+        dc_api_verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         wallet_steps: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 600 },
       }
     : {
@@ -75,6 +76,8 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         verification_flow: { concurrency: 8, warmupMs: 10_000, durationMs: 4_000, maxOps: 50_000 },
         // shorter warm-up: it runs on a server verification_flow has just warmed (the same verifier, another credential)
         identity_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
+        // as identity_flow: verification_flow has just warmed the same verifier
+        dc_api_verification_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
         wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
       };
 }

@@ -21,6 +21,7 @@ const ALL_SCENARIOS: Scenario[] = [
   'external_issuance_flow',
   'verification_flow',
   'identity_flow',
+  'dc_api_verification_flow',
 ];
 
 /**
@@ -28,8 +29,8 @@ const ALL_SCENARIOS: Scenario[] = [
  * wallet_steps (they price its allowance) and, when asked for, our external_issuance_flow, whose
  * allowance is issuance_flow's: its slices then sit between the baseline slices that price it, as ours
  * and the baseline's do. For verification_flow, when asked for, our identity_flow, whose target is our
- * verification_flow's CPU: their slices take turns. external_issuance_flow and identity_flow have no
- * rounds of their own.
+ * verification_flow's CPU, and our dc_api_verification_flow, whose target is the same: their slices take
+ * turns. external_issuance_flow, identity_flow and dc_api_verification_flow have no rounds of their own.
  */
 function companions(
   scenario: Scenario,
@@ -37,7 +38,10 @@ function companions(
   ours: ServerHandle,
   base: ServerHandle,
 ): [ServerHandle, Phase][] {
-  if (scenario === 'verification_flow') return scenarios.includes('identity_flow') ? [[ours, 'identity_flow']] : [];
+  if (scenario === 'verification_flow')
+    return (['identity_flow', 'dc_api_verification_flow'] as const)
+      .filter((s) => scenarios.includes(s))
+      .map((s) => [ours, s] as [ServerHandle, Phase]);
   if (scenario !== 'issuance_flow') return [];
   return [
     [base, 'wallet_steps'],
@@ -96,10 +100,11 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     scenarios.splice(scenarios.indexOf('external_issuance_flow'), 0, 'issuance_flow');
   }
   // identity_flow's target is our verification_flow's CPU, and it runs in verification_flow's rounds
-  if (scenarios.includes('identity_flow') && !scenarios.includes('verification_flow')) {
-    log('also running verification_flow: identity_flow runs in its rounds and its target is our verification_flow CPU');
-    scenarios.splice(scenarios.indexOf('identity_flow'), 0, 'verification_flow');
-  }
+  for (const s of ['identity_flow', 'dc_api_verification_flow'] as const)
+    if (scenarios.includes(s) && !scenarios.includes('verification_flow')) {
+      log(`also running verification_flow: ${s} runs in its rounds and its target is our verification_flow CPU`);
+      scenarios.splice(scenarios.indexOf(s), 0, 'verification_flow');
+    }
   // the issuance flow's allowance prices the offer-by-reference GET with the baseline's discovery request
   // (the wallet's other requests with its wallet_steps phase, run after each issuance_flow round); the
   // previous approximation, reported next to it, also needs the baseline's token request
@@ -152,7 +157,8 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     const base = await startServer(await serverSpec(opts, 'baseline', store, keyDir), flags);
     try {
       for (const scenario of scenarios) {
-        if (scenario === 'external_issuance_flow' || scenario === 'identity_flow') continue; // measured in issuance_flow's, verification_flow's rounds
+        // measured in issuance_flow's, verification_flow's rounds
+        if (['external_issuance_flow', 'identity_flow', 'dc_api_verification_flow'].includes(scenario)) continue;
         const others = companions(scenario, scenarios, ours, base);
         details.push(...(await (opts.interleave ? interleaved : sequential)(opts, scenario, ours, base, others)));
       }

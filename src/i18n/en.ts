@@ -46,6 +46,13 @@ export const EN = {
   'prompt.qrLabel': 'QR code for your wallet app',
   'prompt.qrTitle': 'Wallet on another device?',
   'prompt.qrText': 'Open the wallet app and scan this code.',
+  // the Digital Credentials API's action (where the browser offers it)
+  'prompt.dcApi.use': 'Use a wallet on this device',
+  'prompt.dcApi.checking': 'Checking what your wallet shared…',
+  'prompt.dcApi.declined':
+    'Nothing was shared. You can try again, open your wallet with the link, or scan the QR code.',
+  'prompt.dcApi.unavailable':
+    'Your browser could not reach a wallet. Open your wallet with the link, or scan the QR code.',
 
   // the progress box of every prompt (server and page script)
   'progress.label': 'Progress',

@@ -9,6 +9,7 @@ import { returnFromWallet } from './actions/return.js';
 import { freshRequest } from './actions/fresh.js';
 import { toOtherProvider } from './actions/identity.js';
 import { otherProviderCallback } from './actions/identityCallback.js';
+import { dcApiAnswer, dcApiRequests } from './actions/dcApi.js';
 
 export type { InteractionDeps, PromptFlowEnds } from './deps.js';
 
@@ -49,5 +50,8 @@ export function createInteractionRoutes(d: InteractionDeps): Middleware {
     mount('/continue', continueFlow),
     mount('/return', returnFromWallet),
     { method: 'POST', path: promptPath('/fresh'), handle: (ctx, [v, id]) => freshRequest(d, ctx, v as Version, id) },
+    // OpenID4VP 1.0 Appendix A: the page's requests for the Digital Credentials API, and its answer
+    mount('/dc-api', dcApiRequests),
+    { ...mount('/dc-api', dcApiAnswer), method: 'POST' },
   ]);
 }

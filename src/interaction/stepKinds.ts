@@ -4,6 +4,7 @@ import type { BrandView } from './views/layout.js';
 import type { WalletStep } from './steps.js';
 import type { Interaction, InteractionDeps, StepStatus, Version } from './deps.js';
 import type { RequestedFlow } from './request.js';
+import type { DcApiOutcome, DcApiRequest } from '../verification/verifier.js';
 import { ISSUANCE } from './kinds/issuance.js';
 import { PID, VERIFICATION } from './kinds/presentation.js';
 import { OTHER_PROVIDER } from './kinds/otherProvider.js';
@@ -53,6 +54,11 @@ export interface StepKind {
   fresh?(d: InteractionDeps, s: StepStart & { step: WalletStep }): Promise<WalletStep | undefined>;
   /** The holder gives up on a step the wallet could not take: it ends as a failure. */
   giveUp?(d: InteractionDeps, stepId: string, step: WalletStep): Promise<void>;
+  /** OpenID4VP 1.0 Appendix A: the step is answered through the W3C Digital Credentials API too (src/interaction/actions/dcApi.ts) */
+  dcApi?: {
+    requests(d: InteractionDeps, requestId: string): Promise<DcApiRequest[] | undefined>;
+    answer(d: InteractionDeps, requestId: string, answer: unknown, address: string): Promise<DcApiOutcome>;
+  };
 }
 
 /** The kinds of wallet step, by `WalletStep.kind`. A new kind is one entry here and its file in `kinds/`. */

@@ -68,7 +68,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** Paths with an identifier in them, and their template. */
 const PATTERNS: Pattern[] = [
   [
-    new RegExp(`^/interaction/(v1|v2)/${SEGMENT}(/status|/continue|/return|/identity)?$`),
+    new RegExp(`^/interaction/(v1|v2)/${SEGMENT}(/status|/continue|/return|/identity|/dc-api)?$`),
     (m) => `/interaction/${m[1]}/:uid${m[2] ?? ''}`,
   ],
   // the provider's resume step after the prompt

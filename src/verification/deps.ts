@@ -20,6 +20,8 @@ export type Expectations = Pick<
  */
 export interface VerifierDeps {
   clientIdentity: ClientIdentity;
+  /** the base URL's origin: the page that asks through the Digital Credentials API, and its answers' audience */
+  origin: string;
   /** `<base URL>/vp/response`: the response_uri */
   responseUri: string;
   /** `<base URL>/vp/request/`: a request_uri is this and a reference */

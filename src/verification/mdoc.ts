@@ -19,6 +19,8 @@ export interface MdocExpectations {
   responseUri: string;
   /** RFC 7638 thumbprint bytes of the verifier's encryption key when the response was encrypted, else undefined (null in the handover) */
   jwkThumbprint?: Uint8Array;
+  /** through the Digital Credentials API: the page's origin, bound by the OpenID4VPDCAPIHandover (OpenID4VP 1.0 Appendix A.5) */
+  origin?: string;
   /** DER IACA roots that may vouch for this query's type (verifier.trustAnchors of format mso_mdoc) */
   trustAnchors: Uint8Array[];
 }
@@ -51,6 +53,8 @@ interface Failure {
   now: Date;
   clockTolerance: number;
   document: Document;
+  /** the DC API's origin, when the handover binds one */
+  origin?: string;
 }
 
 /** The refusal for a failed check of @owf/mdoc (ISO/IEC 18013-5 §9.3.1), by its category and check. */
@@ -106,7 +110,9 @@ function refusalFor({ category, check }: VerificationAssessment, f: Failure): Ve
       'mdoc_device_signature_invalid',
       f.coseError
         ? `the mdoc device signature does not verify: ${f.coseError.message}`
-        : 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 §B.2.6.1 SessionTranscript: client_id, nonce, response_uri, encryption key) or for the MSO device key',
+        : f.origin !== undefined
+          ? 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 Appendix A.5 OpenID4VPDCAPIHandover: origin, nonce, encryption key) or for the MSO device key'
+          : 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 §B.2.6.1 SessionTranscript: client_id, nonce, response_uri, encryption key) or for the MSO device key',
     );
   }
   return refuse('mdoc_invalid', 'the mdoc DeviceResponse is not well formed');
@@ -136,7 +142,7 @@ export async function verifyMdocPresentation(
 
   const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
   const clockTolerance = ctx.clockTolerance ?? 30;
-  const failure: Failure = { now, clockTolerance, document };
+  const failure: Failure = { now, clockTolerance, document, origin: expected.origin };
   const context = reportingContext(failure);
   await verifyIssuerSigned(document, expected, context, failure);
   await verifyDeviceSigned(document, expected, context, failure);
@@ -238,15 +244,18 @@ async function verifyDeviceSigned(
   failure: Failure,
 ): Promise<void> {
   try {
-    const sessionTranscript = await SessionTranscript.forOid4Vp(
-      {
-        clientId: expected.clientId,
-        nonce: expected.nonce,
-        responseUri: expected.responseUri,
-        ...(expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {}),
-      },
-      context,
-    );
+    const thumbprint = expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {};
+    // Appendix A.5: through the DC API the handover binds the origin, not the client_id and response_uri
+    const sessionTranscript =
+      expected.origin !== undefined
+        ? await SessionTranscript.forOid4VpDcApi(
+            { origin: expected.origin, nonce: expected.nonce, ...thumbprint },
+            context,
+          )
+        : await SessionTranscript.forOid4Vp(
+            { clientId: expected.clientId, nonce: expected.nonce, responseUri: expected.responseUri, ...thumbprint },
+            context,
+          );
     await document.deviceSigned.deviceAuth.verify(
       { document, sessionTranscript, verificationCallback: onCheck },
       context,

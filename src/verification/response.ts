@@ -105,6 +105,8 @@ export interface ResponseExpectations {
   responseUri: string;
   /** the RFC 7638 thumbprint of the request's encryption key when the response was encrypted (mdoc SessionTranscript, §B.2.6.1) */
   jwkThumbprint?: Uint8Array;
+  /** through the Digital Credentials API: the page's origin, bound by the mdoc's OpenID4VPDCAPIHandover (Appendix A.5) */
+  origin?: string;
   /** the DER roots that may vouch for a credential type in a format; none when left out */
   anchorsFor?: (format: AnchorFormat, type: string) => Uint8Array[];
 }
@@ -141,6 +143,7 @@ export async function verifyResponse(
             nonce: expected.nonce,
             responseUri: expected.responseUri,
             jwkThumbprint: expected.jwkThumbprint,
+            ...(expected.origin !== undefined ? { origin: expected.origin } : {}),
             trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
           },
           { now: ctx.now, clockTolerance: ctx.clockTolerance },

@@ -48,7 +48,12 @@ export function checkKeyBindingJwt(kbJwt: string, expected: KeyBindingExpectatio
   }
   // Gap 2 (OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5): `aud` is our client identifier, exactly
   if (kbPayload.aud !== expected.clientId)
-    throw refuse('wrong_audience', "the key binding JWT aud is not this verifier's client_id");
+    throw refuse(
+      'wrong_audience',
+      expected.clientId.startsWith('origin:')
+        ? `the key binding JWT aud is not ${expected.clientId} (OpenID4VP 1.0 Appendix A.4: the origin, for signed requests too)`
+        : "the key binding JWT aud is not this verifier's client_id",
+    );
   // OpenID4VP 1.0 §B.3.6: `nonce` is the request's (the library checks it again)
   if (kbPayload.nonce !== expected.nonce)
     throw refuse('wrong_nonce', 'the key binding JWT nonce is not the nonce of this request');

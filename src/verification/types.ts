@@ -5,6 +5,8 @@ import type { RateLimits } from '../http/rateLimits.js';
 import type { Store } from '../store/types.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
+import type { DcApiRequest } from './dcApi.js';
+import type { DcApiOutcome } from './actions/dcApi.js';
 import type { OwnIssuer } from './issuerKeys.js';
 import type { RequestStatus, VerificationRecord, VerificationResult } from './requests.js';
 
@@ -105,4 +107,8 @@ export interface Verifier {
   retire(requestId: string): Promise<boolean>;
   /** the holder gives up on a refused request: it fails as its refusal said */
   endRefused(requestId: string): Promise<void>;
+  /** OpenID4VP 1.0 Appendix A: the Digital Credentials API requests of a pending request (signed first), undefined once it is over */
+  dcApiRequests(requestId: string): Promise<DcApiRequest[] | undefined>;
+  /** the credential the holder's page got through the Digital Credentials API, from `address`: verified, refused (the request ends), or gone */
+  takeDcApiAnswer(requestId: string, answer: unknown, address: string): Promise<DcApiOutcome>;
 }

@@ -4,6 +4,7 @@ import { subjectKeyIdentifier } from '../keys/x509.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
 import { completeReturn } from './actions/completeReturn.js';
 import { createRequest } from './actions/createRequest.js';
+import { dcApiRequestFor, takeDcApiAnswer } from './actions/dcApi.js';
 import { serveRequestObject } from './actions/requestObject.js';
 import { takeResponse } from './actions/response.js';
 import { endRefused } from './actions/outcomes.js';
@@ -15,6 +16,8 @@ import { StatusChecks } from './statusCheck.js';
 import type { Verifier, VerifierOptions } from './types.js';
 
 export type { RequestStatus, VerificationResult } from './requests.js';
+export type { DcApiRequest } from './dcApi.js';
+export type { DcApiOutcome } from './actions/dcApi.js';
 export type {
   CreatedRequest,
   CreateRequestInput,
@@ -58,6 +61,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     completeReturn: (requestId, responseCode) => completeReturn(deps, requestId, responseCode),
     retire: (requestId) => deps.requests.retire(requestId),
     endRefused: (requestId) => endRefused(deps, requestId),
+    dcApiRequests: (requestId) => dcApiRequestFor(deps, requestId),
+    takeDcApiAnswer: (requestId, answer, address) => takeDcApiAnswer(deps, requestId, answer, address),
   };
 }
 
@@ -89,6 +94,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
   const sources = { baseUrl: opts.baseUrl, credentialTypes, issuerKeys, aki, ...(identity ? { identity } : {}) };
   return {
     clientIdentity: opts.clientIdentity,
+    origin: new URL(baseUrl).origin,
     responseUri: `${baseUrl}/vp/response`,
     requestUriBase: `${baseUrl}/vp/request/`,
     requestLifetime: opts.requestLifetime,

@@ -189,6 +189,20 @@ export function oid4vpSessionTranscriptBytes(input: {
 }
 
 /**
+ * OpenID4VP 1.0 Appendix A.5 (the Digital Credentials API): SessionTranscript = [null, null,
+ * ["OpenID4VPDCAPIHandover", sha-256(cbor([origin, nonce, jwkThumbprint or null]))]], as SessionTranscriptBytes.
+ */
+export function oid4vpDcApiSessionTranscriptBytes(input: {
+  origin: string;
+  nonce: string;
+  jwkThumbprint?: Uint8Array;
+}): Uint8Array {
+  const info = cborEncode([input.origin, input.nonce, input.jwkThumbprint ? Buffer.from(input.jwkThumbprint) : null]);
+  const handover = ['OpenID4VPDCAPIHandover', createHash('sha256').update(info).digest()];
+  return new Uint8Array(cborEncode(DataItem.fromData([null, null, handover])));
+}
+
+/**
  * An independent holder: @auth0/mdl's DeviceResponse builder discloses `elements` of `namespace` from the
  * IssuerSigned and signs DeviceAuthentication (ES256) over the OpenID4VP 1.0 SessionTranscript. Returns
  * the vp_token value: base64url of the CBOR DeviceResponse (§B.2.5).
@@ -203,6 +217,8 @@ export async function presentWithAuth0(input: {
   nonce: string;
   responseUri: string;
   jwkThumbprint?: Uint8Array;
+  /** another SessionTranscript than §B.2.6.1's (the DC API's, oid4vpDcApiSessionTranscriptBytes) */
+  sessionTranscriptBytes?: Uint8Array;
 }): Promise<string> {
   // @auth0/mdl reads documents from an MDoc (DeviceResponse-shaped) encoding: wrap the IssuerSigned in one
   const issuerSigned = cborDecode(Buffer.from(input.issuerSigned, 'base64url'));
@@ -241,7 +257,7 @@ export async function presentWithAuth0(input: {
   };
   const response = await DeviceResponse.from(mdoc)
     .usingPresentationDefinition(presentationDefinition)
-    .usingSessionTranscriptBytes(Buffer.from(oid4vpSessionTranscriptBytes(input)))
+    .usingSessionTranscriptBytes(Buffer.from(input.sessionTranscriptBytes ?? oid4vpSessionTranscriptBytes(input)))
     .authenticateWithSignature(input.deviceKey, 'ES256')
     .sign();
   return Buffer.from(response.encode()).toString('base64url');

@@ -67,6 +67,12 @@ const PRESENTATION = {
     d.verifier.completeReturn(currentRequestId(stepId, step), responseCode),
   giveUp: (d: InteractionDeps, stepId: string, step: WalletStep) =>
     d.verifier.endRefused(currentRequestId(stepId, step)),
+  // the Digital Credentials API answers the step's current request (its id: currentRequestId)
+  dcApi: {
+    requests: (d: InteractionDeps, requestId: string) => d.verifier.dcApiRequests(requestId),
+    answer: (d: InteractionDeps, requestId: string, answer: unknown, address: string) =>
+      d.verifier.takeDcApiAnswer(requestId, answer, address),
+  },
   externalKind: 'verification',
   expiredDescription: 'the presentation request expired before the wallet answered',
 } as const satisfies Partial<StepKind>;

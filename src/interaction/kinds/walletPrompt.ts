@@ -50,6 +50,8 @@ export function walletPrompt(kind: PromptView['kind'], typesOf: PromptTypes) {
         ...(kind === 'issuance' ? {} : { freshUrl: `${base}/fresh` }),
         expiresAt: step.expiresAt,
         handover: step.external,
+        // a presentation may come back through the browser too (OpenID4VP 1.0 Appendix A)
+        ...(kind !== 'issuance' ? { dcApiUrl: `${base}/dc-api` } : {}),
       });
   };
 }

@@ -20,6 +20,7 @@ import {
   strong,
   withMarkup,
 } from './promptParts.js';
+import { dcApiAction } from './dcApiParts.js';
 import { renderLayout, renderLayoutBytes, type BrandView, type LayoutOptions } from './layout.js';
 import { ENGLISH, type Texts } from '../../i18n/catalogues.js';
 import type { MessageId } from '../../i18n/en.js';
@@ -72,6 +73,8 @@ export interface PromptView {
   expiresAt: number;
   /** An External Client flow (D13): when the step is over, the app continues; the page stays. */
   handover?: boolean;
+  /** OpenID4VP 1.0 Appendix A: the prompt's `/dc-api`, when a wallet may answer through the Digital Credentials API */
+  dcApiUrl?: string;
 }
 
 /** Turns an attribute or type identifier into a label: `given_name` → `Given name`, `dateOfBirth` → `Date of birth`. */
@@ -227,6 +230,7 @@ ${pinNotice}
 </section>
 <section class="prompt-wallet" aria-label="${t.t('prompt.thisDevice')}">
 <div class="divider divider--wide" aria-hidden="true">${words(t, 'prompt.or')}</div>
+${v.dcApiUrl ? dcApiAction(t, v.dcApiUrl) : ''}
 <a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">${words(t, 'prompt.openWallet')}</span></a>
 <button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${words(t, 'prompt.copyLink')}</span></button>
 <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>

@@ -66,7 +66,8 @@ export const ICONS = {
 };
 
 export const PROMPT_CSS = readAsset('prompt.css');
-export const PROMPT_SCRIPT = readAsset('prompt.js');
+// the Digital Credentials API's action (views/dcApiParts.ts) runs after it, on the pages that have one
+export const PROMPT_SCRIPT = `${readAsset('prompt.js')}\n${readAsset('dcApi.js')}`;
 
 /** Who asks, and what for. */
 export function promptHead(t: Texts, clientName: string, heading: string, lead: SafeHtml, logoHref?: string): SafeHtml {

@@ -1,0 +1,70 @@
+import type { Context } from 'koa';
+import { readBody } from '../../http/form.js';
+import { RESPONSE_BODY_LIMIT } from '../../verification/response.js';
+import type { InteractionDeps, Version } from '../deps.js';
+import { interactionOf } from '../interactionResult.js';
+import { STEP_KINDS, type StepKind } from '../stepKinds.js';
+import { currentRequestId, stepIdOf } from '../steps.js';
+
+/** The step of this browser's interaction, when its kind answers through the Digital Credentials API and it is not over. */
+async function openStep(
+  d: InteractionDeps,
+  ctx: Context,
+  version: Version,
+  uid: string,
+): Promise<{ requestId: string; dcApi: NonNullable<StepKind['dcApi']> } | undefined> {
+  const stepId = stepIdOf(version, uid);
+  const [found, { step, claims }] = await Promise.all([
+    interactionOf(d, ctx, version, uid),
+    d.steps.withClaims(stepId),
+  ]);
+  const dcApi = step && STEP_KINDS[step.kind].dcApi;
+  if (!found || !dcApi || claims || found.result) return undefined;
+  return { requestId: currentRequestId(stepId, step), dcApi };
+}
+
+const gone = (ctx: Context) => {
+  ctx.status = 404;
+  ctx.body = { status: 'expired' };
+};
+
+/**
+ * OpenID4VP 1.0 Appendix A: the `requests` the prompt's page hands to `navigator.credentials.get`, fetched
+ * ahead of the holder's click so that the call keeps the click's activation. Only the browser holding the
+ * interaction's cookie gets them.
+ */
+export async function dcApiRequests(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
+  ctx.set('Cache-Control', 'no-store');
+  const open = await openStep(d, ctx, version, uid);
+  const requests = open && (await open.dcApi.requests(d, open.requestId));
+  if (!requests) return gone(ctx);
+  ctx.body = { requests };
+}
+
+/**
+ * The credential the page got (`{ protocol, data }` as JSON), checked by the step's kind; nothing else from
+ * the page is trusted. A JSON body from this origin only: another site's page cannot post here without a
+ * preflight, and its Origin is not ours. The page hears only how it ended; its words come from `/status`.
+ */
+export async function dcApiAnswer(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
+  ctx.set('Cache-Control', 'no-store');
+  const origin = ctx.get('origin');
+  if (!ctx.is('application/json') || (origin !== '' && origin !== new URL(d.config.baseUrl).origin)) {
+    ctx.status = 403;
+    ctx.body = { error: 'invalid_request', error_description: 'a JSON answer from the prompt page only' };
+    return;
+  }
+  const open = await openStep(d, ctx, version, uid);
+  if (!open) return gone(ctx);
+  let answer: unknown;
+  try {
+    answer = JSON.parse((await readBody(ctx, RESPONSE_BODY_LIMIT)).toString('utf8'));
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    answer = undefined; // refused as malformed, which ends the request
+  }
+  const ended = await open.dcApi.answer(d, open.requestId, answer, ctx.ip);
+  if (ended.outcome === 'gone') return gone(ctx);
+  ctx.status = ended.outcome === 'verified' ? 200 : 400;
+  ctx.body = { status: ended.outcome === 'verified' ? 'done' : 'failed' };
+}
