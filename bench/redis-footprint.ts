@@ -19,8 +19,10 @@
  *  - round trips: writes of the service's Redis connection. Commands a request issues together go out
  *    in one write (ioredis auto-pipelining) and are answered together;
  *  - bytes: `MEMORY USAGE` summed over the run's keys (SCAN on the prefix), per flow, after the
- *    pending phase and after the token exchange (what stays until the TTLs expire); and the
- *    `INFO memory` used_memory delta per flow.
+ *    pending phase and after the token exchange (what stays until the TTLs expire); of the latter, what
+ *    is still there 60 s later (keys with a longer TTL left), in all and without what must outlive the
+ *    flow (status list entries, rate-limit counters, replay markers); and the `INFO memory` used_memory
+ *    delta per flow.
  * No thresholds: this prints numbers.
  */
 import { parseArgs } from 'node:util';
@@ -108,6 +110,14 @@ if (values.trace) {
   };
 }
 
+/** How long after the token response what a completed flow keeps is measured (issue 37). */
+const LATER_SECONDS = 60;
+/**
+ * What must outlive a flow: its credential's status list entry (and its SerialNumber's record, the
+ * admin API's way to it), the rate limits' counters, and the replay markers of its single-use artefacts.
+ */
+const OUTLIVING = /^status:|^rl:|^hint:|:consumed$|:claimed:/;
+
 /** Commands run inside the store's Lua scripts only (see the header). */
 const INSIDE_LUA = new Set(['incr', 'expire', 'sadd', 'ttl']);
 
@@ -146,12 +156,21 @@ async function usedMemory(): Promise<number> {
 async function keyFootprint(): Promise<{
   keys: number;
   bytes: number;
+  /** what is still stored 60 s later (keys with more than 60 s to live, or none) */
+  later: number;
+  /** the same, without the status list entries and the replay markers that must outlive the flow */
+  laterFlow: number;
+  /** bytes × seconds left to live, without the status list entries (they live as long as the credential) */
+  byteSeconds: number;
   families: Map<string, { keys: number; bytes: number; ttl: number }>;
 }> {
   const families = new Map<string, { keys: number; bytes: number; ttl: number }>();
   let cursor = '0';
   let keys = 0;
   let bytes = 0;
+  let later = 0;
+  let laterFlow = 0;
+  let byteSeconds = 0;
   for (let i = 0; i < 100_000; i++) {
     const [next, found] = await admin.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
     for (const key of found) {
@@ -167,15 +186,21 @@ async function keyFootprint(): Promise<{
         .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
         .join(':');
       const f = families.get(family) ?? { keys: 0, bytes: 0, ttl: 0 };
+      const ttl = await admin.ttl(key);
       f.keys++;
       f.bytes += usage;
-      f.ttl = Math.max(f.ttl, await admin.ttl(key));
+      f.ttl = Math.max(f.ttl, ttl);
       families.set(family, f);
+      if (ttl > 0 && !family.startsWith('status:')) byteSeconds += usage * ttl;
+      if (ttl > LATER_SECONDS || ttl === -1) {
+        later += usage;
+        if (!OUTLIVING.test(family)) laterFlow += usage;
+      }
     }
     cursor = next;
     if (cursor === '0') break;
   }
-  return { keys, bytes, families };
+  return { keys, bytes, later, laterFlow, byteSeconds, families };
 }
 
 interface Pending {
@@ -305,6 +330,9 @@ try {
     ['Redis commands (INFO commandstats calls)', per(d1.total), per(d2.total), per(d.total)],
     ['keys stored after the phase', per(atPending.keys), per(atDone.keys), ''],
     ['bytes stored (MEMORY USAGE sum)', per(atPending.bytes), per(atDone.bytes), ''],
+    [`bytes still stored ${LATER_SECONDS} s later (TTL left > ${LATER_SECONDS} s)`, '', per(atDone.later), ''],
+    ["  of which the flow's own (no status entry, replay marker)", '', per(atDone.laterFlow), ''],
+    ['byte-seconds until it expires (no status entry): memory per flow/s', '', per(atDone.byteSeconds), ''],
     ['used_memory delta since start', per(mem1 - mem0), per(mem2 - mem0), ''],
   ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
