@@ -234,8 +234,15 @@ export class RedisStore implements Store {
   }
 
   addToList(key: string, member: string, ttlSeconds: number): Promise<void> {
-    const run = this.#script<number>('vcAppendWithTtl');
-    return this.#command(() => run(this.#key(key), member, Math.max(1, Math.ceil(ttlSeconds))), nothing);
+    const full = this.#key(key);
+    const ttl = Math.max(1, Math.ceil(ttlSeconds));
+    // the first member, the common case, is one SET NX; a later one is appended by the script
+    return this.#command(
+      async () =>
+        (await this.client.set(full, member, 'EX', ttl, 'NX')) === 'OK' ||
+        this.#script<number>('vcAppendWithTtl')(full, member, ttl),
+      nothing,
+    );
   }
 
   listed(key: string): Promise<string[]> {
