@@ -5,6 +5,8 @@
  *
  *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
  *   npx tsx bench/redis-footprint.ts --trace            one flow: every HTTP request with the store operations it caused
+ *   --flow verification                                 a verification flow instead (the wallet presents an EmployeeBadge
+ *                                                       it received before the run)
  *
  * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
  * token and credential requests, the page's last status poll and its return to the provider, and the
@@ -30,12 +32,18 @@ import { Redis } from 'ioredis';
 import { startRedis } from '../test/helpers/redisServer.js';
 import { startTestService, SECRETS, REDIRECT } from '../test/helpers/service.js';
 import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
-import { newWallet } from '../test/helpers/flows.js';
+import { newWallet, requestFromPage } from '../test/helpers/flows.js';
 import { createRedisStore } from '../src/store/redis.js';
 
 const { values } = parseArgs({
-  options: { flows: { type: 'string', default: '20' }, trace: { type: 'boolean', default: false } },
+  options: {
+    flows: { type: 'string', default: '20' },
+    trace: { type: 'boolean', default: false },
+    flow: { type: 'string', default: 'issuance' },
+  },
 });
+const VERIFICATION = values.flow === 'verification';
+if (!['issuance', 'verification'].includes(values.flow!)) throw new Error('--flow is issuance or verification');
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -211,6 +219,33 @@ interface Pending {
 }
 
 async function pendingFlow(): Promise<Pending> {
+  return VERIFICATION ? pendingVerification() : pendingIssuance();
+}
+
+/** PAR (no hint), authorise: the prompt page shows the presentation request. */
+async function pendingVerification(): Promise<Pending> {
+  const { verifier, challenge } = pkcePair();
+  const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid EmployeeBadge',
+    state: 'bench',
+    nonce: 'bench',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  if (par.status !== 201) throw new Error(`PAR: ${par.status} ${JSON.stringify(par.body)}`);
+  const browser = new Browser(REDIRECT);
+  const prompt = await browser.follow(
+    `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+  );
+  if (!prompt.html) throw new Error(`authorise: arrived at ${prompt.final}`);
+  return { browser, interactionUrl: prompt.final, offer: requestFromPage(prompt.html), verifier };
+}
+
+async function pendingIssuance(): Promise<Pending> {
   const base = svc.url;
   const { verifier, challenge } = pkcePair();
   const hint = await makeHint({
@@ -247,9 +282,14 @@ async function pendingFlow(): Promise<Pending> {
   };
 }
 
+/** The wallet that presents in verification flows: it holds one EmployeeBadge, issued before the run. */
+let holder: Awaited<ReturnType<typeof newWallet>> | undefined;
+
 async function completeFlow(p: Pending): Promise<void> {
-  const wallet = await newWallet();
-  await wallet.receive(p.offer, { pin: PIN });
+  if (VERIFICATION) {
+    const presented = await holder!.present(p.offer);
+    if (presented.status >= 400) throw new Error(`presentation: ${presented.status} ${JSON.stringify(presented.body)}`);
+  } else await (await newWallet()).receive(p.offer, { pin: PIN });
   // as the page does: its status poll answers done with the provider's resume URL, and it goes there
   const status = (await (await p.browser.get(`${p.interactionUrl}/status`)).json()) as {
     status: string;
@@ -268,6 +308,11 @@ async function completeFlow(p: Pending): Promise<void> {
     code_verifier: p.verifier,
   });
   if (token.status !== 200) throw new Error(`token exchange: ${token.status} ${JSON.stringify(token.body)}`);
+}
+
+if (VERIFICATION) {
+  holder = await newWallet();
+  await holder.receive((await pendingIssuance()).offer, { pin: PIN });
 }
 
 if (values.trace) {
@@ -337,7 +382,7 @@ try {
   ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
-    `\nRedis footprint per flow (${N} issuance flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
+    `\nRedis footprint per flow (${N} ${values.flow} flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
   );
   for (const r of rows)
     console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
