@@ -5,6 +5,8 @@
  *
  *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
  *   npx tsx bench/redis-footprint.ts --trace            one flow: every HTTP request with the store operations it caused
+ *   --flow verification                                 a verification flow instead (the wallet presents an EmployeeBadge
+ *                                                       it received before the run)
  *
  * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
  * token and credential requests, the page's last status poll and its return to the provider, and the
@@ -19,8 +21,10 @@
  *  - round trips: writes of the service's Redis connection. Commands a request issues together go out
  *    in one write (ioredis auto-pipelining) and are answered together;
  *  - bytes: `MEMORY USAGE` summed over the run's keys (SCAN on the prefix), per flow, after the
- *    pending phase and after the token exchange (what stays until the TTLs expire); and the
- *    `INFO memory` used_memory delta per flow.
+ *    pending phase and after the token exchange (what stays until the TTLs expire); of the latter, what
+ *    is still there 60 s later (keys with a longer TTL left), in all and without what must outlive the
+ *    flow (status list entries, rate-limit counters, replay markers); and the `INFO memory` used_memory
+ *    delta per flow.
  * No thresholds: this prints numbers.
  */
 import { parseArgs } from 'node:util';
@@ -28,12 +32,18 @@ import { Redis } from 'ioredis';
 import { startRedis } from '../test/helpers/redisServer.js';
 import { startTestService, SECRETS, REDIRECT } from '../test/helpers/service.js';
 import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
-import { newWallet } from '../test/helpers/flows.js';
+import { newWallet, requestFromPage } from '../test/helpers/flows.js';
 import { createRedisStore } from '../src/store/redis.js';
 
 const { values } = parseArgs({
-  options: { flows: { type: 'string', default: '20' }, trace: { type: 'boolean', default: false } },
+  options: {
+    flows: { type: 'string', default: '20' },
+    trace: { type: 'boolean', default: false },
+    flow: { type: 'string', default: 'issuance' },
+  },
 });
+const VERIFICATION = values.flow === 'verification';
+if (!['issuance', 'verification'].includes(values.flow!)) throw new Error('--flow is issuance or verification');
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -108,6 +118,14 @@ if (values.trace) {
   };
 }
 
+/** How long after the token response what a completed flow keeps is measured (issue 37). */
+const LATER_SECONDS = 60;
+/**
+ * What must outlive a flow: its credential's status list entry (and its SerialNumber's record, the
+ * admin API's way to it), the rate limits' counters, and the replay markers of its single-use artefacts.
+ */
+const OUTLIVING = /^status:|^rl:|^hint:|:consumed$|:claimed:/;
+
 /** Commands run inside the store's Lua scripts only (see the header). */
 const INSIDE_LUA = new Set(['incr', 'expire', 'sadd', 'ttl']);
 
@@ -146,12 +164,21 @@ async function usedMemory(): Promise<number> {
 async function keyFootprint(): Promise<{
   keys: number;
   bytes: number;
+  /** what is still stored 60 s later (keys with more than 60 s to live, or none) */
+  later: number;
+  /** the same, without the status list entries and the replay markers that must outlive the flow */
+  laterFlow: number;
+  /** bytes × seconds left to live, without the status list entries (they live as long as the credential) */
+  byteSeconds: number;
   families: Map<string, { keys: number; bytes: number; ttl: number }>;
 }> {
   const families = new Map<string, { keys: number; bytes: number; ttl: number }>();
   let cursor = '0';
   let keys = 0;
   let bytes = 0;
+  let later = 0;
+  let laterFlow = 0;
+  let byteSeconds = 0;
   for (let i = 0; i < 100_000; i++) {
     const [next, found] = await admin.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
     for (const key of found) {
@@ -167,15 +194,21 @@ async function keyFootprint(): Promise<{
         .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
         .join(':');
       const f = families.get(family) ?? { keys: 0, bytes: 0, ttl: 0 };
+      const ttl = await admin.ttl(key);
       f.keys++;
       f.bytes += usage;
-      f.ttl = Math.max(f.ttl, await admin.ttl(key));
+      f.ttl = Math.max(f.ttl, ttl);
       families.set(family, f);
+      if (ttl > 0 && !family.startsWith('status:')) byteSeconds += usage * ttl;
+      if (ttl > LATER_SECONDS || ttl === -1) {
+        later += usage;
+        if (!OUTLIVING.test(family)) laterFlow += usage;
+      }
     }
     cursor = next;
     if (cursor === '0') break;
   }
-  return { keys, bytes, families };
+  return { keys, bytes, later, laterFlow, byteSeconds, families };
 }
 
 interface Pending {
@@ -186,6 +219,33 @@ interface Pending {
 }
 
 async function pendingFlow(): Promise<Pending> {
+  return VERIFICATION ? pendingVerification() : pendingIssuance();
+}
+
+/** PAR (no hint), authorise: the prompt page shows the presentation request. */
+async function pendingVerification(): Promise<Pending> {
+  const { verifier, challenge } = pkcePair();
+  const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
+    client_id: CLIENT.id,
+    client_secret: CLIENT.secret,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    scope: 'openid EmployeeBadge',
+    state: 'bench',
+    nonce: 'bench',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  if (par.status !== 201) throw new Error(`PAR: ${par.status} ${JSON.stringify(par.body)}`);
+  const browser = new Browser(REDIRECT);
+  const prompt = await browser.follow(
+    `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+  );
+  if (!prompt.html) throw new Error(`authorise: arrived at ${prompt.final}`);
+  return { browser, interactionUrl: prompt.final, offer: requestFromPage(prompt.html), verifier };
+}
+
+async function pendingIssuance(): Promise<Pending> {
   const base = svc.url;
   const { verifier, challenge } = pkcePair();
   const hint = await makeHint({
@@ -222,9 +282,14 @@ async function pendingFlow(): Promise<Pending> {
   };
 }
 
+/** The wallet that presents in verification flows: it holds one EmployeeBadge, issued before the run. */
+let holder: Awaited<ReturnType<typeof newWallet>> | undefined;
+
 async function completeFlow(p: Pending): Promise<void> {
-  const wallet = await newWallet();
-  await wallet.receive(p.offer, { pin: PIN });
+  if (VERIFICATION) {
+    const presented = await holder!.present(p.offer);
+    if (presented.status >= 400) throw new Error(`presentation: ${presented.status} ${JSON.stringify(presented.body)}`);
+  } else await (await newWallet()).receive(p.offer, { pin: PIN });
   // as the page does: its status poll answers done with the provider's resume URL, and it goes there
   const status = (await (await p.browser.get(`${p.interactionUrl}/status`)).json()) as {
     status: string;
@@ -243,6 +308,11 @@ async function completeFlow(p: Pending): Promise<void> {
     code_verifier: p.verifier,
   });
   if (token.status !== 200) throw new Error(`token exchange: ${token.status} ${JSON.stringify(token.body)}`);
+}
+
+if (VERIFICATION) {
+  holder = await newWallet();
+  await holder.receive((await pendingIssuance()).offer, { pin: PIN });
 }
 
 if (values.trace) {
@@ -305,11 +375,14 @@ try {
     ['Redis commands (INFO commandstats calls)', per(d1.total), per(d2.total), per(d.total)],
     ['keys stored after the phase', per(atPending.keys), per(atDone.keys), ''],
     ['bytes stored (MEMORY USAGE sum)', per(atPending.bytes), per(atDone.bytes), ''],
+    [`bytes still stored ${LATER_SECONDS} s later (TTL left > ${LATER_SECONDS} s)`, '', per(atDone.later), ''],
+    ["  of which the flow's own (no status entry, replay marker)", '', per(atDone.laterFlow), ''],
+    ['byte-seconds until it expires (no status entry): memory per flow/s', '', per(atDone.byteSeconds), ''],
     ['used_memory delta since start', per(mem1 - mem0), per(mem2 - mem0), ''],
   ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
-    `\nRedis footprint per flow (${N} issuance flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
+    `\nRedis footprint per flow (${N} ${values.flow} flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
   );
   for (const r of rows)
     console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));

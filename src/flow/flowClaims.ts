@@ -31,6 +31,11 @@ export class GrantClaims {
   find(grantId: string): Promise<FlowClaims | undefined> {
     return this.store.get<FlowClaims>(grantClaimsKey(grantId));
   }
+
+  /** Reads and removes them: the token endpoint reads them once, when the one code of the grant is redeemed. */
+  take(grantId: string): Promise<FlowClaims | undefined> {
+    return this.store.consume<FlowClaims>(grantClaimsKey(grantId));
+  }
 }
 
 /** D2: an issuance's `sub` is the credential's SerialNumber; its claims are the attributes issued, with SerialNumber and ExpiresAt. */

@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '../store/redis.js';
 import { safeErrorDescription } from '../http/errorDescription.js';
 import { linkToFlow } from '../telemetry/spans.js';
 import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from '../flow/flowClaims.js';
-import type { WalletStep } from './steps.js';
+import { stepIdOf, type WalletStep } from './steps.js';
 import type { Interaction, InteractionDeps, Version } from './deps.js';
 import { flowOf } from './request.js';
 
@@ -41,14 +41,19 @@ export async function finishWithError(
   ctx.redirect(returnTo);
 }
 
+/** How long a step and its claims stay readable once the browser finished with them (a second poll, a second tab). */
+export const FINISHED_STEP_SECONDS = 30;
+
 /**
  * The holder's consent to the client (the wallet step is it): a Grant for the requested scope, the ID
- * token's claims kept under it for the token endpoint (D2), and the interaction's result naming it.
- * Returns where the browser resumes the authorisation.
+ * token's claims kept under it for the token endpoint (D2), and the interaction's result naming it, all
+ * written in one round trip: the interaction read for this request is saved with its result, as
+ * `interactionResult` does after reading it again. The step and its claims, handed over, are then kept
+ * only briefly. Returns where the browser resumes the authorisation.
  */
 export async function finishWithClaims(
-  d: Pick<InteractionDeps, 'providers' | 'store' | 'config'>,
-  ctx: Context,
+  d: Pick<InteractionDeps, 'providers' | 'store' | 'config' | 'steps'>,
+  _ctx: Context,
   version: Version,
   interaction: Interaction,
   step: WalletStep,
@@ -57,19 +62,18 @@ export async function finishWithClaims(
   const provider = d.providers[version];
   const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
   grant.addOIDCScope(String(interaction.params.scope));
-  const grantId = await grant.save();
-  const [, returnTo] = await Promise.all([
+  const savingGrant = grant.save(); // draws the grant's id as it starts
+  const grantId = grant.jti!;
+  interaction.result = { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: {} };
+  await Promise.all([
+    savingGrant,
     new GrantClaims(d.store).save(
       grantId,
       { ...claims, tokenExtras: step.tokenExtras, ...flowOf(interaction.params) },
       d.config.lifetimes.interaction,
     ),
-    provider.interactionResult(
-      ctx.req,
-      ctx.res,
-      { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: {} },
-      { mergeWithLastSubmission: false },
-    ),
+    interaction.persist(),
+    d.steps.finished(stepIdOf(version, interaction.uid), FINISHED_STEP_SECONDS),
   ]);
-  return returnTo;
+  return interaction.returnTo;
 }

@@ -87,4 +87,12 @@ export class WalletSteps {
   succeeded(stepId: string, claims: FlowClaims, ttlSeconds: number): Promise<void> {
     return this.store.set(claimsKey(stepId), claims, ttlSeconds);
   }
+
+  /**
+   * The holder's browser finished the interaction with the step's claims: the step and its claims are
+   * kept only `ttlSeconds` more (a second poll before the browser returns to the provider still reads them).
+   */
+  finished(stepId: string, ttlSeconds: number): Promise<void> {
+    return this.store.shorten([stepKey(stepId), claimsKey(stepId)], ttlSeconds);
+  }
 }

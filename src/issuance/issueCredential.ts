@@ -67,6 +67,8 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       // in this order: the holder's page must never see the offer done before the claims it finishes with
       await deps.onIssued?.(offer);
       await deps.offers.done(offer.offerId);
+      // not waited for: the credential is issued either way, and what it removes expires on its own
+      deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
       return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one

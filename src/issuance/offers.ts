@@ -59,6 +59,8 @@ const statusKey = (offerId: string) => `wallet:{${offerId}}:status`;
 /** The final outcome, kept apart so that a progress update racing it (a parallel PIN guess) cannot hide it. */
 const outcomeKey = (offerId: string) => `wallet:{${offerId}}:outcome`;
 export const pinAttemptsKey = (offerId: string) => `wallet:{${offerId}}:pin-attempts`;
+/** The provider's code and grant minted for the offer (src/issuance/providerCodes.ts). */
+export const mintedCodeKey = (offerId: string) => `wallet:{${offerId}}:code`;
 /**
  * The redemption of the offer's code (D14): `redeeming` while one request has the provider redeem it, then
  * `redeemed` for `RACE_WINDOW_SECONDS` once that bought a token; absent before, after a redemption that
@@ -100,16 +102,25 @@ export class OfferBook {
 
   /**
    * What the token request needs before the provider sees it, in one round trip (one hash slot): the
-   * offer, whether its code was redeemed, and whether the offer failed (its PIN attempts used up).
+   * offer, whether its code was redeemed, whether the offer failed (its PIN attempts used up), and how
+   * many wrong PINs it has counted so far.
    */
-  async forRedemption(offerId: string): Promise<{ offer?: OfferRecord; redeemed: boolean; failed: boolean }> {
-    const [offer, status, outcome] = (await this.store.getMany([
+  async forRedemption(
+    offerId: string,
+  ): Promise<{ offer?: OfferRecord; redeemed: boolean; failed: boolean; pinFailures: number }> {
+    const [offer, status, outcome, failures] = (await this.store.getMany([
       offerKey(offerId),
       statusKey(offerId),
       outcomeKey(offerId),
-    ])) as [OfferRecord | undefined, OfferStatus | undefined, OfferStatus | undefined];
+      pinAttemptsKey(offerId),
+    ])) as [OfferRecord | undefined, OfferStatus | undefined, OfferStatus | undefined, number | undefined];
     linkToFlow(offer?.trace);
-    return { offer, redeemed: status?.status === 'scanned', failed: outcome?.status === 'failed' };
+    return {
+      offer,
+      redeemed: status?.status === 'scanned',
+      failed: outcome?.status === 'failed',
+      pinFailures: Number(failures ?? 0),
+    };
   }
 
   /** Until when (epoch ms) the offer's credential can still be issued, when the wallet redeemed its code; else undefined. */
@@ -192,6 +203,14 @@ export class OfferBook {
       { status: 'done', message: 'The credential is in your wallet.' },
       STATUS_GRACE_SECONDS,
     );
+  }
+
+  /**
+   * After `done`: what only a redemption needed (its progress status, the provider's code minted for it)
+   * goes. With the offer gone, no token request reaches that code again, and the outcome outranks the status.
+   */
+  async forgetRedemption(offerId: string): Promise<void> {
+    await this.store.delete(statusKey(offerId), mintedCodeKey(offerId));
   }
 
   /**

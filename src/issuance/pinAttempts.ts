@@ -26,7 +26,13 @@ export class PinAttempts {
     private readonly onFailure?: () => void,
   ) {}
 
-  async attempt(offerId: string, right: boolean, ttlSeconds: number): Promise<PinOutcome> {
+  /**
+   * `failuresSeen`: the wrong attempts counted when the offer was read in this request. A right PIN while
+   * they are below the limit passes without asking the store again: that read is the attempt's moment,
+   * and a pass writes nothing. Everything else is decided by the store's atomic `attempt`.
+   */
+  async attempt(offerId: string, right: boolean, ttlSeconds: number, failuresSeen?: number): Promise<PinOutcome> {
+    if (right && failuresSeen !== undefined && failuresSeen < this.limit) return { kind: 'pass' };
     const { allowed, count } = await this.store.attempt(pinAttemptsKey(offerId), !right, this.limit, ttlSeconds);
     if (!right) this.onFailure?.();
     if (!allowed) return { kind: 'exhausted' };

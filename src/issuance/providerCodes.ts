@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 import type { Store } from '../store/types.js';
-import { ttlOf, type OfferRecord } from './offers.js';
+import { mintedCodeKey as mintedKey, ttlOf, type OfferRecord } from './offers.js';
 
 /** The provider's code and grant minted for an offer, and for which client. */
 interface MintedCode {
@@ -8,7 +8,6 @@ interface MintedCode {
   code: string;
   grantId: string;
 }
-const mintedKey = (offerId: string) => `wallet:{${offerId}}:code`;
 
 /**
  * The provider's pre-authorized code for the offer, for `clientId`, as oidc-provider documents minting one
@@ -30,15 +29,17 @@ export async function codeFor(
   // minted first and then claimed (`setIfAbsent`): a first redemption, the common case, reads nothing
   const grant = new provider.Grant({ accountId: offer.stepId, clientId });
   grant.addResourceScope(credentialIssuer, scope);
-  const grantId = await grant.save(); // ttl.Grant: the offer's lifetime plus an access token's
+  // ttl.Grant: an access token's lifetime and a little. The grant's id is drawn as its save starts, so
+  // the code naming it is written in the same round trip
+  const savingGrant = grant.save();
   const preAuthorizedCode = new provider.PreAuthorizedCode({
     accountId: offer.stepId,
     clientId,
-    grantId,
+    grantId: grant.jti!,
     scope,
     resource: credentialIssuer,
   });
-  const code = await preAuthorizedCode.save();
+  const [grantId, code] = await Promise.all([savingGrant, preAuthorizedCode.save()]);
   if (await store.setIfAbsent(mintedKey(offer.offerId), { clientId, code, grantId } satisfies MintedCode, ttlOf(offer)))
     return { code, fresh: true };
   // a code bought a token before (this is a replay, or another client): ours goes, that one answers

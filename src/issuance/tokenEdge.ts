@@ -119,7 +119,7 @@ async function preAuthorizedCode(ctx: Context, next: () => Promise<void>, deps: 
   if (Math.floor(Date.now() / 1000) >= offer.redeemBy)
     return answer(ctx, 'invalid_grant', 'pre-authorized_code is expired');
 
-  if (offer.pin && !(await pinPasses(ctx, deps, offer, redeemed, params))) return;
+  if (offer.pin && !(await pinPasses(ctx, deps, offer, { redeemed, failures: found.pinFailures }, params))) return;
   await redeem(ctx, next, deps, offer, params, attestation);
 }
 
@@ -186,7 +186,7 @@ async function pinPasses(
   ctx: Context,
   deps: TokenEdgeDeps,
   offer: OfferRecord,
-  redeemed: boolean,
+  { redeemed, failures }: { redeemed: boolean; failures: number },
   params: Record<string, string>,
 ): Promise<boolean> {
   const txCode = params.tx_code;
@@ -201,7 +201,12 @@ async function pinPasses(
   delete params.tx_code; // the provider's code has no tx_code to compare it with
   // an already redeemed code: the provider answers invalid_grant (and revokes on replay)
   if (redeemed) return true;
-  const outcome = await deps.pins.attempt(offer.offerId, deps.pinHasher.matches(offer.pin!, txCode), ttlOf(offer));
+  const outcome = await deps.pins.attempt(
+    offer.offerId,
+    deps.pinHasher.matches(offer.pin!, txCode),
+    ttlOf(offer),
+    failures,
+  );
   switch (outcome.kind) {
     case 'pass':
       return true;

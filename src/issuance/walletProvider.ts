@@ -7,7 +7,7 @@ import Provider, {
   type OpenID4VCIIssueCredential,
 } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
-import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
+import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
@@ -81,6 +81,9 @@ export const NOTIFICATION_PATH = 'notification';
 /** RFC 9449 §5.1: what wallets may sign DPoP proofs with, at the provider's endpoints and the notification endpoint. */
 export const DPOP_SIGNING_ALGS: ('ES256' | 'EdDSA')[] = ['ES256', 'EdDSA'];
 
+/** How much longer a wallet grant lives than the access token minted right after it, in the same request. */
+const GRANT_SLACK_SECONDS = 5;
+
 /** The store namespace of the wallet provider's records (src/store/oidcAdapter.ts). */
 const WALLET_NAMESPACE = 'wallet';
 
@@ -140,6 +143,8 @@ const featuresOff = () =>
 export function createWalletProvider(o: WalletProviderOptions): Provider {
   const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc });
   const provider = new Provider(o.credentialIssuer, walletConfiguration(o, published));
+  // first: the token edge's codes and the provider's reads of them share one request scope
+  provider.use(adapterScope);
   publishConfigurations(provider, published);
   return provider;
 }
@@ -161,7 +166,8 @@ function walletConfiguration(
     ttl: {
       AccessToken: o.accessTokenLifetime,
       PreAuthorizedCode: o.offerLifetime,
-      Grant: o.offerLifetime + o.accessTokenLifetime,
+      // minted at redemption, with the access token it stands behind: it lives as long, and no longer
+      Grant: o.accessTokenLifetime + GRANT_SLACK_SECONDS,
       AuthorizationCode: 60,
       BackchannelAuthenticationRequest: 60,
       ClientCredentials: 60,

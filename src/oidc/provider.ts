@@ -2,7 +2,7 @@ import Provider, { interactionPolicy, type Configuration, type KoaContextWithOID
 import type { JWK } from 'jose';
 import { VC_ISSUER_CLAIM, type Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { createOidcAdapterFactory } from '../store/oidcAdapter.js';
+import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
 import { GrantClaims } from '../flow/flowClaims.js';
 import type { VersionProfile } from './versions.js';
@@ -103,12 +103,17 @@ const providerClients = (config: Config) =>
 
 /**
  * At the token endpoint the flow's claims (kept under the grant the prompt created) decide `sub` (D2)
- * and the ID token's claims; elsewhere the account is the browser's holder session.
+ * and the ID token's claims; elsewhere the account is the browser's holder session. The provider asks
+ * once per code, after consuming it, and its grant has one code: the claims are taken, and the grant
+ * (already loaded for this request; no token of it is kept, D3) goes in the same round trip.
  */
 const findAccount =
   (grantClaims: GrantClaims) => async (ctx: KoaContextWithOIDC, accountId: string, token?: { grantId?: string }) => {
     if (!token?.grantId) return { accountId, claims: async () => ({ sub: accountId }) };
-    const flow = await grantClaims.find(token.grantId);
+    const [flow] = await Promise.all([
+      grantClaims.take(token.grantId),
+      ctx.oidc.entities.Grant?.jti === token.grantId ? ctx.oidc.entities.Grant.destroy() : undefined,
+    ]);
     if (!flow) return undefined;
     ctx.state.flow = flow; // for the edge's token response (D3: Version 1 non-PAR carries state)
     return { accountId: flow.sub, claims: async () => ({ sub: flow.sub, ...flow.claims }) };
@@ -156,7 +161,8 @@ function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configu
       AccessToken: config.lifetimes.token,
       IdToken: config.lifetimes.token,
       Interaction: config.lifetimes.interaction,
-      Session: config.lifetimes.interaction,
+      // written when the code is issued, and read once more to redeem it (the code expires with its session)
+      Session: config.lifetimes.code,
       Grant: config.lifetimes.interaction,
     },
     interactions: {
@@ -181,6 +187,7 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
   const { config } = deps;
   const legacyIssuerClients = new Set(config.clients.filter((c) => c.legacyV2Issuer).map((c) => c.clientId));
   const provider = new Provider(profile.issuer, rpConfiguration(profile, deps));
+  provider.use(adapterScope); // a code found in a request is consumed without reading its lifetime again
   provider.proxy = true;
   provider.on('grant.error', keepErrorDetail);
   provider.on('pushed_authorization_request.error', keepErrorDetail);

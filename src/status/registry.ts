@@ -69,7 +69,11 @@ export class StatusRegistry {
     return this.#size;
   }
 
-  /** Allocates the entry of a credential that expires at `exp` (epoch seconds) and remembers it under its SerialNumber. */
+  /**
+   * Allocates the entry of a credential that expires at `exp` (epoch seconds) and remembers it under its
+   * SerialNumber: the entry is taken in one atomic step (its list counted, the first free of a few random
+   * indexes written, the list kept alive), then the SerialNumber's record is written.
+   */
   async allocate(serialNumber: string, exp: number): Promise<StatusEntry> {
     const ttl = Math.max(1, exp - Math.floor(Date.now() / 1000));
     for (let lists = 0; lists < 4; lists++) {
@@ -79,25 +83,24 @@ export class StatusRegistry {
         await this.#retire(listId);
         continue;
       }
-      // the list and its change log live at least as long as this credential
-      await Promise.all([
-        this.#store.addToSet(this.#k.list(listId), '1', ttl),
-        this.#store.set(this.#k.serial(serialNumber), { listId, idx, exp } satisfies SerialRecord, ttl),
-      ]);
+      await this.#store.set(this.#k.serial(serialNumber), { listId, idx, exp } satisfies SerialRecord, ttl);
       return { listId, idx };
     }
     throw new Error('no status list entry could be allocated');
   }
 
+  /** A free index of the list, or undefined when the list is full (or every draw hit a used index). */
   async #claimIndex(listId: string, serialNumber: string, ttl: number): Promise<number | undefined> {
-    // counts every allocation the list ever made: once it reaches the size, the list is full
-    const { allowed } = await this.#store.attempt(this.#k.count(listId), true, this.#size, ttl);
-    if (!allowed) return undefined;
-    for (let draw = 0; draw < DRAWS; draw++) {
-      const idx = randomInt(this.#size);
-      if (await this.#store.setIfAbsent(this.#k.index(listId, idx), serialNumber, ttl)) return idx;
-    }
-    return undefined;
+    const draws = Array.from({ length: DRAWS }, () => randomInt(this.#size));
+    const { taken } = await this.#store.takeFree(
+      this.#k.count(listId),
+      this.#size,
+      draws.map((i) => this.#k.index(listId, i)),
+      serialNumber,
+      ttl,
+      this.#k.list(listId),
+    );
+    return taken === undefined ? undefined : draws[taken];
   }
 
   async #currentList(): Promise<string> {

@@ -1,4 +1,4 @@
-import type { Store } from './types.js';
+import { KEEP_SLACK_SECONDS, type Store } from './types.js';
 
 type Entry =
   /**
@@ -121,15 +121,54 @@ export class MemoryStore implements Store {
     return MemoryStore.#read<T>(entry);
   }
 
-  async markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean> {
+  async markOnce(
+    markerKey: string,
+    value: unknown,
+    recordKey: string,
+    opts: { ttlSeconds?: number; shortenRecord?: boolean } = {},
+  ): Promise<boolean> {
     const record = this.#live(recordKey);
     if (!record || this.#live(markerKey)) return false;
-    this.#entries.set(markerKey, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt: record.expiresAt });
+    const cap = opts.ttlSeconds === undefined ? Infinity : Date.now() + Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
+    const expiresAt = Math.min(record.expiresAt, cap);
+    this.#entries.set(markerKey, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt });
+    if (opts.shortenRecord) record.expiresAt = expiresAt;
     return true;
   }
 
   async delete(...keys: string[]): Promise<void> {
     for (const key of keys) this.#entries.delete(key);
+  }
+
+  async shorten(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    const until = Date.now() + Math.max(1, Math.ceil(ttlSeconds)) * 1000;
+    for (const key of keys) {
+      const entry = this.#live(key);
+      if (entry) entry.expiresAt = Math.min(entry.expiresAt, until);
+    }
+  }
+
+  async takeFree(
+    counterKey: string,
+    limit: number,
+    candidates: readonly string[],
+    value: unknown,
+    ttlSeconds: number,
+    keepKey: string,
+  ): Promise<{ full: boolean; taken?: number }> {
+    const counter = this.#live(counterKey);
+    const count = (counter?.kind === 'counter' ? counter.value : 0) + 1;
+    if (counter?.kind === 'counter') counter.value = count;
+    else this.#entries.set(counterKey, { kind: 'counter', value: count, expiresAt: Date.now() + ttlSeconds * 1000 });
+    if (count > limit) return { full: true };
+    const taken = candidates.findIndex((key) => !this.#live(key));
+    if (taken === -1) return { full: false };
+    this.#put(candidates[taken], value, ttlSeconds);
+    const keep = this.#live(keepKey);
+    const until = Date.now() + ttlSeconds * 1000;
+    if (keep?.kind !== 'set' || keep.expiresAt < until)
+      await this.addToSet(keepKey, '1', ttlSeconds + KEEP_SLACK_SECONDS);
+    return { full: false, taken };
   }
 
   async attempt(
@@ -161,6 +200,15 @@ export class MemoryStore implements Store {
     const set = entry.value;
     if (!set.includes(member)) set.push(member);
     entry.expiresAt = Math.max(entry.expiresAt, expiresAt);
+  }
+
+  async addToList(key: string, member: string, ttlSeconds: number): Promise<void> {
+    // the same as a set here: only Redis keeps it as text
+    return this.addToSet(key, member, ttlSeconds);
+  }
+
+  async listed(key: string): Promise<string[]> {
+    return this.members(key);
   }
 
   async members(key: string): Promise<string[]> {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { errors } from 'oidc-provider';
 import type { Store } from './types.js';
 
@@ -33,6 +34,25 @@ export type Payload = Record<string, unknown> & {
 const FALLBACK_TTL = 3600;
 
 /**
+ * What one provider request wrote of oidc-provider's records (as JSON), and until when (epoch seconds)
+ * each record it read or wrote is valid. A record written in the request is read back from here, not
+ * from the store; a code found in the request is consumed without asking the store for its lifetime.
+ */
+interface RequestScope {
+  written: Map<string, string>;
+  exp: Map<string, number>;
+}
+const requestScope = new AsyncLocalStorage<RequestScope>();
+
+/**
+ * Middleware (first on each provider, `provider.use`): the adapter's scope for one request. Without
+ * it the adapter reads everything from the store.
+ */
+export function adapterScope(_ctx: unknown, next: () => Promise<unknown>): Promise<unknown> {
+  return requestScope.run({ written: new Map(), exp: new Map() }, next);
+}
+
+/**
  * Where oidc-provider's record of `model` with `id` is kept, for the adapter of `namespace`. The id is a
  * hash tag, so a record and its `consumed` marker share one Redis Cluster slot.
  */
@@ -53,6 +73,7 @@ export function createOidcAdapterFactory(
   notKept: ReadonlySet<string> = new Set(),
 ) {
   const prefix = `oidc:${namespace}:`;
+  const grantListKey = (model: string, grantId: string) => `${prefix}grant:{${grantId}}:${model}`;
   return class StoreAdapter {
     readonly model: string;
 
@@ -64,25 +85,43 @@ export function createOidcAdapterFactory(
       return oidcRecordKey(namespace, this.model, id);
     }
 
+    /**
+     * The ids of this model's records that belong to a grant (oidc-provider revokes a grant model by
+     * model): a short list per grant and model, usually of one id.
+     */
+    grantKey(grantId: string): string {
+      return grantListKey(this.model, grantId);
+    }
+
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
       if (notKept.has(this.model)) return;
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, ttlCaps[this.model] ?? Infinity);
+      const scope = requestScope.getStore();
+      if (scope) {
+        scope.written.set(this.key(id), JSON.stringify(payload));
+        if (typeof payload.exp === 'number') scope.exp.set(this.key(id), payload.exp);
+      }
       const writes: Promise<unknown>[] = [store.set(this.key(id), payload, ttl)];
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
       if (GRANTABLE.has(this.model) && payload.grantId)
-        writes.push(store.addToSet(`${prefix}grant:${payload.grantId}`, this.key(id), ttl));
+        writes.push(store.addToList(this.grantKey(payload.grantId), id, ttl));
       await Promise.all(writes);
     }
 
     async find(id: string): Promise<Payload | undefined> {
       const key = this.key(id);
+      const scope = requestScope.getStore();
+      // written in this request: no other request knows it yet (a fresh id) or has changed it since
+      const mine = scope?.written.get(key);
+      if (mine !== undefined) return JSON.parse(mine) as Payload;
       if (!CONSUMABLE.has(this.model)) return store.get<Payload>(key);
       const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [
         Payload | undefined,
         number | undefined,
       ];
       if (payload && consumed !== undefined) payload.consumed = consumed;
+      if (scope && typeof payload?.exp === 'number') scope.exp.set(key, payload.exp);
       return payload;
     }
 
@@ -98,20 +137,48 @@ export function createOidcAdapterFactory(
 
     async consume(id: string): Promise<void> {
       const key = this.key(id);
+      const scope = requestScope.getStore();
+      scope?.written.delete(key);
+      const exp = scope?.exp.get(key);
+      if (exp !== undefined) {
+        // found (or written) in this request, which checked that it is not consumed: the marker lives as
+        // long as the record is valid, without asking the store; of concurrent redemptions only the first
+        // writes it. A capped model's record is then kept no longer (what is left of it is a replay to
+        // refuse; a pushed request's `exp` is within its cap, and it may be redeemed after it)
+        const cap = ttlCaps[this.model];
+        const left = exp - Math.floor(Date.now() / 1000);
+        const ttl = cap === undefined ? left : Math.max(1, Math.min(cap, left));
+        const [marked] = await Promise.all([
+          ttl > 0 ? store.setIfAbsent(consumedKey(key), Math.floor(Date.now() / 1000), ttl) : false,
+          cap !== undefined ? store.shorten([key], ttl) : undefined,
+        ]);
+        if (!marked) throw new errors.InvalidGrant('grant request is invalid');
+        return;
+      }
+      // a capped model's record, once consumed, is kept only as long as its cap: what is left of it is a
+      // replay to refuse, and a pushed request expires within its cap (its `exp`)
+      const cap = ttlCaps[this.model];
+      const opts = cap === undefined ? undefined : { ttlSeconds: cap, shortenRecord: true };
       // D16: of concurrent redemptions only the first marks it; a record gone meanwhile cannot be redeemed either
-      if (!(await store.markOnce(consumedKey(key), Math.floor(Date.now() / 1000), key)))
+      if (!(await store.markOnce(consumedKey(key), Math.floor(Date.now() / 1000), key, opts)))
         throw new errors.InvalidGrant('grant request is invalid');
     }
 
     async destroy(id: string): Promise<void> {
       const key = this.key(id);
+      requestScope.getStore()?.written.delete(key);
       await (CONSUMABLE.has(this.model) ? store.delete(key, consumedKey(key)) : store.delete(key));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      const setKey = `${prefix}grant:${grantId}`;
-      const keys = await store.members(setKey);
-      await store.delete(...keys, ...keys.map(consumedKey), setKey);
+      // every model's records of the grant, as oidc-provider's own adapters do (the lists share the grant's slot)
+      const models = [...GRANTABLE];
+      const lists = models.map((model) => grantListKey(model, grantId));
+      const ids = await Promise.all(lists.map((list) => store.listed(list)));
+      const keys = models.flatMap((model, i) => ids[i].map((id) => oidcRecordKey(namespace, model, id)));
+      const scope = requestScope.getStore();
+      for (const key of keys) scope?.written.delete(key);
+      await store.delete(...keys, ...keys.map(consumedKey), ...lists);
     }
   };
 }

@@ -1,7 +1,7 @@
 import type { Redis, Cluster } from 'ioredis';
 import { connectRedis, type RedisSpec } from './redisConnect.js';
-import type { Store } from './types.js';
-import { ATTEMPT, CLAIM_DUE, MARK_ONCE, REPLACE, SADD_WITH_TTL, SCHEDULE, SET_IF_ABSENT_WITH } from './redisScripts.js';
+import { KEEP_SLACK_SECONDS, type Store } from './types.js';
+import { defineScripts } from './redisScripts.js';
 
 /**
  * Redis is unreachable. Shaped so that oidc-provider's own error handler answers it as it is, 503
@@ -53,13 +53,7 @@ export class RedisStore implements Store {
   constructor(client: Redis | Cluster, prefix: string) {
     this.client = client;
     this.#prefix = prefix;
-    client.defineCommand('vcAttempt', { numberOfKeys: 1, lua: ATTEMPT });
-    client.defineCommand('vcSetIfAbsentWith', { numberOfKeys: 2, lua: SET_IF_ABSENT_WITH });
-    client.defineCommand('vcSaddWithTtl', { numberOfKeys: 1, lua: SADD_WITH_TTL });
-    client.defineCommand('vcMarkOnce', { numberOfKeys: 2, lua: MARK_ONCE });
-    client.defineCommand('vcSchedule', { numberOfKeys: 1, lua: SCHEDULE });
-    client.defineCommand('vcClaimDue', { numberOfKeys: 1, lua: CLAIM_DUE });
-    client.defineCommand('vcReplace', { numberOfKeys: 1, lua: REPLACE });
+    defineScripts(client);
   }
 
   #key(key: string): string {
@@ -88,6 +82,12 @@ export class RedisStore implements Store {
       this.#tell();
       return unavailable(err);
     });
+  }
+
+  /** A script the constructor defined (ioredis adds it to the client as a command), with its arguments. */
+  #script<R>(name: string): (...args: (string | number)[]) => Promise<R> {
+    const client = this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<R>>;
+    return client[name].bind(this.client);
   }
 
   #tell(): void {
@@ -131,9 +131,7 @@ export class RedisStore implements Store {
   }
 
   replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
-    const run = (
-      this.client as unknown as { vcReplace(k: string, e: string, v: string): Promise<number> }
-    ).vcReplace.bind(this.client);
+    const run = this.#script<number>('vcReplace');
     return this.#command(
       () => run(this.#key(key), JSON.stringify(expected), JSON.stringify(value)),
       (written) => written === 1,
@@ -146,11 +144,7 @@ export class RedisStore implements Store {
     ttlSeconds: number,
     companion: { key: string; value: unknown; ttlSeconds: number },
   ): Promise<boolean> {
-    const run = (
-      this.client as unknown as {
-        vcSetIfAbsentWith(k: string, c: string, v: string, t: number, cv: string, ct: number): Promise<number>;
-      }
-    ).vcSetIfAbsentWith.bind(this.client);
+    const run = this.#script<number>('vcSetIfAbsentWith');
     const ttl = (t: number) => Math.max(1, Math.ceil(t));
     return this.#command(
       () =>
@@ -170,20 +164,55 @@ export class RedisStore implements Store {
     return this.#command(() => this.client.getdel(this.#key(key)), parseValue<T>);
   }
 
-  markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean> {
-    const run = (
-      this.client as unknown as { vcMarkOnce(m: string, r: string, v: string): Promise<number> }
-    ).vcMarkOnce.bind(this.client);
+  markOnce(
+    markerKey: string,
+    value: unknown,
+    recordKey: string,
+    opts: { ttlSeconds?: number; shortenRecord?: boolean } = {},
+  ): Promise<boolean> {
+    const run = this.#script<number>('vcMarkOnce');
+    const capMs = opts.ttlSeconds === undefined ? 0 : Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
     return this.#command(
-      () => run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value)),
+      () =>
+        run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value), capMs, opts.shortenRecord ? '1' : '0'),
       (marked) => marked === 1,
     );
   }
 
   delete(...keys: string[]): Promise<void> {
     if (!keys.length) return Promise.resolve();
-    // one command per key: keys of different slots cannot share a DEL on a Cluster
-    return this.#command(() => Promise.all(keys.map((k) => this.client.del(this.#key(k)))), nothing);
+    // keys of different slots cannot share a DEL on a Cluster: one DEL per hash tag (per key without one)
+    const groups = new Map<string, string[]>();
+    for (const key of keys) {
+      const full = this.#key(key);
+      const group = hashTag(full) ?? full;
+      groups.set(group, [...(groups.get(group) ?? []), full]);
+    }
+    return this.#command(() => Promise.all([...groups.values()].map((g) => this.client.del(...g))), nothing);
+  }
+
+  shorten(keys: readonly string[], ttlSeconds: number): Promise<void> {
+    if (!keys.length) return Promise.resolve();
+    const ttl = Math.max(1, Math.ceil(ttlSeconds));
+    // EXPIRE LT: only ever sooner; a key that does not exist stays absent
+    return this.#command(() => Promise.all(keys.map((k) => this.client.expire(this.#key(k), ttl, 'LT'))), nothing);
+  }
+
+  takeFree(
+    counterKey: string,
+    limit: number,
+    candidates: readonly string[],
+    value: unknown,
+    ttlSeconds: number,
+    keepKey: string,
+  ): Promise<{ full: boolean; taken?: number }> {
+    const run = this.#script<number>('vcTakeFree');
+    const keys = [counterKey, keepKey, ...candidates].map((k) => this.#key(k));
+    const ttl = Math.max(1, Math.ceil(ttlSeconds));
+    return this.#command(
+      () => run(keys.length, ...keys, limit, JSON.stringify(value), ttl, KEEP_SLACK_SECONDS),
+      (at) => (at === -2 ? { full: true } : { full: false, ...(at >= 0 ? { taken: at } : {}) }),
+    );
   }
 
   attempt(
@@ -192,9 +221,7 @@ export class RedisStore implements Store {
     limit: number,
     ttlSeconds: number,
   ): Promise<{ allowed: boolean; count: number }> {
-    const run = (
-      this.client as unknown as { vcAttempt(k: string, f: string, l: number, ttl: number): Promise<[number, number]> }
-    ).vcAttempt.bind(this.client);
+    const run = this.#script<[number, number]>('vcAttempt');
     return this.#command(
       () => run(this.#key(key), failed ? '1' : '0', limit, Math.max(1, Math.ceil(ttlSeconds))),
       ([allowed, count]) => ({ allowed: allowed === 1, count }),
@@ -202,10 +229,27 @@ export class RedisStore implements Store {
   }
 
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void> {
-    const run = (
-      this.client as unknown as { vcSaddWithTtl(k: string, m: string, ttl: number): Promise<number> }
-    ).vcSaddWithTtl.bind(this.client);
+    const run = this.#script<number>('vcSaddWithTtl');
     return this.#command(() => run(this.#key(key), member, Math.max(1, Math.ceil(ttlSeconds))), nothing);
+  }
+
+  addToList(key: string, member: string, ttlSeconds: number): Promise<void> {
+    const full = this.#key(key);
+    const ttl = Math.max(1, Math.ceil(ttlSeconds));
+    // the first member, the common case, is one SET NX; a later one is appended by the script
+    return this.#command(
+      async () =>
+        (await this.client.set(full, member, 'EX', ttl, 'NX')) === 'OK' ||
+        this.#script<number>('vcAppendWithTtl')(full, member, ttl),
+      nothing,
+    );
+  }
+
+  listed(key: string): Promise<string[]> {
+    return this.#command(
+      () => this.client.get(this.#key(key)),
+      (text) => [...new Set((text ?? '').split(' ').filter(Boolean))],
+    );
   }
 
   members(key: string): Promise<string[]> {
@@ -213,9 +257,7 @@ export class RedisStore implements Store {
   }
 
   schedule(key: string, member: string, atMs: number, ttlSeconds: number): Promise<void> {
-    const run = (
-      this.client as unknown as { vcSchedule(k: string, m: string, at: number, ttl: number): Promise<number> }
-    ).vcSchedule.bind(this.client);
+    const run = this.#script<number>('vcSchedule');
     return this.#command(
       () => run(this.#key(key), member, Math.round(atMs), Math.max(1, Math.ceil(ttlSeconds))),
       nothing,
@@ -223,9 +265,7 @@ export class RedisStore implements Store {
   }
 
   claimDue(key: string, nowMs: number, leaseMs: number, limit: number): Promise<string[]> {
-    const run = (
-      this.client as unknown as { vcClaimDue(k: string, now: number, until: number, limit: number): Promise<string[]> }
-    ).vcClaimDue.bind(this.client);
+    const run = this.#script<string[]>('vcClaimDue');
     return this.#command(() => run(this.#key(key), Math.round(nowMs), Math.round(nowMs + leaseMs), limit), asIs);
   }
 

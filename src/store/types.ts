@@ -1,3 +1,6 @@
+/** How much longer than asked `takeFree` may keep its `keepKey` alive, so that it extends it rarely. */
+export const KEEP_SLACK_SECONDS = 3600;
+
 /**
  * One store serves oidc-provider's models and the service's own records (D14). Values are JSON.
  * Every write carries a TTL in seconds: nothing outlives its lifetime (the one exception,
@@ -40,11 +43,40 @@ export interface Store {
   consume<T = unknown>(key: string): Promise<T | undefined>;
   /**
    * Atomically writes `value` under `markerKey` unless it exists, and only while `recordKey` exists; the
-   * marker expires with the record. True when this call wrote it: of concurrent callers, exactly one
-   * (oidc-provider's single-use codes, D16). Both keys share a hash tag (one Redis Cluster slot).
+   * marker expires with the record, or after `opts.ttlSeconds` when that is sooner. True when this call
+   * wrote it: of concurrent callers, exactly one (oidc-provider's single-use codes, D16). With
+   * `opts.shortenRecord`, the record then expires with the marker too (a request used up: nothing of it
+   * is read again). Both keys share a hash tag (one Redis Cluster slot).
    */
-  markOnce(markerKey: string, value: unknown, recordKey: string): Promise<boolean>;
+  markOnce(
+    markerKey: string,
+    value: unknown,
+    recordKey: string,
+    opts?: { ttlSeconds?: number; shortenRecord?: boolean },
+  ): Promise<boolean>;
+  /** Deletes the keys; keys that share a hash tag in one command. */
   delete(...keys: string[]): Promise<void>;
+  /**
+   * Each key that exists expires in `ttlSeconds` at the latest (a TTL already shorter is kept): what a
+   * finished flow still holds, kept only briefly. One command per key, sent together.
+   */
+  shorten(keys: readonly string[], ttlSeconds: number): Promise<void>;
+  /**
+   * A free entry of a bounded table (a status list, D18), in one atomic step: refused (`full`) once
+   * `counterKey` has counted `limit` entries; otherwise counts one and writes `value` under the first of
+   * `candidates` that does not exist, with `ttlSeconds`, and makes `keepKey` (a set) live at least as
+   * long (extended by up to `KEEP_SLACK_SECONDS` more at a time, so that most calls leave it as it is).
+   * `taken` is the position of the candidate written, undefined when all existed. Every key shares one
+   * hash tag.
+   */
+  takeFree(
+    counterKey: string,
+    limit: number,
+    candidates: readonly string[],
+    value: unknown,
+    ttlSeconds: number,
+    keepKey: string,
+  ): Promise<{ full: boolean; taken?: number }>;
   /**
    * One attempt against a limit, decided atomically: refused once the counter under `key` has reached
    * `limit`; otherwise allowed, and a failed attempt counts (the counter is created with the TTL). Returns
@@ -60,6 +92,13 @@ export interface Store {
   /** Adds a member to a set key (creating it with the TTL, extending the TTL to at least ttlSeconds). */
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;
+  /**
+   * Adds a word (no whitespace) to a list kept as one short text (creating it with the TTL, extending
+   * the TTL to at least ttlSeconds): an index of a few members, far smaller and cheaper than a set.
+   * `listed` reads it; a member added twice is listed once.
+   */
+  addToList(key: string, member: string, ttlSeconds: number): Promise<void>;
+  listed(key: string): Promise<string[]>;
   /**
    * A schedule (a Redis sorted set): `member` is due at `atMs` (epoch ms); the key lives at least
    * `ttlSeconds` more. Scheduling a member again moves it.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../../src/store/types.js';
-import { createOidcAdapterFactory } from '../../src/store/oidcAdapter.js';
+import { adapterScope, createOidcAdapterFactory } from '../../src/store/oidcAdapter.js';
 import { STORE_KINDS } from '../helpers/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisStore } from '../../src/store/redis.js';
@@ -151,6 +151,101 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect((await store.members('set')).sort()).toEqual(['a', 'b']);
     await store.delete('set', 'a');
     expect(await store.members('set')).toEqual([]);
+  });
+
+  it('lists: members added once, TTL extended, deleted with delete()', async () => {
+    await store.addToList('list:{l}', 'a', 1);
+    await store.addToList('list:{l}', 'b', 60);
+    await store.addToList('list:{l}', 'a', 1);
+    expect((await store.listed('list:{l}')).sort()).toEqual(['a', 'b']);
+    await sleep(1200); // extended to the longest TTL asked
+    expect((await store.listed('list:{l}')).sort()).toEqual(['a', 'b']);
+    await store.addToList('list:{short}', 'x', 1);
+    await sleep(1200);
+    expect(await store.listed('list:{short}')).toEqual([]);
+    await store.delete('list:{l}');
+    expect(await store.listed('list:{l}')).toEqual([]);
+  });
+
+  it('delete: keys of one hash tag and others together', async () => {
+    await Promise.all(['d:{t}:a', 'd:{t}:b', 'd:other'].map((k) => store.set(k, 1, 60)));
+    await store.delete('d:{t}:a', 'd:other', 'd:{t}:b', 'd:never');
+    expect(await store.getMany(['d:{t}:a', 'd:{t}:b'])).toEqual([undefined, undefined]);
+    expect(await store.get('d:other')).toBeUndefined();
+  });
+
+  it('shorten: existing keys expire within the TTL given, never later than they would have; missing keys stay missing', async () => {
+    await store.set('sh:{s}:long', 'l', 60);
+    await store.set('sh:{s}:short', 's', 1);
+    await store.shorten(['sh:{s}:long', 'sh:{s}:short', 'sh:{s}:missing'], 2);
+    expect(await store.getMany(['sh:{s}:long', 'sh:{s}:short', 'sh:{s}:missing'])).toEqual(['l', 's', undefined]);
+    await sleep(1200);
+    expect(await store.getMany(['sh:{s}:long', 'sh:{s}:short'])).toEqual(['l', undefined]);
+    await sleep(1000);
+    expect(await store.get('sh:{s}:long')).toBeUndefined();
+    expect(await store.get('sh:{s}:missing')).toBeUndefined();
+  });
+
+  it('markOnce with a TTL: the marker expires by then, and with shortenRecord the record too', async () => {
+    await store.set('cap:{c}', 'record', 60);
+    expect(await store.markOnce('cap:{c}:m', 1, 'cap:{c}', { ttlSeconds: 1 })).toBe(true);
+    await store.set('cap:{d}', 'record', 60);
+    expect(await store.markOnce('cap:{d}:m', 1, 'cap:{d}', { ttlSeconds: 1, shortenRecord: true })).toBe(true);
+    expect(await store.markOnce('cap:{d}:m', 2, 'cap:{d}', { ttlSeconds: 1, shortenRecord: true })).toBe(false);
+    await sleep(1200);
+    expect(await store.getMany(['cap:{c}', 'cap:{c}:m'])).toEqual(['record', undefined]);
+    expect(await store.getMany(['cap:{d}', 'cap:{d}:m'])).toEqual([undefined, undefined]);
+  });
+
+  it('takeFree: 50 concurrent takers of 3 candidates within a limit of 10: each candidate goes to one, the others find none free', async () => {
+    const candidates = ['tf:{t}:i:1', 'tf:{t}:i:2', 'tf:{t}:i:3'];
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, n) => store.takeFree('tf:{t}:count', 100, candidates, `s${n}`, 60, 'tf:{t}:list')),
+    );
+    const taken = results.filter((r) => r.taken !== undefined);
+    expect(taken.map((r) => r.taken).sort()).toEqual([0, 1, 2]);
+    expect(results.every((r) => !r.full)).toBe(true);
+    const values = (await store.getMany(candidates)) as string[];
+    expect(new Set(values).size).toBe(3);
+    expect(await store.members('tf:{t}:list')).toEqual(['1']);
+  });
+
+  it('takeFree: full once the counter reached the limit, whatever is free', async () => {
+    const take = (i: number) => store.takeFree('tf:{f}:count', 2, [`tf:{f}:i:${i}`], 'v', 60, 'tf:{f}:list');
+    expect(await take(1)).toEqual({ full: false, taken: 0 });
+    expect(await take(1)).toEqual({ full: false }); // counted, though nothing was free
+    expect(await take(2)).toEqual({ full: true });
+    expect(await store.get('tf:{f}:i:2')).toBeUndefined();
+  });
+
+  it("oidc-provider's adapter, within a request scope: of 50 concurrent requests that find and consume one code, exactly one succeeds", async () => {
+    const Adapter = createOidcAdapterFactory(store, 'contract-scope');
+    const codes = new Adapter('AuthorizationCode');
+    await codes.upsert('code1', { grantId: 'g1', exp: Math.floor(Date.now() / 1000) + 60 }, 60);
+    const request = () =>
+      adapterScope(undefined, async () => {
+        const found = await codes.find('code1');
+        if (!found || found.consumed !== undefined) throw new Error('consumed');
+        await codes.consume('code1');
+      });
+    const outcomes = await Promise.allSettled(Array.from({ length: 50 }, request));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    expect((await codes.find('code1'))?.consumed).toBeTypeOf('number');
+  });
+
+  it("oidc-provider's adapter, within a request scope: a record written in the request is read back without the store", async () => {
+    const Adapter = createOidcAdapterFactory(store, 'contract-mine');
+    const grants = new Adapter('Grant');
+    await adapterScope(undefined, async () => {
+      await grants.upsert('g2', { accountId: 'a', exp: Math.floor(Date.now() / 1000) + 60 }, 60);
+      await store.delete(grants.key('g2')); // what the request wrote, it reads from its scope
+      expect(await grants.find('g2')).toMatchObject({ accountId: 'a' });
+      await grants.destroy('g2');
+      expect(await grants.find('g2')).toBeUndefined();
+    });
+    await grants.upsert('g3', { accountId: 'b' }, 60);
+    await store.delete(grants.key('g3'));
+    expect(await grants.find('g3')).toBeUndefined(); // outside a request, the store answers
   });
 
   it('answers ping', async () => {

@@ -14,6 +14,7 @@ import type { GrantClaims } from '../../flow/flowClaims.js';
 import type { OtherProvider } from '../../identity/otherProvider.js';
 import { checkAuthorizationRequest, registerHint, stripInternal, type RequestSite } from '../requestChecks.js';
 import { pushedRequestKey } from '../pushedRequest.js';
+import { parLifetime } from '../provider.js';
 import {
   mapJsonError,
   mapRedirectedError,
@@ -65,12 +66,16 @@ export function providerAuthorizes(toProvider: ToProvider, rfc6749: boolean): (c
  * D16: a request_uri starts one authorisation. oidc-provider marks it used only when it issues the
  * code, so its first use is claimed here, atomically and per client (a request naming another client
  * does not burn the owner's request_uri). The claim is written only while the pushed request exists,
- * and expires with it: an unknown request_uri writes nothing, and the provider answers it as such.
+ * and expires with it or with the request_uri (the provider refuses an expired one), whichever is first:
+ * an unknown request_uri writes nothing, and the provider answers it as such.
  */
 async function claimPushedRequest(d: AuthorizeDeps, clientId: string, requestUri: string): Promise<void> {
   const pushed = pushedRequestKey(d.profile.id, requestUri);
   if (!pushed) return;
-  const claimed = await d.store.markOnce(`${pushed}:claimed:${clientId}`, 1, pushed);
+  // the claim guards the request_uri until it expires: the record itself may be kept longer (the hint's data)
+  const claimed = await d.store.markOnce(`${pushed}:claimed:${clientId}`, 1, pushed, {
+    ttlSeconds: parLifetime(d.config),
+  });
   if (!claimed && (await d.store.get(pushed)) !== undefined)
     throw invalidRequest('request_uri has already been used: push a new request');
 }

@@ -141,12 +141,22 @@ describe('issuing an offer', () => {
   it('reads the offer and whether its code was redeemed together', async () => {
     const r = record('o1');
     await offers.create(r);
-    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: false, failed: false });
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: false, failed: false, pinFailures: 0 });
     await offers.redeemed(r);
-    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: true, failed: false });
+    expect(await offers.forRedemption('o1')).toEqual({ offer: r, redeemed: true, failed: false, pinFailures: 0 });
     await offers.failed('o1', failedMessage(3));
-    expect(await offers.forRedemption('o1')).toEqual({ offer: undefined, redeemed: true, failed: true });
-    expect(await offers.forRedemption('nope')).toEqual({ offer: undefined, redeemed: false, failed: false });
+    expect(await offers.forRedemption('o1')).toEqual({
+      offer: undefined,
+      redeemed: true,
+      failed: true,
+      pinFailures: 0,
+    });
+    expect(await offers.forRedemption('nope')).toEqual({
+      offer: undefined,
+      redeemed: false,
+      failed: false,
+      pinFailures: 0,
+    });
   });
 });
 

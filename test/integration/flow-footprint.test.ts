@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createRedisStore, type RedisStore } from '../../src/store/redis.js';
+import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
+import { makeHint, pkcePair, postForm, Browser } from '../helpers/rp.js';
+import { newWallet } from '../helpers/flows.js';
+import { REDIS_URL } from '../helpers/stores.js';
+
+/**
+ * Issue 37: what a completed issuance flow leaves in Redis, key family by key family, right after the
+ * relying party's token response. Records of the finished flow are gone, or live no longer than the
+ * single-use artefact they guard; 60 s later at most 3 KB of it is left beyond its status list entry,
+ * its replay markers and the rate limits' counters. Redis only: it reads the keys' TTLs and sizes.
+ */
+const run = process.env.TEST_STORE === 'redis' ? describe : describe.skip;
+
+const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
+const PIN = '4321';
+
+/**
+ * Each family a completed flow may leave (ids replaced by `*`), with the longest TTL it may have left.
+ * A family not listed here fails the test: a new record must say how long it outlives its flow.
+ */
+const ALLOWED: [RegExp, number][] = [
+  // must outlive the flow: the hint's replay marker (until the hint's exp), the credential's status entry
+  [/^hint:\{\*\}$/, 600],
+  [/^status:wallet:/, 400 * 86_400],
+  [/^rl:/, 3600],
+  // the relying party's side: the code and what its redemption needs, for the code's lifetime
+  [/^oidc:v2:AuthorizationCode:\{\*\}(:consumed)?$/, 60],
+  [/^oidc:v2:grant:\{\*\}:AuthorizationCode$/, 60],
+  [/^oidc:v2:(Session:\{\*\}|uid:\*)$/, 60],
+  // the pushed request and its single-use marks: until the request_uri expires
+  [/^oidc:v2:PushedAuthorizationRequest:\{\*\}(:consumed|:claimed:issuer-pkce)?$/, 60],
+  // the prompt's step, handed over to the grant: a second poll may still read it
+  [/^step:\{\*\}(:claims)?$/, 30],
+  // the wallet's side: its access token (the notification endpoint takes it), and what guards its use
+  [/^oidc:wallet:(AccessToken|PreAuthorizedCode):\{\*\}(:consumed)?$/, 300],
+  [/^oidc:wallet:grant:\{\*\}:(AccessToken|PreAuthorizedCode)$/, 300],
+  [/^oidc:wallet:Grant:\{\*\}$/, 305],
+  [/^wallet:\{\*\}(:event)?$/, 300],
+  [/^wallet:\{\*\}:outcome$/, 120],
+  [/^wallet:\{\*\}:redemption$/, 5],
+];
+/** What must outlive the flow, left out of its 3 KB. */
+const OUTLIVING = /^status:|^rl:|^hint:|:consumed$|:claimed:/;
+
+const familyOf = (key: string) =>
+  key
+    .replace(/\{[^}]*\}/g, '{*}')
+    .split(':')
+    .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
+    .join(':');
+
+run('a completed issuance flow on Redis (issue 37)', () => {
+  const prefix = `test:${randomBytes(6).toString('hex')}:`;
+  let store: RedisStore;
+  let admin: Redis;
+  let svc: TestService;
+  beforeAll(async () => {
+    store = await createRedisStore({ url: REDIS_URL, keyPrefix: prefix });
+    admin = new Redis(REDIS_URL);
+    svc = await startTestService({ store: { url: REDIS_URL, keyPrefix: prefix } }, { store });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    admin?.disconnect();
+  });
+
+  it('leaves its records gone or short-lived, family by family, and at most 3 KB of its own 60 s later', async () => {
+    const { verifier, challenge } = pkcePair();
+    const hint = await makeHint({
+      clientId: CLIENT.id,
+      secret: CLIENT.secret,
+      audience: svc.url,
+      claims: { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com', PinCode: PIN },
+    });
+    const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'openid issue.EmployeeBadge',
+      state: 's',
+      nonce: 'n',
+      id_token_hint: hint,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(par.status).toBe(201);
+    const browser = new Browser(REDIRECT);
+    const prompt = await browser.follow(
+      `${svc.url}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
+    );
+    const offer = /href="(openid-credential-offer[^"]+)"/.exec(prompt.html ?? '')![1].replaceAll('&amp;', '&');
+    await (await newWallet()).receive(offer, { pin: PIN });
+    const status = (await (await browser.get(`${prompt.final}/status`)).json()) as { next: string };
+    const done = await browser.follow(status.next);
+    const token = await postForm(`${svc.url}/v2.0/oidc/token`, {
+      grant_type: 'authorization_code',
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+      code: new URL(done.final).searchParams.get('code') ?? '',
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+    });
+    expect(token.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // what the credential request removes unawaited
+
+    const keys = await admin.keys(`${prefix}*`);
+    const found = new Map<string, number>();
+    let laterOwnBytes = 0;
+    for (const key of keys) {
+      const family = familyOf(key.slice(prefix.length));
+      const ttl = await admin.ttl(key);
+      if (ttl === -2) continue; // expired meanwhile (a rate limit's window)
+      found.set(family, Math.max(found.get(family) ?? -2, ttl));
+      if ((ttl > 60 || ttl === -1) && !OUTLIVING.test(family))
+        laterOwnBytes += Number(await admin.memory('USAGE', key, 'SAMPLES', 0));
+    }
+    for (const [family, ttl] of found) {
+      const allowed = ALLOWED.find(([pattern]) => pattern.test(family));
+      expect(allowed, `${family} is not a family a completed flow may leave`).toBeDefined();
+      expect(ttl, `${family}: a key without TTL`).not.toBe(-1);
+      expect(ttl, `${family}: TTL left`).toBeLessThanOrEqual(allowed![1]);
+    }
+    // gone with the flow's end
+    for (const gone of ['oidc:v2:Interaction:{*}', 'oidc:v2:Grant:{*}', 'flow:{*}:claims', 'wallet:{*}:offer'])
+      expect(found.has(gone), `${gone} is left`).toBe(false);
+    for (const gone of ['wallet:{*}:code', 'wallet:{*}:status']) expect(found.has(gone), `${gone} is left`).toBe(false);
+    expect(laterOwnBytes).toBeLessThanOrEqual(3 * 1024);
+  });
+});
