@@ -62,8 +62,9 @@ export async function finishWithClaims(
   const provider = d.providers[version];
   const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
   grant.addOIDCScope(String(interaction.params.scope));
-  const savingGrant = grant.save(); // draws the grant's id as it starts
-  const grantId = grant.jti!;
+  const savingGrant = grant.save();
+  // the id is drawn as the save starts (else: once it is saved)
+  const grantId = grant.jti ?? (await savingGrant);
   interaction.result = { login: { accountId: HOLDER_ACCOUNT, remember: false }, consent: { grantId }, wallet: {} };
   await Promise.all([
     savingGrant,

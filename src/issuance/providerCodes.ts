@@ -35,7 +35,7 @@ export async function codeFor(
   const preAuthorizedCode = new provider.PreAuthorizedCode({
     accountId: offer.stepId,
     clientId,
-    grantId: grant.jti!,
+    grantId: grant.jti ?? (await savingGrant),
     scope,
     resource: credentialIssuer,
   });
