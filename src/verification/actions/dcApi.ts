@@ -1,26 +1,16 @@
-import { createPrivateKey, type JsonWebKey } from 'node:crypto';
-import { base64url, calculateJwkThumbprint, compactDecrypt, decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import { say, type Say } from '../../i18n/catalogues.js';
-import type { MessageId } from '../../i18n/en.js';
 import { linkToFlow } from '../../telemetry/spans.js';
-import { DC_API_PROTOCOLS, dcApiRequests, dcApiResponseMode, originAudience, type DcApiRequest } from '../dcApi.js';
+import { DC_API_PROTOCOLS, dcApiRequests, dcApiResponseMode, type DcApiRequest } from '../dcApi.js';
 import type { VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
-import { RESPONSE_ALG, RESPONSE_ENC_VALUES } from '../requestObject.js';
-import type { VerificationRecord, VerificationResult } from '../requests.js';
-import { readVpToken, verifyResponse } from '../response.js';
-import { publicEncryptionKey } from './encryption.js';
+import type { VerificationRecord } from '../requests.js';
+import { decryptWith, publicEncryptionKey } from './encryption.js';
+import { verifyPresentations, walletErrorWords } from './response.js';
 import { failed, withinRateLimits } from './outcomes.js';
 
 /** How an answer through the Digital Credentials API ended: verified, refused (the request ended), or no request to answer. */
 export type DcApiOutcome = { outcome: 'verified' } | { outcome: 'refused'; description: string } | { outcome: 'gone' };
-
-/** Wallet error codes (OpenID4VP 1.0 §8.5) as the holder reads them. */
-const WALLET_ERRORS: Record<string, MessageId> = {
-  access_denied: 'status.walletDeclined',
-  vp_formats_not_supported: 'status.walletUnsupportedFormat',
-  wallet_unavailable: 'status.walletUnavailable',
-};
 
 /** A refused answer: what the holder reads, and the relying party's description naming the rule. */
 class Refused extends Error {
@@ -72,7 +62,7 @@ export async function takeDcApiAnswer(
   try {
     const { params, encrypted } = await answerParams(record, answer);
     if (params.error !== undefined) throw walletError(params.error);
-    const result = await verifyPresentations(deps, record, params.vp_token, encrypted);
+    const result = await verifyPresentations(deps, record, params.vp_token, encrypted, deps.origin);
     await deps.onVerified?.(record, result);
     await deps.requests.done(record.requestId, result);
     return { outcome: 'verified' };
@@ -116,7 +106,7 @@ async function answerParams(
   return { params: data, encrypted: false };
 }
 
-/** OpenID4VP 1.0 §8.3: the JWE is this request's: encrypted to its own key (ECDH-ES, A128GCM or A256GCM), a JSON object inside. */
+/** OpenID4VP 1.0 §8.3: the JWE is this request's: encrypted to its own key, a JSON object inside. */
 async function decrypt(record: VerificationRecord, jwe: string): Promise<Record<string, unknown>> {
   const key = record.encryptionKey!;
   let kid: unknown;
@@ -126,68 +116,14 @@ async function decrypt(record: VerificationRecord, jwe: string): Promise<Record<
     throw malformed('response: not a JWE');
   }
   if (kid !== undefined && kid !== key.kid) throw malformed("response: the JWE is not encrypted to this request's key");
-  let plaintext: Uint8Array;
-  try {
-    ({ plaintext } = await compactDecrypt(jwe, createPrivateKey({ key: key as JsonWebKey, format: 'jwk' }), {
-      keyManagementAlgorithms: [RESPONSE_ALG],
-      contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
-    }));
-  } catch {
-    throw malformed("response: the JWE does not decrypt with this request's key");
-  }
-  let text: string | undefined;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
-  } catch {
-    text = undefined;
-  }
-  const params = text === undefined ? undefined : parseJson(text);
-  if (!isObject(params)) throw malformed('response: the decrypted response is not a JSON object');
-  return params;
+  const decrypted = await decryptWith(key, jwe);
+  if ('why' in decrypted) throw malformed(decrypted.why);
+  return decrypted.params;
 }
 
 function walletError(error: unknown): Refused {
-  const code = String(error);
-  const known = Object.hasOwn(WALLET_ERRORS, code);
-  return new Refused(
-    say(known ? WALLET_ERRORS[code] : 'status.walletError'),
-    known ? `the wallet answered ${code}` : 'the wallet answered with an error',
-    code === 'access_denied',
-  );
-}
-
-/**
- * The vp_token against the request's query, nonce and trust, bound to the page's origin (Appendix A.4:
- * the KB-JWT `aud` is `origin:<origin>`; A.5: the mdoc's OpenID4VPDCAPIHandover).
- */
-async function verifyPresentations(
-  deps: VerifierDeps,
-  record: VerificationRecord,
-  vpToken: unknown,
-  encrypted: boolean,
-): Promise<VerificationResult> {
-  const { issuerKeys, ...expected } = deps.expectationsFor(record);
-  const presentations = readVpToken(vpToken, expected.query);
-  const publicKey = encrypted ? publicEncryptionKey(record.encryptionKey!) : undefined;
-  return verifyResponse(
-    presentations,
-    {
-      ...expected,
-      clientId: originAudience(deps.origin),
-      origin: deps.origin,
-      nonce: record.nonce,
-      responseUri: deps.responseUri,
-      // D12: a PID is trusted by the identity block's issuers alone, never by trust anchors
-      ...(record.identity ? {} : { anchorsFor: deps.anchorsFor }),
-      ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
-    },
-    {
-      issuerKeys,
-      clockTolerance: deps.clockTolerance,
-      statusChecks: deps.statusChecks,
-      onStatusUnavailable: deps.onStatusUnavailable,
-    },
-  );
+  const { message, description } = walletErrorWords(error);
+  return new Refused(message, description, String(error) === 'access_denied');
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

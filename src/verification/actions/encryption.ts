@@ -54,29 +54,35 @@ export async function decryptResponse(
     if (taken) await failed(deps, taken.record, say('refusal.malformed_response'), description);
     return { refusal: { status: 400, error: 'invalid_request', description } };
   };
+  const decrypted = await decryptWith(record.encryptionKey, jwe);
+  if ('why' in decrypted) return endRequest(decrypted.why);
+  if (decrypted.params.state !== record.state)
+    return endRequest("response: the encrypted response carries another request's state");
+  return decrypted;
+}
+
+/** A response JWE decrypted with a request's own key (ECDH-ES, A128GCM or A256GCM): its JSON object, or why not. */
+export async function decryptWith(
+  key: JWK,
+  jwe: string,
+): Promise<{ params: Record<string, unknown> } | { why: string }> {
   let plaintext: Uint8Array;
   try {
     // a KeyObject: node imports a JWK in a third of the time WebCrypto (jose's importJWK) takes
-    ({ plaintext } = await compactDecrypt(
-      jwe,
-      createPrivateKey({ key: record.encryptionKey as JsonWebKey, format: 'jwk' }),
-      {
-        keyManagementAlgorithms: [RESPONSE_ALG],
-        contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
-      },
-    ));
+    ({ plaintext } = await compactDecrypt(jwe, createPrivateKey({ key: key as JsonWebKey, format: 'jwk' }), {
+      keyManagementAlgorithms: [RESPONSE_ALG],
+      contentEncryptionAlgorithms: RESPONSE_ENC_VALUES,
+    }));
   } catch {
-    return endRequest("response: the JWE does not decrypt with this request's key");
+    return { why: "response: the JWE does not decrypt with this request's key" };
   }
   let params: unknown;
   try {
     params = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(plaintext));
   } catch {
-    return endRequest('response: the decrypted response is not a JSON object');
+    params = undefined;
   }
   if (typeof params !== 'object' || params === null || Array.isArray(params))
-    return endRequest('response: the decrypted response is not a JSON object');
-  const state = (params as Record<string, unknown>).state;
-  if (state !== record.state) return endRequest("response: the encrypted response carries another request's state");
+    return { why: 'response: the decrypted response is not a JSON object' };
   return { params: params as Record<string, unknown> };
 }

@@ -11,6 +11,7 @@ import type { VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
 import type { VerificationRecord, VerificationResult } from '../requests.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from '../response.js';
+import { originAudience } from '../dcApi.js';
 import { decryptResponse, publicEncryptionKey, type Refusal } from './encryption.js';
 import { failed, OPAQUE, withinRateLimits } from './outcomes.js';
 
@@ -128,7 +129,7 @@ async function walletError(error: unknown, ended: Ended): Promise<void> {
 }
 
 /** A wallet's error code as the holder reads it and as the relying party is told it. */
-function walletErrorWords(error: unknown): { message: Say; description: string } {
+export function walletErrorWords(error: unknown): { message: Say; description: string } {
   const code = String(error);
   const known = Object.hasOwn(WALLET_ERRORS, code);
   return {
@@ -137,12 +138,17 @@ function walletErrorWords(error: unknown): { message: Say; description: string }
   };
 }
 
-/** The vp_token against the request's query, nonce, client and trust (src/verification/response.ts). */
-async function verifyPresentations(
+/**
+ * The vp_token against the request's query, nonce, client and trust (src/verification/response.ts).
+ * `origin`: an answer through the Digital Credentials API (OpenID4VP 1.0 Appendix A.4, A.5), bound to the
+ * page's origin instead of the verifier's client identifier.
+ */
+export async function verifyPresentations(
   deps: VerifierDeps,
   record: VerificationRecord,
   vpToken: unknown,
   encrypted: boolean,
+  origin?: string,
 ): Promise<VerificationResult> {
   const { issuerKeys, ...expected } = deps.expectationsFor(record);
   const presentations = readVpToken(vpToken, expected.query);
@@ -151,7 +157,9 @@ async function verifyPresentations(
     presentations,
     {
       ...expected,
-      clientId: deps.clientIdentity.clientId,
+      ...(origin === undefined
+        ? { clientId: deps.clientIdentity.clientId }
+        : { clientId: originAudience(origin), origin }),
       nonce: record.nonce,
       responseUri: deps.responseUri,
       // D12: a PID is trusted by the identity block's issuers alone, never by trust anchors
