@@ -504,8 +504,8 @@ export function oursIdentity(
  * Ours, verification through the W3C Digital Credentials API (OpenID4VP 1.0 Appendix A, scope
  * EmployeeBadge): PAR, authorise, prompt, the page's GET of its requests (the signed one signed by the
  * server as every time), the credential presented for the origin (`origin:` KB-JWT audience), encrypted
- * (dc_api.jwt) and posted by the page as JSON, continue, token. No request object fetch and no same-device
- * return: the browser is the wallet's channel.
+ * (dc_api.jwt) and posted by the page as JSON, whose answer finishes the interaction and names where the
+ * browser resumes, token. No request object fetch, no same-device return and no continue step.
  */
 export async function oursDcApiVerification(
   client: HttpClient,
@@ -539,7 +539,9 @@ export async function oursDcApiVerification(
     headers: { cookie: jar.header(), 'content-type': 'application/json', accept: 'application/json' },
   });
   if (answered.status !== 200) throw new Error(`dc-api answer: ${answered.status} ${answered.body.slice(0, 300)}`);
-  const code = codeOf(await toClient(client, jar, finishUrlFor(promptUrl)));
+  jar.take(answered);
+  // the answer finished the interaction: the browser resumes where it says, as the page does
+  const code = codeOf(await toClient(client, jar, (JSON.parse(answered.body) as { next: string }).next));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }
 

@@ -258,6 +258,23 @@ describe('a wallet on this device through the Digital Credentials API', () => {
     await page.close();
   });
 
+  it('a browser that allows only org-iso-mdoc (as Safari): the page is the link and the QR code, as before', async () => {
+    const { url } = await authorizeUrl(ENDPOINT_SETS[0], 'openid EmployeeBadge');
+    const context = await browser.newContext();
+    await context.addInitScript(() => {
+      const api = (window as unknown as { DigitalCredential: { userAgentAllowsProtocol(p: string): boolean } })
+        .DigitalCredential;
+      api.userAgentAllowsProtocol = (protocol) => protocol === 'org-iso-mdoc';
+    });
+    const page = await context.newPage();
+    await page.goto(url);
+    await expect.poll(() => page.locator('#status-text').innerText()).toContain('Waiting for your wallet');
+    await page.waitForLoadState('networkidle');
+    expect(await page.locator('#dc-api').isHidden()).toBe(true);
+    expect(await page.locator('#wallet-link').getAttribute('class')).toContain('button--primary');
+    await context.close();
+  });
+
   it('a browser without the API: the page is the link and the QR code, as before', async () => {
     const { url } = await authorizeUrl(ENDPOINT_SETS[0], 'openid EmployeeBadge');
     const context = await browser.newContext();

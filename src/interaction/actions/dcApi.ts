@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import { readBody } from '../../http/form.js';
 import { RESPONSE_BODY_LIMIT } from '../../verification/response.js';
-import type { InteractionDeps, Version } from '../deps.js';
-import { interactionOf } from '../interactionResult.js';
+import type { Interaction, InteractionDeps, Version } from '../deps.js';
+import { finishWithClaims, interactionOf } from '../interactionResult.js';
 import { STEP_KINDS, type StepKind } from '../stepKinds.js';
 import { currentRequestId, stepIdOf } from '../steps.js';
 
@@ -12,7 +12,9 @@ async function openStep(
   ctx: Context,
   version: Version,
   uid: string,
-): Promise<{ requestId: string; dcApi: NonNullable<StepKind['dcApi']> } | undefined> {
+): Promise<
+  { stepId: string; requestId: string; dcApi: NonNullable<StepKind['dcApi']>; interaction: Interaction } | undefined
+> {
   const stepId = stepIdOf(version, uid);
   const [found, { step, claims }] = await Promise.all([
     interactionOf(d, ctx, version, uid),
@@ -20,7 +22,7 @@ async function openStep(
   ]);
   const dcApi = step && STEP_KINDS[step.kind].dcApi;
   if (!found || !dcApi || claims || found.result) return undefined;
-  return { requestId: currentRequestId(stepId, step), dcApi };
+  return { stepId, requestId: currentRequestId(stepId, step), dcApi, interaction: found };
 }
 
 const gone = (ctx: Context) => {
@@ -44,7 +46,8 @@ export async function dcApiRequests(d: InteractionDeps, ctx: Context, version: V
 /**
  * The credential the page got (`{ protocol, data }` as JSON), checked by the step's kind; nothing else from
  * the page is trusted. A JSON body from this origin only: another site's page cannot post here without a
- * preflight, and its Origin is not ours. The page hears only how it ended; its words come from `/status`.
+ * preflight, and its Origin is not ours. The page hears only how it ended (and, verified, where the browser
+ * resumes); its words come from `/status`.
  */
 export async function dcApiAnswer(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
@@ -65,6 +68,15 @@ export async function dcApiAnswer(d: InteractionDeps, ctx: Context, version: Ver
   }
   const ended = await open.dcApi.answer(d, open.requestId, answer, ctx.ip);
   if (ended.outcome === 'gone') return gone(ctx);
-  ctx.status = ended.outcome === 'verified' ? 200 : 400;
-  ctx.body = { status: ended.outcome === 'verified' ? 'done' : 'failed' };
+  if (ended.outcome === 'refused') {
+    ctx.status = 400;
+    ctx.body = { status: 'failed' };
+    return;
+  }
+  // verified: this browser finishes the interaction at once, as its next poll would (D13: not an External Client's)
+  const { step, claims } = await d.steps.withClaims(open.stepId);
+  ctx.body =
+    step && claims && !step.external
+      ? { status: 'done', next: await finishWithClaims(d, ctx, version, open.interaction, step, claims) }
+      : { status: 'done' };
 }

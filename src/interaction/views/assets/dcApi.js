@@ -72,6 +72,17 @@
     });
   }
 
+  // verified: the provider's resume URL (same origin only), where the prompt's polling would go too
+  function resume(body) {
+    var next;
+    try {
+      next = body && typeof body.next === 'string' ? new URL(body.next, location.href) : null;
+    } catch (e) {
+      next = null;
+    }
+    if (next && next.origin === location.origin) location.assign(next.href);
+  }
+
   button.addEventListener('click', function () {
     if (busy || !requests || (root && root.classList.contains('is-final'))) return;
     busy = true;
@@ -81,10 +92,16 @@
     asked
       .then(function (credential) {
         if (!credential || typeof credential.protocol !== 'string') throw new Error('no credential');
-        // sent: how the check ended is the prompt's polling to tell (done, failed or expired)
-        return post(credential).then(null, function () {
-          line.textContent = '';
-        });
+        // sent: verified, the browser resumes where the answer says; otherwise the prompt's polling tells
+        // how the check ended (failed or expired)
+        return post(credential).then(
+          function (res) {
+            return res.json().then(resume, function () {});
+          },
+          function () {
+            line.textContent = '';
+          }
+        );
       })
       .then(null, function (err) {
         busy = false;
