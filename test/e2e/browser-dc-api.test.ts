@@ -172,6 +172,7 @@ run('a wallet on this device through the Digital Credentials API', () => {
     // the main action; the link stays beside it, the QR code too
     expect(await page.locator('#wallet-link').getAttribute('class')).toContain('button--secondary');
     await expect.poll(() => page.locator('.qr-code svg').count()).toBe(1);
+    await page.screenshot({ path: `/tmp/dc-api-prompt-${c.name.replace(/\W+/g, '-')}.png`, fullPage: true });
     await walletWillAnswer(page, badge);
     const arrival = arrivalAt(page);
     const posted = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/dc-api'));
@@ -254,6 +255,7 @@ run('a wallet on this device through the Digital Credentials API', () => {
       .poll(() => page.locator('#dc-api-status').innerText(), { timeout: 10_000 })
       .toContain('Es wurde nichts geteilt');
     expect(await page.locator('#dc-api-button').isEnabled()).toBe(true);
+    await page.screenshot({ path: '/tmp/dc-api-declined-de-390.png', fullPage: true });
     const qr = await page.locator('[data-wallet-link^="openid4vp://"]').getAttribute('data-wallet-link');
     const arrival = arrivalAt(page);
     expect((await wallet.present(qr!)).status).toBe(200);
