@@ -233,19 +233,20 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect((await codes.find('code1'))?.consumed).toBeTypeOf('number');
   });
 
-  it("oidc-provider's adapter, within a request scope: a record written in the request is read back without the store", async () => {
-    const Adapter = createOidcAdapterFactory(store, 'contract-mine');
-    const grants = new Adapter('Grant');
-    await adapterScope(undefined, async () => {
-      await grants.upsert('g2', { accountId: 'a', exp: Math.floor(Date.now() / 1000) + 60 }, 60);
-      await store.delete(grants.key('g2')); // what the request wrote, it reads from its scope
-      expect(await grants.find('g2')).toMatchObject({ accountId: 'a' });
-      await grants.destroy('g2');
-      expect(await grants.find('g2')).toBeUndefined();
-    });
-    await grants.upsert('g3', { accountId: 'b' }, 60);
-    await store.delete(grants.key('g3'));
-    expect(await grants.find('g3')).toBeUndefined(); // outside a request, the store answers
+  it("oidc-provider's adapter, within a request scope: a code found in the request is consumed once, by concurrent requests too", async () => {
+    const Adapter = createOidcAdapterFactory(store, 'contract-scope');
+    const codes = new Adapter('AuthorizationCode');
+    await codes.upsert('c2', { grantId: 'g2', exp: Math.floor(Date.now() / 1000) + 60 }, 60);
+    // each request finds the code unconsumed, then consumes it with the lifetime it read: one wins
+    const redeem = () =>
+      adapterScope(undefined, async () => {
+        expect((await codes.find('c2'))?.consumed).toBeUndefined();
+        await codes.consume('c2');
+      });
+    const [first, second] = await Promise.allSettled([redeem(), redeem()]);
+    expect([first.status, second.status].sort()).toEqual(['fulfilled', 'rejected']);
+    expect((await codes.find('c2'))?.consumed).toBeTypeOf('number');
+    await codes.revokeByGrantId('g2');
   });
 
   it('answers ping', async () => {
