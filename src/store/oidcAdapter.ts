@@ -59,6 +59,32 @@ export const oidcRecordKey = (namespace: string, model: string, id: string) => `
 const consumedKey = (recordKey: string) => `${recordKey}:consumed`;
 
 /**
+ * D16: marks a record consumed; of concurrent redemptions only the first marks it (invalid_grant for the
+ * others). `cap`: a capped model's record is kept, once consumed, no longer than its cap: what is left of
+ * it is a replay to refuse, and a pushed request expires within its cap (its `exp`).
+ */
+async function consumeRecord(store: Store, key: string, cap: number | undefined): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const exp = requestScope.getStore()?.exp.get(key);
+  let marked: boolean;
+  if (exp !== undefined) {
+    // found (or written) in this request, which checked that it is not consumed: the marker lives as long
+    // as the record is valid, without asking the store for its lifetime
+    const left = exp - now;
+    const ttl = cap === undefined ? left : Math.max(1, Math.min(cap, left));
+    [marked] = await Promise.all([
+      ttl > 0 ? store.setIfAbsent(consumedKey(key), now, ttl) : false,
+      cap !== undefined ? store.shorten([key], ttl) : undefined,
+    ]);
+  } else {
+    // a record gone meanwhile cannot be redeemed either
+    const opts = cap === undefined ? undefined : { ttlSeconds: cap, shortenRecord: true };
+    marked = await store.markOnce(consumedKey(key), now, key, opts);
+  }
+  if (!marked) throw new errors.InvalidGrant('grant request is invalid');
+}
+
+/**
  * oidc-provider's adapter contract over our Store, so that its models and our records share one store
  * (D14). `consume` is atomic: of concurrent redemptions of one code only the first marks it, the others
  * fail with invalid_grant before any token is issued (D16). The mark is a key of its own beside the
@@ -128,32 +154,8 @@ export function createOidcAdapterFactory(
       return id ? this.find(id) : undefined;
     }
 
-    async consume(id: string): Promise<void> {
-      const key = this.key(id);
-      const scope = requestScope.getStore();
-      const exp = scope?.exp.get(key);
-      if (exp !== undefined) {
-        // found (or written) in this request, which checked that it is not consumed: the marker lives as
-        // long as the record is valid, without asking the store; of concurrent redemptions only the first
-        // writes it. A capped model's record is then kept no longer (what is left of it is a replay to
-        // refuse; a pushed request's `exp` is within its cap, and it may be redeemed after it)
-        const cap = ttlCaps[this.model];
-        const left = exp - Math.floor(Date.now() / 1000);
-        const ttl = cap === undefined ? left : Math.max(1, Math.min(cap, left));
-        const [marked] = await Promise.all([
-          ttl > 0 ? store.setIfAbsent(consumedKey(key), Math.floor(Date.now() / 1000), ttl) : false,
-          cap !== undefined ? store.shorten([key], ttl) : undefined,
-        ]);
-        if (!marked) throw new errors.InvalidGrant('grant request is invalid');
-        return;
-      }
-      // a capped model's record, once consumed, is kept only as long as its cap: what is left of it is a
-      // replay to refuse, and a pushed request expires within its cap (its `exp`)
-      const cap = ttlCaps[this.model];
-      const opts = cap === undefined ? undefined : { ttlSeconds: cap, shortenRecord: true };
-      // D16: of concurrent redemptions only the first marks it; a record gone meanwhile cannot be redeemed either
-      if (!(await store.markOnce(consumedKey(key), Math.floor(Date.now() / 1000), key, opts)))
-        throw new errors.InvalidGrant('grant request is invalid');
+    consume(id: string): Promise<void> {
+      return consumeRecord(store, this.key(id), ttlCaps[this.model]);
     }
 
     async destroy(id: string): Promise<void> {
