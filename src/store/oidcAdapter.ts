@@ -84,6 +84,19 @@ async function consumeRecord(store: Store, key: string, cap: number | undefined)
   if (!marked) throw new errors.InvalidGrant('grant request is invalid');
 }
 
+/** Every model's records of a grant, as oidc-provider's own adapters revoke them (the lists share the grant's slot). */
+async function revokeGrant(store: Store, namespace: string, grantId: string): Promise<void> {
+  const models = [...GRANTABLE];
+  const lists = models.map((model) => grantListKeyOf(namespace, model, grantId));
+  const ids = await Promise.all(lists.map((list) => store.listed(list)));
+  const keys = models.flatMap((model, i) => ids[i].map((id) => oidcRecordKey(namespace, model, id)));
+  await store.delete(...keys, ...keys.map(consumedKey), ...lists);
+}
+
+/** The ids of one model's records of a grant: a short list per grant and model, in the grant's slot. */
+const grantListKeyOf = (namespace: string, model: string, grantId: string) =>
+  `oidc:${namespace}:grant:{${grantId}}:${model}`;
+
 /**
  * oidc-provider's adapter contract over our Store, so that its models and our records share one store
  * (D14). `consume` is atomic: of concurrent redemptions of one code only the first marks it, the others
@@ -98,7 +111,6 @@ export function createOidcAdapterFactory(
   notKept: ReadonlySet<string> = new Set(),
 ) {
   const prefix = `oidc:${namespace}:`;
-  const grantListKey = (model: string, grantId: string) => `${prefix}grant:{${grantId}}:${model}`;
   return class StoreAdapter {
     readonly model: string;
 
@@ -115,7 +127,7 @@ export function createOidcAdapterFactory(
      * model): a short list per grant and model, usually of one id.
      */
     grantKey(grantId: string): string {
-      return grantListKey(this.model, grantId);
+      return grantListKeyOf(namespace, this.model, grantId);
     }
 
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
@@ -163,13 +175,8 @@ export function createOidcAdapterFactory(
       await (CONSUMABLE.has(this.model) ? store.delete(key, consumedKey(key)) : store.delete(key));
     }
 
-    async revokeByGrantId(grantId: string): Promise<void> {
-      // every model's records of the grant, as oidc-provider's own adapters do (the lists share the grant's slot)
-      const models = [...GRANTABLE];
-      const lists = models.map((model) => grantListKey(model, grantId));
-      const ids = await Promise.all(lists.map((list) => store.listed(list)));
-      const keys = models.flatMap((model, i) => ids[i].map((id) => oidcRecordKey(namespace, model, id)));
-      await store.delete(...keys, ...keys.map(consumedKey), ...lists);
+    revokeByGrantId(grantId: string): Promise<void> {
+      return revokeGrant(store, namespace, grantId);
     }
   };
 }
