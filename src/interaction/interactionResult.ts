@@ -6,6 +6,7 @@ import { GrantClaims, HOLDER_ACCOUNT, type FlowClaims } from '../flow/flowClaims
 import { stepIdOf, type WalletStep } from './steps.js';
 import type { Interaction, InteractionDeps, Version } from './deps.js';
 import { flowOf } from './request.js';
+import { STEP_KINDS } from './stepKinds.js';
 
 /** The interaction of this browser (its cookie), when it is the one the URL names. */
 export async function interactionOf(
@@ -52,7 +53,7 @@ export const FINISHED_STEP_SECONDS = 30;
  * only briefly. Returns where the browser resumes the authorisation.
  */
 export async function finishWithClaims(
-  d: Pick<InteractionDeps, 'providers' | 'store' | 'config' | 'steps'>,
+  d: InteractionDeps,
   _ctx: Context,
   version: Version,
   interaction: Interaction,
@@ -60,6 +61,7 @@ export async function finishWithClaims(
   claims: FlowClaims,
 ): Promise<string> {
   const provider = d.providers[version];
+  const stepId = stepIdOf(version, interaction.uid);
   const grant = new provider.Grant({ accountId: HOLDER_ACCOUNT, clientId: step.clientId });
   grant.addOIDCScope(String(interaction.params.scope));
   const savingGrant = grant.save();
@@ -74,7 +76,8 @@ export async function finishWithClaims(
       d.config.lifetimes.interaction,
     ),
     interaction.persist(),
-    d.steps.finished(stepIdOf(version, interaction.uid), FINISHED_STEP_SECONDS),
+    d.steps.finished(stepId, FINISHED_STEP_SECONDS),
+    STEP_KINDS[step.kind].finished?.(d, stepId, step, FINISHED_STEP_SECONDS),
   ]);
   return interaction.returnTo;
 }

@@ -52,6 +52,8 @@ export interface StepKind {
    * its new request, or undefined when the current one cannot make way (it is being answered, or over).
    */
   fresh?(d: InteractionDeps, s: StepStart & { step: WalletStep }): Promise<WalletStep | undefined>;
+  /** The holder's browser finished the interaction with the step's outcome: what the step's own records keep of it may go soon. */
+  finished?(d: InteractionDeps, stepId: string, step: WalletStep, ttlSeconds: number): Promise<void>;
   /** The holder gives up on a step the wallet could not take: it ends as a failure. */
   giveUp?(d: InteractionDeps, stepId: string, step: WalletStep): Promise<void>;
   /** OpenID4VP 1.0 Appendix A: the step is answered through the W3C Digital Credentials API too (src/interaction/actions/dcApi.ts) */

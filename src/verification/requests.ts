@@ -67,6 +67,13 @@ export interface VerificationRecord {
   trace?: string;
 }
 
+/** What a link's request object reference finds: its request, which link it is, and the other links' (their keys' hashes). */
+interface RequestObjectRef {
+  requestId: string;
+  device: Device;
+  others?: string[];
+}
+
 /** How long `done` / `failed` and the result stay readable after the wallet answered. */
 export const STATUS_GRACE_SECONDS = 300;
 
@@ -80,7 +87,8 @@ const statusKey = (requestId: string) => `vp:{${requestId}}:status`;
 const resultKey = (requestId: string) => `vp:{${requestId}}:result`;
 const deviceKey = (requestId: string) => `vp:{${requestId}}:device`;
 const responseCodeKey = (requestId: string) => `vp:{${requestId}}:response-code`;
-const requestObjectKey = (reference: string) => `vp:request-object:${sha256(reference)}`;
+const requestObjectKeyOfHash = (hash: string) => `vp:request-object:${hash}`;
+const requestObjectKey = (reference: string) => requestObjectKeyOfHash(sha256(reference));
 const stateKey = (state: string) => `vp:state:${sha256(state)}`;
 const kidKey = (kid: string) => `vp:kid:${sha256(kid)}`;
 // a refused request can be retired once: whoever takes this marker asks for the fresh request
@@ -103,11 +111,16 @@ export class VerificationRequests {
     if (!(await this.store.setIfAbsent(requestKey(record.requestId), record, lifetime))) {
       throw new Error(`verification request ${record.requestId} already exists`);
     }
-    // independent of each other once the request is known to be new: one round trip on Redis
+    // each link's request object names the other link's, which the first fetch removes (the request is
+    // then bound to the device that fetched it); independent of each other once the request is known to
+    // be new: one round trip on Redis
+    const links = Object.entries(references) as [Device, string][];
     await Promise.all([
-      ...Object.entries(references).map(([device, reference]) =>
-        this.store.set(requestObjectKey(reference), { requestId: record.requestId, device }, lifetime),
-      ),
+      ...links.map(([device, reference]) => {
+        const others = links.filter(([d]) => d !== device).map(([, r]) => sha256(r));
+        const value: RequestObjectRef = { requestId: record.requestId, device, ...(others.length ? { others } : {}) };
+        return this.store.set(requestObjectKey(reference), value, lifetime);
+      }),
       this.store.set(stateKey(record.state), record.requestId, lifetime),
       ...(record.encryptionKey?.kid
         ? [this.store.set(kidKey(record.encryptionKey.kid), record.requestId, lifetime)]
@@ -125,14 +138,14 @@ export class VerificationRequests {
    * request_uri seen by someone else later is worthless. The prompt page shows `scanned`.
    */
   async takeRequestObject(reference: string): Promise<VerificationRecord | undefined> {
-    const taken = await this.store.consume<{ requestId: string; device: Device }>(requestObjectKey(reference));
+    const taken = await this.store.consume<RequestObjectRef>(requestObjectKey(reference));
     if (taken === undefined) return undefined;
-    const { requestId, device } = taken;
-    // one round trip: both keys share the request's hash tag
-    const [record, current] = (await this.store.getMany([requestKey(requestId), statusKey(requestId)])) as [
-      VerificationRecord | undefined,
-      RequestStatus | undefined,
-    ];
+    const { requestId, device, others = [] } = taken;
+    // one round trip: both keys share the request's hash tag; the other link's request object goes with it
+    const [[record, current]] = (await Promise.all([
+      this.store.getMany([requestKey(requestId), statusKey(requestId)]),
+      others.length ? this.store.delete(...others.map(requestObjectKeyOfHash)) : undefined,
+    ])) as [[VerificationRecord | undefined, RequestStatus | undefined], unknown];
     if (!record) return undefined;
     // the first link used decides how the request ends; the other link's request object is gone with it
     if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS)))
@@ -200,19 +213,37 @@ export class VerificationRequests {
    * round trip (one connection, one slot: Redis applies them in order), so `done` is never read without
    * its result.
    */
-  async done(requestId: string, result: VerificationResult): Promise<void> {
+  async done(record: VerificationRecord, result: VerificationResult): Promise<void> {
+    const { requestId } = record;
     await Promise.all([
       this.store.set(resultKey(requestId), result, STATUS_GRACE_SECONDS),
       this.setStatus(requestId, { status: 'done', message: 'Your credentials were verified.' }, STATUS_GRACE_SECONDS),
-      this.store.delete(requestKey(requestId)),
+      this.#answered(record),
     ]);
   }
 
-  async failed(requestId: string, message: Say, description: string): Promise<void> {
+  async failed(record: VerificationRecord, message: Say, description: string): Promise<void> {
     await Promise.all([
-      this.setStatus(requestId, { status: 'failed', ...said(message), description }, STATUS_GRACE_SECONDS),
-      this.store.delete(requestKey(requestId)),
+      this.setStatus(record.requestId, { status: 'failed', ...said(message), description }, STATUS_GRACE_SECONDS),
+      this.#answered(record),
     ]);
+  }
+
+  /**
+   * The holder's browser finished its flow with the request's outcome: its status and result are kept only
+   * `ttlSeconds` more (a second poll still reads them), not for the whole grace period.
+   */
+  finished(requestId: string, ttlSeconds: number): Promise<void> {
+    return this.store.shorten([statusKey(requestId), resultKey(requestId)], ttlSeconds);
+  }
+
+  /** An answered request: what only an unanswered one needs is removed (the request, its key's id, its link). */
+  #answered(record: VerificationRecord): Promise<void> {
+    const kid = record.encryptionKey?.kid;
+    return Promise.all([
+      this.store.delete(requestKey(record.requestId), deviceKey(record.requestId)),
+      kid ? this.store.delete(kidKey(kid)) : undefined,
+    ]).then(() => undefined);
   }
 
   /**

@@ -105,6 +105,8 @@ export interface Verifier {
   completeReturn(requestId: string, responseCode: string): Promise<ReturnOutcome>;
   /** a stalled or refused request makes way for a fresh one: true when this call retired it */
   retire(requestId: string): Promise<boolean>;
+  /** the holder's browser finished its flow with the request's outcome: what it read is kept only `ttlSeconds` more */
+  finished(requestId: string, ttlSeconds: number): Promise<void>;
   /** the holder gives up on a refused request: it fails as its refusal said */
   endRefused(requestId: string): Promise<void>;
   /** OpenID4VP 1.0 Appendix A: the Digital Credentials API requests of a pending request (signed first), undefined once it is over */

@@ -60,6 +60,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     result: (requestId) => deps.requests.result(requestId),
     completeReturn: (requestId, responseCode) => completeReturn(deps, requestId, responseCode),
     retire: (requestId) => deps.requests.retire(requestId),
+    finished: (requestId, ttlSeconds) => deps.requests.finished(requestId, ttlSeconds),
     endRefused: (requestId) => endRefused(deps, requestId),
     dcApiRequests: (requestId) => dcApiRequestFor(deps, requestId),
     takeDcApiAnswer: (requestId, answer, address) => takeDcApiAnswer(deps, requestId, answer, address),

@@ -67,6 +67,8 @@ const PRESENTATION = {
     d.verifier.completeReturn(currentRequestId(stepId, step), responseCode),
   giveUp: (d: InteractionDeps, stepId: string, step: WalletStep) =>
     d.verifier.endRefused(currentRequestId(stepId, step)),
+  finished: (d: InteractionDeps, stepId: string, step: WalletStep, ttlSeconds: number) =>
+    d.verifier.finished(currentRequestId(stepId, step), ttlSeconds),
   // the Digital Credentials API answers the step's current request (its id: currentRequestId)
   dcApi: {
     requests: (d: InteractionDeps, requestId: string) => d.verifier.dcApiRequests(requestId),

@@ -28,6 +28,6 @@ export async function completeReturn(
     return 'refused';
   }
   await deps.onVerified?.(redeemed.record, redeemed.result);
-  await deps.requests.done(requestId, redeemed.result);
+  await deps.requests.done(redeemed.record, redeemed.result);
   return 'completed';
 }

@@ -64,7 +64,7 @@ export async function takeDcApiAnswer(
     if (params.error !== undefined) throw walletError(params.error);
     const result = await verifyPresentations(deps, record, params.vp_token, encrypted, deps.origin);
     await deps.onVerified?.(record, result);
-    await deps.requests.done(record.requestId, result);
+    await deps.requests.done(record, result);
     return { outcome: 'verified' };
   } catch (err) {
     const refused =

@@ -22,7 +22,7 @@ export async function failed(
   description: string,
   declined = false,
 ): Promise<void> {
-  await deps.requests.failed(record.requestId, message, description);
+  await deps.requests.failed(record, message, description);
   await deps.onFailed?.(record, { message: ENGLISH.say(message), description, ...(declined ? { declined } : {}) });
 }
 

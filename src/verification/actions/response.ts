@@ -193,6 +193,6 @@ async function finish(
     return answer(200, { redirect_uri: url.href });
   }
   await deps.onVerified?.(record, result);
-  await deps.requests.done(record.requestId, result);
+  await deps.requests.done(record, result);
   return answer(200, {});
 }
