@@ -7,6 +7,8 @@
  *   npx tsx bench/redis-footprint.ts --trace            one flow: every HTTP request with the store operations it caused
  *   --flow verification                                 a verification flow instead (the wallet presents an EmployeeBadge
  *                                                       it received before the run)
+ *   --flow identity                                     an identity flow instead (scope VerifiedIdentity: the wallet presents
+ *                                                       a PID of the bench PID issuer, made before the run as identity_flow's)
  *
  * A flow: PAR, authorise (the holder's browser on the prompt page) = "pending"; then the dev wallet's
  * token and credential requests, the page's last status poll and its return to the provider, and the
@@ -30,10 +32,13 @@
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedis } from '../test/helpers/redisServer.js';
-import { startTestService, SECRETS, REDIRECT } from '../test/helpers/service.js';
+import { startTestService, testConfig, SECRETS, REDIRECT } from '../test/helpers/service.js';
 import { makeHint, pkcePair, postForm, Browser } from '../test/helpers/rp.js';
 import { newWallet, requestFromPage } from '../test/helpers/flows.js';
 import { createRedisStore } from '../src/store/redis.js';
+import { IDENTITY_SCOPE, LIFETIMES, oursConfig, readPidIssuerKey, VERIFY_SCOPE } from './lib/config.js';
+import { pidCredentials } from './lib/flows.js';
+import { makeKeys } from './lib/setup.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,8 +47,12 @@ const { values } = parseArgs({
     flow: { type: 'string', default: 'issuance' },
   },
 });
-const VERIFICATION = values.flow === 'verification';
-if (!['issuance', 'verification'].includes(values.flow!)) throw new Error('--flow is issuance or verification');
+/** The presentation flows' scopes: both run as a verification does, only the credential presented differs. */
+const PRESENTATION_SCOPES: Record<string, string> = { verification: VERIFY_SCOPE, identity: IDENTITY_SCOPE };
+const PRESENTATION = values.flow !== 'issuance';
+const IDENTITY = values.flow === 'identity';
+if (!['issuance', 'verification', 'identity'].includes(values.flow!))
+  throw new Error('--flow is issuance, verification or identity');
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -56,7 +65,36 @@ const admin = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 
 await admin.connect();
 const spec = { url: redis.url, keyPrefix: PREFIX };
 const store = await createRedisStore(spec);
-const svc = await startTestService({ store: spec }, { store });
+/**
+ * identity: the bench's keys (makeKeys: its PID issuer's key among them) and its identity block (oursConfig:
+ * the claims asked for, the trusted PID issuer), the test client allowed VerifiedIdentity. Only there: the
+ * other flows run on the test configuration as before.
+ */
+const keyDir = IDENTITY ? await makeKeys() : undefined;
+const identity =
+  keyDir &&
+  oursConfig({
+    kind: 'ours',
+    store: 'redis',
+    redisUrl: redis.url,
+    redisPrefix: PREFIX,
+    keyDir,
+    lifetimes: LIFETIMES,
+    port: 0,
+    webhookPort: 0,
+  }).identity;
+const svc = await startTestService(
+  identity
+    ? {
+        store: spec,
+        identity,
+        clients: (testConfig(0).clients as { clientId: string; scopes: string[] }[]).map((c) =>
+          c.clientId === CLIENT.id ? { ...c, scopes: [...c.scopes, 'VerifiedIdentity'] } : c,
+        ),
+      }
+    : { store: spec },
+  { store },
+);
 
 /**
  * Writes of the service's Redis connection: a request's round trips. Commands issued together (the
@@ -219,18 +257,18 @@ interface Pending {
 }
 
 async function pendingFlow(): Promise<Pending> {
-  return VERIFICATION ? pendingVerification() : pendingIssuance();
+  return PRESENTATION ? pendingPresentation() : pendingIssuance();
 }
 
-/** PAR (no hint), authorise: the prompt page shows the presentation request. */
-async function pendingVerification(): Promise<Pending> {
+/** PAR (no hint) for the flow's scope, authorise: the prompt page shows the presentation request. */
+async function pendingPresentation(): Promise<Pending> {
   const { verifier, challenge } = pkcePair();
   const par = await postForm(`${svc.url}/v2.0/oidc/par`, {
     client_id: CLIENT.id,
     client_secret: CLIENT.secret,
     response_type: 'code',
     redirect_uri: REDIRECT,
-    scope: 'openid EmployeeBadge',
+    scope: PRESENTATION_SCOPES[values.flow!],
     state: 'bench',
     nonce: 'bench',
     code_challenge: challenge,
@@ -282,11 +320,8 @@ async function pendingIssuance(): Promise<Pending> {
   };
 }
 
-/** The wallet that presents in verification flows: it holds one EmployeeBadge, issued before the run. */
-let holder: Awaited<ReturnType<typeof newWallet>> | undefined;
-
 async function completeFlow(p: Pending): Promise<void> {
-  if (VERIFICATION) {
+  if (PRESENTATION) {
     const presented = await holder!.present(p.offer);
     if (presented.status >= 400) throw new Error(`presentation: ${presented.status} ${JSON.stringify(presented.body)}`);
   } else await (await newWallet()).receive(p.offer, { pin: PIN });
@@ -308,12 +343,26 @@ async function completeFlow(p: Pending): Promise<void> {
     code_verifier: p.verifier,
   });
   if (token.status !== 200) throw new Error(`token exchange: ${token.status} ${JSON.stringify(token.body)}`);
+  // as identity_flow checks: the ID token carries the PID's claims, so the flow measured is the identity flow
+  if (IDENTITY) {
+    const claims = JSON.parse(
+      Buffer.from(String(token.body.id_token).split('.')[1], 'base64url').toString('utf8'),
+    ) as Record<string, unknown>;
+    if (claims.given_name !== 'Ada' || claims.birthdate !== '1815-12-10')
+      throw new Error(`the ID token does not carry the PID's claims: ${JSON.stringify(claims).slice(0, 300)}`);
+  }
 }
 
-if (VERIFICATION) {
-  holder = await newWallet();
-  await holder.receive((await pendingIssuance()).offer, { pin: PIN });
-}
+/**
+ * The wallet that presents in verification and identity flows: it holds one EmployeeBadge, issued before
+ * the run, or one PID of the bench PID issuer.
+ */
+const holder = PRESENTATION ? await newWallet() : undefined;
+if (keyDir) {
+  // the PID as identity_flow makes it (pidCredentials), kept in the dev wallet with the key it is bound to
+  const [pid] = await pidCredentials(readPidIssuerKey(keyDir).privateJwk, 1);
+  await holder!.import(pid.credential, pid.holderKey);
+} else if (holder) await holder.receive((await pendingIssuance()).offer, { pin: PIN });
 
 if (values.trace) {
   try {
