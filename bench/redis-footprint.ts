@@ -115,7 +115,7 @@ let writes = 0;
  * --trace: the store's operations, each under the HTTP request that caused it. The flow's requests go
  * one after the other (fetch is awaited), so every operation between two requests belongs to the first.
  */
-const trace: { request: string; ops: string[] }[] = [];
+const trace: { request: string; ops: string[]; writesBefore: number; writes?: number }[] = [];
 let tracing = false;
 if (values.trace) {
   const family = (key: string) =>
@@ -147,11 +147,15 @@ if (values.trace) {
   const fetch = globalThis.fetch;
   globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    if (tracing)
+    if (tracing) {
+      const last = trace.at(-1);
+      if (last) last.writes = writes - last.writesBefore;
       trace.push({
         request: `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${family(url.pathname)}`,
         ops: [],
+        writesBefore: writes,
       });
+    }
     return fetch(input, init);
   };
 }
@@ -370,13 +374,19 @@ if (values.trace) {
     tracing = true;
     await completeFlow(await pendingFlow());
     tracing = false;
+    const last = trace.at(-1);
+    if (last) last.writes = writes - last.writesBefore;
     let total = 0;
+    let roundTrips = 0;
     for (const t of trace) {
       total += t.ops.length;
-      console.log(`${t.request}  (${t.ops.length})`);
+      roundTrips += t.writes ?? 0;
+      console.log(`${t.request}  (${t.ops.length} operations, ${t.writes ?? 0} round trips)`);
       for (const op of t.ops) console.log(`    ${op}`);
     }
-    console.log(`\n${trace.length} HTTP requests, ${total} store operations (a Lua script or one command each)`);
+    console.log(
+      `\n${trace.length} HTTP requests, ${total} store operations (a Lua script or one command each), ${roundTrips} round trips`,
+    );
   } finally {
     admin.disconnect();
     await svc.stop();

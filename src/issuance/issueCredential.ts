@@ -54,21 +54,23 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     }
 
     try {
+      const token = accessToken as { jti: string; exp?: number };
+      // written while the credential is made (the same round trip as its status entry); a notification id
+      // of a credential that was never issued is never handed out, and expires
+      const notifying = deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
+      notifying?.catch(() => undefined); // awaited below, once the credential is signed
       const credential =
         configuration.format === MDOC_FORMAT
           ? await signMdoc(deps, offer, holderJwk)
           : await signSdJwtVc(deps, offer, holderJwk);
-      const token = accessToken as { jti: string; exp?: number };
-      const notificationId = await deps.notifications?.create(
-        offer,
-        token.jti,
-        token.exp ?? Math.floor(Date.now() / 1000),
-      );
-      // in this order: the holder's page must never see the offer done before the claims it finishes with
+      const notificationId = await notifying;
+      // in this order: the holder's page must never see the offer done before the claims it finishes with,
+      // and the claims only once everything the wallet is sent is ready
       await deps.onIssued?.(offer);
-      await deps.offers.done(offer.offerId);
-      // not waited for: the credential is issued either way, and what it removes expires on its own
+      // not waited for (the same round trip as the offer's outcome): the credential is issued either way,
+      // and what it removes expires on its own
       deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
+      await deps.offers.done(offer.offerId);
       return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one

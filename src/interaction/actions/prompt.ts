@@ -43,10 +43,11 @@ export async function startStep(
  * refused request goes back to the client with the error. The page shows the step as its kind's view.
  */
 export async function showPrompt(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
-  const found = await interactionOf(d, ctx, version, uid);
-  if (!found) return messagePage(ctx, 400, EXPIRED);
   const stepId = stepIdOf(version, uid);
-  let step = await d.steps.find(stepId);
+  // read together (one round trip): the step is used only once the interaction is found to be this one
+  const [found, started] = await Promise.all([interactionOf(d, ctx, version, uid), d.steps.find(stepId)]);
+  if (!found) return messagePage(ctx, 400, EXPIRED);
+  let step = started;
   if (!step) {
     try {
       step = await startStep(d, found, version, stepId);
