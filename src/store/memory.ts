@@ -1,4 +1,4 @@
-import { KEEP_SLACK_SECONDS, type Store } from './types.js';
+import { jsonOf, KEEP_SLACK_SECONDS, type Store } from './types.js';
 
 type Entry =
   /**
@@ -49,10 +49,10 @@ export class MemoryStore implements Store {
   }
 
   #put(key: string, value: unknown, ttlSeconds: number): void {
-    // JSON's semantics, as with Redis (src/store/redis.ts writes JSON.stringify(value)); a value JSON has no text for is kept as null
+    // JSON's semantics, as with Redis (src/store/redis.ts keeps the same text); a value JSON has no text for is kept as null
     this.#entries.set(key, {
       kind: 'value',
-      text: JSON.stringify(value) ?? 'null',
+      text: jsonOf(value) ?? 'null',
       expiresAt: Date.now() + ttlSeconds * 1000,
     });
   }
@@ -108,7 +108,7 @@ export class MemoryStore implements Store {
     if (entry?.kind !== 'value' || entry.text !== JSON.stringify(expected)) return false;
     this.#entries.set(key, {
       kind: 'value',
-      text: JSON.stringify(value) ?? 'null',
+      text: jsonOf(value) ?? 'null',
       expiresAt: Number.POSITIVE_INFINITY,
     });
     return true;
@@ -131,7 +131,7 @@ export class MemoryStore implements Store {
     if (!record || this.#live(markerKey)) return false;
     const cap = opts.ttlSeconds === undefined ? Infinity : Date.now() + Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
     const expiresAt = Math.min(record.expiresAt, cap);
-    this.#entries.set(markerKey, { kind: 'value', text: JSON.stringify(value) ?? 'null', expiresAt });
+    this.#entries.set(markerKey, { kind: 'value', text: jsonOf(value) ?? 'null', expiresAt });
     if (opts.shortenRecord) record.expiresAt = expiresAt;
     return true;
   }

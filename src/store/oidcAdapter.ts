@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { errors } from 'oidc-provider';
-import type { Store } from './types.js';
+import { JsonText, type Store } from './types.js';
 
 /** Models whose records belong to a grant and are revoked with it. */
 const GRANTABLE = new Set([
@@ -34,12 +34,15 @@ export type Payload = Record<string, unknown> & {
 const FALLBACK_TTL = 3600;
 
 /**
- * Until when (epoch seconds) each record one provider request read or wrote is valid: a code found in
- * the request is consumed without asking the store for its lifetime. (Records are not kept here to be
- * read back: serialising every write twice cost the token endpoint more CPU than the reads it saved.)
+ * What one provider request knows of the records it read or wrote: until when (epoch seconds) each is
+ * valid, so that a code found in the request is consumed without asking the store for its lifetime; and
+ * the JSON text of each record it wrote, so that reading it back in the same request (the wallet's token
+ * request mints a code and its grant, then the provider redeems them) asks the store for nothing. The text
+ * is the one written: a record is serialised once.
  */
 interface RequestScope {
   exp: Map<string, number>;
+  written: Map<string, string>;
 }
 const requestScope = new AsyncLocalStorage<RequestScope>();
 
@@ -48,7 +51,7 @@ const requestScope = new AsyncLocalStorage<RequestScope>();
  * it the adapter reads everything from the store.
  */
 export function adapterScope(_ctx: unknown, next: () => Promise<unknown>): Promise<unknown> {
-  return requestScope.run({ exp: new Map() }, next);
+  return requestScope.run({ exp: new Map(), written: new Map() }, next);
 }
 
 /**
@@ -90,6 +93,8 @@ async function revokeGrant(store: Store, namespace: string, grantId: string): Pr
   const lists = models.map((model) => grantListKeyOf(namespace, model, grantId));
   const ids = await Promise.all(lists.map((list) => store.listed(list)));
   const keys = models.flatMap((model, i) => ids[i].map((id) => oidcRecordKey(namespace, model, id)));
+  const written = requestScope.getStore()?.written;
+  for (const key of keys) written?.delete(key);
   await store.delete(...keys, ...keys.map(consumedKey), ...lists);
 }
 
@@ -133,9 +138,14 @@ export function createOidcAdapterFactory(
     async upsert(id: string, payload: Payload, expiresIn: number): Promise<void> {
       if (notKept.has(this.model)) return;
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, ttlCaps[this.model] ?? Infinity);
+      const key = this.key(id);
+      const text = JSON.stringify(payload);
       const scope = requestScope.getStore();
-      if (scope && typeof payload.exp === 'number') scope.exp.set(this.key(id), payload.exp);
-      const writes: Promise<unknown>[] = [store.set(this.key(id), payload, ttl)];
+      if (scope) {
+        if (typeof payload.exp === 'number') scope.exp.set(key, payload.exp);
+        scope.written.set(key, text);
+      }
+      const writes: Promise<unknown>[] = [store.set(key, new JsonText(text), ttl)];
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
       if (GRANTABLE.has(this.model) && payload.grantId)
@@ -146,6 +156,9 @@ export function createOidcAdapterFactory(
     async find(id: string): Promise<Payload | undefined> {
       const key = this.key(id);
       const scope = requestScope.getStore();
+      // written in this request and neither consumed nor destroyed since: as it was written
+      const written = scope?.written.get(key);
+      if (written !== undefined) return JSON.parse(written) as Payload;
       if (!CONSUMABLE.has(this.model)) return store.get<Payload>(key);
       const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [
         Payload | undefined,
@@ -167,11 +180,14 @@ export function createOidcAdapterFactory(
     }
 
     consume(id: string): Promise<void> {
-      return consumeRecord(store, this.key(id), ttlCaps[this.model]);
+      const key = this.key(id);
+      requestScope.getStore()?.written.delete(key); // read from the store again, with its consumed marker
+      return consumeRecord(store, key, ttlCaps[this.model]);
     }
 
     async destroy(id: string): Promise<void> {
       const key = this.key(id);
+      requestScope.getStore()?.written.delete(key);
       await (CONSUMABLE.has(this.model) ? store.delete(key, consumedKey(key)) : store.delete(key));
     }
 

@@ -1,7 +1,10 @@
 import type { Redis, Cluster } from 'ioredis';
 import { connectRedis, type RedisSpec } from './redisConnect.js';
-import { KEEP_SLACK_SECONDS, type Store } from './types.js';
+import { jsonOf, KEEP_SLACK_SECONDS, type Store } from './types.js';
 import { defineScripts } from './redisScripts.js';
+
+/** A value as Redis keeps it: its JSON (src/store/memory.ts keeps the same text), `null` for one JSON has no text for. */
+const textOf = (value: unknown): string => jsonOf(value) ?? 'null';
 
 /**
  * Redis is unreachable. Shaped so that oidc-provider's own error handler answers it as it is, 503
@@ -111,21 +114,21 @@ export class RedisStore implements Store {
 
   set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
     return this.#command(
-      () => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))),
+      () => this.client.set(this.#key(key), textOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))),
       nothing,
     );
   }
 
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
     return this.#command(
-      () => this.client.set(this.#key(key), JSON.stringify(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'),
+      () => this.client.set(this.#key(key), textOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'),
       (ok) => ok === 'OK',
     );
   }
 
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
     return this.#command(
-      () => this.client.set(this.#key(key), JSON.stringify(value), 'NX'),
+      () => this.client.set(this.#key(key), textOf(value), 'NX'),
       (ok) => ok === 'OK',
     );
   }
@@ -133,7 +136,7 @@ export class RedisStore implements Store {
   replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
     const run = this.#script<number>('vcReplace');
     return this.#command(
-      () => run(this.#key(key), JSON.stringify(expected), JSON.stringify(value)),
+      () => run(this.#key(key), JSON.stringify(expected), textOf(value)),
       (written) => written === 1,
     );
   }
@@ -151,9 +154,9 @@ export class RedisStore implements Store {
         run(
           this.#key(key),
           this.#key(companion.key),
-          JSON.stringify(value),
+          textOf(value),
           ttl(ttlSeconds),
-          JSON.stringify(companion.value),
+          textOf(companion.value),
           ttl(companion.ttlSeconds),
         ),
       (written) => written === 1,
@@ -173,8 +176,7 @@ export class RedisStore implements Store {
     const run = this.#script<number>('vcMarkOnce');
     const capMs = opts.ttlSeconds === undefined ? 0 : Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
     return this.#command(
-      () =>
-        run(this.#key(markerKey), this.#key(recordKey), JSON.stringify(value), capMs, opts.shortenRecord ? '1' : '0'),
+      () => run(this.#key(markerKey), this.#key(recordKey), textOf(value), capMs, opts.shortenRecord ? '1' : '0'),
       (marked) => marked === 1,
     );
   }
@@ -210,7 +212,7 @@ export class RedisStore implements Store {
     const keys = [counterKey, keepKey, ...candidates].map((k) => this.#key(k));
     const ttl = Math.max(1, Math.ceil(ttlSeconds));
     return this.#command(
-      () => run(keys.length, ...keys, limit, JSON.stringify(value), ttl, KEEP_SLACK_SECONDS),
+      () => run(keys.length, ...keys, limit, textOf(value), ttl, KEEP_SLACK_SECONDS),
       (at) => (at === -2 ? { full: true } : { full: false, ...(at >= 0 ? { taken: at } : {}) }),
     );
   }

@@ -2,7 +2,20 @@
 export const KEEP_SLACK_SECONDS = 3600;
 
 /**
- * One store serves oidc-provider's models and the service's own records (D14). Values are JSON.
+ * A value already serialised as JSON by its caller (who keeps the text too): `set` writes the text as it
+ * is, rather than serialising the value a second time.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A value's JSON text, as the stores keep it (`undefined` for a value JSON has no text for). */
+export const jsonOf = (value: unknown): string | undefined =>
+  value instanceof JsonText ? value.text : JSON.stringify(value);
+
+/**
+ * One store serves oidc-provider's models and the service's own records (D14). Values are JSON (a
+ * `JsonText` is written as the text it holds).
  * Every write carries a TTL in seconds: nothing outlives its lifetime (the one exception,
  * `setPermanentIfAbsent`, is for the generated key sets). Operations that make an
  * artefact single-use or bounded (`consume`, `markOnce`, `setIfAbsent`, `attempt`) are atomic in every implementation.

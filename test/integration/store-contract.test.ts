@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../../src/store/types.js';
 import { adapterScope, createOidcAdapterFactory } from '../../src/store/oidcAdapter.js';
+import { JsonText } from '../../src/store/types.js';
 import { STORE_KINDS } from '../helpers/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { RedisStore } from '../../src/store/redis.js';
@@ -247,6 +248,51 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])('Store c
     expect([first.status, second.status].sort()).toEqual(['fulfilled', 'rejected']);
     expect((await codes.find('c2'))?.consumed).toBeTypeOf('number');
     await codes.revokeByGrantId('g2');
+  });
+
+  it('a JsonText value is kept as the JSON it holds, by every write', async () => {
+    await store.set('jt:set', new JsonText('{"a":[1,"x"]}'), 60);
+    expect(await store.get('jt:set')).toEqual({ a: [1, 'x'] });
+    expect(await store.setIfAbsent('jt:nx', new JsonText('"text"'), 60)).toBe(true);
+    expect(await store.get('jt:nx')).toBe('text');
+  });
+
+  it("oidc-provider's adapter, within a request scope: a record the request wrote is read back as written without a store read, and from the store once consumed or destroyed", async () => {
+    let reads = 0;
+    const counting = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name === 'get' || name === 'getMany') reads++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const Adapter = createOidcAdapterFactory(counting, 'contract-written');
+    const codes = new Adapter('AuthorizationCode');
+    const grants = new Adapter('Grant');
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    await adapterScope(undefined, async () => {
+      await grants.upsert('g3', { accountId: 'a', exp }, 60);
+      await codes.upsert('c3', { grantId: 'g3', exp, nested: { scope: 'openid' } }, 60);
+      const found = await codes.find('c3');
+      expect(found).toEqual({ grantId: 'g3', exp, nested: { scope: 'openid' } });
+      found!.nested = 'changed by the caller'; // a copy: the next find reads the record as written
+      expect((await codes.find('c3'))?.nested).toEqual({ scope: 'openid' });
+      expect(await grants.find('g3')).toEqual({ accountId: 'a', exp });
+      expect(reads).toBe(0);
+      await codes.consume('c3');
+      expect((await codes.find('c3'))?.consumed).toBeTypeOf('number');
+      await grants.destroy('g3');
+      expect(await grants.find('g3')).toBeUndefined();
+      expect(reads).toBe(2);
+    });
+    // another request reads the store
+    await adapterScope(undefined, async () => {
+      expect((await codes.find('c3'))?.consumed).toBeTypeOf('number');
+    });
+    await codes.revokeByGrantId('g3');
   });
 
   it('answers ping', async () => {
