@@ -70,6 +70,12 @@ export const verifierFiles = (keyDir: string) => ({
   key: join(keyDir, 'verifier-key.pem'),
 });
 
+/** Ours' issuer certificate (leaf) and key, made per server by setup.ts: the leaf names the server's credential issuer. */
+export const issuerFiles = (keyDir: string, port: number) => ({
+  certificateChain: join(keyDir, `issuer-chain-${port}.pem`),
+  key: join(keyDir, `issuer-key-${port}.pem`),
+});
+
 /** The bench PID issuer's private ES256 JWK (with its kid), generated with the run's keys (setup.ts makeKeys): our config trusts its public part, the load process signs PIDs with it. */
 export const pidIssuerKeyFile = (keyDir: string) => join(keyDir, 'pid-issuer.jwk.json');
 
@@ -89,6 +95,8 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
     logLevel: 'silent',
     keys: { ...keyFiles(spec.keyDir), generate: false },
     verifier: verifierFiles(spec.keyDir),
+    // HAIP 1.0 §6.1.1: credentials and status lists carry the issuer's chain (x5c), as in production
+    issuer: issuerFiles(spec.keyDir, spec.port),
     // as production runs it (issue 21): metrics on, on a listener of their own; rate limits at their defaults
     metrics: { port: 0 },
     lifetimes: spec.lifetimes,

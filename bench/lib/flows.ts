@@ -204,7 +204,11 @@ async function walletReceive(
           'credential offer',
         )
   ) as CredentialOffer;
-  return walletRedeem(client, offer, holder, o);
+  const credential = await walletRedeem(client, offer, holder, o);
+  // what production issues (HAIP 1.0 §6.1.1): the issuer's chain in the header, so its bytes are measured too
+  const header = JSON.parse(Buffer.from(credential.split('.')[0], 'base64url').toString('utf8')) as { x5c?: unknown };
+  if (!Array.isArray(header.x5c)) throw new Error('the credential carries no x5c: the bench issuer has no certificate');
+  return credential;
 }
 
 /**

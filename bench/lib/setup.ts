@@ -1,5 +1,6 @@
 /** What every mode sets up around its servers: the run's keys, a server's spec, Redis reachability and clean-up. */
 import { randomUUID } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,8 @@ import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair } from 'jose';
 import { loadKeys } from '../../src/keys/keys.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
-import { keyFiles, LIFETIMES, pidIssuerKeyFile, verifierFiles, type ServerSpec } from './config.js';
+import { certifyCredentialKey, generateIssuerCa } from '../../src/keys/issuerCertificate.js';
+import { issuerFiles, keyFiles, LIFETIMES, pidIssuerKeyFile, verifierFiles, type ServerSpec } from './config.js';
 import { freePort } from './children.js';
 import type { BenchOptions } from './options.js';
 
@@ -41,6 +43,7 @@ export async function serverSpec(
   // ours' webhook receiver (in a load process, started later) gets its port now, so that the server's config can name it
   let webhookPort = await freePort();
   while (webhookPort === port) webhookPort = await freePort();
+  if (kind === 'ours') await makeIssuerCertificate(keyDir, port);
   return {
     kind,
     store,
@@ -51,6 +54,22 @@ export async function serverSpec(
     port,
     webhookPort,
   };
+}
+
+/**
+ * Ours signs its credentials as production does (HAIP 1.0: an issuer certificate chain in `x5c`): an
+ * operator's issuer key and its leaf, naming this server's credential issuer, under a CA made for the run.
+ */
+async function makeIssuerCertificate(keyDir: string, port: number): Promise<void> {
+  const ca = await generateIssuerCa('127.0.0.1');
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  const [leaf] = await certifyCredentialKey(ca, jwk, [`http://127.0.0.1:${port}/wallet`]);
+  const files = issuerFiles(keyDir, port);
+  const pem = leaf.match(/.{1,64}/g)!.join('\n');
+  writeFileSync(files.certificateChain, `-----BEGIN CERTIFICATE-----\n${pem}\n-----END CERTIFICATE-----\n`);
+  const key = createPrivateKey({ key: jwk as never, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' });
+  writeFileSync(files.key, key, { mode: 0o600 });
 }
 
 export async function redisReachable(url: string): Promise<boolean> {
