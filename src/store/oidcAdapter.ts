@@ -54,6 +54,38 @@ export function adapterScope(_ctx: unknown, next: () => Promise<unknown>): Promi
   return requestScope.run({ exp: new Map(), written: new Map() }, next);
 }
 
+/** Keeps, for the rest of the request, what it wrote of a record: its text and until when it is valid. */
+function rememberWritten(key: string, payload: Payload, text: string): void {
+  const scope = requestScope.getStore();
+  if (!scope) return;
+  if (typeof payload.exp === 'number') scope.exp.set(key, payload.exp);
+  scope.written.set(key, text);
+}
+
+/** The records are no longer as the request wrote them (consumed, destroyed, revoked): read from the store again. */
+function forgetWritten(...keys: string[]): void {
+  const written = requestScope.getStore()?.written;
+  for (const key of keys) written?.delete(key);
+}
+
+/**
+ * A record as the request wrote it, else from the store with its `consumed` marker (for a model oidc-provider
+ * consumes); its validity is remembered for a consume in the same request.
+ */
+async function findRecord(store: Store, key: string, consumable: boolean): Promise<Payload | undefined> {
+  const scope = requestScope.getStore();
+  const written = scope?.written.get(key);
+  if (written !== undefined) return JSON.parse(written) as Payload;
+  if (!consumable) return store.get<Payload>(key);
+  const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [
+    Payload | undefined,
+    number | undefined,
+  ];
+  if (payload && consumed !== undefined) payload.consumed = consumed;
+  if (scope && typeof payload?.exp === 'number') scope.exp.set(key, payload.exp);
+  return payload;
+}
+
 /**
  * Where oidc-provider's record of `model` with `id` is kept, for the adapter of `namespace`. The id is a
  * hash tag, so a record and its `consumed` marker share one Redis Cluster slot.
@@ -93,8 +125,7 @@ async function revokeGrant(store: Store, namespace: string, grantId: string): Pr
   const lists = models.map((model) => grantListKeyOf(namespace, model, grantId));
   const ids = await Promise.all(lists.map((list) => store.listed(list)));
   const keys = models.flatMap((model, i) => ids[i].map((id) => oidcRecordKey(namespace, model, id)));
-  const written = requestScope.getStore()?.written;
-  for (const key of keys) written?.delete(key);
+  forgetWritten(...keys);
   await store.delete(...keys, ...keys.map(consumedKey), ...lists);
 }
 
@@ -140,11 +171,7 @@ export function createOidcAdapterFactory(
       const ttl = Math.min(expiresIn > 0 ? expiresIn : FALLBACK_TTL, ttlCaps[this.model] ?? Infinity);
       const key = this.key(id);
       const text = JSON.stringify(payload);
-      const scope = requestScope.getStore();
-      if (scope) {
-        if (typeof payload.exp === 'number') scope.exp.set(key, payload.exp);
-        scope.written.set(key, text);
-      }
+      rememberWritten(key, payload, text);
       const writes: Promise<unknown>[] = [store.set(key, new JsonText(text), ttl)];
       if (this.model === 'Session' && payload.uid) writes.push(store.set(`${prefix}uid:${payload.uid}`, id, ttl));
       if (payload.userCode) writes.push(store.set(`${prefix}userCode:${payload.userCode}`, id, ttl));
@@ -153,20 +180,8 @@ export function createOidcAdapterFactory(
       await Promise.all(writes);
     }
 
-    async find(id: string): Promise<Payload | undefined> {
-      const key = this.key(id);
-      const scope = requestScope.getStore();
-      // written in this request and neither consumed nor destroyed since: as it was written
-      const written = scope?.written.get(key);
-      if (written !== undefined) return JSON.parse(written) as Payload;
-      if (!CONSUMABLE.has(this.model)) return store.get<Payload>(key);
-      const [payload, consumed] = (await store.getMany([key, consumedKey(key)])) as [
-        Payload | undefined,
-        number | undefined,
-      ];
-      if (payload && consumed !== undefined) payload.consumed = consumed;
-      if (scope && typeof payload?.exp === 'number') scope.exp.set(key, payload.exp);
-      return payload;
+    find(id: string): Promise<Payload | undefined> {
+      return findRecord(store, this.key(id), CONSUMABLE.has(this.model));
     }
 
     async findByUid(uid: string): Promise<Payload | undefined> {
@@ -181,13 +196,13 @@ export function createOidcAdapterFactory(
 
     consume(id: string): Promise<void> {
       const key = this.key(id);
-      requestScope.getStore()?.written.delete(key); // read from the store again, with its consumed marker
+      forgetWritten(key);
       return consumeRecord(store, key, ttlCaps[this.model]);
     }
 
     async destroy(id: string): Promise<void> {
       const key = this.key(id);
-      requestScope.getStore()?.written.delete(key);
+      forgetWritten(key);
       await (CONSUMABLE.has(this.model) ? store.delete(key, consumedKey(key)) : store.delete(key));
     }
 
