@@ -49,10 +49,10 @@ export class MemoryStore implements Store {
   }
 
   #put(key: string, value: unknown, ttlSeconds: number): void {
-    // JSON's semantics, as with Redis (src/store/redis.ts keeps the same text); a value JSON has no text for is kept as null
+    // JSON's semantics, the text Redis keeps too (src/store/redis.ts)
     this.#entries.set(key, {
       kind: 'value',
-      text: jsonOf(value) ?? 'null',
+      text: jsonOf(value),
       expiresAt: Date.now() + ttlSeconds * 1000,
     });
   }
@@ -108,7 +108,7 @@ export class MemoryStore implements Store {
     if (entry?.kind !== 'value' || entry.text !== JSON.stringify(expected)) return false;
     this.#entries.set(key, {
       kind: 'value',
-      text: jsonOf(value) ?? 'null',
+      text: jsonOf(value),
       expiresAt: Number.POSITIVE_INFINITY,
     });
     return true;
@@ -131,7 +131,7 @@ export class MemoryStore implements Store {
     if (!record || this.#live(markerKey)) return false;
     const cap = opts.ttlSeconds === undefined ? Infinity : Date.now() + Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
     const expiresAt = Math.min(record.expiresAt, cap);
-    this.#entries.set(markerKey, { kind: 'value', text: jsonOf(value) ?? 'null', expiresAt });
+    this.#entries.set(markerKey, { kind: 'value', text: jsonOf(value), expiresAt });
     if (opts.shortenRecord) record.expiresAt = expiresAt;
     return true;
   }

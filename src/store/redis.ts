@@ -3,9 +3,6 @@ import { connectRedis, type RedisSpec } from './redisConnect.js';
 import { jsonOf, KEEP_SLACK_SECONDS, type Store } from './types.js';
 import { defineScripts } from './redisScripts.js';
 
-/** A value as Redis keeps it: its JSON (src/store/memory.ts keeps the same text), `null` for one JSON has no text for. */
-const textOf = (value: unknown): string => jsonOf(value) ?? 'null';
-
 /**
  * Redis is unreachable. Shaped so that oidc-provider's own error handler answers it as it is, 503
  * `temporarily_unavailable` (its `expose`/`statusCode`/`error_description` convention), and so does ours.
@@ -114,21 +111,21 @@ export class RedisStore implements Store {
 
   set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
     return this.#command(
-      () => this.client.set(this.#key(key), textOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))),
+      () => this.client.set(this.#key(key), jsonOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds))),
       nothing,
     );
   }
 
   setIfAbsent(key: string, value: unknown, ttlSeconds: number): Promise<boolean> {
     return this.#command(
-      () => this.client.set(this.#key(key), textOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'),
+      () => this.client.set(this.#key(key), jsonOf(value), 'EX', Math.max(1, Math.ceil(ttlSeconds)), 'NX'),
       (ok) => ok === 'OK',
     );
   }
 
   setPermanentIfAbsent(key: string, value: unknown): Promise<boolean> {
     return this.#command(
-      () => this.client.set(this.#key(key), textOf(value), 'NX'),
+      () => this.client.set(this.#key(key), jsonOf(value), 'NX'),
       (ok) => ok === 'OK',
     );
   }
@@ -136,7 +133,7 @@ export class RedisStore implements Store {
   replacePermanent(key: string, expected: unknown, value: unknown): Promise<boolean> {
     const run = this.#script<number>('vcReplace');
     return this.#command(
-      () => run(this.#key(key), JSON.stringify(expected), textOf(value)),
+      () => run(this.#key(key), JSON.stringify(expected), jsonOf(value)),
       (written) => written === 1,
     );
   }
@@ -154,9 +151,9 @@ export class RedisStore implements Store {
         run(
           this.#key(key),
           this.#key(companion.key),
-          textOf(value),
+          jsonOf(value),
           ttl(ttlSeconds),
-          textOf(companion.value),
+          jsonOf(companion.value),
           ttl(companion.ttlSeconds),
         ),
       (written) => written === 1,
@@ -176,7 +173,7 @@ export class RedisStore implements Store {
     const run = this.#script<number>('vcMarkOnce');
     const capMs = opts.ttlSeconds === undefined ? 0 : Math.max(1, Math.ceil(opts.ttlSeconds)) * 1000;
     return this.#command(
-      () => run(this.#key(markerKey), this.#key(recordKey), textOf(value), capMs, opts.shortenRecord ? '1' : '0'),
+      () => run(this.#key(markerKey), this.#key(recordKey), jsonOf(value), capMs, opts.shortenRecord ? '1' : '0'),
       (marked) => marked === 1,
     );
   }
@@ -212,7 +209,7 @@ export class RedisStore implements Store {
     const keys = [counterKey, keepKey, ...candidates].map((k) => this.#key(k));
     const ttl = Math.max(1, Math.ceil(ttlSeconds));
     return this.#command(
-      () => run(keys.length, ...keys, limit, textOf(value), ttl, KEEP_SLACK_SECONDS),
+      () => run(keys.length, ...keys, limit, jsonOf(value), ttl, KEEP_SLACK_SECONDS),
       (at) => (at === -2 ? { full: true } : { full: false, ...(at >= 0 ? { taken: at } : {}) }),
     );
   }

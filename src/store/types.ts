@@ -9,9 +9,9 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-/** A value's JSON text, as the stores keep it (`undefined` for a value JSON has no text for). */
-export const jsonOf = (value: unknown): string | undefined =>
-  value instanceof JsonText ? value.text : JSON.stringify(value);
+/** A value's JSON text, as both stores keep it (`null` for a value JSON has no text for). */
+export const jsonOf = (value: unknown): string =>
+  value instanceof JsonText ? value.text : (JSON.stringify(value) ?? 'null');
 
 /**
  * One store serves oidc-provider's models and the service's own records (D14). Values are JSON (a

@@ -147,7 +147,7 @@ export class VerificationRequests {
       others.length ? this.store.delete(...others.map(requestObjectKeyOfHash)) : undefined,
     ])) as [[VerificationRecord | undefined, RequestStatus | undefined], unknown];
     if (!record) return undefined;
-    // the first link used decides how the request ends; the other link's request object is gone with it
+    // the first link used decides how the request ends
     if (!(await this.store.setIfAbsent(deviceKey(requestId), device, record.expiresAt - now() + STATUS_GRACE_SECONDS)))
       return undefined;
     if (current?.status === 'pending')
@@ -238,12 +238,12 @@ export class VerificationRequests {
   }
 
   /** An answered request: what only an unanswered one needs is removed (the request, its key's id, its link). */
-  #answered(record: VerificationRecord): Promise<void> {
+  async #answered(record: VerificationRecord): Promise<void> {
     const kid = record.encryptionKey?.kid;
-    return Promise.all([
+    await Promise.all([
       this.store.delete(requestKey(record.requestId), deviceKey(record.requestId)),
       kid ? this.store.delete(kidKey(kid)) : undefined,
-    ]).then(() => undefined);
+    ]);
   }
 
   /**
