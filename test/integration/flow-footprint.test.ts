@@ -126,11 +126,7 @@ async function startIssuance(base: string) {
     audience: base,
     claims: { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com', PinCode: PIN },
   });
-  const par = await postForm(`${base}/v2.0/oidc/par`, {
-    client_id: CLIENT.id,
-    client_secret: CLIENT.secret,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
+  const { authorizeUrl } = await pushAuthorization(base, {
     scope: 'openid issue.EmployeeBadge',
     state: 's',
     nonce: 'n',
@@ -138,11 +134,8 @@ async function startIssuance(base: string) {
     code_challenge: challenge,
     code_challenge_method: 'S256',
   });
-  expect(par.status).toBe(201);
   const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(
-    `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: CLIENT.id, request_uri: par.body.request_uri })}`,
-  );
+  const prompt = await browser.follow(authorizeUrl);
   const offer = /href="(openid-credential-offer[^"]+)"/.exec(prompt.html ?? '')![1].replaceAll('&amp;', '&');
   return { verifier, browser, prompt, offer };
 }
