@@ -35,6 +35,10 @@ export async function connectRedis(
       redisOptions: common,
       enableOfflineQueue: false,
       enableAutoPipelining: true,
+      // ioredis groups a command into a node's auto-pipeline by its first argument; vcTakeFree's first
+      // argument is its key count, not a key, so beside another command in the same tick it could join
+      // the wrong node's pipeline, which ioredis then refuses whole. It goes out on its own.
+      autoPipeliningIgnoredCommands: ['vcTakeFree'],
       clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
     });
   } else if (s.sentinels?.length) {
