@@ -3,7 +3,7 @@ import type { Texts } from '../i18n/catalogues.js';
 import { EN, type MessageId } from '../i18n/en.js';
 import type { FlowClaims } from '../flow/flowClaims.js';
 import { sdJwtCredentialQuery } from '../verification/dcql.js';
-import type { VerificationResult } from '../verification/requests.js';
+import type { VerificationResult } from '../verification/record.js';
 import type { IdentityRequestKind } from '../verification/verifier.js';
 import type { PairwiseSubjects } from './subject.js';
 

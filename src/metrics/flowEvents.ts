@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { OfferRecord } from '../issuance/offers.js';
-import type { VerificationRecord } from '../verification/requests.js';
+import type { VerificationRecord } from '../verification/record.js';
 import type { WalletStep } from '../interaction/steps.js';
 import type { Journey } from '../identity/journeys.js';
 import type { ExternalRequest } from '../external/flows.js';

@@ -7,7 +7,7 @@ import { stepIdOfRequest, type WalletSteps } from '../interaction/steps.js';
 import type { OfferRecord } from '../issuance/offers.js';
 import type { FlowEvents } from '../metrics/flowEvents.js';
 import type { CredentialNotice } from '../issuance/notification.js';
-import type { VerificationRecord, VerificationResult } from '../verification/requests.js';
+import type { VerificationRecord, VerificationResult } from '../verification/record.js';
 
 export interface StepOutcomesDeps {
   /** the holder's browser reads a succeeded step's claims from here (src/interaction/steps.ts) */

@@ -2,7 +2,7 @@ import type { CredentialType } from '../config/schema.js';
 import { dcqlQueryFor, mdocQueryId } from './dcql.js';
 import type { Expectations } from './deps.js';
 import type { IssuerKeys } from './issuerKeys.js';
-import type { VerificationRecord } from './requests.js';
+import type { VerificationRecord } from './record.js';
 import type { IdentityRequestKind } from './types.js';
 
 /** Where a request's expectations come from: the configured types, and the identity request (D12). */

@@ -4,7 +4,7 @@ import { MDOC_FORMAT } from '../rules/formats.js';
 import { verifyMdocPresentation } from './mdoc.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
-import type { VerificationResult, VouchingIssuer } from './requests.js';
+import type { VerificationResult, VouchingIssuer } from './record.js';
 
 /** The largest `vp_token` accepted, in bytes. */
 export const VP_TOKEN_LIMIT = 1024 * 1024;

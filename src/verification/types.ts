@@ -8,7 +8,7 @@ import type { DcqlQuery } from './dcql.js';
 import type { DcApiRequest } from './dcApi.js';
 import type { DcApiOutcome } from './actions/dcApi.js';
 import type { OwnIssuer } from './issuerKeys.js';
-import type { RequestStatus, VerificationRecord, VerificationResult } from './requests.js';
+import type { RequestStatus, VerificationRecord, VerificationResult } from './record.js';
 
 export interface VerifierOptions {
   /** e.g. https://vc.example.com (no trailing slash) */

@@ -15,7 +15,7 @@ import { VerificationRequests } from './requests.js';
 import { StatusChecks } from './statusCheck.js';
 import type { Verifier, VerifierOptions } from './types.js';
 
-export type { RequestStatus, VerificationResult } from './requests.js';
+export type { RequestStatus, VerificationResult } from './record.js';
 export type { DcApiRequest } from './dcApi.js';
 export type { DcApiOutcome } from './actions/dcApi.js';
 export type {

@@ -1,7 +1,7 @@
 import { randomBase64url } from '../../random.js';
 import type { VerifierDeps } from '../deps.js';
 import { walletUriFor } from '../requestObject.js';
-import type { Device, VerificationRecord } from '../requests.js';
+import type { Device, VerificationRecord } from '../record.js';
 import type { CreatedRequest, CreateRequestInput } from '../types.js';
 import { newEncryptionKey } from './encryption.js';
 

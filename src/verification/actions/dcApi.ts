@@ -4,7 +4,7 @@ import { linkToFlow } from '../../telemetry/spans.js';
 import { DC_API_PROTOCOLS, dcApiRequests, dcApiResponseMode, type DcApiRequest } from '../dcApi.js';
 import type { VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
-import type { VerificationRecord } from '../requests.js';
+import type { VerificationRecord } from '../record.js';
 import { decryptWith, publicEncryptionKey } from './encryption.js';
 import { verifyPresentations, walletErrorWords } from './response.js';
 import { failed, withinRateLimits } from './outcomes.js';

@@ -1,6 +1,6 @@
 import { ENGLISH, say, type Say } from '../../i18n/catalogues.js';
 import type { VerifierDeps } from '../deps.js';
-import type { VerificationRecord } from '../requests.js';
+import type { VerificationRecord } from '../record.js';
 
 /** Request object references, states and response codes: 256 random bits, base64url. */
 export const OPAQUE = /^[A-Za-z0-9_-]{43}$/;

@@ -9,7 +9,7 @@ import {
   requestObject,
   RESPONSE_ENC_VALUES,
 } from '../requestObject.js';
-import type { VerificationRecord } from '../requests.js';
+import type { VerificationRecord } from '../record.js';
 import { publicEncryptionKey } from './encryption.js';
 import { OPAQUE } from './outcomes.js';
 

@@ -9,7 +9,7 @@ import { ProtocolError } from '../../rules/errors.js';
 import { linkToFlow } from '../../telemetry/spans.js';
 import type { VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
-import type { VerificationRecord, VerificationResult } from '../requests.js';
+import type { VerificationRecord, VerificationResult } from '../record.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from '../response.js';
 import { originAudience } from '../dcApi.js';
 import { decryptResponse, publicEncryptionKey, type Refusal } from './encryption.js';
