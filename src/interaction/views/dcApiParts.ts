@@ -16,7 +16,7 @@ export function dcApiAction(t: Texts, url: string): SafeHtml {
     unavailable: t.t('prompt.dcApi.unavailable'),
   });
   return html`<div class="dc-api" id="dc-api" data-url="${url}" data-text="${texts}" hidden>
-<button type="button" class="button button--primary dc-api-button" id="dc-api-button">${ICONS.wallet}<span class="button-label">${words(t, 'prompt.dcApi.use')}</span></button>
+<button type="button" class="button button--primary dc-api-button" id="dc-api-button"><span class="button-label">${ICONS.wallet}${words(t, 'prompt.dcApi.use')}</span></button>
 <p class="copy-status dc-api-status" id="dc-api-status" role="status" aria-live="polite"></p>
 </div>`;
 }

@@ -172,7 +172,7 @@ const freshForm = (t: Texts, v: PromptView, continueHref: string) =>
   v.freshUrl
     ? html`<form class="fresh" id="fresh" method="post" action="${v.freshUrl}" hidden>
 <p class="fresh-text" id="fresh-text"></p>
-<div class="fresh-actions"><button type="submit" class="button button--primary">${ICONS.refresh}<span class="button-label">${words(t, 'progress.freshRequest')}</span></button>${
+<div class="fresh-actions"><button type="submit" class="button button--primary"><span class="button-label">${ICONS.refresh}${words(t, 'progress.freshRequest')}</span></button>${
         v.handover
           ? ''
           : html`<a class="button button--secondary" id="give-up" href="${continueHref}" hidden>${t.t('progress.giveUp', { client: v.clientName })}</a>`
@@ -231,8 +231,8 @@ ${pinNotice}
 <section class="prompt-wallet" aria-label="${t.t('prompt.thisDevice')}">
 <div class="divider divider--wide" aria-hidden="true">${words(t, 'prompt.or')}</div>
 ${v.dcApiUrl ? dcApiAction(t, v.dcApiUrl) : ''}
-<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}">${ICONS.wallet}<span class="button-label">${words(t, 'prompt.openWallet')}</span></a>
-<button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden>${ICONS.copy}<span class="button-label">${words(t, 'prompt.copyLink')}</span></button>
+<a class="button button--primary wallet-link" id="wallet-link" href="${walletHref}"><span class="button-label">${ICONS.wallet}${words(t, 'prompt.openWallet')}</span></a>
+<button type="button" class="button button--secondary copy-link" id="copy-link" data-link="${walletHref}" hidden><span class="button-label">${ICONS.copy}${words(t, 'prompt.copyLink')}</span></button>
 <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
 </section>
 ${statusSection(t, { nonce: v.nonce, expiresAt: v.expiresAt, continueHref, waiting, hint: walletHint(t), fresh: freshForm(t, v, continueHref) })}
