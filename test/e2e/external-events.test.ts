@@ -9,6 +9,7 @@ import { startInstancesBehindProxy } from '../helpers/roundRobin.js';
 import { createRedisStore } from '../../src/store/redis.js';
 import { REDIS_URL } from '../helpers/stores.js';
 import type { DevWallet } from '../../src/wallet/holder.js';
+import { leaks } from '../helpers/logSecrets.js';
 
 /**
  * D13's events as a relying party receives them: flow.failed (PIN attempts used up, the wallet declined)
@@ -98,7 +99,7 @@ describe('flow.failed and flow.expired (D13)', () => {
       },
     });
     expect(hook.payload.data.ContinuationContext).toBeUndefined();
-    expect(hook.raw).not.toContain('1234');
+    expect(leaks([hook.raw], [{ what: 'PIN', value: '1234', isolated: true }])).toEqual([]);
     expect(hook.raw).not.toContain('Lovelace');
     const status = JSON.parse((await flow.browser.follow(`${flow.prompt.url}/status`)).html!);
     expect(status).toMatchObject({ status: 'failed', handover: true });
