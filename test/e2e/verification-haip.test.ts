@@ -26,7 +26,7 @@ import {
 } from '../helpers/flows.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
-import { walletCallbacks } from '../helpers/openid4vpHolder.js';
+import { encryptedAnswerFor, walletCallbacks } from '../helpers/openid4vpHolder.js';
 import { encryptAnswer } from '../helpers/encryptAnswer.js';
 
 /**
@@ -147,17 +147,7 @@ async function independentHolderAnswers(
   const response = await createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: resolved.authorizationRequestPayload,
     authorizationResponsePayload: { vp_token: { [request.dcql_query.credentials[0].id]: [presentation] } },
-    jarm:
-      request.response_mode === 'direct_post.jwt'
-        ? {
-            encryption: { nonce: request.nonce },
-            serverMetadata: {
-              authorization_signing_alg_values_supported: [],
-              authorization_encryption_alg_values_supported: ['ECDH-ES'],
-              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-            },
-          }
-        : undefined,
+    jarm: encryptedAnswerFor(request, 'direct_post.jwt'),
     callbacks,
   });
   const submitted = await submitOpenid4vpAuthorizationResponse({

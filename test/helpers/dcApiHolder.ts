@@ -1,6 +1,11 @@
 import type { X509Certificate } from 'node:crypto';
 import { createOpenid4vpAuthorizationResponse, resolveOpenid4vpAuthorizationRequest } from '@openid4vc/openid4vp';
-import { walletCallbacks, type ResolvedRequest } from './openid4vpHolder.js';
+import {
+  encryptedAnswerFor,
+  HOLDER_WALLET_METADATA,
+  walletCallbacks,
+  type ResolvedRequest,
+} from './openid4vpHolder.js';
 
 /** One entry of `navigator.credentials.get({ digital: { requests } })`. */
 export interface DigitalRequest {
@@ -36,17 +41,7 @@ export async function holderAnswersDcApi(
   const resolved = await resolveOpenid4vpAuthorizationRequest({
     authorizationRequestPayload: entry.data as never,
     origin: o.origin,
-    wallet: {
-      metadata: {
-        vp_formats_supported: {
-          'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] },
-          mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
-        },
-        authorization_encryption_alg_values_supported: ['ECDH-ES'],
-        authorization_encryption_enc_values_supported: ['A256GCM'],
-        client_id_prefixes_supported: ['x509_hash', 'x509_san_dns'],
-      } as never,
-    },
+    wallet: { metadata: HOLDER_WALLET_METADATA as never },
     callbacks,
   });
   const request = resolved.authorizationRequestPayload as ResolvedRequest;
@@ -54,17 +49,7 @@ export async function holderAnswersDcApi(
     authorizationRequestPayload: resolved.authorizationRequestPayload,
     authorizationResponsePayload: { vp_token: await o.answer(request) },
     origin: o.origin,
-    jarm:
-      request.response_mode === 'dc_api.jwt'
-        ? {
-            encryption: { nonce: request.nonce },
-            serverMetadata: {
-              authorization_signing_alg_values_supported: [],
-              authorization_encryption_alg_values_supported: ['ECDH-ES'],
-              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-            },
-          }
-        : undefined,
+    jarm: encryptedAnswerFor(request, 'dc_api.jwt'),
     callbacks,
   });
   const data = response.jarm

@@ -115,6 +115,35 @@ export async function presentSdJwtDisclosing(
 /** The request as the holder read it: what a presentation is bound to. */
 export type ResolvedRequest = Record<string, any>;
 
+/** The wallet metadata the independent holder resolves requests with: both formats, ES256, ECDH-ES. */
+export const HOLDER_WALLET_METADATA = {
+  vp_formats_supported: {
+    'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] },
+    mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
+  },
+  authorization_encryption_alg_values_supported: ['ECDH-ES'],
+  authorization_encryption_enc_values_supported: ['A256GCM'],
+  client_id_prefixes_supported: ['x509_hash', 'x509_san_dns'],
+};
+
+/**
+ * The library's `jarm` option: when the request's response mode is `encryptedMode` (direct_post.jwt, or
+ * dc_api.jwt over the Digital Credentials API), the answer is encrypted to the key in the request's
+ * client_metadata, bound to its nonce.
+ */
+export function encryptedAnswerFor(request: ResolvedRequest, encryptedMode: 'direct_post.jwt' | 'dc_api.jwt') {
+  return request.response_mode === encryptedMode
+    ? {
+        encryption: { nonce: request.nonce as string },
+        serverMetadata: {
+          authorization_signing_alg_values_supported: [],
+          authorization_encryption_alg_values_supported: ['ECDH-ES'],
+          authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
+        },
+      }
+    : undefined;
+}
+
 /**
  * The library resolves the request behind `link` (by POST when the link says so), `answer` builds the
  * vp_token from it, and the library sends it back, encrypted when the request asks for direct_post.jwt.
@@ -128,34 +157,14 @@ export async function independentHolderAnswers(
   const parsed = parseOpenid4vpAuthorizationRequest({ authorizationRequest: link });
   const resolved = await resolveOpenid4vpAuthorizationRequest({
     authorizationRequestPayload: parsed.params as never,
-    wallet: {
-      metadata: {
-        vp_formats_supported: {
-          'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] },
-          mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
-        },
-        authorization_encryption_alg_values_supported: ['ECDH-ES'],
-        authorization_encryption_enc_values_supported: ['A256GCM'],
-        client_id_prefixes_supported: ['x509_hash', 'x509_san_dns'],
-      } as never,
-    },
+    wallet: { metadata: HOLDER_WALLET_METADATA as never },
     callbacks,
   });
   const request = resolved.authorizationRequestPayload as ResolvedRequest;
   const response = await createOpenid4vpAuthorizationResponse({
     authorizationRequestPayload: resolved.authorizationRequestPayload,
     authorizationResponsePayload: { vp_token: await answer(request) },
-    jarm:
-      request.response_mode === 'direct_post.jwt'
-        ? {
-            encryption: { nonce: request.nonce },
-            serverMetadata: {
-              authorization_signing_alg_values_supported: [],
-              authorization_encryption_alg_values_supported: ['ECDH-ES'],
-              authorization_encryption_enc_values_supported: ['A128GCM', 'A256GCM'],
-            },
-          }
-        : undefined,
+    jarm: encryptedAnswerFor(request, 'direct_post.jwt'),
     callbacks,
   });
   const submitted = await submitOpenid4vpAuthorizationResponse({
