@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, type JWK } from 'jose';
 import { WalletError } from './errors.js';
 import { importedMdoc, importedSdJwt } from './imported.js';
-import { createProof, requestCredential, requestNonce, requestToken, sendNotification } from './issuance.js';
-import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
+import { redeemOffer, requestCredential, sendNotification } from './issuance.js';
+import { fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
 import {
   presentationFor,
@@ -79,25 +79,12 @@ export class DevWallet {
         `credential format ${String(configuration.format)} is not supported; the dev wallet takes dc+sd-jwt`,
       );
 
-    const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
-    const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
-    const token = await requestToken(
-      asMetadata.token_endpoint,
-      { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin },
-      fetchImpl,
-    );
-    const nonce = issuerMetadata.nonce_endpoint
-      ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl)
-      : token.cNonce;
-
-    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-    const holderPublicJwk = await exportJWK(publicKey);
-    const proof = await createProof({
-      holderPrivateKey: privateKey,
-      holderPublicJwk,
-      audience: offer.credentialIssuer,
-      nonce,
-    });
+    const {
+      token,
+      privateKey,
+      publicJwk: holderPublicJwk,
+      proof,
+    } = await redeemOffer(offer, issuerMetadata, opts.pin, fetchImpl);
     const { credential, notificationId } = await requestCredential(
       issuerMetadata.credential_endpoint,
       { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },

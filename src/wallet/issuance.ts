@@ -1,6 +1,7 @@
-import { SignJWT, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { jsonOrOAuthError, WalletError } from './errors.js';
-import { PRE_AUTHORIZED_CODE_GRANT } from './offer.js';
+import { authorizationServerFor, fetchAuthorizationServerMetadata, type CredentialIssuerMetadata } from './metadata.js';
+import { PRE_AUTHORIZED_CODE_GRANT, type PreAuthorizedOffer } from './offer.js';
 
 export interface TokenResponse {
   accessToken: string;
@@ -56,6 +57,39 @@ export async function createProof(input: {
     .setAudience(input.audience)
     .setIssuedAt();
   return jwt.sign(input.holderPrivateKey);
+}
+
+/**
+ * What a credential request needs, for either format: the offer's pre-authorized code (with the PIN)
+ * redeemed at the authorisation server the issuer names, a c_nonce (from the nonce endpoint, else the
+ * token response's), and a fresh P-256 key proven for it (the SD-JWT VC's holder key, the mdoc's device
+ * key: HAIP 1.0 has both sign ES256).
+ */
+export async function redeemOffer(
+  offer: PreAuthorizedOffer,
+  issuerMetadata: CredentialIssuerMetadata,
+  pin: string | undefined,
+  fetchImpl: typeof fetch,
+): Promise<{ token: TokenResponse; privateKey: CryptoKey; publicJwk: JWK; proof: string }> {
+  const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
+  const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
+  const token = await requestToken(
+    asMetadata.token_endpoint,
+    { preAuthorizedCode: offer.preAuthorizedCode, txCode: pin },
+    fetchImpl,
+  );
+  const nonce = issuerMetadata.nonce_endpoint
+    ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl)
+    : token.cNonce;
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const proof = await createProof({
+    holderPrivateKey: privateKey,
+    holderPublicJwk: publicJwk,
+    audience: offer.credentialIssuer,
+    nonce,
+  });
+  return { token, privateKey, publicJwk, proof };
 }
 
 /**

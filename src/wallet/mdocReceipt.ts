@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { DateOnly, IssuerSigned } from '@owf/mdoc';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, type JWK } from 'jose';
 import { checkChain } from './certificates.js';
 import { WalletError } from './errors.js';
 import { walletMdocContext } from './mdocCrypto.js';
-import { createProof, requestCredential, requestNonce, requestToken } from './issuance.js';
-import { authorizationServerFor, fetchAuthorizationServerMetadata, fetchIssuerMetadata } from './metadata.js';
+import { redeemOffer, requestCredential } from './issuance.js';
+import { fetchIssuerMetadata } from './metadata.js';
 import { checkPin, resolveOffer } from './offer.js';
 import type { StoredMdoc } from './walletFile.js';
 
@@ -36,26 +36,13 @@ export async function receiveMdoc(
   if (typeof doctype !== 'string' || !doctype)
     throw new WalletError(`the issuer's configuration ${configurationId} names no doctype`);
 
-  const authorizationServer = authorizationServerFor(issuerMetadata, offer.authorizationServer);
-  const asMetadata = await fetchAuthorizationServerMetadata(authorizationServer, fetchImpl);
-  const token = await requestToken(
-    asMetadata.token_endpoint,
-    { preAuthorizedCode: offer.preAuthorizedCode, txCode: opts.pin },
-    fetchImpl,
-  );
-  const nonce = issuerMetadata.nonce_endpoint
-    ? await requestNonce(issuerMetadata.nonce_endpoint, fetchImpl)
-    : token.cNonce;
-
-  // the device key: P-256, signing ES256 device authentication (HAIP 1.0)
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const devicePublicJwk = await exportJWK(publicKey);
-  const proof = await createProof({
-    holderPrivateKey: privateKey,
-    holderPublicJwk: devicePublicJwk,
-    audience: offer.credentialIssuer,
-    nonce,
-  });
+  // the proven key is the device key, signing ES256 device authentication (HAIP 1.0)
+  const {
+    token,
+    privateKey,
+    publicJwk: devicePublicJwk,
+    proof,
+  } = await redeemOffer(offer, issuerMetadata, opts.pin, fetchImpl);
   const { credential } = await requestCredential(
     issuerMetadata.credential_endpoint,
     { accessToken: token.accessToken, tokenType: token.tokenType, credentialConfigurationId: configurationId, proof },
