@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as oidc from 'openid-client';
-import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
+import { completeIssuance, pushIssuance } from '../helpers/flows.js';
 import { freePort, waitFor } from '../helpers/redisServer.js';
 import { serviceEnv, writeServiceConfig } from '../helpers/childService.js';
 
@@ -76,18 +75,7 @@ run('the compiled service (npm run build; node dist/main.js serve)', () => {
       pin: PIN,
       redirectUri: REDIRECT,
     });
-    const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
-      redirectUri: REDIRECT,
-      wallet,
-      pin: PIN,
-    });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-      expectedNonce: nonce,
-      idTokenExpected: true,
-    });
+    const { tokens, wallet } = await completeIssuance({ config, verifier, state, nonce, authorizeUrl }, PIN);
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: base, aud: CLIENT.id, nonce });
     expect(tokens.access_token).toBe(tokens.id_token);
     expect(wallet.list()[0].claims).toEqual(attributes);

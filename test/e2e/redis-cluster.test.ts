@@ -8,10 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as oidc from 'openid-client';
 import { offerFromPage, postForm, Browser, resolveOfferLink } from '../helpers/rp.js';
 import { expectExactlyOneWinner } from '../helpers/assertions.js';
-import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
+import { completeIssuance, holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redisServer.js';
 import { createRedisStore } from '../../src/store/redis.js';
@@ -68,18 +67,7 @@ run('D14: the store on a Redis Cluster of three masters', () => {
 
   it('a full issuance flow succeeds, with its keys spread over the masters', async () => {
     const { config, verifier, state, nonce, authorizeUrl } = await par();
-    const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
-      redirectUri: REDIRECT,
-      wallet,
-      pin: PIN,
-    });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-      expectedNonce: nonce,
-      idTokenExpected: true,
-    });
+    const { tokens, wallet } = await completeIssuance({ config, verifier, state, nonce, authorizeUrl }, PIN);
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: svc!.url, aud: CLIENT.id, nonce });
     expect(tokens.access_token).toBe(tokens.id_token);
     const [stored] = wallet.list();

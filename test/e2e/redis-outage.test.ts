@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
 import { makeHint, postForm, Browser } from '../helpers/rp.js';
-import { holderCompletesIssuance, newWallet } from '../helpers/flows.js';
+import { completeIssuance } from '../helpers/flows.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { startRedis, waitFor, type RedisProcess } from '../helpers/redisServer.js';
 import { createRedisStore, type RedisStore } from '../../src/store/redis.js';
@@ -269,18 +269,7 @@ run('D14: Redis stops in the middle of a flow and comes back', () => {
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
-    const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
-      redirectUri: REDIRECT,
-      wallet,
-      pin: PIN,
-    });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-      expectedNonce: nonce,
-      idTokenExpected: true,
-    });
+    const { tokens, wallet } = await completeIssuance({ config, verifier, state, nonce, authorizeUrl }, PIN);
     expect(tokens.claims()).toMatchObject({ ...attributes, nonce });
     expect(wallet.list()[0].claims).toEqual(attributes);
   });

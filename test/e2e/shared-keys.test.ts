@@ -12,10 +12,9 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, readFileSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as oidc from 'openid-client';
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import { Redis } from 'ioredis';
-import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
+import { completeIssuance, pushIssuance } from '../helpers/flows.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../helpers/roundRobin.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import { startChildInstance, type ChildInstance } from '../helpers/childInstance.js';
@@ -150,18 +149,7 @@ run('D20: one key set across instances on one Redis', () => {
       pin: PIN,
       redirectUri: REDIRECT,
     });
-    const wallet = await newWallet();
-    const { callbackUrl } = await holderCompletesIssuance(authorizeUrl.href, {
-      redirectUri: REDIRECT,
-      wallet,
-      pin: PIN,
-    });
-    const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-      expectedNonce: nonce,
-      idTokenExpected: true,
-    });
+    const { tokens, wallet } = await completeIssuance({ config, verifier, state, nonce, authorizeUrl }, PIN);
     expect(tokens.claims()).toMatchObject({ ...attributes, iss: proxy.url, aud: CLIENT.id, nonce });
     // the credential the dev wallet received (and verified with the issuer metadata it fetched through the proxy)
     expect(wallet.list()[0].claims).toEqual(attributes);

@@ -124,6 +124,27 @@ export async function pushIssuance(
   return { config, verifier, state, nonce, authorizeUrl };
 }
 
+/**
+ * The rest of a pushed issuance (what `pushIssuance` returns): a new dev wallet takes the prompt's offer
+ * with `pin`, the browser returns to REDIRECT, and openid-client redeems the code (PKCE, state, nonce, the
+ * ID token checked with the provider's keys).
+ */
+export async function completeIssuance(pushed: Awaited<ReturnType<typeof pushIssuance>>, pin?: string) {
+  const wallet = await newWallet();
+  const { callbackUrl } = await holderCompletesIssuance(pushed.authorizeUrl.href, {
+    redirectUri: REDIRECT,
+    wallet,
+    pin,
+  });
+  const tokens = await oidc.authorizationCodeGrant(pushed.config, new URL(callbackUrl), {
+    pkceCodeVerifier: pushed.verifier,
+    expectedState: pushed.state,
+    expectedNonce: pushed.nonce,
+    idTokenExpected: true,
+  });
+  return { tokens, wallet };
+}
+
 /** The test client issuer-pkce verifies an EmployeeBadge (PAR, PKCE) and the wallet presents: the callback (code or error) and the wallet's answer. */
 export async function verifyEmployeeBadge(
   base: string,
