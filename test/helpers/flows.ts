@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { expect } from 'vitest';
-import { Browser, makeHint, offerFromPage, postForm, resolveOfferLink } from './rp.js';
+import { Browser, makeHint, offerFromPage, pkcePair, postForm, resolveOfferLink } from './rp.js';
 import type { CredentialOffer } from '../../src/issuance/offerUri.js';
 import { REDIRECT, SECRETS, VERIFIER_TRUST } from './service.js';
 import { CLIENT_SECRETS } from './secrets.js';
@@ -195,6 +196,27 @@ export async function pushAuthorization(
     requestUri,
     authorizeUrl: `${base}/v2.0/oidc/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`,
   };
+}
+
+/**
+ * The relying party pushes a code flow for `scope` with PKCE, a fresh state and nonce `n` (`params` add
+ * fields or replace these, as in pushAuthorization), and the holder's browser lands on the prompt (200).
+ */
+export async function openPrompt(base: string, scope: string, params: Record<string, string | undefined> = {}) {
+  const { verifier, challenge } = pkcePair();
+  const state = params.state ?? `st-${randomBytes(6).toString('hex')}`;
+  const { authorizeUrl } = await pushAuthorization(base, {
+    scope,
+    state,
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...params,
+  });
+  const browser = new Browser(REDIRECT);
+  const prompt = await browser.follow(authorizeUrl);
+  expect(prompt.res?.status, `expected the prompt at ${prompt.final}`).toBe(200);
+  return { state, verifier, browser, promptUrl: prompt.final, html: prompt.html! };
 }
 
 /**

@@ -4,7 +4,7 @@
  * thumbprint. The holder is independent: @openid4vc/openid4vp resolves the request and encrypts the answer,
  * @auth0/mdl signs the DeviceResponse over a SessionTranscript computed here from the spec text.
  */
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +18,6 @@ import {
   SECRETS,
   type TestService,
 } from '../helpers/service.js';
-import { Browser, pkcePair } from '../helpers/rp.js';
-import { pushAuthorization, redeemCode } from '../helpers/flows.js';
 import {
   createTestMdocIssuer,
   oid4vpDcApiSessionTranscriptBytes,
@@ -29,6 +27,7 @@ import {
 import { holderAnswersDcApi, type DigitalRequest } from '../helpers/dcApiHolder.js';
 import type { ResolvedRequest } from '../helpers/openid4vpHolder.js';
 import { keyPair } from '../helpers/keys.js';
+import { openPrompt, redeemCode } from '../helpers/flows.js';
 
 const DOCTYPE = 'org.iso.18013.5.1.mDL';
 const NAMESPACE = 'org.iso.18013.5.1';
@@ -76,20 +75,10 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 async function start() {
-  const { verifier, challenge } = pkcePair();
-  const state = `st-${randomBytes(6).toString('hex')}`;
-  const { authorizeUrl } = await pushAuthorization(t.url, {
-    scope: 'openid DrivingLicence',
-    state,
-    nonce: 'n',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(authorizeUrl);
-  const res = await browser.get(`${prompt.final}/dc-api`, 'application/json');
+  const { state, verifier, browser, promptUrl } = await openPrompt(t.url, 'openid DrivingLicence');
+  const res = await browser.get(`${promptUrl}/dc-api`, 'application/json');
   const { requests } = (await res.json()) as { requests: DigitalRequest[] };
-  return { state, verifier, browser, promptUrl: prompt.final, requests };
+  return { state, verifier, browser, promptUrl, requests };
 }
 
 /** @auth0/mdl presents the licence over the DC API handover of `origin` (the page's unless said). */

@@ -6,7 +6,7 @@
  * the origin the platform asserts; the browser posts the credential's data to its prompt, and continues.
  * Every refusal ends the flow with access_denied and a description naming the rule, as the QR path does.
  */
-import { randomBytes, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, exportJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,17 +18,18 @@ import {
   type TestService,
 } from '../helpers/service.js';
 import { Browser, makeHint, pkcePair } from '../helpers/rp.js';
-import {
-  holderCompletesIssuance,
-  newWallet,
-  pushAuthorization,
-  redeemCode,
-  requestFromPage,
-} from '../helpers/flows.js';
 import { firstClaimSet, presentSdJwtDisclosing, type ResolvedRequest } from '../helpers/openid4vpHolder.js';
 import { holderAnswersDcApi, type DigitalAnswer, type DigitalRequest } from '../helpers/dcApiHolder.js';
 import { encryptAnswer } from '../helpers/encryptAnswer.js';
 import type { DevWallet, StoredCredential } from '../../src/wallet/holder.js';
+import {
+  holderCompletesIssuance,
+  newWallet,
+  openPrompt,
+  pushAuthorization,
+  redeemCode,
+  requestFromPage,
+} from '../helpers/flows.js';
 
 const trust = new X509Certificate(VERIFIER_CA_PEM);
 const PLAIN = { ...(testConfig(0).verifier as object), responseMode: 'direct_post' };
@@ -85,20 +86,8 @@ interface Started {
 
 /** The relying party pushes a verification (Version 2 PAR); the browser lands on the prompt. */
 async function start(service = t): Promise<Started> {
-  const { verifier, challenge } = pkcePair();
-  const state = `st-${randomBytes(6).toString('hex')}`;
-  const { authorizeUrl } = await pushAuthorization(service.url, {
-    scope: 'openid EmployeeBadge',
-    state,
-    nonce: 'n',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(authorizeUrl);
-  expect(prompt.res?.status, `expected the prompt at ${prompt.final}`).toBe(200);
-  const origin = new URL(service.url).origin;
-  return { service, origin, state, verifier, browser, promptUrl: prompt.final, html: prompt.html! };
+  const opened = await openPrompt(service.url, 'openid EmployeeBadge');
+  return { service, origin: new URL(service.url).origin, ...opened };
 }
 
 /** The page's GET of its requests (with the interaction's cookie). */

@@ -6,15 +6,15 @@
  * at most 300 of them, that names the rule and none of the wallet's text; the browser still reaches the
  * relying party.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ES256, digest, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, testConfig, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
-import { Browser, pkcePair, postForm } from '../helpers/rp.js';
-import { requestFromPage, pushAuthorization } from '../helpers/flows.js';
+import { Browser, postForm } from '../helpers/rp.js';
 import { startWebhookReceiver, webhookSecret } from '../helpers/webhookReceiver.js';
+import { openPrompt, requestFromPage } from '../helpers/flows.js';
 
 /** RFC 6749 §4.1.2.1: error_description = 1*( %x20-21 / %x23-5B / %x5D-7E ) */
 const RFC_6749 = /^[\x20\x21\x23-\x5B\x5D-\x7E]{1,300}$/;
@@ -61,26 +61,16 @@ async function start(
   client: { id: string; secret: string } = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer },
   scope = 'openid EmployeeBadge',
 ): Promise<Started> {
-  const state = `st-${randomBytes(8).toString('hex')}`;
-  const { challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, {
+  const { state, browser, promptUrl, html } = await openPrompt(t.url, scope, {
     client_id: client.id,
     client_secret: client.secret,
-    scope,
-    state,
-    nonce: 'n',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
   });
-  const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(authorizeUrl);
-  expect(prompt.res?.status).toBe(200);
-  const requestUri = new URL(requestFromPage(prompt.html!)).searchParams.get('request_uri')!;
+  const requestUri = new URL(requestFromPage(html)).searchParams.get('request_uri')!;
   const payload = decodeJwt((await (await fetch(requestUri)).text()).trim());
   return {
     state,
     browser,
-    promptUrl: prompt.final,
+    promptUrl,
     request: {
       clientId: payload.client_id as string,
       responseUri: payload.response_uri as string,

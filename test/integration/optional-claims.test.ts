@@ -12,14 +12,7 @@ import {
   VERIFIER_CA_PEM,
   type TestService,
 } from '../helpers/service.js';
-import { Browser, makeHint, pkcePair } from '../helpers/rp.js';
-import {
-  holderCompletesIssuance,
-  newWallet,
-  requestFromPage,
-  pushAuthorization,
-  redeemCode,
-} from '../helpers/flows.js';
+import { makeHint, pkcePair } from '../helpers/rp.js';
 import { createTestMdocIssuer, presentWithAuth0, type TestMdocIssuer } from '../helpers/mdoc.js';
 import { testPidIssuer, type PidIssuer } from '../helpers/pid.js';
 import {
@@ -32,6 +25,14 @@ import {
 import type { DevWallet } from '../../src/wallet/holder.js';
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { keyPair } from '../helpers/keys.js';
+import {
+  holderCompletesIssuance,
+  newWallet,
+  openPrompt,
+  pushAuthorization,
+  redeemCode,
+  requestFromPage,
+} from '../helpers/flows.js';
 
 /**
  * Issue 36 §1, "Optional attributes reach the relying party": a credential that lacks some optional
@@ -126,18 +127,8 @@ async function issueClub(wallet: DevWallet, attributes: Record<string, unknown>)
 
 /** The relying party starts a verification (PAR, PKCE) and the browser lands on the prompt. */
 async function startVerification(scope: string) {
-  const { verifier, challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, {
-    scope,
-    state: 'st',
-    nonce: 'n',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const browser = new Browser(REDIRECT);
-  const prompt = await browser.follow(authorizeUrl);
-  expect(prompt.html, `expected the prompt at ${prompt.final}`).toBeTruthy();
-  return { browser, promptUrl: prompt.final, link: requestFromPage(prompt.html!), verifier };
+  const { browser, promptUrl, html, verifier } = await openPrompt(t.url, scope, { state: 'st' });
+  return { browser, promptUrl, link: requestFromPage(html), verifier };
 }
 
 /** The browser continues; the relying party redeems the code: the ID token's claims, or the redirect's error. */

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, testConfig, type TestService } from '../helpers/service.js';
-import { pushIssuance, pushAuthorization } from '../helpers/flows.js';
-import { Browser, pkcePair } from '../helpers/rp.js';
+import { Browser } from '../helpers/rp.js';
 import { testPidIssuer } from '../helpers/pid.js';
+import { openPrompt, pushIssuance } from '../helpers/flows.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -78,17 +78,7 @@ describe('the issuance prompt lists what the credential will contain', () => {
 
 /** The prompt of a verification or identity flow the relying party started with PAR. */
 async function verificationPrompt(scope: string): Promise<string> {
-  const { challenge } = pkcePair();
-  const { authorizeUrl } = await pushAuthorization(t.url, {
-    scope,
-    state: 'st',
-    nonce: 'n',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  const prompt = await new Browser(REDIRECT).follow(authorizeUrl);
-  expect(prompt.res?.status).toBe(200);
-  return prompt.html!;
+  return (await openPrompt(t.url, scope, { state: 'st' })).html;
 }
 
 /** Each attribute list of the page, with the sentence before it: [sentence, [[name, label], ...]]. */
