@@ -41,8 +41,10 @@ const estimate = (e: Estimate | undefined, digits: number, sign = false) =>
 
 /** The markdown between the markers: the run, the rows, and each target with its interval and verdict. */
 export function resultsBlock(rows: Partial<Row>[], run: RunSummary): string {
-  const usable = run.usableRuns?.length;
-  const head = `Run of ${run.at?.slice(0, 10) ?? '?'}: ${usable ?? 1} usable run(s) of ${run.repeat ?? 1}, each ${run.rounds ?? '?'} interleaved rounds; ${run.machine?.cores ?? '?'} cores (${run.machine?.model ?? '?'}), ${run.rs256SignsPerCoreSecond?.toLocaleString('en') ?? '?'} RS256 signs per core-second (median of the usable runs' starts), Node ${run.machine?.node ?? '?'}, commit ${run.git?.head ?? '?'}${run.git?.srcDirty ? ' (src/ with uncommitted changes)' : ''}. Each figure is the median over the usable runs of each run's median; "runs" is their min to max; 95 % is the bootstrap interval over the rounds of every usable run.`;
+  const runs = run.usableRuns
+    ? `${run.usableRuns.length} usable run(s) of ${run.repeat ?? '?'}`
+    : 'a single run, recorded before runs were repeated and judged (no spread, intervals or verdicts)';
+  const head = `Run of ${run.at?.slice(0, 10) ?? '?'}: ${runs}, each ${run.rounds ?? '?'} interleaved rounds; ${run.machine?.cores ?? '?'} cores (${run.machine?.model ?? '?'}), ${run.rs256SignsPerCoreSecond?.toLocaleString('en') ?? '?'} RS256 signs per core-second (median of the usable runs' starts), Node ${run.machine?.node ?? '?'}, commit ${run.git?.head ?? '?'}${run.git?.srcDirty ? ' (src/ with uncommitted changes)' : ''}. Each figure is the median over the usable runs of each run's median; "runs" is their min to max; 95 % is the bootstrap interval over the rounds of every usable run.`;
   const table = [
     '| scenario | store | ours rps | baseline rps | ratio | ratio runs | ratio 95 % | ours CPU ms/op | ours CPU 95 % | baseline CPU ms/op | verdict |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
