@@ -3,7 +3,10 @@
  * pending and per completed flow, on a dedicated redis-server (started here on a free loopback port,
  * no persistence, killed at the end) with one service instance.
  *
- *   npx tsx bench/redis-footprint.ts [--flows N]        (default 20)
+ *   npx tsx bench/redis-footprint.ts [--flows N] [--repeat R]   N flows (default 20), R times (default 5): each figure's
+ *                                                       median over the repeats, its interval and its verdict against
+ *                                                       the recorded footprint (bench/results/redis-footprint.json)
+ *   --record                                            afterwards, records this footprint as the one to compare with
  *   npx tsx bench/redis-footprint.ts --trace            one flow: every HTTP request with the store operations it caused
  *   --flow verification                                 a verification flow instead (the wallet presents an EmployeeBadge
  *                                                       it received before the run)
@@ -27,8 +30,17 @@
  *    is still there 60 s later (keys with a longer TTL left), in all and without what must outlive the
  *    flow (status list entries, rate-limit counters, replay markers); and the `INFO memory` used_memory
  *    delta per flow.
- * No thresholds: this prints numbers.
+ *  - whose each round trip is: every write is parsed back into its commands and told by its keys
+ *    (bench/lib/footprint.ts): oidc-provider's models (the floor below which the service cannot go
+ *    without replacing them), the service's own records, both in one write, the rate limits' counters, the
+ *    pollers' timers; by the HTTP request in flight, so each request's split is printed too.
+ * Verdicts (bench/lib/footprint.ts): the provider's and the service's round trips and commands are exact and
+ * compared exactly with the recorded footprint; bytes vary with timing and get 5 % over it (the flow's own
+ * bytes 60 s later: its 3 KB); the rate limits' and timers' figures are shown, not judged. Nothing fails.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startRedis } from '../test/helpers/redisServer.js';
@@ -39,10 +51,13 @@ import { createRedisStore } from '../src/store/redis.js';
 import { IDENTITY_SCOPE, LIFETIMES, oursConfig, readPidIssuerKey, VERIFY_SCOPE } from './lib/config.js';
 import { pidCredentials } from './lib/flows.js';
 import { makeKeys } from './lib/setup.js';
+import { FIGURES, RoundTrips, WRITE_CLASSES, judgeFigure, type Judged, type WriteClass } from './lib/footprint.js';
 
 const { values } = parseArgs({
   options: {
     flows: { type: 'string', default: '20' },
+    repeat: { type: 'string', default: '5' },
+    record: { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
     flow: { type: 'string', default: 'issuance' },
   },
@@ -54,6 +69,7 @@ const IDENTITY = values.flow === 'identity';
 if (!['issuance', 'verification', 'identity'].includes(values.flow!))
   throw new Error('--flow is issuance, verification or identity');
 const N = Math.max(1, Math.min(1_000, Number(values.flows) || 20));
+const REPEAT = Math.max(1, Math.min(20, Number(values.repeat) || 5));
 const PREFIX = 'bench:';
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
 const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
@@ -102,29 +118,55 @@ const svc = await startTestService(
  * flow waits on; commands counts the work Redis does.
  */
 let writes = 0;
+const roundTrips = new RoundTrips(PREFIX);
 {
   const socket = (store.client as Redis).stream;
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   socket.write = ((...args: unknown[]) => {
     writes++;
+    roundTrips.onWrite(args[0]);
     return write(...args);
   }) as typeof socket.write;
 }
+
+/** A key or path with its ids replaced by * (long random tokens, not CamelCase model names). */
+const family = (key: string) =>
+  key
+    .replace(/urn:ietf:params:oauth:request_uri:[^:]+/, 'urn:…:request_uri:*')
+    .replace(/\{[^}]*\}/g, '{*}')
+    .split(':')
+    .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
+    .join(':');
 
 /**
  * --trace: the store's operations, each under the HTTP request that caused it. The flow's requests go
  * one after the other (fetch is awaited), so every operation between two requests belongs to the first.
  */
-const trace: { request: string; ops: string[]; writesBefore: number; writes?: number }[] = [];
+const trace: {
+  request: string;
+  ops: string[];
+  writesBefore: number;
+  writes?: number;
+  classesBefore: Record<WriteClass, number>;
+  classes?: Record<WriteClass, number>;
+}[] = [];
+/** The round trips by class since `before` (bench/lib/footprint.ts). */
+const classesSince = (before: Record<WriteClass, number>) =>
+  Object.fromEntries(WRITE_CLASSES.map((c) => [c, roundTrips.writes[c] - before[c]])) as Record<WriteClass, number>;
+const CLASS_NAMES: Record<WriteClass, string> = {
+  provider: 'oidc-provider',
+  service: 'service',
+  shared: 'both',
+  rateLimits: 'rate limits',
+  background: 'timers',
+  other: 'no key',
+};
+const split = (c: Record<WriteClass, number>, digits = 0) =>
+  WRITE_CLASSES.filter((k) => c[k] || k === 'provider' || k === 'service')
+    .map((k) => `${CLASS_NAMES[k]} ${c[k].toFixed(digits)}`)
+    .join(', ');
 let tracing = false;
 if (values.trace) {
-  const family = (key: string) =>
-    key
-      .replace(/urn:ietf:params:oauth:request_uri:[^:]+/, 'urn:…:request_uri:*')
-      .replace(/\{[^}]*\}/g, '{*}')
-      .split(':')
-      .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) && !/^(?:[A-Z][a-z]+)+$/.test(part) ? '*' : part))
-      .join(':');
   const target = store as unknown as Record<string, (...args: unknown[]) => unknown>;
   // every store operation the class has (not ping and close), whatever the Store interface holds today
   const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(store)).filter(
@@ -144,17 +186,29 @@ if (values.trace) {
       return original(...args);
     };
   }
+}
+
+/**
+ * Every HTTP request the flows send (fetch is awaited, one flow at a time): the round trips are counted
+ * under the request in flight, and --trace lists the store operations under it.
+ */
+{
   const fetch = globalThis.fetch;
   globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
+    const path = url.pathname
+      .split('/')
+      .map((part) => (/^[A-Za-z0-9_-]{16,}$/.test(part) ? '*' : part))
+      .join('/');
+    const request = `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${path}`;
+    roundTrips.request = request;
     if (tracing) {
       const last = trace.at(-1);
-      if (last) last.writes = writes - last.writesBefore;
-      trace.push({
-        request: `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${family(url.pathname)}`,
-        ops: [],
-        writesBefore: writes,
-      });
+      if (last) {
+        last.writes = writes - last.writesBefore;
+        last.classes = classesSince(last.classesBefore);
+      }
+      trace.push({ request, ops: [], writesBefore: writes, classesBefore: { ...roundTrips.writes } });
     }
     return fetch(input, init);
   };
@@ -375,17 +429,24 @@ if (values.trace) {
     await completeFlow(await pendingFlow());
     tracing = false;
     const last = trace.at(-1);
-    if (last) last.writes = writes - last.writesBefore;
+    if (last) {
+      last.writes = writes - last.writesBefore;
+      last.classes = classesSince(last.classesBefore);
+    }
     let total = 0;
-    let roundTrips = 0;
+    let trips = 0;
+    const byClass = Object.fromEntries(WRITE_CLASSES.map((c) => [c, 0])) as Record<WriteClass, number>;
     for (const t of trace) {
       total += t.ops.length;
-      roundTrips += t.writes ?? 0;
-      console.log(`${t.request}  (${t.ops.length} operations, ${t.writes ?? 0} round trips)`);
+      trips += t.writes ?? 0;
+      for (const c of WRITE_CLASSES) byClass[c] += t.classes?.[c] ?? 0;
+      console.log(
+        `${t.request}  (${t.ops.length} operations, ${t.writes ?? 0} round trips: ${t.classes ? split(t.classes) : '?'})`,
+      );
       for (const op of t.ops) console.log(`    ${op}`);
     }
     console.log(
-      `\n${trace.length} HTTP requests, ${total} store operations (a Lua script or one command each), ${roundTrips} round trips`,
+      `\n${trace.length} HTTP requests, ${total} store operations (a Lua script or one command each), ${trips} round trips: ${split(byClass)}`,
     );
   } finally {
     admin.disconnect();
@@ -395,14 +456,35 @@ if (values.trace) {
   process.exit(0);
 }
 
-try {
-  // one warm-up flow (first-use work: client lookups, key loading), then a clean slate
+/** One repeat's figures per flow (the keys of FIGURES), and its round trips per flow by request and class. */
+interface Sample {
+  figures: Record<string, number>;
+  perRequest: Map<string, Record<WriteClass, number>>;
+}
+
+/** The recorded footprint each run is judged against (--record writes it), one entry per flow kind. */
+const RECORDED_FILE = join(process.cwd(), 'bench', 'results', 'redis-footprint.json');
+interface Recorded {
+  at: string;
+  commit?: string;
+  flows: number;
+  repeats: number;
+  figures: Record<string, number>;
+  perRequest: Record<string, Partial<Record<WriteClass, number>>>;
+}
+
+/**
+ * One repeat: a warm-up flow (first-use work: client lookups, key loading), a clean slate, then N flows
+ * pending and N completed. `print`: the detailed tables (per phase, per key family, per command) of it.
+ */
+async function measureRepeat(print: boolean): Promise<Sample> {
   await completeFlow(await pendingFlow());
   await admin.flushdb(); // the dedicated Redis started above, never the machine's
 
   const mem0 = await usedMemory();
   const calls0 = await commandCalls();
   const writes0 = writes;
+  const trips0 = roundTrips.snapshot();
   const pending: Pending[] = [];
   for (let i = 0; i < N; i++) pending.push(await pendingFlow());
   const writes1 = writes;
@@ -413,15 +495,68 @@ try {
 
   for (const p of pending) await completeFlow(p);
   const writes2 = writes;
+  const trips2 = roundTrips.snapshot();
+  roundTrips.request = '(between requests)';
   const calls2 = await commandCalls();
   const mem2 = await usedMemory();
   const atDone = await keyFootprint();
 
-  const per = (n: number) => (n / N).toFixed(1);
   const d1 = delta(calls0, calls1);
   const d2 = delta(calls1b, calls2);
   const d = { total: d1.total + d2.total, roundTrips: d1.roundTrips + d2.roundTrips, byCommand: new Map(d1.byCommand) };
   for (const [c, n] of d2.byCommand) d.byCommand.set(c, (d.byCommand.get(c) ?? 0) + n);
+  const w = (c: WriteClass) => (trips2.writes[c] - trips0.writes[c]) / N;
+  const c = (k: keyof typeof trips0.commands) => (trips2.commands[k] - trips0.commands[k]) / N;
+  const figures: Record<string, number> = {
+    'roundTrips.provider': w('provider'),
+    'roundTrips.service': w('service'),
+    'roundTrips.shared': w('shared'),
+    'roundTrips.rateLimits': w('rateLimits'),
+    'roundTrips.background': w('background'),
+    'roundTrips.total': (writes2 - writes0) / N,
+    'commandsSent.provider': c('provider'),
+    'commandsSent.service': c('service'),
+    'commandsSent.rateLimits': c('rateLimits'),
+    'commandsSent.background': c('background'),
+    'commandsSent.total': Object.keys(trips0.commands).reduce((a, k) => a + c(k as keyof typeof trips0.commands), 0),
+    commandsExecuted: d.total / N,
+    'bytes.pending': atPending.bytes / N,
+    'bytes.completed': atDone.bytes / N,
+    'bytes.later': atDone.later / N,
+    'bytes.laterOwn': atDone.laterFlow / N,
+    byteSeconds: atDone.byteSeconds / N,
+    usedMemory: (mem2 - mem0) / N,
+  };
+  const perRequest = new Map<string, Record<WriteClass, number>>();
+  for (const [request, counts] of trips2.byRequest) {
+    const before = trips0.byRequest.get(request);
+    perRequest.set(
+      request,
+      Object.fromEntries(WRITE_CLASSES.map((k) => [k, (counts[k] - (before?.[k] ?? 0)) / N])) as Record<
+        WriteClass,
+        number
+      >,
+    );
+  }
+  if (print) printDetails({ d1, d2, d, writes0, writes1, writes2, mem0, mem1, mem2, atPending, atDone });
+  return { figures, perRequest };
+}
+
+function printDetails(m: {
+  d1: ReturnType<typeof delta>;
+  d2: ReturnType<typeof delta>;
+  d: ReturnType<typeof delta>;
+  writes0: number;
+  writes1: number;
+  writes2: number;
+  mem0: number;
+  mem1: number;
+  mem2: number;
+  atPending: Awaited<ReturnType<typeof keyFootprint>>;
+  atDone: Awaited<ReturnType<typeof keyFootprint>>;
+}): void {
+  const { d1, d2, d, writes0, writes1, writes2, mem0, mem1, mem2, atPending, atDone } = m;
+  const per = (n: number) => (n / N).toFixed(1);
   const rows: [string, string, string, string][] = [
     ['', 'PAR + authorise', 'wallet + token exchange', 'complete flow'],
     [
@@ -441,7 +576,7 @@ try {
   ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
-    `\nRedis footprint per flow (${N} ${values.flow} flows, one instance, redis-server ${redis.port}; all values per flow)\n`,
+    `\nRedis footprint per flow (${N} ${values.flow} flows, one instance, redis-server ${redis.port}; all values per flow; the first of ${REPEAT} repeats)\n`,
   );
   for (const r of rows)
     console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
@@ -470,6 +605,110 @@ try {
       .map(([c, n]) => `${c} ${per(n)}`)
       .join(', ')}\n`,
   );
+}
+
+const fmt = (x: number | null | undefined, digits = 1) =>
+  x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
+const verdictOf = (j: Judged) => (j.verdict === null ? `- (${j.note})` : j.verdict === 'missed' ? 'MISSED' : j.verdict);
+
+function printTable(rows: string[][]): void {
+  const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  for (const r of rows)
+    console.log(
+      r.map((cell, c) => (c === 0 || c === r.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join('  '),
+    );
+}
+
+/** The repeats judged (bench/lib/footprint.ts), printed; with --record, written as the footprint to compare with. */
+function judgeRepeats(samples: Sample[]): void {
+  const all = existsSync(RECORDED_FILE)
+    ? (JSON.parse(readFileSync(RECORDED_FILE, 'utf8')) as Record<string, Recorded>)
+    : {};
+  const recorded = all[values.flow!];
+  console.log(
+    `\nverdicts over ${REPEAT} repeats of ${N} ${values.flow} flows (per flow; 95 % = bootstrap interval of the median over the repeats), against ${recorded ? `the footprint recorded ${recorded.at.slice(0, 10)} at ${recorded.commit ?? '?'} (${RECORDED_FILE.replace(`${process.cwd()}/`, '')})` : 'no recorded footprint (--record writes one)'}\n`,
+  );
+  const rows = [['per flow', 'median', '95 %', 'recorded', 'budget', 'verdict']];
+  const medians: Record<string, number> = {};
+  for (const f of FIGURES) {
+    const j = judgeFigure(
+      samples.map((s) => s.figures[f.key]),
+      f,
+      recorded?.figures[f.key],
+    );
+    medians[f.key] = j.median;
+    rows.push([
+      f.label,
+      fmt(j.median),
+      j.interval ? `[${fmt(j.interval[0])}, ${fmt(j.interval[1])}]` : '-',
+      fmt(recorded?.figures[f.key]),
+      f.kind === 'shown' ? '' : `${f.budget !== undefined ? '' : f.kind === 'exact' ? '= ' : '+5 % '}${fmt(j.budget)}`,
+      verdictOf(j),
+    ]);
+  }
+  printTable(rows);
+
+  // each request's round trips by class: the provider's are the floor, the service's are judged exactly
+  const requests = [...new Set(samples.flatMap((s) => [...s.perRequest.keys()]))];
+  const perRequest: Recorded['perRequest'] = {};
+  const reqRows = [
+    [
+      'round trips per flow, by request',
+      'oidc-provider',
+      'service',
+      'both',
+      'rate limits',
+      'timers',
+      'service recorded',
+      'verdict',
+    ],
+  ];
+  for (const request of requests) {
+    const of = (k: WriteClass) => samples.map((s) => s.perRequest.get(request)?.[k] ?? 0);
+    const med = Object.fromEntries(
+      WRITE_CLASSES.map((k) => [k, judgeFigure(of(k), { kind: 'shown' }).median]),
+    ) as Record<WriteClass, number>;
+    if (WRITE_CLASSES.every((k) => !med[k])) continue;
+    perRequest[request] = med;
+    const before = recorded?.perRequest[request];
+    const j = judgeFigure(of('service'), { kind: 'exact' }, before ? (before.service ?? 0) : undefined);
+    reqRows.push([
+      request,
+      fmt(med.provider, 2),
+      fmt(med.service, 2),
+      fmt(med.shared, 2),
+      fmt(med.rateLimits, 2),
+      fmt(med.background, 2),
+      fmt(before?.service, 2),
+      verdictOf(j),
+    ]);
+  }
+  console.log('');
+  printTable(reqRows);
+  if (values.record) {
+    let commit: string | undefined;
+    try {
+      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    } catch {
+      commit = undefined;
+    }
+    all[values.flow!] = {
+      at: new Date().toISOString(),
+      commit,
+      flows: N,
+      repeats: REPEAT,
+      figures: medians,
+      perRequest,
+    };
+    writeFileSync(RECORDED_FILE, `${JSON.stringify(all, null, 2)}\n`);
+    console.log(`\nrecorded as the ${values.flow} footprint to compare with: ${RECORDED_FILE}`);
+  }
+}
+
+try {
+  const samples: Sample[] = [];
+  for (let r = 0; r < REPEAT; r++) samples.push(await measureRepeat(r === 0));
+  judgeRepeats(samples);
 } finally {
   admin.disconnect();
   await svc.stop();

@@ -3,6 +3,8 @@
  * the memory store and on Redis, in one run on this machine; writes bench/results/latest.json.
  *
  *   npm run bench                      every scenario, both stores, 12 interleaved rounds (≈ 6.5 minutes) bench/modes/compare.ts
+ *   npm run bench -- --repeat 3        three whole runs: medians over runs, spread, intervals, verdicts   bench/lib/report.ts
+ *   npm run bench -- --quick --repeat 3  the quick verdict: only the targets missed (a few minutes)
  *   BENCH_QUICK=1 npm run bench        every scenario briefly (seconds per phase), a CI smoke test
  *   npm run bench -- --sequential      whole phases one after the other instead of interleaved slices     bench/modes/sequential.ts
  *   npm run bench -- --soak            100,000 requests on the memory store: RSS/heap and store size      bench/modes/soak.ts
@@ -10,13 +12,14 @@
  *   npm run bench -- --steps           server CPU per request of each flow (flows one at a time)          bench/modes/steps.ts
  *   options: --quick --rounds N --stores memory,redis --scenarios par,token --profile-kind ours,baseline --concurrency N --profile-interval µs
  *            --gc-before --from-src --soak-requests N --soak-wait S --server-flags '<node flags for both servers>' --memory-reducer --slice-ms N
+ *            --repeat N --results-dir DIR
  *
  * This file parses the command line and dispatches; every server and the load generator run in their
  * own processes (bench/lib/children.ts). See bench/README.md for what is measured and how. No
  * thresholds fail the run: targets are reported.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,6 +45,8 @@ const { values: args } = parseArgs({
     'memory-reducer': { type: 'boolean', default: false },
     sequential: { type: 'boolean', default: false },
     'slice-ms': { type: 'string' },
+    repeat: { type: 'string' },
+    'results-dir': { type: 'string' },
   },
 });
 
@@ -60,6 +65,7 @@ const opts: BenchOptions = {
   quick,
   interleave,
   rounds,
+  repeat: Math.max(1, Math.min(10, Number(args.repeat ?? process.env.BENCH_REPEAT ?? 1) || 1)),
   sliceMs: Math.max(100, Number(args['slice-ms'] ?? (quick ? 300 : 1_000)) || 1_000),
   phases: phaseConfig(quick, interleave, rounds),
   concurrency: args.concurrency ? Math.max(1, Number(args.concurrency) || 1) : undefined,
@@ -81,7 +87,7 @@ const opts: BenchOptions = {
   soakWait: args['soak-wait'] ?? process.env.BENCH_SOAK_WAIT,
   redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0',
   runId: randomBytes(4).toString('hex'),
-  results: join(process.cwd(), 'bench', 'results'),
+  results: args['results-dir'] ? resolve(args['results-dir']) : join(process.cwd(), 'bench', 'results'),
 };
 
 // our server runs the compiled JavaScript, as production does (docs/operations.md); --from-src: the

@@ -158,6 +158,8 @@ export interface CryptoRate {
   perSecond: number;
   cpuMsPerOp: number;
   count: number;
+  /** CPU ms per operation of each consecutive chunk of the measure */
+  samples: number[];
 }
 
 export async function cryptoRates(

@@ -15,6 +15,8 @@ export interface BenchOptions {
   /** interleaved slices (the default) or, with --sequential, whole phases one after the other */
   interleave: boolean;
   rounds: number;
+  /** --repeat N: whole runs of the comparison, combined into one report (bench/lib/report.ts) */
+  repeat: number;
   /** an interleaved slice's length at most (it also ends when its share of the pool is used) */
   sliceMs: number;
   phases: Record<Phase, PhaseConfig>;
@@ -36,7 +38,7 @@ export interface BenchOptions {
   soakWait: string | undefined;
   redisUrl: string;
   runId: string;
-  /** bench/results */
+  /** bench/results, or --results-dir */
   results: string;
 }
 

@@ -1,288 +1,105 @@
 /**
- * The comparison's report: the rounds combined into rows (medians), the targets evaluated (the issuance
- * flow's allowance computed), RS256 signatures per token response, the printed table and summary, and
- * bench/results/latest.json + latest-details.json.
+ * The comparison's report over one or more runs (--repeat N): each run's machine state (RS256 at its start
+ * and end, other processes' CPU during its slices) and whether it is usable; the usable runs combined into
+ * rows with their spread, intervals and verdicts (./targets.ts); the printed table and verdicts; the
+ * results files. A recorded run (not --quick) writes bench/results/latest.json and latest-details.json and
+ * the README's results table; --quick writes quick.json and quick-details.json (git-ignored) and flags the
+ * missed rows only. With no usable run, nothing is judged and neither file is replaced: the runs go to
+ * unusable-details.json.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import type { cryptoRates } from './children.js';
-import type { Phase, Scenario } from './load.js';
+import type { Scenario } from './load.js';
 import type { PhaseDetail } from './measure.js';
 import { log, type BenchOptions } from './options.js';
-import { median, round } from './stats.js';
+import { combine, runRates, tokenSignatures, type CryptoRates } from './evaluate.js';
+import { combineRuns, type Estimate, type Row, type RowTarget } from './targets.js';
+import { BOOTSTRAP, RATE_TOLERANCE, median, runUsability } from './verdicts.js';
+import { round } from './stats.js';
+import { README_PATH, resultsBlock, updateReadme } from './resultsTable.js';
 
-export type CryptoRates = Awaited<ReturnType<typeof cryptoRates>>;
-
-interface Measured {
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  cpu_ms_per_req: number;
+/** One whole run (compare.ts): its crypto prices before and after, and every slice. */
+export interface RunRecord {
+  index: number;
+  at: string;
+  seconds: number;
+  ratesBefore: CryptoRates;
+  ratesAfter: CryptoRates;
+  /** other processes' load while the rates were measured, in cores */
+  ratesOtherBefore: number | null;
+  ratesOtherAfter: number | null;
+  details: PhaseDetail[];
 }
 
-/** A row of latest.json. */
-interface Row {
-  scenario: Scenario;
-  store: 'memory' | 'redis';
-  ours: Measured | null;
-  baseline: Measured | null;
-  ratio: number | null;
-}
+/** Slices during which other processes used more than this many cores are counted as noisy. */
+const NOISY_CORES = 0.25;
 
-interface Combined {
-  m: Measured;
-  cpu: number;
-  rounds: PhaseDetail[];
+/** What a run's machine was like: RS256 at its start and end, other processes' CPU during its slices. */
+export function runState(run: RunRecord) {
+  const rs256Before = 1000 / run.ratesBefore.rs256.cpuMsPerOp;
+  const rs256After = 1000 / run.ratesAfter.rs256.cpuMsPerOp;
+  const { moved, usable } = runUsability(rs256Before, rs256After);
+  const other = run.details.map((d) => d.otherCores).filter((x): x is number => typeof x === 'number');
+  return {
+    index: run.index,
+    rs256Before: round(rs256Before, 0),
+    rs256After: round(rs256After, 0),
+    rs256Moved: round(moved, 4),
+    usable,
+    otherCores: other.length
+      ? {
+          median: round(median(other), 2),
+          max: round(Math.max(...other), 2),
+          noisySlices: other.filter((x) => x > NOISY_CORES).length,
+          slices: other.length,
+        }
+      : null,
+    ratesOtherBefore: run.ratesOtherBefore === null ? null : round(run.ratesOtherBefore, 2),
+    ratesOtherAfter: run.ratesOtherAfter === null ? null : round(run.ratesOtherAfter, 2),
+  };
 }
+export type RunState = ReturnType<typeof runState>;
 
 /** What was measured: the commit and whether src/ had uncommitted changes. */
 function gitState(): { head?: string; srcDirty?: boolean } {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--', 'src'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim() !== '';
-    return { head, srcDirty: dirty };
+    const git = (args: string[]) =>
+      execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return {
+      head: git(['rev-parse', '--short', 'HEAD']),
+      srcDirty: git(['status', '--porcelain', '--', 'src']) !== '',
+    };
   } catch {
     return {};
   }
 }
 
-/** A scenario's rounds for one server, combined: the median of each measure. */
-function combine(details: PhaseDetail[]): Map<string, Combined> {
-  const combined = new Map<string, Combined>();
-  for (const d of details) {
-    const key = `${d.scenario}/${d.store}/${d.kind}`;
-    if (combined.has(key)) continue;
-    const rounds = details.filter(
-      (x) => x.scenario === d.scenario && x.store === d.store && x.kind === d.kind && x.result.ok > 0,
-    );
-    if (!rounds.length) continue;
-    const m: Measured = {
-      rps: round(median(rounds.map((x) => x.result.rps)), 1),
-      p50_ms: round(median(rounds.map((x) => x.result.p50)), 2),
-      p99_ms: round(median(rounds.map((x) => x.result.p99)), 2),
-      cpu_ms_per_req: round(median(rounds.map((x) => x.serverCpuMsPerOp)), 3),
-    };
-    combined.set(key, { m, cpu: m.cpu_ms_per_req, rounds });
-  }
-  return combined;
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+function fmt(n: number | null | undefined, digits = 1, sign = false): string {
+  if (n === null || n === undefined || Number.isNaN(n)) return '-';
+  return `${sign && n >= 0 ? '+' : ''}${n.toFixed(digits)}`;
 }
-
-/**
- * Targets: PAR and token throughput >= 0.9 x bare oidc-provider; our issuance flow's CPU within its
- * allowance: 1.5 x the baseline code flow + the unavoidable extra work, each priced on this machine, same
- * run, same store: one SD-JWT VC signature, and the wallet's requests at what bare oidc-provider spends
- * serving them (its wallet_steps phase) + one bare discovery request for the offer-by-reference GET (bare
- * oidc-provider has no such endpoint) + bare oidc-provider's CPU to mint the offer. Our External Client
- * issuance flow's CPU within the issuance flow's allowance (same store) + one webhook signature. Our
- * identity flow's (VerifiedIdentity, issue 18) CPU within our verification flow's (same store).
- */
-function evaluate(
-  rows: Row[],
-  find: (scenario: Phase, store: string, kind: string) => Combined | undefined,
-  details: PhaseDetail[],
-  rates: CryptoRates,
-) {
-  const targets = new Map<string, string>();
-  const evaluations: Record<string, unknown>[] = [];
-  for (const r of rows) {
-    if ((r.scenario === 'par' || r.scenario === 'token') && r.ratio !== null) {
-      const pass = r.ratio >= 0.9;
-      targets.set(`${r.scenario}/${r.store}`, `>=0.90: ${pass ? 'met' : 'MISSED'}`);
-      evaluations.push({
-        target: `${r.scenario} throughput >= 0.9 x bare oidc-provider`,
-        store: r.store,
-        ratio: r.ratio,
-        met: pass,
-      });
-    }
-    if (r.scenario === 'issuance_flow' && r.ours && r.baseline) {
-      const disc = find('discovery', r.store, 'baseline');
-      const tok = find('token', r.store, 'baseline');
-      const ws = find('wallet_steps', r.store, 'baseline');
-      const wsRounds = details.filter((d) => d.scenario === 'wallet_steps' && d.store === r.store);
-      const wsErrors = wsRounds.reduce((a, d) => a + d.result.errors, 0);
-      const sdJwtVc = rates.sdJwtVc.cpuMsPerOp;
-      // the previous approximation, kept for comparison: 4 discovery requests + a token request minus its
-      // RS256 signature + one ES256 verification with a pre-imported key
-      const previousWalletRequests =
-        disc && tok
-          ? 4 * disc.cpu + Math.max(0, tok.cpu - rates.rs256WebCrypto.cpuMsPerOp) + rates.es256Verify.cpuMsPerOp
-          : null;
-      const previousAllowance =
-        previousWalletRequests !== null ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + previousWalletRequests : null;
-      const notEvaluated = !ws
-        ? 'wallet_steps was not measured (no round completed an operation)'
-        : wsErrors
-          ? `wallet_steps had ${wsErrors} failed operation(s): ${wsRounds.find((d) => d.result.firstError)?.result.firstError ?? ''}`
-          : !disc
-            ? 'the baseline discovery request was not measured'
-            : undefined;
-      const walletRequests = ws && disc ? ws.cpu + disc.cpu : null;
-      // minting the offer the wallet redeems (a Grant and a PreAuthorizedCode): bare oidc-provider's CPU per offer,
-      // measured around its minting in the prepare step of each wallet_steps round (ours mints on the prompt page)
-      const mints = wsRounds.map((d) => Number(d.prepared.mintCpuMsPerOffer)).filter((x) => Number.isFinite(x));
-      const offerMinting = mints.length ? median(mints) : 0;
-      // D18's status entry of the credential (src/status/registry.ts allocate), priced on the same store in the
-      // baseline server beside the minting
-      const entries = wsRounds
-        .map((d) => Number(d.prepared.statusEntryCpuMsPerOffer))
-        .filter((x) => Number.isFinite(x));
-      const statusEntry = entries.length ? median(entries) : 0;
-      const withoutMinting =
-        notEvaluated === undefined && walletRequests !== null
-          ? 1.5 * r.baseline.cpu_ms_per_req + sdJwtVc + walletRequests + statusEntry
-          : null;
-      const allowance = withoutMinting !== null ? withoutMinting + offerMinting : null;
-      const pass = allowance !== null ? r.ours.cpu_ms_per_req <= allowance : null;
-      targets.set(
-        `${r.scenario}/${r.store}`,
-        allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
-      );
-      evaluations.push({
-        target: ISSUANCE_TARGET,
-        store: r.store,
-        oursCpuMsPerFlow: r.ours.cpu_ms_per_req,
-        baselineCpuMsPerFlow: r.baseline.cpu_ms_per_req,
-        extra: {
-          sdJwtVcSignatureMs: round(sdJwtVc, 3),
-          walletStepsMs: ws ? ws.cpu : null,
-          offerByReferenceMs: disc ? disc.cpu : null,
-          walletRequestsMs: walletRequests !== null ? round(walletRequests, 3) : null,
-          offerMintingMs: round(offerMinting, 3),
-          statusEntryMs: round(statusEntry, 3),
-          walletRequestsPricing:
-            "measured: bare oidc-provider 9's OpenID4VCI issuer serving the wallet's requests (baseline phase wallet_steps, CPU per operation: credential issuer metadata, authorization server metadata, token with the pre-authorized code and tx_code, nonce, credential with an ES256 proof whose embedded JWK is imported and verified; the credential itself a fixed string, its signature priced apart) + one bare discovery request for the offer-by-reference GET (bare oidc-provider has no such endpoint)",
-        },
-        allowanceMs: allowance !== null ? round(allowance, 3) : null,
-        allowanceWithoutMintingMs: withoutMinting !== null ? round(withoutMinting, 3) : null,
-        metWithoutMinting: withoutMinting !== null ? r.ours.cpu_ms_per_req <= withoutMinting : null,
-        ratioToBaseline: round(r.ours.cpu_ms_per_req / r.baseline.cpu_ms_per_req, 2),
-        met: pass,
-        ...(notEvaluated !== undefined ? { notEvaluated } : {}),
-        previousApproximationMs: previousAllowance !== null ? round(previousAllowance, 3) : null,
-        previousWalletRequestsMs: previousWalletRequests !== null ? round(previousWalletRequests, 3) : null,
-        previousWalletRequestsPricing:
-          '4 x bare oidc-provider discovery request (2 metadata GETs, nonce, credential request floor) + bare token request minus its RS256 signature (the pre-authorized code redemption) + one ES256 verification with a pre-imported key (the proof)',
-      });
-    }
-  }
-  // after every issuance row: the External Client flow's allowance is the issuance flow's of the same store
-  for (const r of rows) {
-    if (r.scenario !== 'external_issuance_flow' || !r.ours) continue;
-    const issuance = evaluations.find((e) => e.target === ISSUANCE_TARGET && e.store === r.store);
-    const issuanceAllowance = (issuance?.allowanceMs as number | null | undefined) ?? null;
-    const hmac = rates.webhookSignature.cpuMsPerOp;
-    const allowance = issuanceAllowance !== null ? issuanceAllowance + hmac : null;
-    const pass = allowance !== null ? r.ours.cpu_ms_per_req <= allowance : null;
-    const oursIssuance = find('issuance_flow', r.store, 'ours');
-    const rounds = details.filter(
-      (d) => d.scenario === 'external_issuance_flow' && d.store === r.store && d.result.ok > 0,
-    );
-    const waits = rounds
-      .map((d) => (d.result.extra.webhookWaitMs as { p50: number } | undefined)?.p50)
-      .filter((x): x is number => x !== undefined);
-    targets.set(
-      `${r.scenario}/${r.store}`,
-      allowance !== null ? `cpu <= ${allowance.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
-    );
-    evaluations.push({
-      target: EXTERNAL_TARGET,
-      store: r.store,
-      oursCpuMsPerFlow: r.ours.cpu_ms_per_req,
-      issuanceAllowanceMs: issuanceAllowance,
-      webhookSignatureMs: round(hmac, 4),
-      externalAllowanceMs: allowance !== null ? round(allowance, 3) : null,
-      met: pass,
-      ...(allowance === null
-        ? {
-            notEvaluated: issuance
-              ? `the issuance flow's allowance was not evaluated: ${issuance.notEvaluated ?? '?'}`
-              : 'issuance_flow was not measured',
-          }
-        : {}),
-      // for reading, not judged: what the External Client flow costs over our own issuance flow, and the wait in its latency
-      oursIssuanceCpuMsPerFlow: oursIssuance ? oursIssuance.cpu : null,
-      overOursIssuanceMs: oursIssuance ? round(r.ours.cpu_ms_per_req - oursIssuance.cpu, 3) : null,
-      webhookWaitP50Ms: waits.length ? round(median(waits), 2) : null,
-    });
-  }
-  // after every verification row: the identity flow's and the DC API flow's target is our verification flow's CPU of the same store
-  for (const r of rows) {
-    const target = VERIFICATION_TARGETS[r.scenario as keyof typeof VERIFICATION_TARGETS];
-    if (!target || !r.ours) continue;
-    const verification = find('verification_flow', r.store, 'ours');
-    const limit = verification ? verification.cpu : null;
-    const pass = limit !== null ? r.ours.cpu_ms_per_req <= limit : null;
-    targets.set(
-      `${r.scenario}/${r.store}`,
-      limit !== null ? `cpu <= ${limit.toFixed(2)}: ${pass ? 'met' : 'MISSED'}` : 'not evaluated',
-    );
-    evaluations.push({
-      target,
-      store: r.store,
-      oursCpuMsPerFlow: r.ours.cpu_ms_per_req,
-      oursVerificationCpuMsPerFlow: limit,
-      met: pass,
-      ...(limit === null
-        ? { notEvaluated: 'our verification_flow was not measured (no round completed an operation)' }
-        : {}),
-      // for reading, not judged: what the identity flow costs over our verification flow
-      overOursVerificationMs: limit !== null ? round(r.ours.cpu_ms_per_req - limit, 3) : null,
-    });
-  }
-  return { targets, evaluations };
-}
-
-const ISSUANCE_TARGET = 'issuance flow CPU <= 1.5 x baseline code flow + unavoidable extra work';
-const EXTERNAL_TARGET = "external issuance flow CPU <= the issuance flow's allowance + one webhook signature (HMAC)";
-const IDENTITY_TARGET = 'identity flow CPU <= ours verification flow CPU of the same store';
-/** the Digital Credentials API saves the request object fetch and the same-device return: within the verification flow's CPU */
-const DC_API_TARGET = 'DC API verification flow CPU <= ours verification flow CPU of the same store';
-const VERIFICATION_TARGETS = { identity_flow: IDENTITY_TARGET, dc_api_verification_flow: DC_API_TARGET } as const;
-
-/** RS256 signatures per token response: counted (wrapped subtle.sign / crypto.sign in the server) and decoded (the responses). */
-function tokenSignatures(combined: Map<string, Combined>, rates: CryptoRates) {
-  return [...combined.values()]
-    .filter((c) => c.rounds[0].scenario === 'token')
-    .map((c) => {
-      const ok = c.rounds.reduce((a, d) => a + d.result.ok, 0);
-      const rs256 = c.rounds.reduce((a, d) => a + (d.signs.RS256 ?? 0), 0);
-      const perResponse = rs256 / Math.max(1, ok);
-      const decoded = c.rounds
-        .map((d) => d.result.extra.rs256JwtsPerResponse as number | null)
-        .filter((x): x is number => x !== null);
-      return {
-        store: c.rounds[0].store,
-        kind: c.rounds[0].kind,
-        responses: ok,
-        countedPerResponse: round(perResponse, 3),
-        decodedRs256JwtsPerResponse: decoded.length ? round(median(decoded), 3) : null,
-        accessTokenIsIdToken: c.rounds.every((d) => d.result.extra.accessTokenIsIdToken === true),
-        tokenRps: c.m.rps,
-        shareOfOneCoreRs256Limit: round((c.m.rps * perResponse * rates.rs256.cpuMsPerOp) / 1000, 3),
-        rs256ShareOfServerCpu: round((perResponse * rates.rs256WebCrypto.cpuMsPerOp) / c.cpu, 3),
-        serverCpuMsPerResponse: c.cpu,
-      };
-    });
-}
-
-function fmt(n: number | null | undefined, digits = 1): string {
-  return n === null || n === undefined || Number.isNaN(n) ? '-' : n.toFixed(digits);
-}
+const fmtI = (i: [number, number] | null | undefined, digits = 2, sign = false) =>
+  i ? `[${fmt(i[0], digits, sign)}, ${fmt(i[1], digits, sign)}]` : '-';
+const fmtSpread = (i: [number, number] | null | undefined, digits = 2, sign = false) =>
+  i ? `${fmt(i[0], digits, sign)}..${fmt(i[1], digits, sign)}` : '-';
+const verdictText = (t: RowTarget | null) =>
+  !t
+    ? ''
+    : t.verdict === null
+      ? 'not evaluated'
+      : t.verdict === 'missed'
+        ? 'MISSED'
+        : t.verdict === 'undecided' && t.undecidedTwice
+          ? 'undecided (twice)'
+          : t.verdict;
 
 /** Scenarios bare oidc-provider has no counterpart for: their baseline columns read n/a. */
 const OURS_ONLY = new Set<Scenario>(['external_issuance_flow', 'identity_flow', 'dc_api_verification_flow']);
 
-function table(rows: Row[], targets: Map<string, string>): string {
+function table(rows: Row[]): string {
   const head = [
     'scenario',
     'store',
@@ -290,13 +107,16 @@ function table(rows: Row[], targets: Map<string, string>): string {
     'p50 ms',
     'p99 ms',
     'cpu ms/op',
+    'cpu 95 %',
     'base rps',
     'p50 ms',
     'p99 ms',
     'cpu ms/op',
     'ratio',
+    'ratio runs',
+    'ratio 95 %',
     'cpu ratio',
-    'target',
+    'verdict',
   ];
   const body = rows.map((r) => [
     r.scenario,
@@ -305,17 +125,20 @@ function table(rows: Row[], targets: Map<string, string>): string {
     fmt(r.ours?.p50_ms, 2),
     fmt(r.ours?.p99_ms, 2),
     fmt(r.ours?.cpu_ms_per_req, 3),
+    fmtI(r.interval.ours_cpu_ms_per_req, 3),
     ...(OURS_ONLY.has(r.scenario)
-      ? Array<string>(6).fill('n/a')
+      ? Array<string>(8).fill('n/a')
       : [
           fmt(r.baseline?.rps),
           fmt(r.baseline?.p50_ms, 2),
           fmt(r.baseline?.p99_ms, 2),
           fmt(r.baseline?.cpu_ms_per_req, 3),
-          fmt(r.ratio, 2),
+          fmt(r.ratio, 3),
+          fmtSpread(r.spread.ratio, 3),
+          fmtI(r.interval.ratio, 3),
           fmt(r.ours && r.baseline ? r.baseline.cpu_ms_per_req / r.ours.cpu_ms_per_req : null, 2),
         ]),
-    targets.get(`${r.scenario}/${r.store}`) ?? '',
+    verdictText(r.target),
   ]);
   const all = [head, ...body];
   const w = head.map((_, c) => Math.max(...all.map((row) => row[c].length)));
@@ -324,121 +147,178 @@ function table(rows: Row[], targets: Map<string, string>): string {
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
 }
 
-/** Combines the comparison's rounds, evaluates the targets, writes latest.json and latest-details.json and prints the summary. */
-export function report(
-  opts: BenchOptions,
-  run: {
-    stores: ('memory' | 'redis')[];
-    scenarios: Scenario[];
-    details: PhaseDetail[];
-    rates: CryptoRates;
-    ratesOther: number | null;
-    started: number;
-  },
-): void {
-  const { stores, scenarios, details, rates, ratesOther, started } = run;
-  const combined = combine(details);
-  const find = (scenario: Phase, store: string, kind: string) => combined.get(`${scenario}/${store}/${kind}`);
-  const rows: Row[] = [];
-  for (const store of stores) {
-    for (const scenario of scenarios) {
-      const o = find(scenario, store, 'ours');
-      const b = find(scenario, store, 'baseline');
-      if (!o && !b) continue;
-      const ours = o?.m ?? null;
-      const baseline = b?.m ?? null;
-      rows.push({
-        scenario,
-        store,
-        ours,
-        baseline,
-        ratio: ours && baseline ? round(ours.rps / baseline.rps, 3) : null,
-      });
-    }
-  }
-  const { targets, evaluations } = evaluate(rows, find, details, rates);
-  const signatures = tokenSignatures(combined, rates);
+const TERM_NAMES: Record<string, string> = {
+  baselineFlowX1_5: '1.5 x baseline issuance_flow',
+  sdJwtVcSignature: 'SD-JWT VC signature',
+  walletSteps: 'baseline wallet_steps',
+  offerByReference: 'baseline discovery (offer GET)',
+  statusEntry: 'status list entry',
+  offerMinting: 'minting the offer',
+  issuanceAllowance: "the issuance flow's allowance",
+  webhookSignature: 'webhook signature',
+};
+const est = (e: Estimate | undefined, digits = 3, sign = false) =>
+  e
+    ? `${fmt(e.median, digits, sign)} (runs ${fmtSpread(e.spread, digits, sign)}; 95 % ${fmtI(e.interval, digits, sign)})`
+    : '-';
 
-  writeFileSync(join(opts.results, 'latest.json'), `${JSON.stringify(rows, null, 2)}\n`);
-  writeFileSync(
-    join(opts.results, 'latest-details.json'),
-    `${JSON.stringify(
-      {
-        runId: opts.runId,
-        quick: opts.quick,
-        at: new Date().toISOString(),
-        seconds: Math.round((Date.now() - started) / 1000),
-        machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version },
-        serverFlags: opts.comparisonFlags,
-        method: opts.interleave ? { interleaved: true, sliceMs: opts.sliceMs } : { interleaved: false },
-        git: gitState(),
-        phases: opts.phases,
-        cryptoRates: rates,
-        cryptoRatesOtherCores: ratesOther,
-        rs256SignsPerCoreSecond: round(1000 / rates.rs256.cpuMsPerOp, 0),
-        rounds: opts.rounds,
-        signatures,
-        evaluations,
-        details,
-      },
-      null,
-      2,
-    )}\n`,
-  );
-
-  log('');
-  log(table(rows, targets));
-  log('');
-  log(
-    `ops: one request (discovery, par, token) or one complete flow (issuance_flow, external_issuance_flow, verification_flow, identity_flow, dc_api_verification_flow; latency = the whole flow, for external_issuance_flow its webhook wait included); cpu = server process CPU (all threads) per op; medians of ${opts.rounds} round(s)${opts.interleave ? ' (interleaved slices)' : ''}; ratio = ours rps / baseline rps; cpu ratio = baseline cpu / ours cpu (the throughput ratio a CPU-bound server would show, less sensitive to other load on the machine)`,
-  );
-  const noisy = details.filter((d) => (d.otherCores ?? 0) > 0.25);
-  if (noisy.length)
-    log(
-      `noise: other processes used > 0.25 cores during ${noisy.map((d) => `${d.scenario}/${d.store}/${d.kind} (${d.otherCores!.toFixed(2)})`).join(', ')}; compare those rows with care`,
-    );
-  log(
-    `RS256 (2048-bit) on this machine: ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second of one core (crypto.sign loop; ${rates.rs256.perSecond.toFixed(0)} per wall-clock second)`,
-  );
-  for (const s of signatures) {
-    log(
-      `  token ${s.kind.padEnd(8)} ${s.store.padEnd(6)}: ${s.countedPerResponse} RS256 signatures per response counted, ${s.decodedRs256JwtsPerResponse ?? '-'} distinct RS256 JWTs per response decoded${s.accessTokenIsIdToken ? ' (access_token = id_token)' : ''}; ${s.tokenRps}/s = ${(s.shareOfOneCoreRs256Limit * 100).toFixed(1)}% of one core's RS256 limit; signing is ${(s.rs256ShareOfServerCpu * 100).toFixed(0)}% of the response's ${s.serverCpuMsPerResponse} ms CPU`,
-    );
-  }
-  for (const e of evaluations) {
-    if (e.target === IDENTITY_TARGET || e.target === DC_API_TARGET) {
-      const name = e.target === IDENTITY_TARGET ? 'identity flow' : 'DC API verification flow';
-      const head = `  ${name} ${e.store}: ours ${e.oursCpuMsPerFlow} ms CPU/flow`;
-      if (e.oursVerificationCpuMsPerFlow === null) log(`${head}; target not evaluated: ${e.notEvaluated}`);
-      else {
-        const over = e.overOursVerificationMs as number;
-        log(
-          `${head} (${over >= 0 ? '+' : ''}${over} ms against ours verification_flow); target <= ours verification_flow ${e.oursVerificationCpuMsPerFlow} ms: ${e.met ? 'met' : 'MISSED'}`,
-        );
-      }
+/** One line per target (and the allowance's terms), each with its verdict. */
+function targetLines(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    const t = r.target;
+    if (!t) continue;
+    const name = `  ${r.scenario.padEnd(24)} ${r.store.padEnd(6)}`;
+    if (t.verdict === null) {
+      out.push(`${name} ${t.text}: not evaluated (${t.notEvaluated ?? 'no interval'})`);
       continue;
     }
-    if (e.target === EXTERNAL_TARGET) {
-      const over = e.overOursIssuanceMs as number | null;
-      const head = `  external issuance flow ${e.store}: ours ${e.oursCpuMsPerFlow} ms CPU/flow (${over === null ? 'ours issuance_flow not measured' : `${over >= 0 ? '+' : ''}${over} ms against ours issuance_flow ${e.oursIssuanceCpuMsPerFlow}`}; webhook wait after the credential p50 ${e.webhookWaitP50Ms ?? '-'} ms, in the latency only)`;
-      if (e.externalAllowanceMs === null) log(`${head}; allowance not evaluated: ${e.notEvaluated}`);
-      else
-        log(
-          `${head}; allowance = issuance flow's ${e.issuanceAllowanceMs} + one webhook signature ${e.webhookSignatureMs} = ${e.externalAllowanceMs} ms: ${e.met ? 'met' : 'MISSED'}`,
-        );
-      continue;
-    }
-    if (e.allowanceMs === undefined) continue;
-    const x = e.extra as Record<string, number | null>;
-    const head = `  issuance flow ${e.store}: ours ${e.oursCpuMsPerFlow} ms CPU/flow = ${e.ratioToBaseline} x baseline ${e.baselineCpuMsPerFlow}`;
-    const previous = `previous approximation ${e.previousApproximationMs ?? '-'} ms`;
-    if (e.allowanceMs === null) log(`${head}; allowance not evaluated: ${e.notEvaluated} (${previous})`);
-    else
-      log(
-        `${head}; allowance 1.5 x baseline + SD-JWT VC ${x.sdJwtVcSignatureMs} + wallet's requests ${x.walletRequestsMs} (bare wallet_steps ${x.walletStepsMs} + offer GET at discovery ${x.offerByReferenceMs}) + minting the offer ${x.offerMintingMs} + status entry ${x.statusEntryMs} = ${e.allowanceMs} ms: ${e.met ? 'met' : 'MISSED'} (without minting ${e.allowanceWithoutMintingMs} ms: ${e.metWithoutMinting ? 'met' : 'MISSED'}; ${previous})`,
+    const ratio = t.text.startsWith('ratio');
+    const twice = t.undecidedTwice
+      ? ', undecided on the recorded run before too: written as undecided, not tuned for'
+      : '';
+    out.push(
+      `${name} ${t.text}: ${ratio ? 'ratio' : 'difference'} ${est(t.value, 3, !ratio)}: ${verdictText(t)}${twice}`,
+    );
+    if (t.ours && t.limit) out.push(`${' '.repeat(34)}ours ${est(t.ours)} ms against ${est(t.limit)} ms`);
+    if (t.terms)
+      out.push(
+        `${' '.repeat(34)}terms: ${Object.entries(t.terms)
+          .map(([k, e]) => `${TERM_NAMES[k] ?? k} ${est(e)}`)
+          .join('; ')}`,
       );
   }
+  return out;
+}
+
+/** The rows of the recorded run before this one, for "undecided twice in a row". */
+function previousRows(file: string): { scenario: string; store: string; target?: { verdict?: string } }[] {
+  try {
+    const rows = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return Array.isArray(rows) ? (rows as { scenario: string; store: string }[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Combines the runs, judges the targets, writes the results files and prints the summary. */
+export function report(
+  opts: BenchOptions,
+  run: { stores: ('memory' | 'redis')[]; scenarios: Scenario[]; runs: RunRecord[]; started: number },
+): void {
+  const { stores, scenarios, runs, started } = run;
+  const states = runs.map(runState);
+  const usable = runs.filter((_, i) => states[i].usable);
+
+  log('');
   log(
-    `\nwrote ${join('bench', 'results', 'latest.json')} and ${join('bench', 'results', 'latest-details.json')} (${Math.round((Date.now() - started) / 1000)} s)`,
+    `runs: ${runs.length}; a run whose RS256 signs per core-second moved by more than ${RATE_TOLERANCE * 100} % from its start to its end is unusable and not averaged in`,
+  );
+  for (const s of states)
+    log(
+      `  run ${s.index}: RS256 ${s.rs256Before} -> ${s.rs256After} signs per core-second (${pct(s.rs256Moved)}); other processes during its slices: ${s.otherCores ? `median ${s.otherCores.median} cores, max ${s.otherCores.max}, ${s.otherCores.noisySlices} of ${s.otherCores.slices} slices > ${NOISY_CORES}` : '?'}: ${s.usable ? 'usable' : `UNUSABLE (moved by more than ${RATE_TOLERANCE * 100} %), not averaged in`}`,
+    );
+  log(`${usable.length} of ${runs.length} run(s) usable`);
+
+  const base = {
+    runId: opts.runId,
+    quick: opts.quick,
+    at: new Date().toISOString(),
+    seconds: Math.round((Date.now() - started) / 1000),
+    machine: { cores: cpus().length, model: cpus()[0]?.model, node: process.version },
+    serverFlags: opts.comparisonFlags,
+    method: opts.interleave ? { interleaved: true, sliceMs: opts.sliceMs } : { interleaved: false },
+    git: gitState(),
+    phases: opts.phases,
+    rounds: opts.rounds,
+    repeat: runs.length,
+    statistics: {
+      interval: `percentile bootstrap over the rounds of every usable run, drawn from all runs together (a round's paired slices kept together); ${BOOTSTRAP.resamples} resamples, ${BOOTSTRAP.level * 100} %, seed ${BOOTSTRAP.seed} (pure-rand xoroshiro128+), quantiles by simple-statistics quantileSorted (type 7)`,
+      usable: `RS256 signs per core-second moved by at most ${RATE_TOLERANCE * 100} % from the run's start to its end`,
+    },
+    runStates: states,
+  };
+
+  if (!usable.length) {
+    const file = join(opts.results, 'unusable-details.json');
+    writeFileSync(file, `${JSON.stringify({ ...base, runs }, null, 2)}\n`);
+    log(
+      `no usable run: no verdict. ${opts.quick ? 'quick.json' : 'latest.json'} and its details are left as they were; the runs are in ${file}`,
+    );
+    return;
+  }
+
+  const { rows, perRun } = combineRuns(
+    usable.map((r) => ({ index: r.index, details: r.details, ratesBefore: r.ratesBefore, ratesAfter: r.ratesAfter })),
+    stores,
+    scenarios,
+  );
+  const name = opts.quick ? 'quick' : 'latest';
+  const rowsFile = join(opts.results, `${name}.json`);
+  if (!opts.quick) {
+    const previous = previousRows(rowsFile);
+    for (const r of rows) {
+      if (r.target?.verdict !== 'undecided') continue;
+      const before = previous.find((p) => p.scenario === r.scenario && p.store === r.store);
+      if (before?.target?.verdict === 'undecided') r.target.undecidedTwice = true;
+    }
+  }
+  const firstUsable = usable[0];
+  const signatures = tokenSignatures(
+    combine(firstUsable.details),
+    runRates(firstUsable.ratesBefore, firstUsable.ratesAfter),
+  );
+  const rs256 = median(states.filter((s) => s.usable).map((s) => s.rs256Before));
+  const details = {
+    ...base,
+    usableRuns: usable.map((r) => r.index),
+    rs256SignsPerCoreSecond: round(rs256, 0),
+    cryptoRates: firstUsable.ratesBefore,
+    signatures,
+    runs: runs.map((r, i) => ({
+      ...r,
+      state: states[i],
+      ...(states[i].usable
+        ? {
+            rows: perRun.find((p) => p.index === r.index)?.rows,
+            evaluations: perRun.find((p) => p.index === r.index)?.evaluations,
+          }
+        : {}),
+    })),
+  };
+  writeFileSync(rowsFile, `${JSON.stringify(rows, null, 2)}\n`);
+  writeFileSync(join(opts.results, `${name}-details.json`), `${JSON.stringify(details, null, 2)}\n`);
+  const recordedHere = !opts.quick && resolve(opts.results) === resolve(join(process.cwd(), 'bench', 'results'));
+  const readmeUpdated = recordedHere && updateReadme(README_PATH, resultsBlock(rows, details));
+
+  log('');
+  log(table(rows));
+  log('');
+  log(
+    `ops: one request (discovery, par, token) or one complete flow (the *_flow rows; latency = the whole flow, for external_issuance_flow its webhook wait included); cpu = server process CPU (all threads) per op; each figure the median over ${usable.length} usable run(s) of the run's median of ${opts.rounds} round(s)${opts.interleave ? ' (interleaved slices)' : ''}; ratio = ours rps / baseline rps, "ratio runs" its runs' min..max; 95 % = bootstrap interval over the rounds of every usable run; cpu ratio = baseline cpu / ours cpu (less sensitive to other load on the machine)`,
+  );
+  log(
+    `RS256 (2048-bit) on this machine: ${rs256.toFixed(0)} signs per CPU-second of one core (median of the usable runs' starts; crypto.sign loop)`,
+  );
+  for (const s of signatures)
+    log(
+      `  token ${s.kind.padEnd(8)} ${s.store.padEnd(6)}: ${s.countedPerResponse} RS256 signatures per response counted, ${s.decodedRs256JwtsPerResponse ?? '-'} distinct RS256 JWTs per response decoded${s.accessTokenIsIdToken ? ' (access_token = id_token)' : ''}; signing is ${(s.rs256ShareOfServerCpu * 100).toFixed(0)}% of the response's ${s.serverCpuMsPerResponse} ms CPU (run ${firstUsable.index})`,
+    );
+  log('');
+  const judged = rows.filter((r) => r.target);
+  if (opts.quick) {
+    const missed = judged.filter((r) => r.target?.verdict === 'missed');
+    log(
+      `quick verdict (${usable.length} usable run(s) of ${runs.length}): ${missed.length ? `${missed.length} target(s) MISSED, look at them before a full run:` : `no target missed (of ${judged.length}); met and undecided are not listed: a quick run's intervals are wide, and only a full run decides`}`,
+    );
+    for (const line of targetLines(missed)) log(line);
+  } else {
+    log(
+      `targets (${usable.length} usable run(s) of ${runs.length}): met = the 95 % interval wholly on the target's side, missed = wholly on the wrong side, undecided = it straddles the target`,
+    );
+    for (const line of targetLines(judged)) log(line);
+  }
+  log(
+    `\nwrote ${join(opts.results, `${name}.json`)} and ${name}-details.json${readmeUpdated ? ', and the results table of bench/README.md' : ''} (${Math.round((Date.now() - started) / 1000)} s)`,
   );
 }

@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (the default mode): our service against bare oidc-provider, each store in turn, both
  * servers up side by side; each scenario interleaved (below) or, with --sequential, in whole phases
- * (./sequential.ts). Writes bench/results/latest.json and latest-details.json (../lib/report.ts).
+ * (./sequential.ts); with --repeat N, N such whole runs. Writes bench/results/latest.json and
+ * latest-details.json, or with --quick quick.json and quick-details.json (../lib/report.ts).
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -9,7 +10,8 @@ import { cryptoRates, startServer, type ServerHandle } from '../lib/children.js'
 import type { Phase, Scenario } from '../lib/load.js';
 import { machineBusyMs, measurePhase, preparePhase, type PhaseDetail, type PreparedPhase } from '../lib/measure.js';
 import { log, type BenchOptions } from '../lib/options.js';
-import { report } from '../lib/report.js';
+import { report, type RunRecord } from '../lib/report.js';
+import type { CryptoRates } from '../lib/evaluate.js';
 import { cleanRedis, makeKeys, redisReachable, serverSpec } from '../lib/setup.js';
 import { sequential } from './sequential.js';
 
@@ -119,23 +121,45 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   mkdirSync(opts.results, { recursive: true });
   const started = Date.now();
   log(
-    `method: ${opts.interleave ? `interleaved: ${opts.rounds} rounds, each server in turn for a slice of at most ${opts.sliceMs} ms (--sequential: whole phases one after the other)` : `sequential: ${opts.rounds} rounds of whole phases`}`,
+    `method: ${opts.interleave ? `interleaved: ${opts.rounds} rounds, each server in turn for a slice of at most ${opts.sliceMs} ms (--sequential: whole phases one after the other)` : `sequential: ${opts.rounds} rounds of whole phases`}${opts.repeat > 1 ? `; ${opts.repeat} whole runs` : ''}`,
   );
+  const runs: RunRecord[] = [];
+  for (let i = 1; i <= opts.repeat; i++) runs.push(await oneRun(opts, stores, scenarios, i));
+  report(opts, { stores, scenarios, runs, started });
+}
+
+/** The crypto prices on one core (a child process), with the other processes' load meanwhile. */
+async function pricedRates(opts: BenchOptions): Promise<{ rates: CryptoRates; other: number | null }> {
+  const busyBefore = machineBusyMs();
+  const t0 = Date.now();
+  const rates = await cryptoRates(opts.quick ? 300 : 2_000);
+  const busyAfter = machineBusyMs();
+  const other =
+    busyBefore !== undefined && busyAfter !== undefined
+      ? Math.max(0, (busyAfter - busyBefore) / (Date.now() - t0) - 1)
+      : null;
+  return { rates, other };
+}
+
+/**
+ * One whole run: the crypto prices, both stores (both servers started afresh, every scenario), the crypto
+ * prices again; RS256's move between the two says whether the machine stayed the same (../lib/report.ts).
+ */
+async function oneRun(
+  opts: BenchOptions,
+  stores: ('memory' | 'redis')[],
+  scenarios: Scenario[],
+  index: number,
+): Promise<RunRecord> {
+  const started = Date.now();
   log(
-    `bench ${opts.quick ? '(quick) ' : ''}run ${opts.runId}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg()
+    `bench ${opts.quick ? '(quick) ' : ''}run ${opts.runId}${opts.repeat > 1 ? `, ${index} of ${opts.repeat}` : ''}: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, load average ${loadavg()
       .map((x) => x.toFixed(2))
       .join(' ')}`,
   );
 
   log('machine limits (one core):');
-  const busyBefore = machineBusyMs();
-  const ratesStart = Date.now();
-  const rates = await cryptoRates(opts.quick ? 300 : 2_000);
-  const busyAfter = machineBusyMs();
-  const ratesOther =
-    busyBefore !== undefined && busyAfter !== undefined
-      ? Math.max(0, (busyAfter - busyBefore) / (Date.now() - ratesStart) - 1)
-      : null;
+  const { rates, other: ratesOther } = await pricedRates(opts);
   log(
     `  RS256 crypto.sign (2048-bit): ${(1000 / rates.rs256.cpuMsPerOp).toFixed(0)} signs per CPU-second (${rates.rs256.cpuMsPerOp.toFixed(3)} ms each), ${rates.rs256.perSecond.toFixed(0)} per wall-clock second (other load on the machine meanwhile: ${ratesOther?.toFixed(2) ?? '?'} cores); via WebCrypto as jose calls it: ${rates.rs256WebCrypto.cpuMsPerOp.toFixed(3)} ms CPU per sign`,
   );
@@ -175,5 +199,20 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
   }
   rmSync(keyDir, { recursive: true, force: true });
 
-  report(opts, { stores, scenarios, details, rates, ratesOther, started });
+  const { rates: after, other: afterOther } = await pricedRates(opts);
+  const before = 1000 / rates.rs256.cpuMsPerOp;
+  const now = 1000 / after.rs256.cpuMsPerOp;
+  log(
+    `  at the run's end: RS256 ${now.toFixed(0)} signs per CPU-second (${((now / before - 1) * 100).toFixed(1)} % against its start; other load meanwhile: ${afterOther?.toFixed(2) ?? '?'} cores)`,
+  );
+  return {
+    index,
+    at: new Date(started).toISOString(),
+    seconds: Math.round((Date.now() - started) / 1000),
+    ratesBefore: rates,
+    ratesAfter: after,
+    ratesOtherBefore: ratesOther,
+    ratesOtherAfter: afterOther,
+    details,
+  };
 }
