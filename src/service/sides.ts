@@ -167,6 +167,7 @@ export function mountInteraction(
       authorizeUrls,
       flowEnds,
       ui,
+      rateLimits: core.rateLimits,
     }),
   );
 }

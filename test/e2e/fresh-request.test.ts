@@ -161,13 +161,14 @@ describe('a fresh request after the wallet went silent (issue 36)', () => {
     await silentWallet(p.link);
     await waitForStall();
     const cookie = [...p.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    for (const headers of [
+    const crossSite: Record<string, string>[] = [
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { origin: 'https://evil.example' },
       { origin: 'null', 'sec-fetch-site': 'cross-site' },
       { origin: 'null' },
       { 'sec-fetch-site': 'same-site' },
-    ]) {
+    ];
+    for (const headers of crossSite) {
       const res = await fetch(`${p.promptUrl}/fresh`, {
         method: 'POST',
         redirect: 'manual',

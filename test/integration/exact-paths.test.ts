@@ -22,7 +22,15 @@ import { MemoryStore } from '../../src/store/memory.js';
 import { createRedisStore, RedisStore } from '../../src/store/redis.js';
 
 /** every endpoint without budgets: each test gives only the ones it is about */
-const NO_LIMITS = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {} };
+const NO_LIMITS = {
+  par: {},
+  token: {},
+  walletToken: {},
+  credential: {},
+  vpResponse: {},
+  promptStatus: {},
+  promptDcApi: {},
+};
 const budget = (points: number) => ({ points, duration: 600 });
 
 const onRedis = process.env.TEST_STORE === 'redis';
