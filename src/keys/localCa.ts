@@ -4,6 +4,7 @@ import type { Store } from '../store/types.js';
 import { readText, writeNew } from './files.js';
 import { generateIssuerCa, isIssuerCa, type IssuerCa } from './issuerCertificate.js';
 import type { KeyOrigin } from './keys.js';
+import { permitsHost } from './nameConstraints.js';
 
 /** The store key of a generated local issuer CA (one for every instance, as the key sets, D20). */
 export const ISSUER_CA_STORE_KEY = 'keys:issuer-ca';
@@ -28,7 +29,7 @@ export async function localCa(
   chainFile: string,
   host: string,
   store?: Store,
-): Promise<{ ca: IssuerCa; generated: boolean; caFile: string; where: string }> {
+): Promise<{ ca: IssuerCa; generated: boolean; caFile: string; where: string; warning?: string }> {
   const caFile = join(dirname(chainFile), 'issuer-ca.pem');
   let ca: IssuerCa;
   let generated = false;
@@ -55,10 +56,28 @@ export async function localCa(
     }
     ca = caOfFile(text, keyFile);
   }
+  const warning = checkHost(ca, host, where, caFile);
   // the certificate is public: written (again) where a developer looks for it
   if ((await readText(caFile)) !== ca.certificate) {
     await mkdir(dirname(caFile), { recursive: true, mode: 0o700 });
     await writeFile(caFile, ca.certificate, { mode: 0o644 });
   }
-  return { ca, generated, caFile, where };
+  return { ca, generated, caFile, where, ...(warning ? { warning } : {}) };
+}
+
+/**
+ * A CA's name constraints hold it to the host it was made for: on another host its leaves would be refused
+ * (by our own verifier too), so the start stops and says what to delete. A CA made before it had any is
+ * kept, with a warning.
+ */
+function checkHost(ca: IssuerCa, host: string, where: string, caFile: string): string | undefined {
+  const remake = `delete ${where}${where.startsWith('store key') ? '' : ` and ${caFile}`} to have one made for ${host}, and have wallets trust the new ${caFile}`;
+  const permits = permitsHost(ca.certificate, host);
+  if (permits === false)
+    throw new Error(
+      `${where}: the local issuer CA is held to another host by its name constraints, not the base URL's (${host}): ${remake}`,
+    );
+  return permits === undefined
+    ? `${where}: the local issuer CA has no name constraints (an earlier release made it), so a wallet that trusts it would trust it for any name: ${remake}`
+    : undefined;
 }
