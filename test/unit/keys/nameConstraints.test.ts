@@ -12,7 +12,8 @@ import type { JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { certifyCredentialKey, generateIssuerCa, type IssuerCa } from '../../../src/keys/issuerCertificate.js';
 import { validateCertificatePath } from '../../../src/keys/certPath.js';
-import { localCa } from '../../../src/keys/localCa.js';
+import { ISSUER_CA_STORE_KEY, localCa } from '../../../src/keys/localCa.js';
+import { MemoryStore } from '../../../src/store/memory.js';
 import { permitsHost } from '../../../src/keys/nameConstraints.js';
 import { readPemCertificates, toPem } from '../../../src/keys/x509.js';
 import type { KeyOrigin } from '../../../src/keys/keys.js';
@@ -143,12 +144,43 @@ describe('a local issuer CA kept from an earlier start (src/keys/localCa.ts)', (
     expect(readFileSync(join(dir, 'issuer-ca.pem'), 'utf8')).toBe(first.ca.certificate);
   });
 
-  it('made for another host: the start stops, saying what to delete', async () => {
+  it('made for another host (the base URL moved): replaced by one for this host, with a warning', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vc-localca-'));
-    await localCa(credential(dir), join(dir, 'issuer-chain.pem'), 'localhost');
-    await expect(localCa(credential(dir), join(dir, 'issuer-chain.pem'), '192.0.2.10')).rejects.toThrow(
-      /held to another host by its name constraints, not the base URL's \(192\.0\.2\.10\): delete .*issuer-ca-key\.pem and .*issuer-ca\.pem/,
+    const before = await localCa(credential(dir), join(dir, 'issuer-chain.pem'), 'localhost');
+    const moved = await localCa(credential(dir), join(dir, 'issuer-chain.pem'), '192.0.2.10');
+    expect(moved.generated).toBe(true);
+    expect(moved.ca.key).not.toBe(before.ca.key);
+    expect(permitsHost(moved.ca.certificate, '192.0.2.10')).toBe(true);
+    expect(permitsHost(moved.ca.certificate, 'localhost')).toBe(false);
+    expect(moved.warning).toMatch(
+      /held to another host; a new one for 192\.0\.2\.10 replaced it: have wallets trust the new .*issuer-ca\.pem$/,
     );
+    expect(readFileSync(join(dir, 'issuer-ca.pem'), 'utf8')).toBe(moved.ca.certificate);
+    expect(await localCa(credential(dir), join(dir, 'issuer-chain.pem'), '192.0.2.10')).toMatchObject({
+      generated: false,
+      ca: moved.ca,
+    });
+  });
+
+  it('in the store: replaced once, compare-and-set, when instances start together on the new host', async () => {
+    const store = new MemoryStore();
+    const inStore: KeyOrigin = {
+      set: 'credential',
+      origin: 'store',
+      file: 'credential.json',
+      storeKey: 'keys:credential',
+    };
+    const chain = join(mkdtempSync(join(tmpdir(), 'vc-localca-')), 'issuer-chain.pem');
+    const before = await localCa(inStore, chain, 'localhost', store);
+    const [a, b] = await Promise.all([
+      localCa(inStore, chain, 'vc.example.net', store),
+      localCa(inStore, chain, 'vc.example.net', store),
+    ]);
+    expect(a.ca).toEqual(b.ca);
+    expect(a.ca.key).not.toBe(before.ca.key);
+    expect(permitsHost(a.ca.certificate, 'vc.example.net')).toBe(true);
+    expect(await store.get(ISSUER_CA_STORE_KEY)).toEqual(a.ca);
+    await store.close();
   });
 
   it('made before it had name constraints: kept, with a warning saying how to have a constrained one made', async () => {
