@@ -3,8 +3,13 @@
 # (${VAR} in the config; PORT, BASE_URL, CONFIG).
 #   docker build -t vc-oidc-provider .
 #   docker run -p 3000:3000 vc-oidc-provider          # the demo, memory store: http://localhost:3000/demo
-# BASE is any image with Node 24 and npm (the official one by default); tests build on a local one.
-ARG BASE=node:24-bookworm-slim
+# The demo (config/demo.yaml) publishes its secrets and its PID issuer signs whatever a visitor asks: the log
+# warns that it listens on every interface, and a BASE_URL that is not this machine is refused unless
+#   docker run -p 3000:3000 -e BASE_URL=https://demo.example.net -e DEMO_ON_PUBLIC_URL=true vc-oidc-provider
+# says so (a shared test machine, never production: mount your own config with CONFIG=...).
+# BASE is any image with Node 24 and npm: by default the official one, the tag pinned by its digest (a
+# rebuild gets the same bytes; docs/operations.md, "Refreshing the base image"); tests build on a local one.
+ARG BASE=node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 FROM ${BASE} AS build
 WORKDIR /app

@@ -26,6 +26,9 @@ import {
   otherProviderOf,
 } from './service/sides.js';
 import { outerApp } from './service/middleware.js';
+import { exactPaths } from './http/exactPaths.js';
+import { edgePaths } from './oidc/edge.js';
+import { walletIssuerPaths } from './issuance/issuerPaths.js';
 
 export { trustedForwarding } from './service/middleware.js';
 
@@ -63,6 +66,8 @@ function innerApp(core: Core): Koa {
   const inner = new Koa();
   inner.keys = core.cookieKeys;
   inner.proxy = true; // host and scheme are baseUrl's: trustedForwarding sets the headers proxy mode reads
+  // first: another spelling of a provider's path is a 404 before any control or provider sees it
+  inner.use(exactPaths(providerPaths(core)));
   // every holder page reads its language and the brand from here (src/ui/ui.ts pageTexts)
   inner.use((ctx, next) => {
     ctx.state.ui = core.ui;
@@ -70,6 +75,15 @@ function innerApp(core: Core): Koa {
   });
   inner.use(core.ui.routes());
   return inner;
+}
+
+/**
+ * The one list of the paths the oidc-provider instances serve and what the service serves beside them under
+ * their mounts: the version edges' (both versions) and the wallet-facing issuers' (the configured one, and
+ * the demo's PID issuer). The demo's identity provider (/demo/idv) has no control in front of it.
+ */
+function providerPaths(core: Core): string[] {
+  return [...Object.values(core.profiles).flatMap(edgePaths), ...core.issuerPaths.flatMap(walletIssuerPaths)];
 }
 
 /**

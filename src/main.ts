@@ -9,6 +9,7 @@ import { webhooksCommand } from './webhooks/cli.js';
 import { adminCommand } from './admin/cli.js';
 import { keysCommand } from './keys/cli.js';
 import { startTracingFromEnv } from './telemetry/tracing.js';
+import { isLoopbackHost } from './rules/loopback.js';
 
 const USAGE = `Usage:
   npm start [-- --config FILE]         start the service (default config/demo.yaml, or $CONFIG)
@@ -152,6 +153,17 @@ function logStartup(service: Service, tracing: ReturnType<typeof startTracingFro
   for (const warning of issuer.warnings) log.warn(warning);
   if (service.store.kind === 'memory')
     log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
+  const demoWarning = demoExposure(service.config);
+  if (demoWarning) log.warn(demoWarning);
+}
+
+/** The demo (published secrets, a PID issuer that signs what it is asked) where other machines reach it. */
+function demoExposure({ demo, demoOnPublicUrl, baseUrl, host }: Service['config']): string | undefined {
+  if (!demo) return undefined;
+  const risk = "the demo's secrets are published and its PID issuer signs whatever a visitor asks; never in production";
+  if (demoOnPublicUrl) return `demo: served at ${baseUrl} (demoOnPublicUrl): ${risk}`;
+  if (isLoopbackHost(host) || host === '::1') return undefined;
+  return `demo: listening on ${host}, so other machines reach it too: ${risk}`;
 }
 
 /** The addresses: a banner for a person at a terminal, one JSON log line for a log collector. */

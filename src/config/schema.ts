@@ -77,6 +77,11 @@ const configFields = z
     ui: uiSchema,
     /** serves /demo: a relying party for trying the flows in a browser (never in production) */
     demo: z.boolean().default(false),
+    /**
+     * with demo: true, serve it on a base URL that is not this machine (not loopback): the demo's secrets are
+     * published and its PID issuer signs what it is asked, so this is refused unless said here
+     */
+    demoOnPublicUrl: z.boolean().default(false),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'silent']).default('info'),
   })
   .strict();

@@ -78,7 +78,15 @@ export function addressKey(ip: string): string {
   return `${hex.slice(0, 4).join(':')}::/64`;
 }
 
-const ENDPOINTS: readonly RateLimitEndpoint[] = ['par', 'token', 'walletToken', 'credential', 'vpResponse'];
+const ENDPOINTS: readonly RateLimitEndpoint[] = [
+  'par',
+  'token',
+  'walletToken',
+  'credential',
+  'vpResponse',
+  'promptStatus',
+  'promptDcApi',
+];
 
 /**
  * How long a request waits for Redis to count it before the instance's memory decides instead: far above
@@ -217,7 +225,8 @@ export class RateLimits {
     this.#onLimited = opts.onLimited;
     const redis = store instanceof RedisStore ? store.client : undefined;
     const budget = (endpoint: RateLimitEndpoint, kind: RateLimitKind): Budget | undefined => {
-      const configured = kind === 'client' ? config[endpoint].perClient : config[endpoint].perAddress;
+      const limits = config[endpoint];
+      const configured = kind === 'address' ? limits.perAddress : 'perClient' in limits ? limits.perClient : undefined;
       if (!configured) return undefined;
       const keyPrefix = `rl:${endpoint}:${kind === 'client' ? 'client' : 'addr'}`; // the library adds ':' and the key
       const { points, duration } = configured;

@@ -43,3 +43,9 @@ export function redirectError(
   ctx.status = 302;
   ctx.redirect(errorRedirectUrl(redirectUri, err, state, issuer));
 }
+
+/** The answer for a path the service does not serve (the last middleware, and other spellings of its paths). */
+export function notFound(ctx: Context): void {
+  ctx.status = 404;
+  ctx.body = { error: 'not_found', error_description: `no endpoint at ${ctx.method} ${ctx.path}` };
+}

@@ -159,6 +159,9 @@ export const EN = {
   'message.unavailable': 'The service cannot complete this step right now. Please try again in a moment.',
   'message.errorTitle': 'Something went wrong',
   'message.error': 'Please try again. Reference: {ref}',
+  'message.otherSiteTitle': 'This was not sent from this page',
+  'message.otherSite':
+    'Another website tried to send this for you, so nothing was changed. Go back to the page you were on and use its own button.',
 
   // how a wallet step ended, as the prompt's progress reports it
   'status.expired': 'This request has expired. Go back to the app and start again.',

@@ -7,6 +7,7 @@ import type { Verifier } from '../verification/verifier.js';
 import type { OtherProvider } from '../identity/otherProvider.js';
 import type { ExternalFlows } from '../external/flows.js';
 import type { HolderUi } from '../ui/ui.js';
+import type { RateLimits } from '../http/rateLimits.js';
 import type { Say } from '../i18n/catalogues.js';
 import type { WalletStep, WalletSteps } from './steps.js';
 
@@ -30,6 +31,8 @@ export interface InteractionDeps {
   flowEnds?: PromptFlowEnds;
   /** the holder's language and the operator's brand */
   ui?: HolderUi;
+  /** `promptStatus` and `promptDcApi`: per address, before the step is read (src/http/rateLimits.ts) */
+  rateLimits?: RateLimits;
 }
 
 /** The ends of a flow the prompt decides: a request refused before its wallet step started, and a step ended as expired. */

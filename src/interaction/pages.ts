@@ -18,6 +18,9 @@ export const HANDED_OVER = {
   ended: (client: string): Words => ({ title: 'message.endedTitle', message: 'message.ended', values: { client } }),
 };
 
+/** A form of the prompt posted from another site (Origin, Sec-Fetch-Site): refused, nothing changed. */
+export const OTHER_SITE: Words = { title: 'message.otherSiteTitle', message: 'message.otherSite' };
+
 export const MOVED: Words = { title: 'message.movedTitle', message: 'progress.moved' };
 
 // the prompt cannot tell an expired request from one never made or opened elsewhere: it claims none of them

@@ -11,6 +11,7 @@ import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js'
 import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
+import { NOTIFICATION_PATH, WALLET_ROUTES } from './issuerPaths.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
 import { redeemedOffer } from './tokenEdge.js';
@@ -75,8 +76,7 @@ const attestedWallets: Adapter = {
   async revokeByGrantId() {},
 };
 
-/** The notification endpoint's path under the credential issuer identifier (OpenID4VCI 1.0 §11). */
-export const NOTIFICATION_PATH = 'notification';
+export { NOTIFICATION_PATH };
 
 /** RFC 9449 §5.1: what wallets may sign DPoP proofs with, at the provider's endpoints and the notification endpoint. */
 export const DPOP_SIGNING_ALGS: ('ES256' | 'EdDSA')[] = ['ES256', 'EdDSA'];
@@ -158,6 +158,7 @@ function walletConfiguration(
   const attested = o.attestationKeys.configured;
   return {
     ...fixedConfiguration(),
+    routes: WALLET_ROUTES,
     // with wallet providers configured, an attested wallet is the client its attestation names (attestedWallets)
     adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },

@@ -14,6 +14,7 @@ import {
   toPem,
   uriNames,
 } from './x509.js';
+import { hostNameConstraints } from './nameConstraints.js';
 
 /**
  * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1, SD-JWT VC §3.5): the chain goes
@@ -56,7 +57,8 @@ const LOCAL_COUNTRY = 'ZZ';
 
 /**
  * A local issuer CA for development (a wallet must be told to trust its certificate). It is also the IACA of
- * our mdocs (ISO/IEC 18013-5 Annex B.1.2: CA, keyCertSign, countryName).
+ * our mdocs (ISO/IEC 18013-5 Annex B.1.2: CA, keyCertSign, countryName). Developers install it on phones, so
+ * its name constraints hold it to `host`, the base URL's (src/keys/nameConstraints.ts).
  */
 export async function generateIssuerCa(host: string, now = new Date()): Promise<IssuerCa> {
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
@@ -72,6 +74,7 @@ export async function generateIssuerCa(host: string, now = new Date()): Promise<
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      hostNameConstraints(host),
     ],
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));

@@ -140,6 +140,7 @@ async function loadSdJwtIdentity(
   }
   const host = new URL(opts.issuers[0]).hostname.replace(/^\[(.*)\]$/, '$1');
   const local = await localCa(opts.credential, chainFile, host, opts.store);
+  if (local.warning) warnings.push(local.warning);
   const isStore = local.where.startsWith('store key');
   return {
     ca: local.ca,

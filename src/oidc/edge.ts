@@ -91,3 +91,12 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   }
   return router(routes);
 }
+
+/**
+ * Every path the version edge serves in front of its provider, as written (`:uid`: the provider's resume
+ * step); other spellings of these are refused at the service's edge (src/http/exactPaths.ts).
+ */
+export function edgePaths(profile: VersionProfile): string[] {
+  const paths = Object.values(profile.paths).filter((p): p is string => p !== undefined);
+  return [...paths, `${profile.paths.authorize}/:uid`];
+}

@@ -14,6 +14,7 @@ import { createDemoRoutes } from '../demo/routes.js';
 import { createDemoPidIssuer } from '../demo/pid.js';
 import { createDemoIdvProvider } from '../demo/idvProvider.js';
 import { router } from '../http/router.js';
+import { notFound } from '../http/respond.js';
 import { documentSignersOf } from '../keys/issuerIdentity.js';
 import { ownMdocAnchor } from '../keys/trustAnchors.js';
 import { readPemCertificates } from '../keys/x509.js';
@@ -166,6 +167,7 @@ export function mountInteraction(
       authorizeUrls,
       flowEnds,
       ui,
+      rateLimits: core.rateLimits,
     }),
   );
 }
@@ -238,8 +240,5 @@ export function mountOperations(app: Koa, core: Core): void {
       },
     ]),
   );
-  app.use(async (ctx) => {
-    ctx.status = 404;
-    ctx.body = { error: 'not_found', error_description: `no endpoint at ${ctx.method} ${ctx.path}` };
-  });
+  app.use((ctx) => notFound(ctx));
 }

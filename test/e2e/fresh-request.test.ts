@@ -156,6 +156,39 @@ describe('a fresh request after the wallet went silent (issue 36)', () => {
     expect(claims).toMatchObject({ FirstName: 'Ada', LastName: 'Lovelace' });
   });
 
+  it('a fresh request posted from another site is refused (403) and leaves the stalled request in place (Origin, Fetch Metadata: src/http/sameOrigin.ts)', async () => {
+    const p = await startVerification();
+    await silentWallet(p.link);
+    await waitForStall();
+    const cookie = [...p.browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const crossSite: Record<string, string>[] = [
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { origin: 'https://evil.example' },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      { origin: 'null' },
+      { 'sec-fetch-site': 'same-site' },
+    ];
+    for (const headers of crossSite) {
+      const res = await fetch(`${p.promptUrl}/fresh`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, accept: 'text/html', ...headers },
+      });
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(await res.text()).toContain('This was not sent from this page');
+    }
+    expect(await statusOf(p)).toEqual({ status: 'stalled' });
+    expect(requestFromPage((await p.browser.follow(p.promptUrl)).html!)).toBe(p.link);
+    // our own page's form (Origin null under no-referrer, Sec-Fetch-Site same-origin) still gets one
+    const own = await fetch(`${p.promptUrl}/fresh`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: 'null', 'sec-fetch-site': 'same-origin' },
+    });
+    expect(own.status).toBe(303);
+    expect(requestFromPage((await p.browser.follow(p.promptUrl)).html!)).not.toBe(p.link);
+  });
+
   it('a wallet that answers after a pause keeps its request: a fresh one is no longer offered', async () => {
     const p = await startVerification();
     const answered = await wallet.present(p.link, { fetch: answeringAfter(waitForStall()) });

@@ -2,7 +2,7 @@
  * Issue 21, rate limits, against the real app with small budgets: PAR and token per authenticated client
  * and per address, the wallet token endpoint (PIN attempts) per the offer's relying party and per address,
  * the credential endpoint per address, the OpenID4VP response endpoint per address and per the request's
- * relying party; the 429 answer; one budget across two instances on one Redis; X-Forwarded-For only from
+ * relying party, the prompt's progress and Digital Credentials API requests per address; the 429 answer; one budget across two instances on one Redis; X-Forwarded-For only from
  * a trusted proxy. On the store of the run (TEST_STORE): the memory store, or the Redis at 127.0.0.1:6379
  * under a key prefix of each service's own.
  */
@@ -11,6 +11,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
 import { makeHint, postForm, resolveOfferLink } from '../helpers/rp.js';
+import { openPrompt } from '../helpers/flows.js';
 import { PRE_AUTH } from '../helpers/walletIssuer.js';
 import { REDIS_URL } from '../helpers/stores.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -21,7 +22,15 @@ import type { RateLimitsConfig } from '../../src/config/schema.js';
 
 const onRedis = process.env.TEST_STORE === 'redis';
 /** every endpoint without budgets: each test gives only the ones it is about */
-const NO_LIMITS = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {} };
+const NO_LIMITS = {
+  par: {},
+  token: {},
+  walletToken: {},
+  credential: {},
+  vpResponse: {},
+  promptStatus: {},
+  promptDcApi: {},
+};
 const WINDOW = 60;
 const budget = (points: number) => ({ points, duration: WINDOW });
 
@@ -301,6 +310,38 @@ describe('OpenID4VP response endpoint', () => {
     expectAnswered(await plain(svc), 400, 'invalid_request');
     expectAnswered(await plain(svc), 400, 'invalid_request');
     expectLimited(await plain(svc), 'address');
+  });
+});
+
+describe("the holder's prompt: its progress and its Digital Credentials API requests", () => {
+  const answer = async (res: Response): Promise<Answer> => {
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  };
+
+  it('GET /status per address, before the step is read (the page polls once a second)', async () => {
+    const svc = await start({ promptStatus: { perAddress: budget(3) } });
+    const p = await openPrompt(svc.url, 'openid EmployeeBadge');
+    for (let i = 0; i < 3; i++)
+      expectAnswered(await answer(await p.browser.get(`${p.promptUrl}/status`, 'application/json')), 200);
+    expectLimited(await answer(await p.browser.get(`${p.promptUrl}/status`, 'application/json')), 'address');
+    // another prompt from the same address shares the address's budget; an unknown one too
+    const other = await openPrompt(svc.url, 'openid EmployeeBadge');
+    expectLimited(await answer(await other.browser.get(`${other.promptUrl}/status`, 'application/json')), 'address');
+    expectLimited(await answer(await fetch(`${svc.url}/interaction/v2/unknown/status`)), 'address');
+  });
+
+  it('GET /dc-api per address, before a request object is signed', async () => {
+    const svc = await start({ promptDcApi: { perAddress: budget(2) } });
+    const p = await openPrompt(svc.url, 'openid EmployeeBadge');
+    const requests = async () => answer(await p.browser.get(`${p.promptUrl}/dc-api`, 'application/json'));
+    const first = await requests();
+    expectAnswered(first, 200);
+    expect(first.body.requests.length).toBeGreaterThan(0);
+    expectAnswered(await requests(), 200);
+    expectLimited(await requests(), 'address');
+    // the page's progress has a budget of its own
+    expectAnswered(await answer(await p.browser.get(`${p.promptUrl}/status`, 'application/json')), 200);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { credentialExpiry } from '../../rules/validity.js';
+import { isLoopbackHost } from '../../rules/loopback.js';
 import { EXTERNAL, isIdentityScope } from '../../rules/scopes.js';
 import { vctFor } from '../../issuance/credentialConfigurations.js';
 import { isOwnVct } from '../../keys/trustAnchors.js';
@@ -131,7 +132,23 @@ export function checkClients(cfg: Config, ctx: z.RefinementCtx, byName: Map<stri
   });
 }
 
+/**
+ * The demo publishes its secrets (config/demo.yaml) and its PID issuer signs whatever a visitor asks: on a
+ * base URL other than this machine it is refused unless the operator says so (`demoOnPublicUrl`).
+ */
+export function checkDemo(cfg: Config, ctx: z.RefinementCtx): void {
+  if (!cfg.demo || cfg.demoOnPublicUrl) return;
+  const host = new URL(cfg.baseUrl).hostname;
+  if (isLoopbackHost(host)) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['demo'],
+    message: `is true on a base URL that is not this machine (${host}): the demo's secrets are published and its PID issuer signs whatever a visitor asks. Use a localhost base URL, or set demoOnPublicUrl: true (DEMO_ON_PUBLIC_URL=true with config/demo.yaml) to serve it there anyway, never in production`,
+  });
+}
+
 export function checkConfig(cfg: Config, ctx: z.RefinementCtx): void {
+  checkDemo(cfg, ctx);
   checkKeyRotation(cfg, ctx);
   checkWalletAttestation(cfg, ctx);
   checkCredentialTypes(cfg, ctx);

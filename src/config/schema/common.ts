@@ -15,6 +15,8 @@ export const budget = z
   .object({ points: z.number().int().positive(), duration: z.number().int().positive().max(86400) })
   .strict();
 export const rateLimitSchema = z.object({ perClient: budget.optional(), perAddress: budget.optional() }).strict();
+/** an endpoint that knows no client before its work: a budget per address only */
+export const addressLimitSchema = z.object({ perAddress: budget.optional() }).strict();
 export const flood = (points: number) => ({ perClient: { points, duration: 1 }, perAddress: { points, duration: 1 } });
 export const DEFAULT_RATE_LIMITS = {
   par: flood(10000),
@@ -22,6 +24,10 @@ export const DEFAULT_RATE_LIMITS = {
   walletToken: flood(2000),
   credential: flood(2000),
   vpResponse: flood(2000),
+  // a holder's page polls its progress once a second, and asks for its Digital Credentials API requests
+  // once when it loads: many holders behind one NAT stay far below these
+  promptStatus: { perAddress: { points: 2000, duration: 1 } },
+  promptDcApi: { perAddress: { points: 200, duration: 1 } },
 };
 
 export const absoluteUrl = z.string().refine((v) => {

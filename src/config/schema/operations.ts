@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_RATE_LIMITS, isoDuration, rateLimitSchema } from './common.js';
+import { addressLimitSchema, DEFAULT_RATE_LIMITS, isoDuration, rateLimitSchema } from './common.js';
 
 const redisSchema = z
   .object({
@@ -103,6 +103,8 @@ export const rateLimitsSchema = z
     walletToken: rateLimitSchema.default(DEFAULT_RATE_LIMITS.walletToken),
     credential: rateLimitSchema.default(DEFAULT_RATE_LIMITS.credential),
     vpResponse: rateLimitSchema.default(DEFAULT_RATE_LIMITS.vpResponse),
+    promptStatus: addressLimitSchema.default(DEFAULT_RATE_LIMITS.promptStatus),
+    promptDcApi: addressLimitSchema.default(DEFAULT_RATE_LIMITS.promptDcApi),
   })
   .strict()
   .prefault({});

@@ -37,6 +37,8 @@ const gone = (ctx: Context) => {
  */
 export async function dcApiRequests(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
+  // each call signs a request object: over the budget, the error boundary answers 429 before anything is read
+  await d.rateLimits?.consume('promptDcApi', { address: ctx.ip });
   const open = await openStep(d, ctx, version, uid);
   const requests = open && (await open.dcApi.requests(d, open.requestId));
   if (!requests) return gone(ctx);

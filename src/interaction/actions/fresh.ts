@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import { promptUrl, type InteractionDeps, type Version } from '../deps.js';
 import { interactionOf } from '../interactionResult.js';
-import { EXPIRED, messagePage } from '../pages.js';
+import { EXPIRED, messagePage, OTHER_SITE } from '../pages.js';
+import { isSameOriginPost } from '../../http/sameOrigin.js';
 import { secondsLeft } from '../request.js';
 import { STEP_KINDS } from '../stepKinds.js';
 import { stepIdOf } from '../steps.js';
@@ -14,6 +15,10 @@ import { stepStartOf } from './prompt.js';
  */
 export async function freshRequest(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
+  // the prompt's own form only: another site's page could otherwise make the holder's browser (which sends
+  // the interaction's cookie) retire the request the holder is about to answer
+  const headers = { origin: ctx.get('Origin') || undefined, fetchSite: ctx.get('Sec-Fetch-Site') || undefined };
+  if (!isSameOriginPost(headers, new URL(d.config.baseUrl).origin)) return messagePage(ctx, 403, OTHER_SITE);
   const stepId = stepIdOf(version, uid);
   const [found, { step, claims }] = await Promise.all([
     interactionOf(d, ctx, version, uid),

@@ -39,6 +39,8 @@ export function forBrowser(
  */
 export async function status(d: InteractionDeps, ctx: Context, version: Version, uid: string): Promise<void> {
   ctx.set('Cache-Control', 'no-store');
+  // over the budget, the error boundary answers 429 before anything is read
+  await d.rateLimits?.consume('promptStatus', { address: ctx.ip });
   const stepId = stepIdOf(version, uid);
   const [interaction, { step, claims }] = await Promise.all([
     interactionOf(d, ctx, version, uid),

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../../src/config/load.js';
+import { ConfigError, loadConfig } from '../../../src/config/load.js';
 
 const DEMO = fileURLToPath(new URL('../../../config/demo.yaml', import.meta.url));
 
@@ -43,5 +43,40 @@ describe('config/demo.yaml: the embedded demo starts without any environment (D1
   it('takes the demo secrets from the environment when they are set', async () => {
     const { config } = await loadConfig(DEMO, { DEMO_ISSUER_SECRET: 'from-the-environment-123' });
     expect(config.clients.find((c) => c.clientId === 'demo-issuer')?.clientSecret).toBe('from-the-environment-123');
+  });
+});
+
+/**
+ * The demo publishes its secrets and its PID issuer signs whatever a visitor asks: `demo: true` on a base URL
+ * that is not this machine is refused unless `demoOnPublicUrl` (DEMO_ON_PUBLIC_URL) says so.
+ */
+describe('config/demo.yaml on a base URL that is not this machine', () => {
+  const problems = async (env: Record<string, string>) =>
+    loadConfig(DEMO, env).then(
+      () => [],
+      (err: ConfigError) => err.problems,
+    );
+
+  it.each([
+    ['npm start', {}],
+    ['compose.yaml', { BASE_URL: 'http://localhost:8080', HOST: '0.0.0.0', STORE: 'redis://redis:6379/0' }],
+    ['127.0.0.1', { BASE_URL: 'http://127.0.0.1:3000' }],
+    ['[::1]', { BASE_URL: 'http://[::1]:3000' }],
+    ['a .localhost name', { BASE_URL: 'http://vc.localhost:3000' }],
+  ])('loads on a loopback base URL (%s)', async (_, env) => {
+    expect(await problems(env)).toEqual([]);
+  });
+
+  it('is refused on another host, naming the setting', async () => {
+    const found = await problems({ BASE_URL: 'https://vc.example.net' });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^demo: is true on a base URL that is not this machine \(vc\.example\.net\)/);
+    expect(found[0]).toContain('demoOnPublicUrl: true (DEMO_ON_PUBLIC_URL=true with config/demo.yaml)');
+  });
+
+  it('loads there when the operator says so', async () => {
+    const { config } = await loadConfig(DEMO, { BASE_URL: 'https://vc.example.net', DEMO_ON_PUBLIC_URL: 'true' });
+    expect(config.demoOnPublicUrl).toBe(true);
+    expect(await problems({ BASE_URL: 'https://vc.example.net', DEMO_ON_PUBLIC_URL: 'false' })).toHaveLength(1);
   });
 });

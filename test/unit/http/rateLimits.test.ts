@@ -4,7 +4,7 @@ import { configSchema, type RateLimitsConfig } from '../../../src/config/schema.
 import { MemoryStore } from '../../../src/store/memory.js';
 import { createRedisStore } from '../../../src/store/redis.js';
 
-const none = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {} };
+const none = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {}, promptStatus: {}, promptDcApi: {} };
 const limits = (rateLimits: Partial<RateLimitsConfig>): RateLimitsConfig => ({ ...none, ...rateLimits });
 
 async function outcome(p: Promise<void>): Promise<RateLimited | 'ok'> {
@@ -45,12 +45,18 @@ describe('storeKeyPrefix', () => {
 });
 
 describe('RateLimits on the memory store', () => {
-  it('the defaults of the config give every endpoint both budgets', () => {
+  it('the defaults of the config give every endpoint both budgets, and the prompt a budget per address', () => {
     const config = configSchema.shape.rateLimits.parse(undefined) as RateLimitsConfig;
     for (const endpoint of ['par', 'token', 'walletToken', 'credential', 'vpResponse'] as const) {
       expect(config[endpoint].perClient?.points).toBeGreaterThan(0);
       expect(config[endpoint].perAddress?.points).toBeGreaterThan(0);
     }
+    // a holder's page polls once a second: a thousand holders behind one address stay within the defaults
+    expect(config.promptStatus.perAddress).toEqual({ points: 2000, duration: 1 });
+    expect(config.promptDcApi.perAddress).toEqual({ points: 200, duration: 1 });
+    expect(() =>
+      configSchema.shape.rateLimits.parse({ promptStatus: { perClient: { points: 1, duration: 1 } } }),
+    ).toThrow();
   });
 
   it('a client over its budget is refused, naming the client and the seconds to wait; another client is not', async () => {
