@@ -168,6 +168,13 @@ describe.each(DOCS)('OpenID configuration document / $name', ({ path, expected }
   });
 });
 
+describe.each(DOCS)('Additions beyond the interface / $name', ({ path }) => {
+  it('RFC 9207 2.3: authorization_response_iss_parameter_supported is true (every redirect carries iss)', async () => {
+    const { body } = await getJson(path);
+    expect(body.authorization_response_iss_parameter_supported).toBe(true);
+  });
+});
+
 describe('OpenID configuration document / D1 issuers', () => {
   it('D1: Version 2 issuer is {base_url}; both Version 1 documents share issuer {base_url}/oidc', async () => {
     const [v2, v1Par, v1Root] = await Promise.all(DOCS.map((d) => getJson(d.path)));

@@ -42,6 +42,7 @@ describe('spec: OpenID configuration document, Version 2 (GET /v2.0/.well-known/
       require_pushed_authorization_requests: false,
       grant_types_supported: ['authorization_code'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
@@ -77,6 +78,7 @@ describe('spec: OpenID configuration document, Version 1 PAR document (GET /oidc
       require_pushed_authorization_requests: true,
       grant_types_supported: ['authorization_code'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
     });
   });
 
@@ -112,6 +114,7 @@ describe('spec: OpenID configuration document, Version 1 root document (GET /.we
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
