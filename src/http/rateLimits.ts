@@ -81,6 +81,7 @@ export function addressKey(ip: string): string {
 const ENDPOINTS: readonly RateLimitEndpoint[] = [
   'par',
   'token',
+  'userinfo',
   'walletToken',
   'credential',
   'vpResponse',

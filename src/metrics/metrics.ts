@@ -19,6 +19,7 @@ const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retry', 'fail
 const RATE_LIMITED: readonly RateLimitEndpoint[] = [
   'par',
   'token',
+  'userinfo',
   'walletToken',
   'credential',
   'vpResponse',

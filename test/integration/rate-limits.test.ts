@@ -25,6 +25,7 @@ const onRedis = process.env.TEST_STORE === 'redis';
 const NO_LIMITS = {
   par: {},
   token: {},
+  userinfo: {},
   walletToken: {},
   credential: {},
   vpResponse: {},

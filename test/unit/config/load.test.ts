@@ -53,6 +53,8 @@ describe('D15: one YAML or JSON file', () => {
       legacyV2Issuer: false,
     });
     expect(config.rfc6749Errors).toBe(false);
+    // the interface's defaults: both versions, Version 2's issuer {base_url}
+    expect(config.versions).toEqual({ v1: true, v2Issuer: 'base', v1ParDocument: 'interface' });
   });
 
   it('loads a JSON file the same way', async () => {
@@ -270,6 +272,30 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     expect(problemsOfSync(() => validateConfig(doc))).toEqual([
       'clients[1] (clientId hr-portal).clientId: duplicate client hr-portal',
     ]);
+  });
+
+  it('rejects a client_id or client_secret outside printable ASCII (RFC 6749 Appendix A: VSCHAR)', () => {
+    const doc = minimalDoc();
+    doc.clients[0].clientId = 'hr-portäl';
+    doc.clients[0].clientSecret = 'hr-portal-secret-0123456789\n';
+    const problems = problemsOfSync(() => validateConfig(doc));
+    expect(problems).toHaveLength(2);
+    for (const p of problems) expect(p).toContain('must be printable ASCII (RFC 6749 Appendix A');
+    // a space and reserved characters are VSCHAR: form-urlencoded in client_secret_basic (RFC 6749 2.3.1)
+    doc.clients[0].clientId = 'hr portal:1';
+    doc.clients[0].clientSecret = 'a secret with: + % & = characters';
+    expect(validateConfig(doc).clients[0].clientId).toBe('hr portal:1');
+  });
+
+  it('versions: v1 a boolean, v2Issuer base or v2.0 (OIDC Discovery 1.0 section 4), nothing else', () => {
+    const doc = minimalDoc();
+    doc.versions = { v1: false, v2Issuer: 'v2.0', v1ParDocument: 'oidc-discovery' };
+    expect(validateConfig(doc).versions).toEqual({ v1: false, v2Issuer: 'v2.0', v1ParDocument: 'oidc-discovery' });
+    doc.versions = { v1: 'no', v2Issuer: '/v2.0', v3: true };
+    const problems = problemsOfSync(() => validateConfig(doc));
+    expect(problems.some((p) => p.startsWith('versions.v1'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('versions.v2Issuer'))).toBe(true);
+    expect(problems.some((p) => p.includes('"v3"'))).toBe(true);
   });
 
   it('rejects duplicate credential types, naming the second occurrence', () => {

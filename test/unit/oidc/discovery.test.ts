@@ -35,13 +35,16 @@ describe('spec: OpenID configuration document, Version 2 (GET /v2.0/.well-known/
       pushed_authorization_request_endpoint: 'https://vc.example.com/v2.0/oidc/par',
       authorization_endpoint: 'https://vc.example.com/v2.0/oidc/authorize',
       token_endpoint: 'https://vc.example.com/v2.0/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/v2.0/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/v2.0/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
       response_types_supported: ['code'],
       require_pushed_authorization_requests: false,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
@@ -70,13 +73,16 @@ describe('spec: OpenID configuration document, Version 1 PAR document (GET /oidc
       pushed_authorization_request_endpoint: 'https://vc.example.com/oidc/par',
       authorization_endpoint: 'https://vc.example.com/oidc/authorize',
       token_endpoint: 'https://vc.example.com/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/oidc/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
       response_types_supported: ['code'],
       require_pushed_authorization_requests: true,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
     });
   });
 
@@ -106,12 +112,15 @@ describe('spec: OpenID configuration document, Version 1 root document (GET /.we
       issuer: 'https://vc.example.com/oidc', // spec: root document issuer is {base_url}/oidc
       authorization_endpoint: 'https://vc.example.com/oidc/authorizev1',
       token_endpoint: 'https://vc.example.com/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
@@ -145,5 +154,40 @@ describe('D1: every document URL lives under the configured base URL', () => {
   it('the Version 2 and Version 1 issuers differ, so a token from one version is never accepted as the other', () => {
     expect(discoveryDocument(v2, base).issuer).not.toBe(discoveryDocument(v1, base).issuer);
     expect(discoveryDocument(v1, base, 'par').issuer).toBe(discoveryDocument(v1, base, 'root').issuer);
+  });
+});
+
+describe('versions (the operator settings): discovery from the issuer, OIDC Discovery 1.0 section 4', () => {
+  it('v2Issuer v2.0: the Version 2 document says {base_url}/v2.0, where it lives; Version 1 is unchanged', () => {
+    const p = versionProfiles(base, { v1: true, v2Issuer: 'v2.0' });
+    expect(discoveryDocument(p.v2, base).issuer).toBe(`${base}/v2.0`);
+    expect(p.v2.paths.discovery).toBe('/v2.0/.well-known/openid-configuration');
+    expect(p.v2.legacyIssuer).toBe(`${base}/oidc`); // D1: the sample's value, for flagged clients
+    expect(discoveryDocument(p.v1, base, 'root').issuer).toBe(`${base}/oidc`);
+    expect(p.v2.paths.issuerDiscovery).toBeUndefined();
+  });
+
+  it('v1 false: Version 1 is not served, and Version 2 answers at the root', () => {
+    const p = versionProfiles(base, { v1: false, v2Issuer: 'base' });
+    expect(p.v1.served).toBe(false);
+    expect(p.v2.paths.issuerDiscovery).toBe('/.well-known/openid-configuration');
+  });
+
+  it('both: the root would name another issuer, so Version 2 does not answer there', () => {
+    const p = versionProfiles(base, { v1: false, v2Issuer: 'v2.0' });
+    expect(p.v2.paths.issuerDiscovery).toBeUndefined();
+  });
+
+  it('v1ParDocument oidc-discovery: the Version 1 PAR document carries subject_types_supported (OIDC Discovery 3)', () => {
+    const doc = discoveryDocument(versionProfiles(base, { v1ParDocument: 'oidc-discovery' }).v1, base, 'par');
+    expect(doc.subject_types_supported).toEqual(['public']);
+    // nothing else of the fuller documents: no PKCE in Version 1 PAR
+    expect(doc).not.toHaveProperty('code_challenge_methods_supported');
+    expect(doc).not.toHaveProperty('request_parameter_supported');
+  });
+
+  it('the defaults are the interface: both served, Version 2 issuer {base_url}', () => {
+    const p = versionProfiles(base);
+    expect([p.v1.served, p.v2.served, p.v2.issuer]).toEqual([true, true, base]);
   });
 });
