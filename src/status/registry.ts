@@ -42,6 +42,12 @@ const CURRENT_CACHE_MS = 10_000;
 /** The shared pointer to the list new credentials go into lives this long after its last renewal. */
 const CURRENT_TTL = 86_400;
 const OPAQUE = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * Seconds every record is kept past its credential's expiry: a verifier accepts a credential up to its clock
+ * tolerance after it (ours: 30 s), and a revocation must not be forgotten while it still does.
+ */
+const AFTER_EXPIRY = 60;
+const ttlUntil = (exp: number) => Math.max(1, exp - Math.floor(Date.now() / 1000)) + AFTER_EXPIRY;
 
 /** The store keys of one issuer's lists; every key of one list shares its hash tag (one Redis Cluster slot). */
 const keysOf = (ns: string) => ({
@@ -98,7 +104,7 @@ export class StatusRegistry {
    * is told (src/admin).
    */
   async allocate(serialNumber: string, exp: number, mdoc?: { msoDigest: string }): Promise<StatusEntry> {
-    const ttl = Math.max(1, exp - Math.floor(Date.now() / 1000));
+    const ttl = ttlUntil(exp);
     for (let lists = 0; lists < 4; lists++) {
       const listId = await this.#currentList();
       const idx = await this.#claimIndex(listId, serialNumber, ttl);
@@ -214,7 +220,7 @@ export class StatusRegistry {
     const record = await this.#serial(serialNumber);
     if (!record) throw new UnknownCredential(serialNumber);
     const { listId, idx } = record;
-    const ttl = Math.max(1, record.exp - Math.floor(Date.now() / 1000));
+    const ttl = ttlUntil(record.exp);
     const entry = { listId, idx };
     let changed: boolean;
     if (to === 'revoked') {

@@ -112,6 +112,18 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])(
       expect(await new StatusRegistry(shared, 1024, 'other').mdocStatus(digest)).toBeUndefined();
     });
 
+    it('keeps a revocation a minute past the expiry, while verifiers may still accept the credential (their clock tolerance)', async () => {
+      const registry = new StatusRegistry(await store(), 1024, 'wallet');
+      const digest = msoDigest(new TextEncoder().encode('an MSO that expired 10 s ago'));
+      const expired = Math.floor(Date.now() / 1000) - 10;
+      await registry.allocate('late', expired, { msoDigest: digest });
+      await registry.change('late', 'revoked');
+      // longer than the one second a record of an expired credential would otherwise get
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(await registry.status('late')).toMatchObject({ status: 'revoked', exp: expired });
+      expect(await registry.mdocStatus(digest)).toBe('revoked');
+    });
+
     it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {
       const registry = new StatusRegistry(await store(), 1 << 17, 'wallet');
       const { privateJwk, publicKey } = await keyPair('k1');
