@@ -151,6 +151,8 @@ function logStartup(service: Service, tracing: ReturnType<typeof startTracingFro
     issuerMessages[issuer.origin],
   );
   for (const warning of issuer.warnings) log.warn(warning);
+  // ARF Annex 2 VCR_01: the operator chose mdocs that outlive a day without a status
+  for (const warning of service.walletIssuer.warnings) log.warn(warning);
   if (service.store.kind === 'memory')
     log.warn('store: memory (embedded, one process): all state is lost on restart; configure Redis for production');
   const demoWarning = demoExposure(service.config);

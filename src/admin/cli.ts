@@ -3,7 +3,7 @@ import { loadConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createStore } from '../store/create.js';
 import { StatusRegistry } from '../status/registry.js';
-import { ACTIONS, changeStatus, type Action } from './credentials.js';
+import { ACTIONS, changeStatus, reachesOurVerifierOnly, withoutStatusDescription, type Action } from './credentials.js';
 
 export const ADMIN_USAGE = `Usage:
   npm run admin -- revoke SERIAL-NUMBER [--config FILE]     revoke a credential (final)
@@ -11,11 +11,13 @@ export const ADMIN_USAGE = `Usage:
   npm run admin -- reinstate SERIAL-NUMBER [--config FILE]  lift a suspension
   npm run admin -- status SERIAL-NUMBER [--config FILE]     show its status
 SERIAL-NUMBER is the SerialNumber of the issuance's ID token. The config file is the servers' (default
-config/demo.yaml, or $CONFIG); its store must be Redis. The change shows in the Status List Token at once.`;
+config/demo.yaml, or $CONFIG); its store must be Redis. The change shows in the Status List Token at once.
+An mdoc carries no status: revoking or suspending one reaches this service's verifier only (exit code 3).`;
 
 /**
  * `npm run admin`: the operator API's actions from the command line (D18), on the store the servers share.
- * Exit codes: 0 done, 1 cannot (memory store, unknown SerialNumber, revoked already, store unreachable), 2 usage.
+ * Exit codes: 0 done, 1 cannot (memory store, unknown SerialNumber, revoked already, store unreachable), 2 usage,
+ * 3 done for this service's verifier only (an mdoc, which carries no status: other verifiers accept it until it expires).
  */
 export async function adminCommand(args: string[], defaultConfig: string): Promise<number> {
   let parsed;
@@ -63,7 +65,9 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
     if (sub === 'status') {
       const found = await registry.status(serialNumber);
       if (!found) return unknown(serialNumber);
-      console.log(`${serialNumber}: ${found.status} (expires ${new Date(found.exp * 1000).toISOString()})`);
+      const mdoc =
+        found.format === 'mso_mdoc' ? "; an mdoc without status: only this service's verifier applies it" : '';
+      console.log(`${serialNumber}: ${found.status} (expires ${new Date(found.exp * 1000).toISOString()}${mdoc})`);
       return 0;
     }
     // the audit line goes to stderr, as the servers' logs go to their output
@@ -79,6 +83,10 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
       console.error(`${serialNumber}: revoked, which is final; nothing was changed`);
       return 1;
     }
+    if (reachesOurVerifierOnly(outcome)) {
+      console.error(withoutStatusDescription(printable(serialNumber), outcome));
+      return 3;
+    }
     console.log(`${serialNumber}: ${outcome.status}${outcome.changed ? '' : ' (it already was)'}`);
     return 0;
   } finally {
@@ -87,8 +95,8 @@ export async function adminCommand(args: string[], defaultConfig: string): Promi
 }
 
 function unknown(serialNumber: string): number {
-  console.error(
-    `no credential with SerialNumber ${serialNumber.replace(/[\u0000-\u001f\u007f]/g, '?')} is known (never issued here, or expired)`,
-  );
+  console.error(`no credential with SerialNumber ${printable(serialNumber)} is known (never issued here, or expired)`);
   return 1;
 }
+
+const printable = (serialNumber: string) => serialNumber.replace(/[\u0000-\u001f\u007f]/g, '?');

@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import {
   RevocationIsFinal,
   UnknownCredential,
+  type CredentialFormat,
   type CredentialStatus,
   type StatusRegistry,
 } from '../status/registry.js';
@@ -13,12 +14,19 @@ export const ACTIONS = { revoke: 'revoked', suspend: 'suspended', reinstate: 'va
 >;
 export type Action = keyof typeof ACTIONS;
 
-export type ActionOutcome =
-  { kind: 'done'; status: CredentialStatus; changed: boolean } | { kind: 'unknown' } | { kind: 'final' };
+export interface ChangeDone {
+  kind: 'done';
+  status: CredentialStatus;
+  changed: boolean;
+  format: CredentialFormat;
+  /** epoch seconds: when the credential expires */
+  exp: number;
+}
+export type ActionOutcome = ChangeDone | { kind: 'unknown' } | { kind: 'final' };
 
 /**
- * One status change, and its audit line: SerialNumber, the new status, when, and through what (`api` or
- * `cli`, or the demo's operator forms); never anything the credential says (D17).
+ * One status change, and its audit line: SerialNumber, the new status, the credential's format, when, and
+ * through what (`api` or `cli`, or the demo's operator forms); never anything the credential says (D17).
  */
 export async function changeStatus(
   registry: StatusRegistry,
@@ -29,15 +37,31 @@ export async function changeStatus(
 ): Promise<ActionOutcome> {
   const status = ACTIONS[action];
   try {
-    const { changed } = await registry.change(serialNumber, status);
+    const { changed, format, exp } = await registry.change(serialNumber, status);
     logger.info(
-      { audit: 'credential_status', serialNumber, status, changed, via, at: new Date().toISOString() },
+      { audit: 'credential_status', serialNumber, status, changed, format, via, at: new Date().toISOString() },
       `credential ${status}`,
     );
-    return { kind: 'done', status, changed };
+    return { kind: 'done', status, changed, format, exp };
   } catch (err) {
     if (err instanceof UnknownCredential) return { kind: 'unknown' };
     if (err instanceof RevocationIsFinal) return { kind: 'final' };
     throw err;
   }
 }
+
+/** An instant as the ID token's ExpiresAt writes it (ISO 8601, UTC, whole seconds). */
+export const isoSeconds = (epochSeconds: number) =>
+  new Date(epochSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * A revocation or suspension that reaches this service's verifier only: the credential is an mdoc, which
+ * carries no status (src/status/registry.ts), so every other verifier accepts it until it expires. A
+ * reinstatement is true for every verifier, and is not one.
+ */
+export const reachesOurVerifierOnly = (outcome: ChangeDone): boolean =>
+  outcome.format === 'mso_mdoc' && outcome.status !== 'valid';
+
+/** What the API (409) and the command (exit code 3) tell the operator of such a change. */
+export const withoutStatusDescription = (serialNumber: string, outcome: ChangeDone) =>
+  `SerialNumber: credential ${serialNumber} was issued as an mdoc without status, valid until ${isoSeconds(outcome.exp)}: it is ${outcome.status} for this service's verifier only, and other verifiers accept it until then`;

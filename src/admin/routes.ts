@@ -3,9 +3,11 @@ import type { Context, Middleware } from 'koa';
 import { router, type Route } from '../http/router.js';
 import type { Logger } from '../log.js';
 import type { StatusRegistry } from '../status/registry.js';
-import { ACTIONS, changeStatus, type Action } from './credentials.js';
+import { ACTIONS, changeStatus, reachesOurVerifierOnly, withoutStatusDescription, type Action } from './credentials.js';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest();
+/** The 409 of a revocation or suspension that reaches this service's verifier only (an mdoc without status). */
+const MDOC_WITHOUT_STATUS = 'mdoc_without_status';
 
 /**
  * Every route of the API, and the only source the router is built from: test/integration/admin-api-doc.test.ts
@@ -34,7 +36,8 @@ type Handler = (ctx: Context, deps: AdminDeps, serialNumber: string, action?: st
  * The operator API (D18), only when `admin.token` is configured:
  * `POST /admin/credentials/{SerialNumber}/revoke|suspend|reinstate` and `GET /admin/credentials/{SerialNumber}`,
  * each with `Authorization: Bearer <admin.token>`. Answers JSON: `{serialNumber, status}`; 404 for an unknown
- * (or expired) SerialNumber; 409 for a change to a revoked credential (revocation is final).
+ * (or expired) SerialNumber; 409 for a change to a revoked credential (revocation is final), and for a
+ * revocation or suspension of an mdoc, which only this service's verifier applies (it carries no status).
  */
 export function adminRoutes(token: string, registry: StatusRegistry, logger: Logger): Middleware {
   const deps: AdminDeps = { expected: sha256(token), registry, logger };
@@ -51,9 +54,15 @@ function authorised(ctx: Context, expected: Buffer): boolean {
   return match !== null && timingSafeEqual(sha256(match[1]), expected);
 }
 
-function refuse(ctx: Context, status: number, error: string, description: string): void {
+function refuse(
+  ctx: Context,
+  status: number,
+  error: string,
+  description: string,
+  extra: Record<string, unknown> = {},
+): void {
   ctx.status = status;
-  ctx.body = { error, error_description: description };
+  ctx.body = { error, error_description: description, ...extra };
 }
 
 /**
@@ -74,7 +83,16 @@ function audit(ctx: Context, logger: Logger, action: string, serialNumber: strin
   );
 }
 
-const OUTCOMES: Record<number, string> = { 200: 'done', 404: 'unknown', 409: 'final' };
+const OUTCOMES: Record<string, string> = {
+  200: 'done',
+  404: 'unknown',
+  409: 'final',
+  [MDOC_WITHOUT_STATUS]: 'without_status',
+};
+const outcomeOf = (ctx: Context) =>
+  OUTCOMES[
+    (ctx.body as { error?: string } | undefined)?.error === MDOC_WITHOUT_STATUS ? MDOC_WITHOUT_STATUS : ctx.status
+  ];
 
 /** A route's handler behind the bearer check and the SerialNumber's decoding, audited whatever the outcome. */
 function guarded(deps: AdminDeps, handle: Handler) {
@@ -99,7 +117,7 @@ function guarded(deps: AdminDeps, handle: Handler) {
       audit(ctx, deps.logger, named, serialNumber, 'error');
       throw err;
     }
-    audit(ctx, deps.logger, named, serialNumber, OUTCOMES[ctx.status] ?? 'error');
+    audit(ctx, deps.logger, named, serialNumber, outcomeOf(ctx) ?? 'error');
   };
 }
 
@@ -115,7 +133,14 @@ async function change(ctx: Context, deps: AdminDeps, serialNumber: string, actio
     );
   if (outcome.kind === 'final')
     return refuse(ctx, 409, 'conflict', `SerialNumber: credential ${serialNumber} is revoked, which is final`);
-  ctx.body = { serialNumber, status: outcome.status, changed: outcome.changed };
+  const done = { serialNumber, status: outcome.status, changed: outcome.changed, format: outcome.format };
+  // recorded (our verifier refuses the mdoc from now on), but other verifiers cannot see it: not what was asked
+  if (reachesOurVerifierOnly(outcome))
+    return refuse(ctx, 409, MDOC_WITHOUT_STATUS, withoutStatusDescription(serialNumber, outcome), {
+      ...done,
+      expiresAt: new Date(outcome.exp * 1000).toISOString(),
+    });
+  ctx.body = done;
 }
 
 /** `GET /admin/credentials/{SerialNumber}` */
@@ -128,5 +153,10 @@ async function show(ctx: Context, deps: AdminDeps, serialNumber: string): Promis
       'not_found',
       `SerialNumber: no credential ${serialNumber} is known (never issued here, or expired)`,
     );
-  ctx.body = { serialNumber, status: found.status, expiresAt: new Date(found.exp * 1000).toISOString() };
+  ctx.body = {
+    serialNumber,
+    status: found.status,
+    expiresAt: new Date(found.exp * 1000).toISOString(),
+    format: found.format,
+  };
 }

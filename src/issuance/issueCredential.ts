@@ -2,6 +2,8 @@ import type { JWK } from 'jose';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
+import { mdocValidUntil } from '../rules/validity.js';
+import type { CredentialFormat } from '../status/registry.js';
 import { configurationOf, MDOC_FORMAT } from './credentialConfigurations.js';
 import type { MdocSigner } from './mdoc.js';
 import type { OfferBook, OfferRecord } from './offers.js';
@@ -18,10 +20,18 @@ export interface IssueCredentialDeps {
   typeOf(credentialType: string): CredentialType | undefined;
   /** the credential's status list entry, allocated under its SerialNumber (D18) */
   statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
+  /** an mdoc's entry, which it cannot carry: found by its MSO's digest (src/status/registry.ts `allocate`) */
+  mdocEntry(serialNumber: string, exp: number, msoDigest: string): Promise<unknown>;
   /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
-  onIssued?: (offer: OfferRecord) => Promise<void>;
+  onIssued?: (offer: OfferRecord, issued: IssuedCredential) => Promise<void>;
   /** OpenID4VCI 1.0 §11: a notification_id for the credential, for the access token that fetched it */
   notifications?: NotificationBook;
+}
+
+/** What the wallet took: the format it picked, and when that credential expires (epoch seconds; the ID token's ExpiresAt). */
+export interface IssuedCredential {
+  format: CredentialFormat;
+  expiresAt: number;
 }
 
 /** The access token's claim that names the offer it was issued for (src/issuance/walletProvider.ts, `extraTokenClaims`). */
@@ -59,14 +69,14 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       // of a credential that was never issued is never handed out, and expires
       const notifying = deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       notifying?.catch(() => undefined); // awaited below, once the credential is signed
-      const credential =
+      const { credential, ...issued } =
         configuration.format === MDOC_FORMAT
           ? await signMdoc(deps, offer, holderJwk)
           : await signSdJwtVc(deps, offer, holderJwk);
       const notificationId = await notifying;
       // in this order: the holder's page must never see the offer done before the claims it finishes with,
       // and the claims only once everything the wallet is sent is ready
-      await deps.onIssued?.(offer);
+      await deps.onIssued?.(offer, issued);
       // not waited for (the same round trip as the offer's outcome): the credential is issued either way,
       // and what it removes expires on its own
       deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
@@ -79,9 +89,12 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
   };
 }
 
-async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<string> {
+type Signed = IssuedCredential & { credential: string };
+
+/** The SD-JWT VC, valid for the type's validity (the offer's ExpiresAt), naming its status list entry. */
+async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<Signed> {
   const status = await deps.statusEntry(offer.serialNumber, offer.credentialExpiresAt);
-  return deps.signer.sign({
+  const credential = await deps.signer.sign({
     issuer: deps.credentialIssuer,
     vct: deps.vctOf(offer.credentialType),
     attributes: offer.attributes,
@@ -89,25 +102,38 @@ async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holder
     expiresAt: offer.credentialExpiresAt,
     status,
   });
+  return { credential, format: 'dc+sd-jwt', expiresAt: offer.credentialExpiresAt };
 }
 
 /**
- * The mdoc has no status: neither @owf/mdoc nor @auth0/mdl puts a status (ISO/IEC 18013-5 amendment, Token
- * Status List `status` in the MSO) into what it signs, so no status list entry is allocated for it.
+ * The mdoc carries no status: neither @owf/mdoc nor @auth0/mdl writes or reads one in the MSO (ISO/IEC
+ * 18013-5 second edition). So it is short-lived (ARF Annex 2 VCR_01): valid a day at most, unless the
+ * operator chose longer for the type (`mdoc.irrevocableValidity`), never beyond the type's validity. Its
+ * status entry is recorded by its MSO's digest, for this service's verifier.
  */
-async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<string> {
+async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<Signed> {
   const type = deps.typeOf(offer.credentialType);
   if (!deps.mdoc || !type?.mdoc)
     throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
-  return deps.mdoc.sign({
+  // whole seconds: the MSO's tdates and the ID token's ExpiresAt say the same instant
+  const issuedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const validUntil = mdocValidUntil(
+    type.mdoc.irrevocableValidity,
+    issuedAt,
+    new Date(offer.credentialExpiresAt * 1000),
+  );
+  const { credential, msoDigest } = await deps.mdoc.sign({
     doctype: type.mdoc.doctype,
     namespace: type.mdoc.namespace,
     attributes: offer.attributes,
     spec: type.attributes,
     deviceJwk: holderJwk,
-    validFrom: new Date(),
-    validUntil: new Date(offer.credentialExpiresAt * 1000),
+    validFrom: issuedAt,
+    validUntil,
   });
+  const expiresAt = Math.floor(validUntil.getTime() / 1000);
+  await deps.mdocEntry(offer.serialNumber, expiresAt, msoDigest);
+  return { credential, format: 'mso_mdoc', expiresAt };
 }
 
 /**

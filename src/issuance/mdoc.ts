@@ -2,6 +2,8 @@ import { DateOnly, DeviceKey, Issuer, SignatureAlgorithm } from '@owf/mdoc';
 import type { JWK } from 'jose';
 import type { CredentialType } from '../config/schema.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
+import { longLivedMdocTypes } from '../rules/validity.js';
+import { msoDigest } from '../status/registry.js';
 import { coseKeyOfJwk, mdocContext } from '../verification/mdocContext.js';
 
 export interface MdocInput {
@@ -39,12 +41,13 @@ export function elementValue(value: unknown, type: CredentialType['attributes'][
  * Signs ISO mdocs (ISO/IEC 18013-5 §9.1.2.4) with @owf/mdoc: the attributes as the IssuerSignedItems of the
  * type's namespace, the MSO (SHA-256 digests, the holder's device key, validity) signed ES256 by the
  * document signer that `signers` gives now, its chain in the x5chain header. Returns the credential as
- * OpenID4VCI 1.0 Appendix A.2.4 carries it: base64url of the CBOR IssuerSigned.
+ * OpenID4VCI 1.0 Appendix A.2.4 carries it (base64url of the CBOR IssuerSigned), and the digest of its
+ * signed MSO, by which our verifier knows it (src/status/registry.ts).
  */
 export class MdocSigner {
   constructor(private readonly signers: DocumentSigners) {}
 
-  async sign(input: MdocInput): Promise<string> {
+  async sign(input: MdocInput): Promise<{ credential: string; msoDigest: string }> {
     const signer = await this.signers.current();
     const elements: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(input.attributes)) {
@@ -62,6 +65,16 @@ export class MdocSigner {
         deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
         certificates: signer.chain,
       });
-    return Buffer.from(issuerSigned.encode()).toString('base64url');
+    const mso = issuerSigned.issuerAuth.payload;
+    if (!mso) throw new Error('the signed IssuerAuth has no MSO payload');
+    return { credential: Buffer.from(issuerSigned.encode()).toString('base64url'), msoDigest: msoDigest(mso) };
   }
+}
+
+/** The operator chose mdocs valid longer than a day (ARF Annex 2 VCR_01): which types, and what that means. */
+export function longLivedMdocWarnings(types: CredentialType[]): string[] {
+  return longLivedMdocTypes(types).map(({ name, validity }) => {
+    const at = types.findIndex((t) => t.name === name);
+    return `credentialTypes[${at}].mdoc.irrevocableValidity: mdocs of ${name} are valid for up to ${validity} and cannot be revoked for that long (an mdoc carries no status: a revocation reaches only this service's verifier; others accept a revoked mdoc until it expires)`;
+  });
 }

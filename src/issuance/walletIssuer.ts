@@ -7,9 +7,9 @@ import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { randomBase64url } from '../random.js';
 import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations.js';
-import { MdocSigner } from './mdoc.js';
+import { longLivedMdocWarnings, MdocSigner } from './mdoc.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
-import { issueCredentialFor } from './issueCredential.js';
+import { issueCredentialFor, type IssuedCredential } from './issueCredential.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
 import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
@@ -57,7 +57,7 @@ export interface WalletIssuerOptions {
    * the authorisation from here, so that the browser can go straight back to the provider. When it
    * fails, the wallet gets an error instead of the credential and the offer stays redeemable.
    */
-  onIssued?: (offer: OfferRecord) => Promise<void>;
+  onIssued?: (offer: OfferRecord, issued: IssuedCredential) => Promise<void>;
   /** the wallet providers whose wallet and key attestations are trusted (none: attestations are refused) */
   attestationKeys?: AttestationKeys;
   /** walletAttestation.required: only attested wallets get a token */
@@ -72,10 +72,7 @@ export interface WalletIssuerOptions {
   onPinFailure?: () => void;
   /** the wallet's first notification about a credential (OpenID4VCI 1.0 §11): the relying party's event, the audit line */
   onNotification?: (notice: CredentialNotice) => Promise<void>;
-  /**
-   * the mdoc document signer (src/keys/issuerIdentity.ts): with it, a type with `mdoc` is offered as an
-   * ISO mdoc too (configuration `<name>.mso_mdoc`); without, as an SD-JWT VC only
-   */
+  /** mdoc document signers (src/keys/issuerIdentity.ts): a type with `mdoc` is then offered as `<name>.mso_mdoc` too */
   documentSigners?: DocumentSigners;
 }
 
@@ -102,6 +99,8 @@ export interface WalletIssuer {
   statuses: StatusRegistry;
   /** serves everything wallet-facing, calls next() for other paths */
   middleware: Middleware;
+  /** what the operator must read at start-up: types whose mdocs cannot be revoked for longer than a day */
+  warnings: string[];
   /** Mints an offer: its pre-authorized code, the grant behind it, and the offer record. */
   createOffer(input: CreateOfferInput): Promise<CreatedOffer>;
   /** `expiresAt` as `createOffer` returned it */
@@ -133,6 +132,7 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     credentialIssuer,
     statuses,
     middleware: walletMiddleware(opts, parts, provider),
+    warnings: parts.mdoc ? longLivedMdocWarnings(opts.credentialTypes) : [],
     createOffer: (input) => createOffer(offers, credentialIssuer, parts.types, opts.offerLifetime, input),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
   };
@@ -207,6 +207,7 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
         const { listId, idx } = await statuses.allocate(serialNumber, exp);
         return { idx, uri: statusLists.uriOf(listId) };
       },
+      mdocEntry: (serialNumber, exp, msoDigest) => statuses.allocate(serialNumber, exp, { msoDigest }),
       onIssued: opts.onIssued,
       notifications: parts.notifications,
     }),

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { OfferRecord } from '../issuance/offers.js';
+import type { IssuedCredential } from '../issuance/issueCredential.js';
 import type { VerificationRecord } from '../verification/record.js';
 import type { WalletStep } from '../interaction/steps.js';
 import type { Journey } from '../identity/journeys.js';
@@ -36,8 +37,8 @@ export class FlowEvents {
     this.logger.info({ ...line, at: new Date().toISOString() }, message);
   }
 
-  /** The credential of `offer` was signed and handed to the wallet. */
-  issued(offer: OfferRecord): void {
+  /** The credential of `offer` was signed and handed to the wallet, in the format it picked. */
+  issued(offer: OfferRecord, issued: IssuedCredential): void {
     if (!offer.external) this.metrics.flow('issuance', versionOfStep(offer.stepId), 'completed', offer.clientId);
     this.#audit(
       {
@@ -48,6 +49,8 @@ export class FlowEvents {
         requestId: offer.stepId,
         credentialType: offer.credentialType,
         serialNumber: offer.serialNumber,
+        format: issued.format,
+        expiresAt: new Date(issued.expiresAt * 1000).toISOString(),
         outcome: 'issued',
       },
       'credential issued',

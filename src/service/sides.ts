@@ -80,7 +80,7 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     statusList: config.statusList,
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
-    onIssued: (offer) => stepOutcomes.issued(offer),
+    onIssued: (offer, issued) => stepOutcomes.issued(offer, issued),
     onFailed: (offer, message) => stepOutcomes.issuanceFailed(offer, message),
     onPinFailure: () => core.metrics.pinFailure(),
     onNotification: (notice) => stepOutcomes.credentialNotified(notice),
@@ -123,6 +123,8 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     freshRequestAfter: config.verifier.freshRequestAfter,
     identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
     onStatusUnavailable: config.statusList.onUnavailable,
+    // our own mdocs, which carry no status: known by their MSO's digest (src/status/registry.ts)
+    ownMdocStatus: (msoDigest) => walletIssuer.statuses.mdocStatus(msoDigest),
     statusListMaxEntries: config.statusList.maxEntries,
     rateLimits: core.rateLimits,
     onVerified: (record, result) => stepOutcomes.verified(record, result),

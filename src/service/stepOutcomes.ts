@@ -5,6 +5,7 @@ import { pidFlowClaims } from '../identity/pid.js';
 import type { PairwiseSubjects } from '../identity/subject.js';
 import { stepIdOfRequest, type WalletSteps } from '../interaction/steps.js';
 import type { OfferRecord } from '../issuance/offers.js';
+import type { IssuedCredential } from '../issuance/issueCredential.js';
 import type { FlowEvents } from '../metrics/flowEvents.js';
 import type { CredentialNotice } from '../issuance/notification.js';
 import type { VerificationRecord, VerificationResult } from '../verification/record.js';
@@ -32,10 +33,15 @@ export interface StepOutcomesDeps {
 export class StepOutcomes {
   constructor(private readonly d: StepOutcomesDeps) {}
 
-  /** A credential was signed for the offer. Counted after: a credential whose step could not be told is not issued (the offer is put back). */
-  async issued(offer: OfferRecord): Promise<void> {
-    await this.#succeeded(offer.stepId, issuanceFlowClaims(offer), offer.external);
-    this.d.flowEnds.issued(offer);
+  /**
+   * A credential was signed for the offer, in the format the wallet picked: the ID token's ExpiresAt is that
+   * credential's (an mdoc is shorter-lived than the type). Counted after: a credential whose step could not be
+   * told is not issued (the offer is put back).
+   */
+  async issued(offer: OfferRecord, issued: IssuedCredential): Promise<void> {
+    const claims = issuanceFlowClaims({ ...offer, credentialExpiresAt: issued.expiresAt });
+    await this.#succeeded(offer.stepId, claims, offer.external);
+    this.d.flowEnds.issued(offer, issued);
   }
 
   /** The offer failed for good (its PIN attempts used up). */

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { randomBase64url } from '../random.js';
 import type { Store } from '../store/types.js';
 
@@ -13,10 +13,27 @@ export interface StatusEntry {
   idx: number;
 }
 
+/** How the credential of a SerialNumber was issued (one offer, one credential). */
+export type CredentialFormat = 'dc+sd-jwt' | 'mso_mdoc';
+
 interface SerialRecord extends StatusEntry {
   /** epoch seconds: the credential's expiry, which the record does not outlive */
   exp: number;
+  /** an mdoc, which cannot name its entry (`allocate`); absent: an SD-JWT VC, which does */
+  format?: 'mso_mdoc';
 }
+
+/** An issued mdoc, found by its MSO's digest (`msoDigest`): whose it is and which entry says its status. */
+interface MdocRecord extends StatusEntry {
+  serialNumber: string;
+}
+
+/**
+ * The key an issued mdoc is found by: the SHA-256 of its MSO as signed (the issuerAuth's COSE_Sign1 payload,
+ * ISO/IEC 18013-5 §9.1.2.4), which every presentation carries whatever it discloses, and which cannot be
+ * spelled otherwise without breaking the issuer's signature (as the signature itself could, ECDSA being malleable).
+ */
+export const msoDigest = (msoBytes: Uint8Array): string => createHash('sha256').update(msoBytes).digest('base64url');
 
 /** Random draws for a free index before a list counts as full (at 85 % used, 20 draws all miss 4 % of the time). */
 const DRAWS = 20;
@@ -25,6 +42,12 @@ const CURRENT_CACHE_MS = 10_000;
 /** The shared pointer to the list new credentials go into lives this long after its last renewal. */
 const CURRENT_TTL = 86_400;
 const OPAQUE = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * Seconds every record is kept past its credential's expiry: a verifier accepts a credential up to its clock
+ * tolerance after it (ours: 30 s), and a revocation must not be forgotten while it still does.
+ */
+const AFTER_EXPIRY = 60;
+const ttlUntil = (exp: number) => Math.max(1, exp - Math.floor(Date.now() / 1000)) + AFTER_EXPIRY;
 
 /** The store keys of one issuer's lists; every key of one list shares its hash tag (one Redis Cluster slot). */
 const keysOf = (ns: string) => ({
@@ -38,6 +61,7 @@ const keysOf = (ns: string) => ({
   changed: (l: string) => `status:${ns}:{${l}}:changed`,
   version: (l: string) => `status:${ns}:{${l}}:version`,
   serial: (s: string) => `status:${ns}:serial:${s}`,
+  mso: (digest: string) => `status:${ns}:mso:${digest}`,
 });
 
 export class UnknownCredential extends Error {}
@@ -73,9 +97,14 @@ export class StatusRegistry {
    * Allocates the entry of a credential that expires at `exp` (epoch seconds) and remembers it under its
    * SerialNumber: the entry is taken in one atomic step (its list counted, the first free of a few random
    * indexes written, the list kept alive), then the SerialNumber's record is written.
+   *
+   * An mdoc gets its entry too, but cannot carry it: neither @owf/mdoc nor @auth0/mdl writes or reads a
+   * `status` in the MSO (ISO/IEC 18013-5 second edition). Its entry is found by the MSO's digest instead
+   * (`mdocStatus`), by this service's verifier alone; the record says so (`format`), so that the operator
+   * is told (src/admin).
    */
-  async allocate(serialNumber: string, exp: number): Promise<StatusEntry> {
-    const ttl = Math.max(1, exp - Math.floor(Date.now() / 1000));
+  async allocate(serialNumber: string, exp: number, mdoc?: { msoDigest: string }): Promise<StatusEntry> {
+    const ttl = ttlUntil(exp);
     for (let lists = 0; lists < 4; lists++) {
       const listId = await this.#currentList();
       const idx = await this.#claimIndex(listId, serialNumber, ttl);
@@ -83,7 +112,11 @@ export class StatusRegistry {
         await this.#retire(listId);
         continue;
       }
-      await this.#store.set(this.#k.serial(serialNumber), { listId, idx, exp } satisfies SerialRecord, ttl);
+      const record: SerialRecord = { listId, idx, exp, ...(mdoc ? { format: 'mso_mdoc' as const } : {}) };
+      await Promise.all([
+        this.#store.set(this.#k.serial(serialNumber), record, ttl),
+        mdoc && this.#store.set(this.#k.mso(mdoc.msoDigest), { listId, idx, serialNumber } satisfies MdocRecord, ttl),
+      ]);
       return { listId, idx };
     }
     throw new Error('no status list entry could be allocated');
@@ -157,26 +190,37 @@ export class StatusRegistry {
   /** The credential's status, or undefined when the SerialNumber is unknown (never issued, or expired). */
   async status(
     serialNumber: string,
-  ): Promise<{ status: CredentialStatus; entry: StatusEntry; exp: number } | undefined> {
+  ): Promise<{ status: CredentialStatus; entry: StatusEntry; exp: number; format: CredentialFormat } | undefined> {
     const record = await this.#serial(serialNumber);
     if (!record) return undefined;
-    const [revoked, value] = await this.#store.getMany([
-      this.#k.revoked(record.listId, record.idx),
-      this.#k.value(record.listId, record.idx),
-    ]);
-    const status = revoked !== undefined ? 'revoked' : (STATUS_NAMES[Number(value ?? 0)] ?? 'valid');
-    return { status, entry: { listId: record.listId, idx: record.idx }, exp: record.exp };
+    const status = await this.#valueOf(record);
+    return { status, entry: { listId: record.listId, idx: record.idx }, exp: record.exp, format: formatOf(record) };
+  }
+
+  /** The status of an mdoc this service issued, by its `msoDigest`; undefined for any other mdoc (or an expired one). */
+  async mdocStatus(digest: string): Promise<CredentialStatus | undefined> {
+    const record = await this.#store.get<MdocRecord>(this.#k.mso(digest));
+    return record && this.#valueOf(record);
+  }
+
+  async #valueOf({ listId, idx }: StatusEntry): Promise<CredentialStatus> {
+    const [revoked, value] = await this.#store.getMany([this.#k.revoked(listId, idx), this.#k.value(listId, idx)]);
+    return revoked !== undefined ? 'revoked' : (STATUS_NAMES[Number(value ?? 0)] ?? 'valid');
   }
 
   /**
    * Sets the credential's status. Revoking is final: reinstating or suspending a revoked credential throws
-   * RevocationIsFinal. Returns whether anything changed.
+   * RevocationIsFinal. Returns whether anything changed, and how the credential was issued and until when
+   * (an mdoc's change reaches only this service's verifier: `allocate`).
    */
-  async change(serialNumber: string, to: CredentialStatus): Promise<{ changed: boolean; entry: StatusEntry }> {
+  async change(
+    serialNumber: string,
+    to: CredentialStatus,
+  ): Promise<{ changed: boolean; entry: StatusEntry; format: CredentialFormat; exp: number }> {
     const record = await this.#serial(serialNumber);
     if (!record) throw new UnknownCredential(serialNumber);
     const { listId, idx } = record;
-    const ttl = Math.max(1, record.exp - Math.floor(Date.now() / 1000));
+    const ttl = ttlUntil(record.exp);
     const entry = { listId, idx };
     let changed: boolean;
     if (to === 'revoked') {
@@ -193,7 +237,7 @@ export class StatusRegistry {
       await this.#store.addToSet(this.#k.changed(listId), String(idx), ttl);
       await this.#store.attempt(this.#k.version(listId), true, Number.MAX_SAFE_INTEGER, ttl);
     }
-    return { changed, entry };
+    return { changed, entry, format: formatOf(record), exp: record.exp };
   }
 
   async #serial(serialNumber: string): Promise<SerialRecord | undefined> {
@@ -201,3 +245,5 @@ export class StatusRegistry {
     return this.#store.get<SerialRecord>(this.#k.serial(serialNumber));
   }
 }
+
+const formatOf = (record: SerialRecord): CredentialFormat => record.format ?? 'dc+sd-jwt';

@@ -1,4 +1,5 @@
 import type { JWTVerifyGetKey } from 'jose';
+import type { CredentialStatus } from '../status/registry.js';
 import { isObject } from './disclosures.js';
 import { refuse } from './errors.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
@@ -12,6 +13,8 @@ export interface StatusCheckOptions {
   statusChecks?: StatusChecks;
   /** D18 `statusList.onUnavailable`: a credential whose status list cannot be fetched is refused (default) or accepted */
   onStatusUnavailable?: 'refuse' | 'accept';
+  /** D18: the status of an mdoc this service issued, by its MSO's digest; undefined for any other mdoc */
+  ownMdocStatus?: (msoDigest: string) => Promise<CredentialStatus | undefined>;
 }
 
 /**
@@ -63,4 +66,16 @@ export async function checkStatus(
   if (value === 2) throw refuse('credential_suspended', 'credential suspended');
   if (value !== 0)
     throw refuse('credential_status_invalid', `credential status invalid: the status list gives it the value ${value}`);
+}
+
+/**
+ * D18 for the mdocs this service issued: an mdoc carries no status (no library writes one into the MSO), but
+ * the issuer recorded each under its MSO's digest with its SerialNumber's entry, so a revocation or
+ * suspension by SerialNumber reaches this verifier at once, refused as a listed status would be. Other
+ * verifiers cannot know of it (src/admin says so to the operator). Another issuer's mdoc is not found.
+ */
+export async function checkOwnMdocStatus(msoDigest: string, ctx: StatusCheckOptions): Promise<void> {
+  const status = await ctx.ownMdocStatus?.(msoDigest);
+  if (status === 'revoked') throw refuse('credential_revoked', 'credential revoked');
+  if (status === 'suspended') throw refuse('credential_suspended', 'credential suspended');
 }

@@ -42,6 +42,7 @@ export interface VerifierDeps {
   /** seconds of clock skew accepted on credential and key binding times */
   clockTolerance: number;
   onStatusUnavailable: 'refuse' | 'accept';
+  ownMdocStatus: VerifierOptions['ownMdocStatus'];
   onVerified: VerifierOptions['onVerified'];
   onFailed: VerifierOptions['onFailed'];
   rateLimits?: RateLimits;

@@ -1,6 +1,7 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { SessionTranscript, type Document, type MdocContext, type VerificationAssessment } from '@owf/mdoc';
 import { issuerName, subjectName } from '../keys/x509.js';
+import { msoDigest } from '../status/registry.js';
 import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
 import { decodeDocument, disclosedClaims } from './mdocDocument.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext } from './mdocContext.js';
@@ -38,6 +39,8 @@ export interface VerifiedMdoc {
   holderJwk: JWK;
   /** RFC 7638 */
   holderKeyThumbprint: string;
+  /** the SHA-256 of the MSO as signed: how this service knows an mdoc it issued (src/status/registry.ts) */
+  msoDigest: string;
 }
 
 /** A failed check of @owf/mdoc, thrown from its callback so that the first failure ends verification. */
@@ -162,6 +165,8 @@ export async function verifyMdocPresentation(
     disclosed: Object.keys(claims),
     holderJwk,
     holderKeyThumbprint: await calculateJwkThumbprint(holderJwk),
+    // verified above, so present: an IssuerAuth without its payload does not verify
+    msoDigest: msoDigest(document.issuerSigned.issuerAuth.payload ?? new Uint8Array()),
   };
 }
 

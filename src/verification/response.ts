@@ -2,6 +2,7 @@ import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type
 import { VerificationRefusal } from './errors.js';
 import { MDOC_FORMAT } from '../rules/formats.js';
 import { verifyMdocPresentation } from './mdoc.js';
+import { checkOwnMdocStatus } from './credentialStatus.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
 import type { VerificationResult, VouchingIssuer } from './record.js';
@@ -148,6 +149,8 @@ export async function verifyResponse(
           },
           { now: ctx.now, clockTolerance: ctx.clockTolerance },
         );
+        // last, as an SD-JWT VC's status: a bad presentation never causes a lookup
+        await checkOwnMdocStatus(mdoc.msoDigest, ctx);
         issuers[type] = { format: 'mso_mdoc', ds_subject: mdoc.documentSigner, ds_issuer: mdoc.issuer };
         verified = mdoc;
       } else {

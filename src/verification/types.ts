@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import type { RateLimits } from '../http/rateLimits.js';
 import type { Store } from '../store/types.js';
+import type { CredentialStatus } from '../status/registry.js';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
 import type { DcApiRequest } from './dcApi.js';
@@ -43,6 +44,8 @@ export interface VerifierOptions {
   identity?: IdentityRequestKind;
   /** D18 `statusList.onUnavailable` (default refuse) */
   onStatusUnavailable?: 'refuse' | 'accept';
+  /** D18: the status of an mdoc this service issued, by its MSO's digest (src/status/registry.ts `mdocStatus`) */
+  ownMdocStatus?: (msoDigest: string) => Promise<CredentialStatus | undefined>;
   /** `statusList.maxEntries`: a larger status list is refused (default 16 Mi) */
   statusListMaxEntries?: number;
   /**

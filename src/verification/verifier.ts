@@ -108,6 +108,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     statusChecks: new StatusChecks(opts.fetch, opts.statusListMaxEntries),
     clockTolerance: opts.clockTolerance ?? 30,
     onStatusUnavailable: opts.onStatusUnavailable ?? 'refuse',
+    ownMdocStatus: opts.ownMdocStatus,
     onVerified: opts.onVerified,
     onFailed: opts.onFailed,
     ...(opts.rateLimits ? { rateLimits: opts.rateLimits } : {}),

@@ -31,12 +31,13 @@ beforeAll(async () => {
     // verifiers use a status list for a second: the revocation test does not wait five minutes
     statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
-    // a boolean attribute, as config/demo.yaml's MembershipCard has (Premium)
+    // a boolean attribute, as config/demo.yaml's MembershipCard has (Premium); offered as an mdoc too
     credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map(
       (type) =>
         type.name === 'MembershipCard'
           ? {
               ...type,
+              mdoc: { doctype: 'org.example.membership.1', namespace: 'org.example.membership.1' },
               attributes: {
                 ...type.attributes,
                 Premium: { type: 'boolean', required: false, label: 'Premium member' },
@@ -159,6 +160,32 @@ describe('the demo relying party', () => {
     expect(JSON.parse(await page.locator('pre').innerText())).toMatchObject({
       error: 'access_denied',
       error_description: expect.stringMatching(/credential revoked/),
+    });
+    await page.close();
+  });
+});
+
+describe('the demo relying party, an mdoc (docs/decisions.md, "mdocs without status")', () => {
+  it("says that revoking an mdoc reaches this service's verifier only, and until when others accept it", async () => {
+    const page = await browser.newPage();
+    const holder = await newWallet();
+    await page.goto(`${t.url}/demo`);
+    const form = page.locator('form', { has: page.locator('input[name="type"][value="MembershipCard"]') });
+    await form.locator('input[name="attr.MemberName"]').fill('Dorothy');
+    await form.locator('input[name="attr.MemberNumber"]').fill('7');
+    await form.locator('button').click();
+    await holder.receiveMdoc(await walletLink(page, 'openid-credential-offer://'));
+    await page.waitForURL(/\/demo\/callback/, { timeout: 15_000 });
+    const { SerialNumber, ExpiresAt } = JSON.parse(await page.locator('pre').innerText());
+    await page.locator('summary', { hasText: 'Revoke' }).click();
+    await page.getByRole('button', { name: 'Revoke for good' }).click();
+    await expect
+      .poll(() => page.locator('h1').innerText())
+      .toBe("The mdoc is revoked for this service's verifier only");
+    expect(JSON.parse(await page.locator('pre').innerText())).toEqual({
+      serialNumber: SerialNumber,
+      status: 'revoked',
+      note: `SerialNumber: credential ${SerialNumber} was issued as an mdoc without status, valid until ${ExpiresAt}: it is revoked for this service's verifier only, and other verifiers accept it until then`,
     });
     await page.close();
   });

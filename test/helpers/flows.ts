@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DevWallet } from '../../src/wallet/holder.js';
 import * as oidc from 'openid-client';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import {
+  base64url,
+  calculateJwkThumbprint,
+  CompactEncrypt,
+  createRemoteJWKSet,
+  importJWK,
+  jwtVerify,
+  type JWK,
+} from 'jose';
+import { presentWithAuth0 } from './mdoc.js';
 import { expect } from 'vitest';
 import { Browser, makeHint, offerFromPage, pkcePair, postForm, resolveOfferLink } from './rp.js';
 import type { CredentialOffer } from '../../src/issuance/offerUri.js';
@@ -22,15 +31,25 @@ export async function newWallet(): Promise<DevWallet> {
  */
 export async function holderCompletesIssuance(
   authorizeUrl: string,
-  /** `resolveOffer`: also fetch the Credential Offer the link points at, before the wallet uses it up */
-  opts: { redirectUri: string; wallet: DevWallet; pin?: string; resolveOffer?: boolean },
+  /**
+   * `resolveOffer`: also fetch the Credential Offer the link points at, before the wallet uses it up;
+   * `mdoc`: the wallet picks the offer's mso_mdoc configuration (checked up to `issuerTrust` when given)
+   */
+  opts: {
+    redirectUri: string;
+    wallet: DevWallet;
+    pin?: string;
+    resolveOffer?: boolean;
+    mdoc?: { issuerTrust?: Uint8Array[] };
+  },
 ): Promise<{ callbackUrl: string; offer: string; resolvedOffer?: CredentialOffer; browser: Browser }> {
   const browser = new Browser(opts.redirectUri);
   const prompt = await browser.follow(authorizeUrl);
   if (!prompt.html) throw new Error(`expected the prompt page, arrived at ${prompt.final}`);
   const offer = offerFromPage(prompt.html);
   const resolvedOffer = opts.resolveOffer ? await resolveOfferLink(offer) : undefined;
-  await opts.wallet.receive(offer, { pin: opts.pin });
+  if (opts.mdoc) await opts.wallet.receiveMdoc(offer, { pin: opts.pin, ...opts.mdoc });
+  else await opts.wallet.receive(offer, { pin: opts.pin });
   const done = await browser.follow(`${prompt.final}/continue`);
   if (done.html !== undefined)
     throw new Error(`expected a redirect to the client, got ${done.res?.status} at ${done.final}`);
@@ -244,4 +263,50 @@ export async function redeemCode(
     { issuer: base, audience: clientId },
   );
   return payload as Record<string, unknown>;
+}
+
+/**
+ * The relying party (issuer-pkce, PAR, PKCE) asks our verifier for `scope`; an independent holder, @auth0/mdl,
+ * answers the signed request with `issuerSigned` disclosing `elements` (an encrypted `direct_post.jwt`
+ * answer, OpenID4VP 1.0 §B.2.6.1) under the Credential Query id `queryId`; the browser goes on. Returns the
+ * verifier's answer to the wallet and where the browser ended (a code, or an error) with the PKCE verifier.
+ */
+export async function presentMdocWithAuth0(
+  base: string,
+  o: {
+    scope: string;
+    queryId: string;
+    issuerSigned: string;
+    deviceKey: JWK;
+    doctype: string;
+    namespace: string;
+    elements: string[];
+  },
+): Promise<{ answer: { status: number; body: any }; callback: URL; verifier: string; state: string }> {
+  const { verifier, state, browser, promptUrl, html } = await openPrompt(base, o.scope);
+  const res = await fetch(new URL(requestFromPage(html)).searchParams.get('request_uri')!);
+  const request = JSON.parse(Buffer.from((await res.text()).split('.')[1], 'base64url').toString()) as Record<
+    string,
+    any
+  >;
+  const jwk = request.client_metadata.jwks.keys[0] as JWK;
+  const deviceResponse = await presentWithAuth0({
+    issuerSigned: o.issuerSigned,
+    doctype: o.doctype,
+    namespace: o.namespace,
+    elements: o.elements,
+    deviceKey: o.deviceKey,
+    clientId: request.client_id,
+    nonce: request.nonce,
+    responseUri: request.response_uri,
+    jwkThumbprint: base64url.decode(await calculateJwkThumbprint(jwk)),
+  });
+  const jwe = await new CompactEncrypt(
+    new TextEncoder().encode(JSON.stringify({ vp_token: { [o.queryId]: [deviceResponse] }, state: request.state })),
+  )
+    .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM', kid: jwk.kid! })
+    .encrypt(await importJWK(jwk, 'ECDH-ES'));
+  const answer = await postForm(request.response_uri, { response: jwe });
+  const done = await browser.follow(`${promptUrl}/continue`);
+  return { answer, callback: new URL(done.final), verifier, state };
 }

@@ -5,7 +5,8 @@
  * every documented operation gives every status it documents, with the documented headers and a body its
  * schema accepts, and no status it does not; every route the admin router registers (ADMIN_ROUTES) is
  * documented; other methods on the documented paths get 405 with the documented methods in `Allow`, and
- * other paths under /admin get 404.
+ * other paths under /admin get 404. An mdoc's SerialNumber (the same type, the wallet picking mso_mdoc) gives
+ * the 409 of a change that reaches this service's verifier only (docs/decisions.md, "mdocs without status").
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIONS } from '../../src/admin/credentials.js';
 import { ADMIN_ROUTES } from '../../src/admin/routes.js';
 import { holderCompletesIssuance, newWallet, pushIssuance } from '../helpers/flows.js';
-import { REDIRECT, SECRETS, startTestService, type TestService } from '../helpers/service.js';
+import { REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
 
 const ADMIN_TOKEN = 'admin-token-for-the-doc-tests-0123456789abcdef';
 const DOC_URL = new URL('../../docs/admin-api.yaml', import.meta.url);
@@ -172,6 +173,7 @@ describe('docs/admin-api.yaml', () => {
 describe('the running admin API answers as docs/admin-api.yaml says (issue 33)', () => {
   let t: TestService;
   let serialNumber: string;
+  let mdocSerialNumber: string;
   /** operationId → the statuses the service gave it in these tests */
   const seen = new Map<string, Set<string>>();
 
@@ -222,9 +224,8 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
     return { status: res.status, body, headers: res.headers };
   }
 
-  beforeAll(async () => {
-    t = await startTestService({ admin: { token: ADMIN_TOKEN } });
-    // a real credential: the issuance flow end to end, the SerialNumber from the relying party's ID token
+  /** A real credential: the issuance flow end to end, the SerialNumber from the relying party's ID token. */
+  async function issue(mdoc: boolean): Promise<string> {
     const rp = await pushIssuance(t.url, {
       clientId: 'issuer-pkce',
       secret: SECRETS.pkceIssuer,
@@ -236,13 +237,29 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
       redirectUri: REDIRECT,
       wallet: await newWallet(),
       pin: '1234',
+      ...(mdoc ? { mdoc: {} } : {}),
     });
     const tokens = await oidc.authorizationCodeGrant(rp.config, new URL(callbackUrl), {
       pkceCodeVerifier: rp.verifier,
       expectedState: rp.state,
       expectedNonce: rp.nonce,
     });
-    serialNumber = tokens.claims()!.SerialNumber as string;
+    return tokens.claims()!.SerialNumber as string;
+  }
+
+  beforeAll(async () => {
+    // EmployeeBadge is offered as an mdoc too: the wallet picks
+    const { credentialTypes } = testConfig(0) as { credentialTypes: Record<string, unknown>[] };
+    t = await startTestService({
+      admin: { token: ADMIN_TOKEN },
+      credentialTypes: credentialTypes.map((type) =>
+        type.name === 'EmployeeBadge'
+          ? { ...type, mdoc: { doctype: 'org.example.badge.1', namespace: 'org.example.badge.1' } }
+          : type,
+      ),
+    });
+    serialNumber = await issue(false);
+    mdocSerialNumber = await issue(true);
   });
   afterAll(async () => t?.stop());
 
@@ -291,38 +308,87 @@ describe('the running admin API answers as docs/admin-api.yaml says (issue 33)',
       serialNumber,
       status: 'suspended',
       changed: true,
+      format: 'dc+sd-jwt',
     });
     expect((await exchange('suspendCredential', serialNumber)).body).toEqual({
       serialNumber,
       status: 'suspended',
       changed: false,
+      format: 'dc+sd-jwt',
     });
     expect((await exchange('getCredentialStatus', serialNumber)).body).toMatchObject({ status: 'suspended' });
     expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({
       serialNumber,
       status: 'valid',
       changed: true,
+      format: 'dc+sd-jwt',
     });
     expect((await exchange('reinstateCredential', serialNumber)).body).toEqual({
       serialNumber,
       status: 'valid',
       changed: false,
+      format: 'dc+sd-jwt',
     });
 
     expect((await exchange('revokeCredential', serialNumber)).body).toEqual({
       serialNumber,
       status: 'revoked',
       changed: true,
+      format: 'dc+sd-jwt',
     });
     expect((await exchange('revokeCredential', serialNumber)).body).toEqual({
       serialNumber,
       status: 'revoked',
       changed: false,
+      format: 'dc+sd-jwt',
     });
     for (const operationId of ['suspendCredential', 'reinstateCredential']) {
       expect(await exchange(operationId, serialNumber)).toMatchObject({ status: 409, body: { error: 'conflict' } });
     }
     expect((await exchange('getCredentialStatus', serialNumber)).body).toMatchObject({ status: 'revoked' });
+  });
+
+  it("answers 409 mdoc_without_status to an mdoc's suspension and revocation, which reach this service's verifier only; reinstating it is 200", async () => {
+    const shown = await exchange('getCredentialStatus', mdocSerialNumber);
+    expect(shown.body).toMatchObject({ serialNumber: mdocSerialNumber, status: 'valid', format: 'mso_mdoc' });
+    const until = shown.body.expiresAt as string;
+    // ARF Annex 2 VCR_01: a day at most, though the type's validity is 30 days
+    expect(Date.parse(until) - Date.now()).toBeLessThanOrEqual(86_400_000);
+    const description = (status: string) =>
+      `SerialNumber: credential ${mdocSerialNumber} was issued as an mdoc without status, valid until ${until.replace(/\.\d{3}Z$/, 'Z')}: it is ${status} for this service's verifier only, and other verifiers accept it until then`;
+
+    expect(await exchange('suspendCredential', mdocSerialNumber)).toMatchObject({
+      status: 409,
+      body: {
+        error: 'mdoc_without_status',
+        error_description: description('suspended'),
+        serialNumber: mdocSerialNumber,
+        status: 'suspended',
+        changed: true,
+        format: 'mso_mdoc',
+        expiresAt: until,
+      },
+    });
+    expect((await exchange('getCredentialStatus', mdocSerialNumber)).body).toMatchObject({ status: 'suspended' });
+    expect(await exchange('reinstateCredential', mdocSerialNumber)).toMatchObject({
+      status: 200,
+      body: { serialNumber: mdocSerialNumber, status: 'valid', changed: true, format: 'mso_mdoc' },
+    });
+    for (const changed of [true, false]) {
+      expect(await exchange('revokeCredential', mdocSerialNumber)).toMatchObject({
+        status: 409,
+        body: { error: 'mdoc_without_status', error_description: description('revoked'), status: 'revoked', changed },
+      });
+    }
+    // revocation is final for the mdoc too
+    expect(await exchange('reinstateCredential', mdocSerialNumber)).toMatchObject({
+      status: 409,
+      body: { error: 'conflict' },
+    });
+    expect((await exchange('getCredentialStatus', mdocSerialNumber)).body).toMatchObject({
+      status: 'revoked',
+      format: 'mso_mdoc',
+    });
   });
 
   it('gave every status the document lists for each operation', () => {

@@ -53,12 +53,13 @@ const pass = {
 
 let running: Running;
 let ca: IssuerCa;
+let key: Awaited<ReturnType<typeof documentSignerKey>>;
 
 beforeAll(async () => {
   setGlobalConfig({ allowInsecureUrls: true }); // the test issuer runs on http://127.0.0.1
   ca = await generateIssuerCa('127.0.0.1');
   const signer = await generateDocumentSigner(ca, '127.0.0.1');
-  const key = await documentSignerKey(
+  key = await documentSignerKey(
     { chain: signer.certificate, key: signer.key },
     { chain: 'test chain', key: 'test key' },
   );
@@ -180,8 +181,9 @@ describe('mso_mdoc issuance', () => {
     expect(claims).toEqual(attributes);
     expect(document.docType).toBe(DOCTYPE);
     const mso = document.issuerSigned.issuerAuth.decodedPayload;
-    // validity from the offer (the type's validity), the device key the proof's
-    expect(mso.validityInfo.validUntil.getTime()).toBe(o.credentialExpiresAt.getTime());
+    // a day from issuance, not the offer's ExpiresAt (the type's validity): an mdoc carries no status, so it is
+    // short-lived (ARF Annex 2 VCR_01, docs/decisions.md); the device key the proof's
+    expect(mso.validityInfo.validUntil.getTime() - mso.validityInfo.validFrom.getTime()).toBe(86_400_000);
     expect(Math.abs(mso.validityInfo.validFrom.getTime() - Date.now())).toBeLessThan(60_000);
     const deviceKey = mso.deviceKeyInfo!.deviceKey as unknown as Map<number, unknown>;
     expect(Buffer.from(deviceKey.get(-2) as Uint8Array).toString('base64url')).toBe(holder.publicJwk.x);
@@ -198,6 +200,27 @@ describe('mso_mdoc issuance', () => {
     // one credential per offer: the token is still valid, the offer is spent
     const token = await tokenRequest(running.baseUrl, { 'pre-authorized_code': o.code });
     expect(token.status).toBe(400);
+  });
+
+  it("never valid beyond the offer's ExpiresAt (a type validity shorter than a day); what onIssued hears is the mdoc's", async () => {
+    const heard: unknown[] = [];
+    const own = await startIssuer({
+      credentialTypes: [badge],
+      documentSigners: { current: async () => key },
+      onIssued: async (_offer, issued) => void heard.push(issued),
+    });
+    try {
+      const credentialExpiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 2 * 3_600_000);
+      const o = await offer(own, { credentialExpiresAt });
+      const { credential, holder } = await receive(o.offerUri, 'EmployeeBadge.mso_mdoc');
+      const mso = (await verifyWithAuth0Verifier(credential, holder.privateJwk, ['LastName'])).document.issuerSigned
+        .issuerAuth.decodedPayload;
+      expect(mso.validityInfo.validUntil.getTime()).toBe(credentialExpiresAt.getTime());
+      // the ID token's ExpiresAt is made from this (src/service/stepOutcomes.ts)
+      expect(heard).toEqual([{ format: 'mso_mdoc', expiresAt: credentialExpiresAt.getTime() / 1000 }]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('the same offer gives the SD-JWT VC when the wallet picks that configuration', async () => {

@@ -407,6 +407,7 @@ describe('audit log (issue 21, D17)', () => {
         flow: 'issuance',
         serialNumber,
         credentialType: 'EmployeeBadge',
+        format: 'dc+sd-jwt',
         outcome: 'issued',
         at: expect.any(String),
         time: expect.any(Number),

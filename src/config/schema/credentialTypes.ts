@@ -46,7 +46,17 @@ export const credentialTypeSchema = z
      * §B.2) and issuance offers it as a second configuration, `<name>.mso_mdoc` (OpenID4VCI 1.0 Appendix A.2)
      */
     mdoc: z
-      .object({ doctype: z.string().min(1).max(256), namespace: z.string().min(1).max(256) })
+      .object({
+        doctype: z.string().min(1).max(256),
+        namespace: z.string().min(1).max(256),
+        /**
+         * how long an mdoc of this type is valid at most (the type's validity when shorter): an mdoc carries no
+         * status, so a revocation never reaches other verifiers. Default a day (ARF Annex 2 VCR_01: short-lived
+         * attestations need no revocation, MDOC_IRREVOCABLE_VALIDITY); longer is the operator's choice, and
+         * start-up warns of it.
+         */
+        irrevocableValidity: isoDuration.refine((d) => /[1-9]/.test(d), 'must be longer than zero').optional(),
+      })
       .strict()
       .optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */

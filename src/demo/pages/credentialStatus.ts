@@ -8,7 +8,7 @@ import { readForm } from '../../http/form.js';
 import { isSameOriginPost } from '../../http/sameOrigin.js';
 import { ProtocolError } from '../../rules/errors.js';
 import { html } from '../../interaction/views/html.js';
-import { ACTIONS, type Action } from '../../admin/credentials.js';
+import { ACTIONS, reachesOurVerifierOnly, withoutStatusDescription, type Action } from '../../admin/credentials.js';
 import { resultPage } from '../page.js';
 import { formMac, statusForms, type StatusFormsDeps } from '../statusForms.js';
 
@@ -55,6 +55,12 @@ export async function changeCredentialStatus(ctx: Context, d: CredentialStatusDe
   if (outcome.kind === 'unknown')
     return result('No such credential', { serialNumber, note: 'never issued here, or expired' });
   if (outcome.kind === 'final') return result('The credential is revoked, which is final', { serialNumber });
+  if (reachesOurVerifierOnly(outcome))
+    return result(
+      `The mdoc is ${outcome.status} for this service's verifier only`,
+      { serialNumber, status: outcome.status, note: withoutStatusDescription(serialNumber, outcome) },
+      outcome.status === 'suspended' ? statusForms(d, serialNumber) : undefined,
+    );
   const next =
     outcome.status === 'revoked'
       ? html`<p class="hint">Revocation is final. Verify now (after ${String(config.statusList.ttl)} s at most): the wallet's presentation of this credential is refused with "credential revoked".</p>`

@@ -172,6 +172,7 @@ export async function verifyPresentations(
       clockTolerance: deps.clockTolerance,
       statusChecks: deps.statusChecks,
       onStatusUnavailable: deps.onStatusUnavailable,
+      ownMdocStatus: deps.ownMdocStatus,
     },
   );
 }

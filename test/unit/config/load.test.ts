@@ -347,6 +347,34 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     );
   });
 
+  it('refuses a bad mdoc.irrevocableValidity at start, naming its path (docs/decisions.md, "mdocs without status")', async () => {
+    for (const [value, message] of [
+      ['30 days', 'must be an ISO 8601 duration such as P365D'],
+      ['P0D', 'must be longer than zero'],
+      ['PT0H0M0S', 'must be longer than zero'],
+      [30, 'Invalid input: expected string, received number'],
+    ] as const) {
+      const doc = minimalDoc();
+      doc.credentialTypes[0].mdoc = { doctype: 'org.example.badge.1', namespace: 'ns', irrevocableValidity: value };
+      expect(
+        problemsOfSync(() => validateConfig(doc)),
+        String(value),
+      ).toEqual([`credentialTypes[0] (name EmployeeBadge).mdoc.irrevocableValidity: ${message}`]);
+    }
+    // the file as an operator starts it: the same message, after the file's name
+    const doc = minimalDoc();
+    doc.credentialTypes[0].mdoc = { doctype: 'd', namespace: 'n', irrevocableValidity: 'a month' };
+    const file = await tmp.write('config.json', JSON.stringify(doc));
+    await expect(loadConfig(file, {})).rejects.toThrow(
+      /invalid configuration\n.*credentialTypes\[0\] \(name EmployeeBadge\)\.mdoc\.irrevocableValidity: must be an ISO 8601 duration/,
+    );
+    // absent: a day (src/rules/validity.ts); any positive duration is the operator's choice
+    doc.credentialTypes[0].mdoc = { doctype: 'd', namespace: 'n' };
+    expect(validateConfig(doc).credentialTypes[0].mdoc).toEqual({ doctype: 'd', namespace: 'n' });
+    doc.credentialTypes[0].mdoc.irrevocableValidity = 'P90D';
+    expect(validateConfig(doc).credentialTypes[0].mdoc?.irrevocableValidity).toBe('P90D');
+  });
+
   it('requires at least one client and one credential type', () => {
     const problems = problemsOfSync(() =>
       validateConfig({ baseUrl: 'https://vc.example.com', clients: [], credentialTypes: [] }),

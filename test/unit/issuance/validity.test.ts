@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { credentialExpiry } from '../../../src/rules/validity.js';
+import { credentialExpiry, longLivedMdocTypes, mdocValidUntil } from '../../../src/rules/validity.js';
 
 const at = (iso: string) => new Date(iso);
 const expiry = (validity: string, from: string) => credentialExpiry(validity, at(from)).toISOString();
@@ -72,5 +72,47 @@ describe('credential expiry: calendar months and years end in the right month (I
 
   it('P1Y from 29 February ends on 28 February of the next year', () => {
     expect(expiry('P1Y', '2024-02-29T00:00:00Z')).toBe('2025-02-28T00:00:00.000Z');
+  });
+});
+
+describe('an mdoc\'s validUntil: a day at most without a status (ARF Annex 2 VCR_01, docs/decisions.md "mdocs without status")', () => {
+  const issued = at('2025-03-10T08:30:00Z');
+  const until = (irrevocable: string | undefined, expires: string) =>
+    mdocValidUntil(irrevocable, issued, at(expires)).toISOString();
+
+  it('is a day after issuance by default, however long the type is valid', () => {
+    expect(until(undefined, '2026-03-10T08:30:00Z')).toBe('2025-03-11T08:30:00.000Z');
+  });
+
+  it("never outlives the credential's own expiry", () => {
+    expect(until(undefined, '2025-03-10T12:00:00Z')).toBe('2025-03-10T12:00:00.000Z');
+    expect(until('P90D', '2025-04-01T00:00:00Z')).toBe('2025-04-01T00:00:00.000Z');
+  });
+
+  it("is the operator's irrevocableValidity when the type is longer", () => {
+    expect(until('P30D', '2026-03-10T08:30:00Z')).toBe('2025-04-09T08:30:00.000Z');
+    expect(until('PT1H', '2026-03-10T08:30:00Z')).toBe('2025-03-10T09:30:00.000Z');
+  });
+
+  it('names the types whose mdocs outlive a day (the start-up warning), and no other', () => {
+    const now = at('2025-03-10T08:30:00Z');
+    const mdoc = (irrevocableValidity?: string) => ({ doctype: 'd', namespace: 'n', irrevocableValidity });
+    expect(
+      longLivedMdocTypes(
+        [
+          { name: 'NoMdoc', validity: 'P365D' },
+          { name: 'Default', validity: 'P365D', mdoc: mdoc() },
+          { name: 'Day', validity: 'P365D', mdoc: mdoc('P1D') },
+          { name: 'Shorter', validity: 'P365D', mdoc: mdoc('PT12H') },
+          { name: 'Month', validity: 'P365D', mdoc: mdoc('P1M') },
+          { name: 'TypeBounds', validity: 'P7D', mdoc: mdoc('P90D') },
+          { name: 'TypeIsADay', validity: 'PT24H', mdoc: mdoc('P90D') },
+        ],
+        now,
+      ),
+    ).toEqual([
+      { name: 'Month', validity: 'P1M' },
+      { name: 'TypeBounds', validity: 'P7D' },
+    ]);
   });
 });

@@ -7,7 +7,7 @@ import { statusListRoute } from '../../../src/status/routes.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StatusListService } from '../../../src/status/listToken.js';
 import { staticKeys } from '../../../src/keys/keyRing.js';
-import { RevocationIsFinal, StatusRegistry, UnknownCredential } from '../../../src/status/registry.js';
+import { msoDigest, RevocationIsFinal, StatusRegistry, UnknownCredential } from '../../../src/status/registry.js';
 import type { Store } from '../../../src/store/types.js';
 import { STORE_KINDS } from '../../helpers/stores.js';
 import { keyPair } from '../../helpers/keys.js';
@@ -88,6 +88,40 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])(
       await expect(registry.change('b', 'suspended')).rejects.toBeInstanceOf(RevocationIsFinal);
       expect((await registry.status('b'))?.status).toBe('revoked');
       await expect(registry.change('nope', 'revoked')).rejects.toBeInstanceOf(UnknownCredential);
+    });
+
+    it("keeps an mdoc's entry by its MSO digest, which it cannot carry: its changes say so (format), and only mdocStatus finds it", async () => {
+      const shared = await store();
+      const registry = new StatusRegistry(shared, 1024, 'wallet');
+      const exp = inAnHour();
+      const digest = msoDigest(new TextEncoder().encode('an MSO as signed'));
+      await registry.allocate('m', exp, { msoDigest: digest });
+      await registry.allocate('s', exp);
+      expect(await registry.status('m')).toMatchObject({ status: 'valid', exp, format: 'mso_mdoc' });
+      expect(await registry.status('s')).toMatchObject({ status: 'valid', exp, format: 'dc+sd-jwt' });
+      expect(await registry.mdocStatus(digest)).toBe('valid');
+      expect(await registry.change('m', 'suspended')).toMatchObject({ changed: true, format: 'mso_mdoc', exp });
+      expect(await registry.mdocStatus(digest)).toBe('suspended');
+      expect(await registry.change('m', 'revoked')).toMatchObject({ changed: true, format: 'mso_mdoc' });
+      expect(await registry.mdocStatus(digest)).toBe('revoked');
+      // final for an mdoc too
+      await expect(registry.change('m', 'valid')).rejects.toBeInstanceOf(RevocationIsFinal);
+      expect(await registry.change('s', 'revoked')).toMatchObject({ format: 'dc+sd-jwt' });
+      // another issuer's mdoc, or one of another namespace, is not ours
+      expect(await registry.mdocStatus(msoDigest(new TextEncoder().encode('another MSO')))).toBeUndefined();
+      expect(await new StatusRegistry(shared, 1024, 'other').mdocStatus(digest)).toBeUndefined();
+    });
+
+    it('keeps a revocation a minute past the expiry, while verifiers may still accept the credential (their clock tolerance)', async () => {
+      const registry = new StatusRegistry(await store(), 1024, 'wallet');
+      const digest = msoDigest(new TextEncoder().encode('an MSO that expired 10 s ago'));
+      const expired = Math.floor(Date.now() / 1000) - 10;
+      await registry.allocate('late', expired, { msoDigest: digest });
+      await registry.change('late', 'revoked');
+      // longer than the one second a record of an expired credential would otherwise get
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(await registry.status('late')).toMatchObject({ status: 'revoked', exp: expired });
+      expect(await registry.mdocStatus(digest)).toBe('revoked');
     });
 
     it('serves a signed Status List Token that shows a change at once and is decoded by @sd-jwt/jwt-status-list', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import {
   DeviceAuth,
@@ -34,7 +35,7 @@ import {
 } from '../../helpers/mdoc.js';
 
 // @auth0/mdl's full-date class (tag 1004), so that the test issuer encodes birth_date as ISO 18013-5 does
-import { DateOnly } from '@auth0/mdl/lib/cbor/index.js';
+import { cborDecode, DateOnly } from '@auth0/mdl/lib/cbor/index.js';
 import { keyPair } from '../../helpers/keys.js';
 
 const DOCTYPE = 'org.iso.18013.5.1.mDL';
@@ -144,6 +145,10 @@ describe('verifying an mdoc presentation (OpenID4VP 1.0 §B.2, ISO/IEC 18013-5 �
       disclosed: ['given_name', 'birth_date', 'issue_date', 'portrait', 'driving_privileges', 'age_over_18'],
       holderJwk: { kty: 'EC', crv: 'P-256', x: holder.publicJwk.x, y: holder.publicJwk.y },
       holderKeyThumbprint: await calculateJwkThumbprint(holder.publicJwk),
+      // how this service finds an mdoc it issued: the SHA-256 of the MSO as signed (COSE_Sign1 payload, RFC 9052 §4.2)
+      msoDigest: createHash('sha256')
+        .update((cborDecode(Buffer.from(issuerSigned, 'base64url')) as Map<string, Uint8Array[]>).get('issuerAuth')![2])
+        .digest('base64url'),
     });
   });
 
