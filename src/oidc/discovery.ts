@@ -1,3 +1,4 @@
+import { CLIENT_AUTH_METHODS } from '../rules/clientAuth.js';
 import type { VersionProfile } from './versions.js';
 
 export type DiscoveryKind = 'par' | 'root';
@@ -25,7 +26,10 @@ export function discoveryDocument(
   doc.response_types_supported = ['code'];
   if (!root) doc.require_pushed_authorization_requests = profile.parDocument.require_pushed_authorization_requests;
   doc.grant_types_supported = ['authorization_code'];
-  doc.token_endpoint_auth_methods_supported = ['client_secret_post'];
+  doc.token_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
+  // RFC 9207 §2.3: every redirect of every version's flows carries `iss` (oidc-provider's, the edge's
+  // redirected errors, the context_id continuations), and a server that sends it says so
+  doc.authorization_response_iss_parameter_supported = true;
   if (root || profile.parDocument.full) {
     doc.subject_types_supported = ['public'];
     doc.request_parameter_supported = false;

@@ -84,6 +84,9 @@ describe.each(cases)('verification end to end: $name', (c) => {
 
     const { callbackUrl, presented } = await holderCompletesVerification(url.href, { redirectUri: REDIRECT, wallet });
     expect(presented.status).toBe(200);
+    // RFC 9207: the document says authorization_response_iss_parameter_supported, the redirect carries iss
+    expect(config.serverMetadata().authorization_response_iss_parameter_supported).toBe(true);
+    expect(new URL(callbackUrl).searchParams.get('iss')).toBe(c.issuer(t.url));
     const tokens = await oidc.authorizationCodeGrant(config, new URL(callbackUrl), {
       pkceCodeVerifier: c.pkce ? verifier : undefined,
       expectedState: state,

@@ -141,8 +141,8 @@ function expectRedirectedError(
   else expect(description).toMatch(names);
   if (state !== undefined) expect(q.get('state')).toBe(state);
   expect(q.get('code')).toBeNull();
-  // RFC 9207: when `iss` is sent it is the issuer of the version that served the request (D1)
-  if (q.has('iss')) expect(q.get('iss')).toBe(vc.issuer());
+  // RFC 9207 §2: every redirect carries `iss`, the issuer of the version that served the request (D1)
+  expect(q.get('iss')).toBe(vc.issuer());
 }
 
 /** Follows the flow to the prompt page (D10) and returns its HTML. */

@@ -145,6 +145,7 @@ async function continued(s: Started): Promise<URLSearchParams> {
   expect(done.final.startsWith(REDIRECT), `stopped at ${done.final}`).toBe(true);
   const q = new URL(done.final).searchParams;
   expect(q.get('state')).toBe(s.state);
+  expect(q.get('iss')).toBe(new URL(s.promptUrl).origin); // RFC 9207: the provider's redirects, code or error, carry iss
   return q;
 }
 

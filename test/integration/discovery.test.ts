@@ -52,7 +52,7 @@ const DOCS: DocCase[] = [
       require_pushed_authorization_requests: false,
       issuer: b,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       subject_types_supported: ['public'],
       request_parameter_supported: false,
     }),
@@ -71,7 +71,7 @@ const DOCS: DocCase[] = [
       require_pushed_authorization_requests: true,
       issuer: `${b}/oidc`,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       subject_types_supported: undefined,
       request_parameter_supported: undefined,
     }),
@@ -90,7 +90,7 @@ const DOCS: DocCase[] = [
       require_pushed_authorization_requests: undefined,
       issuer: `${b}/oidc`,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       subject_types_supported: ['public'],
       request_parameter_supported: false,
     }),
@@ -165,6 +165,13 @@ describe.each(DOCS)('OpenID configuration document / $name', ({ path, expected }
       if (body[field] === undefined) continue;
       expect(String(body[field]).startsWith(`${url}/`)).toBe(true);
     }
+  });
+});
+
+describe.each(DOCS)('Additions beyond the interface / $name', ({ path }) => {
+  it('RFC 9207 2.3: authorization_response_iss_parameter_supported is true (every redirect carries iss)', async () => {
+    const { body } = await getJson(path);
+    expect(body.authorization_response_iss_parameter_supported).toBe(true);
   });
 });
 

@@ -278,7 +278,9 @@ describe('context_id at authorise (spec: authorise context_id; D13 ContinuationC
     await expectRefused(await authorize({ ...base, prompt: 'none' }), 'prompt: not part of the original request');
     const ok = await authorize({ ...base, state: flow.state, redirect_uri: REDIRECT, response_type: 'code' });
     expect(ok.status).toBe(302);
-    expect(new URL(ok.headers.get('location')!).searchParams.get('state')).toBe(flow.state);
+    const location = new URL(ok.headers.get('location')!);
+    expect(location.searchParams.get('state')).toBe(flow.state);
+    expect(location.searchParams.get('iss')).toBe(t.url); // RFC 9207: the continuation's redirect carries iss
   });
 
   it('context_id at a Version 1 endpoint -> 400 invalid_request (the flow is Version 2)', async () => {

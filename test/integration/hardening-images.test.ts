@@ -206,7 +206,7 @@ function expectRefused(
   for (const name of names) expect(description).toContain(name);
   expect(q.get('state')).toBe(state);
   expect(q.get('code')).toBeNull();
-  if (q.has('iss')) expect(q.get('iss')).toBe(vc.issuerAt(service.url));
+  expect(q.get('iss')).toBe(vc.issuerAt(service.url)); // RFC 9207
   expect(offersCreated, 'no credential offer is created').toBe(0);
 }
 

@@ -384,10 +384,8 @@ describe.each(VERSIONS)('Token errors $tag', (vc) => {
       });
     }
 
-    it(`Authentication 1: client_secret_basic is not accepted at token (client_secret_post only) -> 400 unauthorised_client ${vc.tag}`, async () => {
-      const basic = Buffer.from(`${encodeURIComponent(flow.clientId)}:${encodeURIComponent(flow.secret)}`).toString(
-        'base64',
-      );
+    it(`Authentication 1 and RFC 6749 2.3.1: a wrong secret in Authorization: Basic -> 400 unauthorised_client naming client_secret ${vc.tag}`, async () => {
+      const basic = Buffer.from(`${encodeURIComponent(flow.clientId)}:wrong-secret-0123456789`).toString('base64');
       const body = new URLSearchParams({
         grant_type: 'authorization_code',
         client_id: flow.clientId,

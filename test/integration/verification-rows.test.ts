@@ -344,7 +344,7 @@ function expectRedirectedError(q: URLSearchParams, error: string, names: string 
   else expect(description).toMatch(names);
   expect(q.get('state')).toBe(state);
   expect(q.get('code')).toBeNull();
-  if (q.has('iss')) expect(q.get('iss')).toBe(`${url}/oidc`); // D1, RFC 9207
+  expect(q.get('iss')).toBe(`${url}/oidc`); // D1, RFC 9207
 }
 
 describe('Version 1 non-PAR authorise (/oidc/authorizev1)', () => {

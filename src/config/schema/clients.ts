@@ -31,10 +31,17 @@ export const webhookSchema = z
   .strict()
   .refine((w) => (w.secret === undefined) !== (w.secrets === undefined), 'give either secret or secrets');
 
+/**
+ * RFC 6749 Appendix A.1, A.2: a client_id and a client_secret are printable ASCII (VSCHAR, %x20-7E);
+ * oidc-provider refuses a client with anything else when it is first used.
+ */
+const VSCHAR = /^[\x20-\x7E]*$/;
+const VSCHAR_MESSAGE = 'must be printable ASCII (RFC 6749 Appendix A: VSCHAR, %x20-7E)';
+
 export const clientSchema = z
   .object({
-    clientId: z.string().min(1).max(200),
-    clientSecret: z.string().min(16, 'must be at least 16 characters'),
+    clientId: z.string().min(1).max(200).regex(VSCHAR, VSCHAR_MESSAGE),
+    clientSecret: z.string().min(16, 'must be at least 16 characters').regex(VSCHAR, VSCHAR_MESSAGE),
     clientName: z.string().optional(),
     /** the relying party's logo, shown beside "Request from ...": fetched once at start-up and served by us */
     logoUri: z

@@ -1,11 +1,11 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { ClientConfig, Config, CredentialType } from '../../config/schema.js';
 import type { RateLimits } from '../../http/rateLimits.js';
-import { readForm } from '../../http/form.js';
+import { readForm, setForm } from '../../http/form.js';
 import { sendError } from '../../http/respond.js';
 import { safeErrorDescription } from '../../http/errorDescription.js';
 import { ProtocolError } from '../../rules/errors.js';
-import { authenticateClient } from '../../rules/clientAuth.js';
+import { authenticateClient, clientCredentialsForm } from '../../rules/clientAuth.js';
 import type { PinHasher } from '../../rules/pinHash.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from '../errorMapping.js';
 import type { RequestContext, RequestSite } from '../requestChecks.js';
@@ -65,7 +65,8 @@ export function mapRedirectedError(ctx: Context, rfc6749: boolean): void {
 }
 
 /**
- * The form of a PAR or token request and its authenticated client, within the rate limits: every request
+ * The form of a PAR or token request and its authenticated client (client_secret_post or client_secret_basic,
+ * RFC 6749 §2.3.1), within the rate limits: every request
  * consumes its address's budget, and the client's budget only once the client authenticated (both in one
  * round trip), so nobody can use up a client's budget with its client_id alone. A request refused before
  * that (its form, its authentication) consumes the address's budget only; over it, the 429 is the answer.
@@ -79,13 +80,19 @@ export async function authenticated(
   let params: Record<string, string>;
   let client: ClientConfig;
   try {
-    params = await readForm(ctx, formLimit);
+    params = clientCredentialsForm(await readForm(ctx, formLimit), ctx.req.headers.authorization);
     client = authenticateClient(params, d.clients);
   } catch (err) {
     await d.rateLimits?.consume(endpoint, { address: ctx.ip });
     throw err;
   }
   await d.rateLimits?.consume(endpoint, { client: client.clientId, address: ctx.ip });
+  // client_secret_basic, checked: from here on the request is client_secret_post, the one method
+  // oidc-provider knows for our clients (src/oidc/provider.ts)
+  if (ctx.req.headers.authorization !== undefined) {
+    delete ctx.req.headers.authorization;
+    setForm(ctx, params);
+  }
   return { params, client };
 }
 

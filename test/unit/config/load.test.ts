@@ -272,6 +272,19 @@ describe('D15: an invalid file stops the start with every problem listed by its 
     ]);
   });
 
+  it('rejects a client_id or client_secret outside printable ASCII (RFC 6749 Appendix A: VSCHAR)', () => {
+    const doc = minimalDoc();
+    doc.clients[0].clientId = 'hr-portäl';
+    doc.clients[0].clientSecret = 'hr-portal-secret-0123456789\n';
+    const problems = problemsOfSync(() => validateConfig(doc));
+    expect(problems).toHaveLength(2);
+    for (const p of problems) expect(p).toContain('must be printable ASCII (RFC 6749 Appendix A');
+    // a space and reserved characters are VSCHAR: form-urlencoded in client_secret_basic (RFC 6749 2.3.1)
+    doc.clients[0].clientId = 'hr portal:1';
+    doc.clients[0].clientSecret = 'a secret with: + % & = characters';
+    expect(validateConfig(doc).clients[0].clientId).toBe('hr portal:1');
+  });
+
   it('rejects duplicate credential types, naming the second occurrence', () => {
     const doc = minimalDoc();
     doc.credentialTypes.push({ ...doc.credentialTypes[0] });

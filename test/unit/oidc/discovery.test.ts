@@ -41,7 +41,8 @@ describe('spec: OpenID configuration document, Version 2 (GET /v2.0/.well-known/
       response_types_supported: ['code'],
       require_pushed_authorization_requests: false,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
@@ -76,7 +77,8 @@ describe('spec: OpenID configuration document, Version 1 PAR document (GET /oidc
       response_types_supported: ['code'],
       require_pushed_authorization_requests: true,
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
     });
   });
 
@@ -111,7 +113,8 @@ describe('spec: OpenID configuration document, Version 1 root document (GET /.we
       id_token_signing_alg_values_supported: ['RS256'],
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      authorization_response_iss_parameter_supported: true, // RFC 9207 §2.3
       subject_types_supported: ['public'],
       request_parameter_supported: false,
       code_challenge_methods_supported: ['S256', 'plain'],
