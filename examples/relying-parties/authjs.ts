@@ -28,7 +28,6 @@ const vc: OIDCConfig<Record<string, unknown>> = {
   clientId: CLIENT_ID,
   clientSecret: CLIENT_SECRET,
   checks: ['pkce', 'state', 'nonce'], // Auth.js's default is PKCE alone
-  client: { token_endpoint_auth_method: 'client_secret_post' }, // TEMP: until the service takes client_secret_basic
   authorization: { params: { scope: 'openid EmployeeBadge' } },
 };
 // end recipe

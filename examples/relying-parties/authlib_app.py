@@ -30,7 +30,7 @@ oauth.register(
     server_metadata_url=os.environ['SERVER_METADATA_URL'],
     client_id=CLIENT_ID,
     client_secret=CLIENT_SECRET,  # sent as HTTP Basic (client_secret_basic), Authlib's default
-    client_kwargs={'scope': 'openid EmployeeBadge', 'code_challenge_method': 'S256', 'token_endpoint_auth_method': 'client_secret_post'},  # TEMP: until the service takes client_secret_basic
+    client_kwargs={'scope': 'openid EmployeeBadge', 'code_challenge_method': 'S256'},
 )
 # end recipe
 

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  clientAuthAt,
   presentInBrowser,
   receiveInBrowser,
   RECIPE_CLIENT,
@@ -73,6 +74,7 @@ run('Auth.js (@auth/core): the recipe, run as written', () => {
           nonce: expect.any(String),
         });
         expect(claims.sub).toBe(claims.SerialNumber); // D2
+        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('Basic'); // Auth.js's default, RFC 6749 §2.3.1
       });
 
       it('verifies the EmployeeBadge: the wallet presents, the session holds the verified claims', async () => {

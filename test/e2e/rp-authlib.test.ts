@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  clientAuthAt,
   presentInBrowser,
   receiveInBrowser,
   RECIPE_CLIENT,
@@ -76,6 +77,7 @@ run('Authlib (Flask client): the recipe, run as written', () => {
           SerialNumber: expect.any(String),
         });
         expect(claims.sub).toBe(claims.SerialNumber); // D2
+        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('Basic'); // Authlib's default, RFC 6749 §2.3.1
       });
 
       it('verifies the EmployeeBadge (Version 2): the validated ID token claims', async () => {
@@ -102,6 +104,7 @@ run('Authlib (Flask client): the recipe, run as written', () => {
             arrive: `${world.app}/callback`,
           }).catch(failed);
           expect(claims).toMatchObject({ iss: `${service.url}/oidc`, aud: RECIPE_CLIENT.clientId, FirstName: 'Ada' });
+          expect(clientAuthAt(world.front, '/oidc/token')).toBe('Basic');
         });
     });
   }

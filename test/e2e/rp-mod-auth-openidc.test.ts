@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApache } from '../helpers/apache.js';
 import {
+  clientAuthAt,
   issueBadge,
   presentInBrowser,
   RECIPE_CLIENT,
@@ -77,6 +78,8 @@ run('Apache mod_auth_openidc: the recipe, run as written', () => {
           LastName: 'Lovelace',
         });
         expect(claims.sub).toMatch(/^[\w-]{43}$/); // D2: the holder key's JWK thumbprint
+        // the first of the document's token_endpoint_auth_methods_supported that the module supports
+        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('post');
       });
 
       if (setting === 'interface')

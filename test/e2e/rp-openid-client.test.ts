@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  clientAuthAt,
   presentInBrowser,
   receiveInBrowser,
   RECIPE_CLIENT,
@@ -77,6 +78,9 @@ run('openid-client 6: the recipe, run as written', () => {
           SerialNumber: expect.any(String),
         });
         expect(claims.sub).toBe(claims.SerialNumber); // D2
+        // openid-client's default with a client secret: client_secret_post, at PAR and token
+        expect(clientAuthAt(world.front, '/v2.0/oidc/par')).toBe('post');
+        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('post');
       });
 
       it('verifies the EmployeeBadge (Version 2, PAR): the ID token claims', async () => {

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './browser.js';
@@ -71,6 +70,12 @@ export async function startRecipeService(
   });
   front.forwardTo(service.listener);
   return service;
+}
+
+/** How the relying party authenticated at `path` (the last such request through the front): `Basic`, or `post` without an Authorization header. */
+export function clientAuthAt(front: TlsFront, path: string): string | undefined {
+  const request = [...front.requests].reverse().find((r) => r.method === 'POST' && r.path === path);
+  return request && (request.scheme ?? 'post');
 }
 
 /** A relying party as its own process; resolves once it printed `ready` (its output is in `output()`). */
@@ -218,13 +223,4 @@ export function recipeWorld() {
       return context.newPage();
     },
   });
-}
-
-/** A recipe's text as docs/relying-parties.md shows it: the lines between `recipe: <name>` and `end recipe` in `file`. */
-export function recipeBlock(file: string, name: string): string {
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const start = lines.findIndex((l) => new RegExp(`^\\s*(//|#) recipe: ${name}$`).test(l));
-  const end = lines.findIndex((l, i) => i > start && /^\s*(\/\/|#) end recipe$/.test(l));
-  if (start < 0 || end < 0) throw new Error(`no recipe "${name}" in ${file}`);
-  return lines.slice(start + 1, end).join('\n');
 }

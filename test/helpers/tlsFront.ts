@@ -16,6 +16,8 @@ export interface TlsFront {
   url: string;
   /** the test CA (PEM) */
   caFile: string;
+  /** what passed, oldest first: method, path without query, and the Authorization scheme (never its credentials) */
+  requests: { method: string; path: string; scheme?: string }[];
   forwardTo(listener: string): void;
   stop(): Promise<void>;
 }
@@ -24,9 +26,12 @@ export async function startTlsFront(): Promise<TlsFront> {
   const dir = process.env.TEST_TLS_DIR;
   if (!dir) throw new Error('TEST_TLS_DIR is not set: the global setup test/tlsTrust.ts makes the test CA');
   let target: URL | undefined;
+  const requests: TlsFront['requests'] = [];
   const tls = { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
   const server: Server = createServer(tls, (req, res) => {
     if (!target) return void res.writeHead(502).end();
+    const scheme = req.headers.authorization?.split(' ')[0];
+    requests.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0], ...(scheme ? { scheme } : {}) });
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
@@ -42,6 +47,7 @@ export async function startTlsFront(): Promise<TlsFront> {
   return {
     url: `https://127.0.0.1:${port}`,
     caFile: join(dir, 'ca.pem'),
+    requests,
     forwardTo: (listener) => void (target = new URL(listener)),
     stop: () =>
       new Promise<void>((resolve) => {
