@@ -3,8 +3,8 @@
  * Debian's libapache2-mod-auth-openidc) runs as written in an Apache the test starts, against the service
  * behind TLS under each of the operator's discovery settings; a holder in Chromium opens the protected
  * page, shows an EmployeeBadge with the dev wallet, and the page (claims.cgi) gets the ID token's claims as
- * OIDC_CLAIM_<name>. mod_auth_openidc at its defaults (the token endpoint's authentication method the
- * discovery document names first of those it supports, state, nonce, its ID token validation against the
+ * OIDC_CLAIM_<name>. mod_auth_openidc at its defaults (client_secret_basic, which it prefers when the
+ * discovery document lists it; state, nonce, its ID token validation against the
  * JWKS, the userinfo endpoint when discovery names one); PKCE S256 as the recipe turns on.
  * Under the interface as written, the root document is Version 1's: the module verifies through it too.
  */
@@ -78,8 +78,8 @@ run('Apache mod_auth_openidc: the recipe, run as written', () => {
           LastName: 'Lovelace',
         });
         expect(claims.sub).toMatch(/^[\w-]{43}$/); // D2: the holder key's JWK thumbprint
-        // the first of the document's token_endpoint_auth_methods_supported that the module supports
-        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('post');
+        // client_secret_basic, which the module prefers when the document lists it (RFC 6749 §2.3.1)
+        expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('Basic');
       });
 
       if (setting === 'interface')
