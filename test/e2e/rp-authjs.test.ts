@@ -35,6 +35,7 @@ run('Auth.js (@auth/core): the recipe, run as written', () => {
       const failed = (err: Error) => Promise.reject(new Error(`${err.message}\nrelying party: ${rp.output()}`));
 
       beforeAll(async () => {
+        await world.newWallet();
         service = await startRecipeService(world.front, setting, [`${world.app}/auth/callback/vc`]);
         rp = await startProcess(
           process.execPath,

@@ -55,6 +55,7 @@ run('Authlib (Flask client): the recipe, run as written', () => {
       };
 
       beforeAll(async () => {
+        await world.newWallet();
         service = await startRecipeService(world.front, setting, [`${world.app}/callback`]);
         await startApp(v2DiscoveryUrl(setting, service.url));
       }, 90_000);

@@ -55,6 +55,7 @@ run('Apache mod_auth_openidc: the recipe, run as written', () => {
       };
 
       beforeAll(async () => {
+        await world.newWallet();
         service = await startRecipeService(world.front, setting, [`${world.app}/protected/redirect_uri`]);
         await startRp(v2DiscoveryUrl(setting, service.url));
         // mod_auth_openidc verifies; the wallet's badge comes from an issuance by the test's own client

@@ -56,6 +56,7 @@ run('openid-client 6: the recipe, run as written', () => {
       };
 
       beforeAll(async () => {
+        await world.newWallet();
         service = await startRecipeService(world.front, setting, [`${world.app}/callback`]);
         await startApp(server(setting, service.url));
       }, 90_000);

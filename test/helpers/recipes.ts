@@ -195,19 +195,14 @@ export async function issueBadge(service: TestService, setting: Setting, wallet:
 
 /**
  * What a recipe's tests share across the settings (registered as beforeAll/afterAll of the calling
- * describe): the TLS front, Chromium, one dev wallet, and the relying party's port and origin
- * (`http://localhost:<port>`). `page()` opens a page in a fresh browser context that trusts the front.
+ * describe): the TLS front, Chromium, the dev wallet (`newWallet()` for each service), and the relying
+ * party's port and origin (`http://localhost:<port>`). `page()` opens a page in a fresh browser context that trusts the front.
  */
 export function recipeWorld() {
   const world = {} as { front: TlsFront; browser: Browser; wallet: DevWallet; port: number; app: string };
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
-    [world.front, world.browser, world.wallet, world.port] = await Promise.all([
-      startTlsFront(),
-      launchChromium(),
-      newWallet(),
-      freePort(),
-    ]);
+    [world.front, world.browser, world.port] = await Promise.all([startTlsFront(), launchChromium(), freePort()]);
     world.app = `http://localhost:${world.port}`;
   }, 60_000);
   afterAll(async () => {
@@ -216,6 +211,13 @@ export function recipeWorld() {
     await world.front?.stop();
   });
   return Object.assign(world, {
+    /**
+     * A new wallet, for a new service: credentials of a service that was stopped name status lists no
+     * running service serves, and a wallet presents the first credential that matches.
+     */
+    async newWallet(): Promise<void> {
+      world.wallet = await newWallet();
+    },
     /** a page of a new browser context: the holder's browser, which trusts the front's test CA */
     async page(): Promise<Page> {
       const context = await world.browser.newContext({ ignoreHTTPSErrors: true });
