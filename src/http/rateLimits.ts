@@ -78,7 +78,7 @@ export function addressKey(ip: string): string {
   return `${hex.slice(0, 4).join(':')}::/64`;
 }
 
-const ENDPOINTS: readonly RateLimitEndpoint[] = ['par', 'token', 'walletToken', 'credential', 'vpResponse'];
+const ENDPOINTS: readonly RateLimitEndpoint[] = ['par', 'token', 'userinfo', 'walletToken', 'credential', 'vpResponse'];
 
 /**
  * How long a request waits for Redis to count it before the instance's memory decides instead: far above

@@ -16,7 +16,14 @@ const KINDS: readonly FlowKind[] = ['issuance', 'verification', 'identity', 'ext
 const VERSIONS: readonly FlowVersion[] = ['v1', 'v2'];
 const OUTCOMES: readonly FlowOutcome[] = ['completed', 'failed', 'expired', 'denied'];
 const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retry', 'failed'];
-const RATE_LIMITED: readonly RateLimitEndpoint[] = ['par', 'token', 'walletToken', 'credential', 'vpResponse'];
+const RATE_LIMITED: readonly RateLimitEndpoint[] = [
+  'par',
+  'token',
+  'userinfo',
+  'walletToken',
+  'credential',
+  'vpResponse',
+];
 
 export interface MetricsOptions {
   /** the configured clients' ids: with `perClient`, their flow series exist from the start (at 0) */

@@ -17,6 +17,7 @@ const FIXED = [
   '/v2.0/oidc/par',
   '/v2.0/oidc/authorize',
   '/v2.0/oidc/token',
+  '/v2.0/oidc/userinfo',
   // Version 1
   '/.well-known/openid-configuration',
   '/.well-known/openid-configuration/jwks',
@@ -26,6 +27,7 @@ const FIXED = [
   '/oidc/authorize',
   '/oidc/authorizev1',
   '/oidc/token',
+  '/oidc/userinfo',
   // the wallet-facing verifier (src/verification/verifier.ts) and the identity provider's answer (D12)
   '/vp/response',
   '/identity/callback',

@@ -20,6 +20,10 @@ export function discoveryDocument(
   if (!root) doc.pushed_authorization_request_endpoint = url(profile.paths.par);
   doc.authorization_endpoint = url(root ? profile.paths.authorizeNonPar! : profile.paths.authorize);
   doc.token_endpoint = url(profile.paths.token);
+  // OIDC Core §5.3, an addition beyond the interface: libraries (Auth.js) refuse a document without one
+  doc.userinfo_endpoint = url(profile.paths.userinfo);
+  // what a client that registered signed answers (userinfoSignedResponseAlg) checks them against (§5.3.2)
+  doc.userinfo_signing_alg_values_supported = ['RS256'];
   doc.jwks_uri = url(root ? profile.paths.rootJwks! : profile.paths.jwks);
   doc.response_modes_supported = ['query'];
   doc.id_token_signing_alg_values_supported = ['RS256'];

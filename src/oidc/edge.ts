@@ -16,6 +16,9 @@ import { notFound, withClientErrors } from './actions/shared.js';
 import { parEndpoint } from './actions/par.js';
 import { authorizeEndpoint, forBrowsers, providerAuthorizes } from './actions/authorize.js';
 import { tokenEndpoint } from './actions/token.js';
+import { userinfoEndpoint, userinfoPreflight } from './actions/userinfo.js';
+import { RevokedGrants } from './revokedGrants.js';
+import type { SigningKeys } from '../keys/keyRing.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -26,6 +29,8 @@ export interface EdgeDeps {
   credentialTypes: ReadonlyMap<string, CredentialType>;
   /** the ID-token keys published now (D20: they change with a rotation) */
   publicKeys: () => { keys: JWK[] };
+  /** the ID-token keys: sign UserInfo answers as JWTs for the clients that ask for them */
+  idTokenKeys: SigningKeys | { keys: JWK[] };
   pinHasher: PinHasher;
   /** D13: External Client flows, continued here with context_id */
   external: ExternalFlows;
@@ -56,7 +61,10 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
   const toProvider = mount(profile.providerMount, d.provider as never) as Middleware;
   const par = withClientErrors(rfc6749, parEndpoint({ ...d, toProvider }));
   const authorize = authorizeEndpoint({ ...d, toProvider });
-  const token = withClientErrors(rfc6749, tokenEndpoint({ ...d, toProvider, rfc6749 }));
+  // D16: what a replayed code revokes, for as long as a token it bought may be valid
+  const revokedGrants = new RevokedGrants(d.store, profile.id, config.lifetimes.token + 5);
+  const token = withClientErrors(rfc6749, tokenEndpoint({ ...d, toProvider, rfc6749, revokedGrants }));
+  const userinfo = userinfoEndpoint({ ...d, revokedGrants });
   const preflight = (ctx: Context) => toProvider(ctx, notFound); // CORS preflight: the provider refuses it
   const { paths } = profile;
   const routes: Route[] = [
@@ -71,6 +79,9 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
     { method: 'GET', path: paths.authorize, handle: forBrowsers((ctx) => authorize(ctx, 'authorize')) },
     { method: 'POST', path: paths.token, handle: token },
     { method: 'OPTIONS', path: paths.token, handle: preflight },
+    { method: 'GET', path: paths.userinfo, handle: userinfo },
+    { method: 'POST', path: paths.userinfo, handle: userinfo },
+    { method: 'OPTIONS', path: paths.userinfo, handle: userinfoPreflight },
     // the provider's resume step after the holder's prompt: /.../authorize/<uid>
     {
       method: 'GET',

@@ -43,13 +43,19 @@ const DROPPED = new Set(['at_hash', 'c_hash', 's_hash', 'sid', 'auth_time', 'acr
 export function installIdTokenSigner(
   provider: Provider,
   sign: Signer,
-  opts: { ttl: number; issuerFor: (clientId: string) => string },
+  opts: {
+    ttl: number;
+    issuerFor: (clientId: string) => string;
+    /** the `jti` that names the grant whose code bought the token (src/oidc/revokedGrants.ts) */
+    tokenIdFor?: (grantId: string) => string;
+  },
 ): void {
   const IdToken = provider.IdToken as unknown as {
     prototype: {
       issue: (o?: { use?: string }) => Promise<string>;
       payload: () => Promise<Record<string, unknown>>;
       client: { clientId: string };
+      ctx?: { oidc?: { entities?: { Grant?: { jti?: string } } } };
     };
   };
   const original = IdToken.prototype.issue;
@@ -65,6 +71,9 @@ export function installIdTokenSigner(
     kept.iat = now;
     kept.nbf = now;
     kept.exp = now + opts.ttl;
+    // the token request's grant (ctx.oidc.entities, documented): a replayed code revokes it (D16)
+    const grantId = this.ctx?.oidc?.entities?.Grant?.jti;
+    if (opts.tokenIdFor && grantId) kept.jti = opts.tokenIdFor(grantId);
     return sign(kept);
   };
 }

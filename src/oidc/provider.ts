@@ -4,6 +4,7 @@ import { VC_ISSUER_CLAIM, type Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
 import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js';
 import { installIdTokenSigner, createIdTokenSigner } from './idToken.js';
+import { grantTokenId } from './revokedGrants.js';
 import { GrantClaims } from '../flow/flowClaims.js';
 import type { VersionProfile } from './versions.js';
 import { INTERNAL_PARAMS } from './requestChecks.js';
@@ -123,7 +124,8 @@ const findAccount =
 function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configuration {
   const { config, store } = deps;
   // D3: the token response's access_token is the ID token; the provider's own opaque access token never
-  // leaves the service (no userinfo, introspection or revocation endpoint), so it is not stored
+  // leaves the service (its userinfo, introspection and revocation endpoints are off; the edge's UserInfo
+  // endpoint takes the ID token), so it is not stored
   const Adapter = createOidcAdapterFactory(
     store,
     profile.id,
@@ -173,6 +175,10 @@ function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configu
   } as unknown as Configuration;
 }
 
+/** D1: the ID tokens' `iss` for a client of this version: the version's issuer, or the legacy one for a flagged client. */
+export const issuerFor = (profile: VersionProfile, legacy: boolean): string =>
+  legacy && profile.legacyIssuer ? profile.legacyIssuer : profile.issuer;
+
 /** The error detail oidc-provider keeps off the wire, for the edge to map onto the spec's codes. */
 const keepErrorDetail = (ctx: KoaContextWithOIDC, err: { error_detail?: string }) => {
   ctx.state.oidcErrorDetail = err.error_detail;
@@ -194,8 +200,8 @@ export async function createRpProvider(profile: VersionProfile, deps: RpProvider
   provider.on('authorization.error', keepErrorDetail);
   installIdTokenSigner(provider, await createIdTokenSigner(deps.idTokenKeys), {
     ttl: config.lifetimes.token,
-    issuerFor: (clientId) =>
-      profile.legacyIssuer && legacyIssuerClients.has(clientId) ? profile.legacyIssuer : profile.issuer,
+    issuerFor: (clientId) => issuerFor(profile, legacyIssuerClients.has(clientId)),
+    tokenIdFor: grantTokenId,
   });
   return provider;
 }

@@ -20,6 +20,8 @@ export interface VersionProfile {
     par: string;
     authorize: string;
     token: string;
+    /** OIDC Core §5.3, an addition beyond the interface: takes the token response's access_token (D3) */
+    userinfo: string;
     /** Version 1 only: the root document and its non-PAR authorise endpoint */
     rootDiscovery?: string;
     rootJwks?: string;
@@ -59,6 +61,7 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
       par: '/v2.0/oidc/par',
       authorize: '/v2.0/oidc/authorize',
       token: '/v2.0/oidc/token',
+      userinfo: '/v2.0/oidc/userinfo',
     },
     nonParAtAuthorize: true,
     pkceAtPar: true,
@@ -82,6 +85,7 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
       par: '/oidc/par',
       authorize: '/oidc/authorize',
       token: '/oidc/token',
+      userinfo: '/oidc/userinfo',
       rootDiscovery: '/.well-known/openid-configuration',
       rootJwks: '/.well-known/openid-configuration/jwks',
       authorizeNonPar: '/oidc/authorizev1',

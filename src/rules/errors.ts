@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'invalid_scope'
   | 'invalid_grant'
   | 'invalid_client'
+  | 'invalid_token'
   | 'unauthorised_client'
   | 'unsupported_response_type'
   | 'unsupported_grant_type'

@@ -51,6 +51,7 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
     clients,
     credentialTypes,
     publicKeys,
+    idTokenKeys: core.keyRing.idToken,
     pinHasher,
     external,
     grantClaims,

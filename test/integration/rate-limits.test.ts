@@ -21,7 +21,7 @@ import type { RateLimitsConfig } from '../../src/config/schema.js';
 
 const onRedis = process.env.TEST_STORE === 'redis';
 /** every endpoint without budgets: each test gives only the ones it is about */
-const NO_LIMITS = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {} };
+const NO_LIMITS = { par: {}, token: {}, userinfo: {}, walletToken: {}, credential: {}, vpResponse: {} };
 const WINDOW = 60;
 const budget = (points: number) => ({ points, duration: WINDOW });
 

@@ -247,6 +247,8 @@ describe.each(VERSIONS)('token endpoint, success $tag', (vc) => {
     // never the PIN; no at_hash (the access token is the ID token itself, D3)
     expect(payload).not.toHaveProperty('PinCode');
     expect(payload).not.toHaveProperty('at_hash');
+    // the grant it was bought under, hashed (src/oidc/revokedGrants.ts): a replayed code revokes it for UserInfo
+    expect(payload.jti).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // as a value of its own (a timestamp or a random id may contain the same four digits)
     expect(leaks([JSON.stringify(decodeJwt(idToken))], [{ what: 'PIN', value: PIN, isolated: true }])).toEqual([]);
   });

@@ -63,6 +63,11 @@ export const clientSchema = z
     expiresInAsString: z.boolean().default(false),
     /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */
     legacyV2Issuer: z.boolean().default(false),
+    /**
+     * OIDC Core §5.3.2: the UserInfo endpoint answers this client with a JWT signed with the ID-token key
+     * (iss, aud, the claims) instead of plain JSON
+     */
+    userinfoSignedResponseAlg: z.enum(['RS256']).optional(),
     /** D13: required for the scope External */
     webhook: webhookSchema.optional(),
     /** verification: the ID token names, per credential type, the issuer that vouched for it (`vc_issuer`) */

@@ -19,6 +19,7 @@ export const flood = (points: number) => ({ perClient: { points, duration: 1 }, 
 export const DEFAULT_RATE_LIMITS = {
   par: flood(10000),
   token: flood(10000),
+  userinfo: flood(10000),
   walletToken: flood(2000),
   credential: flood(2000),
   vpResponse: flood(2000),

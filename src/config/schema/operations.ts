@@ -100,6 +100,8 @@ export const rateLimitsSchema = z
   .object({
     par: rateLimitSchema.default(DEFAULT_RATE_LIMITS.par),
     token: rateLimitSchema.default(DEFAULT_RATE_LIMITS.token),
+    /** the UserInfo endpoints (an addition beyond the interface): per address, and per client once the token is verified */
+    userinfo: rateLimitSchema.default(DEFAULT_RATE_LIMITS.userinfo),
     walletToken: rateLimitSchema.default(DEFAULT_RATE_LIMITS.walletToken),
     credential: rateLimitSchema.default(DEFAULT_RATE_LIMITS.credential),
     vpResponse: rateLimitSchema.default(DEFAULT_RATE_LIMITS.vpResponse),

@@ -4,7 +4,7 @@ import { configSchema, type RateLimitsConfig } from '../../../src/config/schema.
 import { MemoryStore } from '../../../src/store/memory.js';
 import { createRedisStore } from '../../../src/store/redis.js';
 
-const none = { par: {}, token: {}, walletToken: {}, credential: {}, vpResponse: {} };
+const none = { par: {}, token: {}, userinfo: {}, walletToken: {}, credential: {}, vpResponse: {} };
 const limits = (rateLimits: Partial<RateLimitsConfig>): RateLimitsConfig => ({ ...none, ...rateLimits });
 
 async function outcome(p: Promise<void>): Promise<RateLimited | 'ok'> {

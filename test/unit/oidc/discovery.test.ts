@@ -35,6 +35,8 @@ describe('spec: OpenID configuration document, Version 2 (GET /v2.0/.well-known/
       pushed_authorization_request_endpoint: 'https://vc.example.com/v2.0/oidc/par',
       authorization_endpoint: 'https://vc.example.com/v2.0/oidc/authorize',
       token_endpoint: 'https://vc.example.com/v2.0/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/v2.0/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/v2.0/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
@@ -71,6 +73,8 @@ describe('spec: OpenID configuration document, Version 1 PAR document (GET /oidc
       pushed_authorization_request_endpoint: 'https://vc.example.com/oidc/par',
       authorization_endpoint: 'https://vc.example.com/oidc/authorize',
       token_endpoint: 'https://vc.example.com/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/oidc/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
@@ -108,6 +112,8 @@ describe('spec: OpenID configuration document, Version 1 root document (GET /.we
       issuer: 'https://vc.example.com/oidc', // spec: root document issuer is {base_url}/oidc
       authorization_endpoint: 'https://vc.example.com/oidc/authorizev1',
       token_endpoint: 'https://vc.example.com/oidc/token',
+      userinfo_endpoint: 'https://vc.example.com/oidc/userinfo', // OIDC Core 5.3, an addition
+      userinfo_signing_alg_values_supported: ['RS256'],
       jwks_uri: 'https://vc.example.com/.well-known/openid-configuration/jwks',
       response_modes_supported: ['query'],
       id_token_signing_alg_values_supported: ['RS256'],
