@@ -81,6 +81,8 @@ run('Apache mod_auth_openidc: the recipe, run as written', () => {
         expect(claims.sub).toMatch(/^[\w-]{43}$/); // D2: the holder key's JWK thumbprint
         // client_secret_basic, which the module prefers when the document lists it (RFC 6749 §2.3.1)
         expect(clientAuthAt(world.front, '/v2.0/oidc/token')).toBe('Basic');
+        // the module asks the UserInfo endpoint with the access token (OIDC Core §5.3), which is the ID token (D3)
+        expect(world.front.requests).toContainEqual({ method: 'GET', path: '/v2.0/oidc/userinfo', scheme: 'Bearer' });
       });
 
       if (setting === 'interface')
