@@ -30,8 +30,8 @@ export const SETTINGS: Setting[] = ['interface', 'v2Issuer', 'v1Off'];
 
 const SETTING_CONFIG: Record<Setting, Record<string, unknown>> = {
   interface: {},
-  v2Issuer: {},
-  v1Off: {},
+  v2Issuer: { versions: { v2Issuer: 'v2.0' } },
+  v1Off: { versions: { v1: false } },
 };
 
 /** What a library given only an issuer is given under each setting (the Version 2 issuer). */
