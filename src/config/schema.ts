@@ -16,6 +16,7 @@ import {
   webhookDeliverySchema,
 } from './schema/operations.js';
 import { uiSchema } from './schema/ui.js';
+import { versionsSchema } from './schema/versions.js';
 import { checkConfig } from './schema/checks.js';
 
 export { localizedText } from './schema/common.js';
@@ -51,6 +52,8 @@ const configFields = z
     /** the longest `state` and `nonce` accepted: both are kept with the request and sent back */
     maxParameterLength: z.number().int().min(64).max(65536).default(512),
     pinAttempts: z.number().int().min(1).max(10).default(3),
+    /** which interface versions are served, and where Version 2's issuer is (OIDC Discovery 1.0 §4) */
+    versions: versionsSchema,
     /** D4: RFC 6749 error codes (invalid_client, 401) instead of the spec's, for certification runs */
     rfc6749Errors: z.boolean().default(false),
     walletPath: z

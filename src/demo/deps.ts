@@ -83,7 +83,7 @@ export function demoDeps(
     callback,
     webhookUrl,
     webhookSecrets,
-    profiles: versionProfiles(config.baseUrl),
+    profiles: versionProfiles(config.baseUrl, config.versions),
     idTokenKeys: publishedKeys(idTokenJwks),
     identityFlows,
   };

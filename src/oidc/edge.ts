@@ -74,6 +74,15 @@ export function createVersionEdge(d: EdgeDeps): Middleware {
       handle: (ctx) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')),
     },
     { method: 'GET', path: paths.jwks, handle: (ctx) => json(ctx, d.publicKeys()) },
+    ...(paths.issuerDiscovery
+      ? [
+          {
+            method: 'GET' as const,
+            path: paths.issuerDiscovery,
+            handle: (ctx: Context) => json(ctx, discoveryDocument(profile, config.baseUrl, 'par')),
+          },
+        ]
+      : []),
     { method: 'POST', path: paths.par, handle: par },
     { method: 'OPTIONS', path: paths.par, handle: preflight },
     { method: 'GET', path: paths.authorize, handle: forBrowsers((ctx) => authorize(ctx, 'authorize')) },

@@ -6,6 +6,8 @@
 export interface VersionProfile {
   /** names the version's store namespace, cookies and prompt paths */
   id: 'v1' | 'v2';
+  /** whether its endpoints and documents are served (an operator may turn Version 1 off: `versions.v1`) */
+  served: boolean;
   /** the discovery `issuer` and the ID tokens' `iss` (D1) */
   issuer: string;
   /** D1's per-client override: the issuer a client flagged `legacyV2Issuer` gets as `iss` instead */
@@ -22,6 +24,12 @@ export interface VersionProfile {
     token: string;
     /** OIDC Core §5.3, an addition beyond the interface: takes the token response's access_token (D3) */
     userinfo: string;
+    /**
+     * Where discovery from the issuer looks (OIDC Discovery 1.0 §4: the issuer and
+     * `/.well-known/openid-configuration`), when that is not `discovery` and nothing else answers there:
+     * Version 2's document at the root once Version 1 is off
+     */
+    issuerDiscovery?: string;
     /** Version 1 only: the root document and its non-PAR authorise endpoint */
     rootDiscovery?: string;
     rootJwks?: string;
@@ -43,10 +51,26 @@ export interface VersionProfile {
   };
 }
 
-export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: VersionProfile } {
+/**
+ * The operator's choices (config `versions`): whether Version 1 is served, and Version 2's issuer: the
+ * interface's `{base_url}`, or `{base_url}/v2.0`, where its document is, so that discovery from the issuer
+ * finds it (OIDC Discovery 1.0 §4).
+ */
+export interface VersionSettings {
+  v1: boolean;
+  v2Issuer: 'base' | 'v2.0';
+}
+export const INTERFACE_VERSIONS: VersionSettings = { v1: true, v2Issuer: 'base' };
+
+export function versionProfiles(
+  baseUrl: string,
+  settings: VersionSettings = INTERFACE_VERSIONS,
+): { v1: VersionProfile; v2: VersionProfile } {
+  const v2Issuer = settings.v2Issuer === 'v2.0' ? `${baseUrl}/v2.0` : baseUrl;
   const v2: VersionProfile = {
     id: 'v2',
-    issuer: baseUrl,
+    served: true,
+    issuer: v2Issuer,
     legacyIssuer: `${baseUrl}/oidc`,
     providerMount: '/',
     routes: {
@@ -62,6 +86,8 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
       authorize: '/v2.0/oidc/authorize',
       token: '/v2.0/oidc/token',
       userinfo: '/v2.0/oidc/userinfo',
+      // without Version 1 the root document is free: discovery from the issuer {base_url} finds Version 2's
+      ...(!settings.v1 && v2Issuer === baseUrl ? { issuerDiscovery: '/.well-known/openid-configuration' } : {}),
     },
     nonParAtAuthorize: true,
     pkceAtPar: true,
@@ -71,6 +97,7 @@ export function versionProfiles(baseUrl: string): { v1: VersionProfile; v2: Vers
   };
   const v1: VersionProfile = {
     id: 'v1',
+    served: settings.v1,
     issuer: `${baseUrl}/oidc`,
     providerMount: '/oidc',
     routes: {

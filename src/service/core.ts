@@ -171,7 +171,7 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
   const keyRing = keyRingOf(id, store, logger);
   if (background) keyRing.start(config.keys.rotation.reloadInterval * 1000);
   const cookieKeys = keyRing.cookieKeys;
-  const profiles = versionProfiles(config.baseUrl);
+  const profiles = versionProfiles(config.baseUrl, config.versions);
   const providers = await providersOf(profiles, { config, store, idTokenKeys: keyRing.idToken, cookieKeys });
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
   const issuerPaths = config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath];

@@ -58,7 +58,8 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
     otherProvider,
     rateLimits,
   };
-  for (const profile of Object.values(core.profiles))
+  // a version the operator turned off (versions.v1: false) has no endpoints and no documents
+  for (const profile of Object.values(core.profiles).filter((p) => p.served))
     app.use(createVersionEdge({ ...edgeDeps, profile, provider: core.providers[profile.id] }));
 }
 

@@ -502,3 +502,31 @@ describe('the demo without identity blocks', () => {
     }
   });
 });
+
+describe('the demo with Version 1 off (versions.v1: false)', () => {
+  it('offers Version 2 only, and a Version 1 mode sent anyway starts a Version 2 flow', async () => {
+    const v2only = await startTestService((baseUrl) => ({
+      demo: true,
+      versions: { v1: false },
+      clients: (testConfig(0).clients as { clientId: string; redirectUris: string[] }[]).map((c) =>
+        c.clientId === 'issuer-pkce' ? { ...c, redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`] } : c,
+      ),
+    }));
+    try {
+      const demo = await (await fetch(`${v2only.url}/demo`)).text();
+      expect(demo).toContain('value="v2-par"');
+      expect(demo).not.toContain('value="v1-par"');
+      expect(demo).not.toContain('value="v1"');
+      const start = await fetch(`${v2only.url}/demo/start`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ kind: 'verify', 'type.EmployeeBadge': 'on', mode: 'v1' }),
+      });
+      expect(start.status, await start.clone().text()).toBe(302);
+      expect(start.headers.get('location')).toMatch(new RegExp(`^${v2only.url}/v2\\.0/oidc/authorize\\?`));
+    } finally {
+      await v2only.stop();
+    }
+  });
+});

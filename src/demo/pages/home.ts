@@ -38,7 +38,9 @@ export function home(ctx: Context, d: HomeDeps): void {
   const external =
     webhookSecrets &&
     html`<option value="v2-par${EXTERNAL_SUFFIX}">Version 2, PAR, External</option><option value="v2${EXTERNAL_SUFFIX}">Version 2, without PAR, External</option>`;
-  const modes = html`<option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option><option value="v1-par">Version 1, PAR</option>`;
+  // Version 1 only when the operator serves it (versions.v1)
+  const modes = html`<option value="v2-par">Version 2, PAR</option><option value="v2">Version 2, without PAR</option>${config.versions.v1 && html`<option value="v1-par">Version 1, PAR</option>`}`;
+  const nonParV1 = nonParV1Option(config);
   const language = languageField(d.languages);
   const forms = typesFor(config, client).map((t) => {
     const fields = Object.entries(t.attributes)
@@ -65,7 +67,7 @@ export function home(ctx: Context, d: HomeDeps): void {
 <form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="kind" value="verify">
 ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.${t.name}" value="1"${i === 0 && html` checked`}> ${pickText(t.displayName, 'en') ?? t.name}</span></label>`)}
-<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>${language}
+<label>Interface<select name="mode">${modes}${nonParV1}${external}</select></label>${language}
 <button type="submit">Ask for credentials as ${client.clientName ?? client.clientId}</button></form></section>`;
   const identity = d.identityFlows.length > 0 && identityCard(d, client, modes, language);
   const externalHint = webhookSecrets
@@ -80,6 +82,10 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
   );
 }
 
+/** Version 1 without PAR (verification), when the operator serves Version 1 (versions.v1). */
+const nonParV1Option = (config: HomeDeps['config']) =>
+  config.versions.v1 && html`<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>`;
+
 /** The holder pages' language, sent as ui_locales (OIDC Core §3.1.2.1); by default the browser's. */
 function languageField(languages: readonly string[] = []): SafeHtml | '' {
   if (languages.length < 2) return '';
@@ -91,6 +97,7 @@ function languageField(languages: readonly string[] = []): SafeHtml | '' {
 /** The Verify identity card: a flow, an interface, and where a demo PID comes from. */
 function identityCard(d: HomeDeps, c: ClientConfig, modes: SafeHtml, language: SafeHtml | ''): SafeHtml {
   const { config, identityFlows, pidIssuer } = d;
+  const nonParV1 = nonParV1Option(config);
   const pidBlock = config.identity.VerifiedIdentity;
   const offersPid = identityFlows.some((f) => f.scope === 'VerifiedIdentity');
   // D12: only VerifiedIdentity combines with External (VerifiedIdentity_Other's journey ends in the holder's browser)
@@ -108,6 +115,6 @@ function identityCard(d: HomeDeps, c: ClientConfig, modes: SafeHtml, language: S
 <form method="post" action="${`${config.baseUrl}/demo/start`}">
 <input type="hidden" name="kind" value="identity">
 <label>Flow<select name="flow">${identityFlows.map((f) => html`<option value="${f.scope}">${f.label}</option>`)}</select></label>
-<label>Interface<select name="mode">${modes}<option value="v1">Version 1, without PAR (/oidc/authorizev1)</option>${external}</select></label>${language}
+<label>Interface<select name="mode">${modes}${nonParV1}${external}</select></label>${language}
 <button type="submit">Verify identity as ${c.clientName ?? c.clientId}</button></form>${pidHint}</section>`;
 }

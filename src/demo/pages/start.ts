@@ -48,7 +48,8 @@ export async function start(ctx: Context, d: StartDeps): Promise<void> {
   }
   const external = form.mode?.endsWith(EXTERNAL_SUFFIX) ?? false;
   const requested = external ? form.mode.slice(0, -EXTERNAL_SUFFIX.length) : form.mode;
-  const mode = MODES.find((m) => m === requested) ?? 'v2-par';
+  const served = (m: string) => d.config.versions.v1 || m.startsWith('v2');
+  const mode = MODES.find((m) => m === requested && served(m)) ?? 'v2-par';
   if (external && (!d.webhookSecrets || !mode.startsWith('v2'))) {
     return result('The External Client flow is not available here', {
       needs: `Version 2, and a client with the scope ${EXTERNAL} whose webhook goes to ${d.webhookUrl}`,

@@ -156,3 +156,30 @@ describe('D1: every document URL lives under the configured base URL', () => {
     expect(discoveryDocument(v1, base, 'par').issuer).toBe(discoveryDocument(v1, base, 'root').issuer);
   });
 });
+
+describe('versions (the operator settings): discovery from the issuer, OIDC Discovery 1.0 section 4', () => {
+  it('v2Issuer v2.0: the Version 2 document says {base_url}/v2.0, where it lives; Version 1 is unchanged', () => {
+    const p = versionProfiles(base, { v1: true, v2Issuer: 'v2.0' });
+    expect(discoveryDocument(p.v2, base).issuer).toBe(`${base}/v2.0`);
+    expect(p.v2.paths.discovery).toBe('/v2.0/.well-known/openid-configuration');
+    expect(p.v2.legacyIssuer).toBe(`${base}/oidc`); // D1: the sample's value, for flagged clients
+    expect(discoveryDocument(p.v1, base, 'root').issuer).toBe(`${base}/oidc`);
+    expect(p.v2.paths.issuerDiscovery).toBeUndefined();
+  });
+
+  it('v1 false: Version 1 is not served, and Version 2 answers at the root', () => {
+    const p = versionProfiles(base, { v1: false, v2Issuer: 'base' });
+    expect(p.v1.served).toBe(false);
+    expect(p.v2.paths.issuerDiscovery).toBe('/.well-known/openid-configuration');
+  });
+
+  it('both: the root would name another issuer, so Version 2 does not answer there', () => {
+    const p = versionProfiles(base, { v1: false, v2Issuer: 'v2.0' });
+    expect(p.v2.paths.issuerDiscovery).toBeUndefined();
+  });
+
+  it('the defaults are the interface: both served, Version 2 issuer {base_url}', () => {
+    const p = versionProfiles(base);
+    expect([p.v1.served, p.v2.served, p.v2.issuer]).toEqual([true, true, base]);
+  });
+});
