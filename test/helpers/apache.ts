@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -87,8 +87,9 @@ export async function startApache(o: {
     log,
     stop: () =>
       new Promise<void>((done) => {
-        if (child.exitCode !== null) return done();
-        child.once('exit', () => done());
+        const cleaned = () => done(rmSync(dir, { recursive: true, force: true }));
+        if (child.exitCode !== null) return cleaned();
+        child.once('exit', cleaned);
         child.kill('SIGTERM');
       }),
   };
