@@ -6,8 +6,10 @@ export type DiscoveryKind = 'par' | 'root';
 /**
  * The OpenID configuration document, with exactly the values of the spec's table for each version
  * ("OpenID configuration document"), plus `code_challenge_methods_supported` (RFC 8414) where PKCE is
- * accepted, so that standard clients know they may use it (docs/decisions.md). The Version 1 root
- * document has no PAR endpoint and answers for the non-PAR authorise endpoint.
+ * accepted, so that standard clients know they may use it (docs/decisions.md), and the additions for
+ * libraries at their defaults (client_secret_basic, RFC 9207, UserInfo; `subject_types_supported` in the
+ * Version 1 PAR document when the operator asks for it). The Version 1 root document has no PAR endpoint
+ * and answers for the non-PAR authorise endpoint.
  */
 export function discoveryDocument(
   profile: VersionProfile,
@@ -34,8 +36,8 @@ export function discoveryDocument(
   // RFC 9207 §2.3: every redirect of every version's flows carries `iss` (oidc-provider's, the edge's
   // redirected errors, the context_id continuations), and a server that sends it says so
   doc.authorization_response_iss_parameter_supported = true;
+  if (root || profile.parDocument.subjectTypes) doc.subject_types_supported = ['public'];
   if (root || profile.parDocument.full) {
-    doc.subject_types_supported = ['public'];
     doc.request_parameter_supported = false;
     doc.code_challenge_methods_supported = ['S256', 'plain'];
   }

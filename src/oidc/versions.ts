@@ -48,6 +48,8 @@ export interface VersionProfile {
     require_pushed_authorization_requests: boolean;
     /** carries subject_types_supported, request_parameter_supported and code_challenge_methods_supported */
     full: boolean;
+    /** carries subject_types_supported, which OIDC Discovery 1.0 §3 requires (an operator's choice where the interface omits it) */
+    subjectTypes: boolean;
   };
 }
 
@@ -59,13 +61,15 @@ export interface VersionProfile {
 export interface VersionSettings {
   v1: boolean;
   v2Issuer: 'base' | 'v2.0';
+  v1ParDocument: 'interface' | 'oidc-discovery';
 }
-export const INTERFACE_VERSIONS: VersionSettings = { v1: true, v2Issuer: 'base' };
+export const INTERFACE_VERSIONS: VersionSettings = { v1: true, v2Issuer: 'base', v1ParDocument: 'interface' };
 
 export function versionProfiles(
   baseUrl: string,
-  settings: VersionSettings = INTERFACE_VERSIONS,
+  chosen: Partial<VersionSettings> = {},
 ): { v1: VersionProfile; v2: VersionProfile } {
+  const settings = { ...INTERFACE_VERSIONS, ...chosen };
   const v2Issuer = settings.v2Issuer === 'v2.0' ? `${baseUrl}/v2.0` : baseUrl;
   const v2: VersionProfile = {
     id: 'v2',
@@ -93,7 +97,7 @@ export function versionProfiles(
     pkceAtPar: true,
     issuanceOpenid: 'required',
     externalFlows: true,
-    parDocument: { require_pushed_authorization_requests: false, full: true },
+    parDocument: { require_pushed_authorization_requests: false, full: true, subjectTypes: true },
   };
   const v1: VersionProfile = {
     id: 'v1',
@@ -121,7 +125,11 @@ export function versionProfiles(
     pkceAtPar: false,
     issuanceOpenid: 'forbidden',
     externalFlows: false,
-    parDocument: { require_pushed_authorization_requests: true, full: false },
+    parDocument: {
+      require_pushed_authorization_requests: true,
+      full: false,
+      subjectTypes: settings.v1ParDocument === 'oidc-discovery',
+    },
   };
   return { v1, v2 };
 }

@@ -13,6 +13,12 @@ export const versionsSchema = z
      * interface); `v2.0` is `{base_url}/v2.0`, where its document is, so that discovery from the issuer works
      */
     v2Issuer: z.enum(['base', 'v2.0']).default('base'),
+    /**
+     * The Version 1 PAR document: `interface` (without subject_types_supported, as the interface says), or
+     * `oidc-discovery` (with it: OIDC Discovery 1.0 §3 requires it, and Nimbus-based clients such as Spring
+     * Security refuse a document without it)
+     */
+    v1ParDocument: z.enum(['interface', 'oidc-discovery']).default('interface'),
   })
   .strict()
   .prefault({});

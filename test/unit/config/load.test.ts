@@ -54,7 +54,7 @@ describe('D15: one YAML or JSON file', () => {
     });
     expect(config.rfc6749Errors).toBe(false);
     // the interface's defaults: both versions, Version 2's issuer {base_url}
-    expect(config.versions).toEqual({ v1: true, v2Issuer: 'base' });
+    expect(config.versions).toEqual({ v1: true, v2Issuer: 'base', v1ParDocument: 'interface' });
   });
 
   it('loads a JSON file the same way', async () => {
@@ -289,8 +289,8 @@ describe('D15: an invalid file stops the start with every problem listed by its 
 
   it('versions: v1 a boolean, v2Issuer base or v2.0 (OIDC Discovery 1.0 section 4), nothing else', () => {
     const doc = minimalDoc();
-    doc.versions = { v1: false, v2Issuer: 'v2.0' };
-    expect(validateConfig(doc).versions).toEqual({ v1: false, v2Issuer: 'v2.0' });
+    doc.versions = { v1: false, v2Issuer: 'v2.0', v1ParDocument: 'oidc-discovery' };
+    expect(validateConfig(doc).versions).toEqual({ v1: false, v2Issuer: 'v2.0', v1ParDocument: 'oidc-discovery' });
     doc.versions = { v1: 'no', v2Issuer: '/v2.0', v3: true };
     const problems = problemsOfSync(() => validateConfig(doc));
     expect(problems.some((p) => p.startsWith('versions.v1'))).toBe(true);

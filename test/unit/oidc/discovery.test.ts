@@ -178,6 +178,14 @@ describe('versions (the operator settings): discovery from the issuer, OIDC Disc
     expect(p.v2.paths.issuerDiscovery).toBeUndefined();
   });
 
+  it('v1ParDocument oidc-discovery: the Version 1 PAR document carries subject_types_supported (OIDC Discovery 3)', () => {
+    const doc = discoveryDocument(versionProfiles(base, { v1ParDocument: 'oidc-discovery' }).v1, base, 'par');
+    expect(doc.subject_types_supported).toEqual(['public']);
+    // nothing else of the fuller documents: no PKCE in Version 1 PAR
+    expect(doc).not.toHaveProperty('code_challenge_methods_supported');
+    expect(doc).not.toHaveProperty('request_parameter_supported');
+  });
+
   it('the defaults are the interface: both served, Version 2 issuer {base_url}', () => {
     const p = versionProfiles(base);
     expect([p.v1.served, p.v2.served, p.v2.issuer]).toEqual([true, true, base]);
