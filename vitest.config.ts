@@ -11,8 +11,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // issue 21, D17: every log line of the run is kept and checked for secrets after it (test/logCapture.ts)
-    globalSetup: ['test/redisReachable.ts', 'test/logCapture.ts'],
+    // issue 21, D17: every log line of the run is kept and checked for secrets after it (test/logCapture.ts);
+    // test/tlsTrust.ts: the test CA of the service's TLS front, trusted by the run's processes
+    globalSetup: ['test/redisReachable.ts', 'test/logCapture.ts', 'test/tlsTrust.ts'],
     // the JSON report lets .ci/run print a plain "N passed, N failed" closing line
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [

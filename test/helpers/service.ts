@@ -104,6 +104,8 @@ export function testConfig(port: number, overrides: Record<string, unknown> = {}
 
 export interface TestService {
   url: string;
+  /** where the service listens (http on loopback), which is `url` unless a test puts a proxy in front */
+  listener: string;
   service: Service;
   stop(): Promise<void>;
 }
@@ -126,6 +128,7 @@ export async function startTestService(
   handler = service.app.callback();
   return {
     url: config.baseUrl,
+    listener: baseUrl,
     service,
     async stop() {
       server.closeAllConnections();
