@@ -16,6 +16,7 @@ import {
   webhookDeliverySchema,
 } from './schema/operations.js';
 import { uiSchema } from './schema/ui.js';
+import { outboundFetchSchema } from './schema/outbound.js';
 import { checkConfig } from './schema/checks.js';
 
 export { localizedText } from './schema/common.js';
@@ -60,6 +61,8 @@ const configFields = z
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    /** what fetches of keys, metadata and status lists may reach besides public addresses */
+    outboundFetch: outboundFetchSchema,
     /** D12: the identity-verification flows (scopes VerifiedIdentity, VerifiedIdentity_Other) */
     identity: identitySchema.default({}),
     verifier: verifierSchema,

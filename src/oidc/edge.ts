@@ -16,6 +16,7 @@ import { notFound, withClientErrors } from './actions/shared.js';
 import { parEndpoint } from './actions/par.js';
 import { authorizeEndpoint, forBrowsers, providerAuthorizes } from './actions/authorize.js';
 import { tokenEndpoint } from './actions/token.js';
+import type { OutboundFetch } from '../http/outboundFetch.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -27,6 +28,8 @@ export interface EdgeDeps {
   /** the ID-token keys published now (D20: they change with a rotation) */
   publicKeys: () => { keys: JWK[] };
   pinHasher: PinHasher;
+  /** fetches of a client's hint jwks_uri (src/http/outboundFetch.ts) */
+  outbound: OutboundFetch;
   /** D13: External Client flows, continued here with context_id */
   external: ExternalFlows;
   grantClaims: GrantClaims;

@@ -35,6 +35,7 @@ export function otherProviderOf(core: Core): OtherProvider | undefined {
         grantClaims,
         providers,
         logger,
+        outbound: core.outbound,
         onEnded: (journey, outcome) => flowEnds.journeyEnded(journey, outcome),
       })
     : undefined;
@@ -56,6 +57,7 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
     grantClaims,
     otherProvider,
     rateLimits,
+    outbound: core.outbound,
   };
   for (const profile of Object.values(core.profiles))
     app.use(createVersionEdge({ ...edgeDeps, profile, provider: core.providers[profile.id] }));
@@ -122,6 +124,7 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     onStatusUnavailable: config.statusList.onUnavailable,
     statusListMaxEntries: config.statusList.maxEntries,
     rateLimits: core.rateLimits,
+    outbound: core.outbound,
     onVerified: (record, result) => stepOutcomes.verified(record, result),
     onFailed: (record, failure) => stepOutcomes.verificationFailed(record, failure),
   });

@@ -13,6 +13,10 @@ import {
 } from '../helpers/upstreamIdv.js';
 import { UpstreamError, UpstreamIdv, UPSTREAM_BODY_LIMIT, type UpstreamStart } from '../../src/identity/upstream.js';
 import type { UpstreamIdvConfig } from '../../src/config/schema.js';
+import { loopbackOutbound } from '../helpers/outbound.js';
+
+/** the provider runs on 127.0.0.1: allowed as for a service on a loopback base URL */
+const outbound = loopbackOutbound();
 
 /**
  * Issue 18, VerifiedIdentity_Other (D12): the upstream client (src/identity/upstream.ts) against a real
@@ -48,6 +52,7 @@ afterEach(async () => {
   await idv.restart();
 });
 afterAll(async () => {
+  await outbound.close();
   await browser?.close();
   await idv?.close();
   await rp?.stop();
@@ -69,7 +74,7 @@ function config(over: Partial<UpstreamIdvConfig> = {}): UpstreamIdvConfig {
 }
 
 const client = (over: Partial<UpstreamIdvConfig> = {}, timeoutMs?: number) =>
-  new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs });
+  new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs, outbound });
 
 /** The person's part in a fresh browser: from the authorization URL to where the provider sends the browser back. */
 async function atProvider(
