@@ -14,6 +14,7 @@ import {
 import { UpstreamError, UpstreamIdv, UPSTREAM_BODY_LIMIT, type UpstreamStart } from '../../src/identity/upstream.js';
 import type { UpstreamIdvConfig } from '../../src/config/schema.js';
 import { loopbackOutbound } from '../helpers/outbound.js';
+import { OutboundFetch } from '../../src/http/outboundFetch.js';
 
 /** the provider runs on 127.0.0.1: allowed as for a service on a loopback base URL */
 const outbound = loopbackOutbound();
@@ -392,5 +393,20 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const err = await failure(client({ issuer: 'http://idv.example' }).start());
     expect(err.reason).toBe('unavailable');
     expect(err.message).toBe('the identity provider is not reachable over https');
+  });
+
+  // docs/decisions.md "Outbound fetches": the provider and every endpoint its discovery names meet the outbound rules
+  it('does not reach a provider on a loopback address that the outbound rules do not allow', async () => {
+    const strict = new OutboundFetch();
+    try {
+      const upstream = new UpstreamIdv(config(), { redirectUri: callback, outbound: strict });
+      const err = await failure(upstream.start());
+      expect(err.reason).toBe('unavailable');
+      expect(err.message).toBe(
+        'the identity provider is at a loopback address, which outboundFetch.allowedPrivateTargets does not allow',
+      );
+    } finally {
+      await strict.close();
+    }
   });
 });
