@@ -17,6 +17,7 @@ import {
 } from './schema/operations.js';
 import { uiSchema } from './schema/ui.js';
 import { versionsSchema } from './schema/versions.js';
+import { outboundFetchSchema } from './schema/outbound.js';
 import { checkConfig } from './schema/checks.js';
 
 export { localizedText } from './schema/common.js';
@@ -63,6 +64,8 @@ const configFields = z
     credentialTypes: z.array(credentialTypeSchema).min(1),
     clients: z.array(clientSchema).min(1),
     trustedIssuers: z.array(trustedIssuerSchema).default([]),
+    /** what fetches of keys, metadata and status lists may reach besides public addresses */
+    outboundFetch: outboundFetchSchema,
     /** D12: the identity-verification flows (scopes VerifiedIdentity, VerifiedIdentity_Other) */
     identity: identitySchema.default({}),
     verifier: verifierSchema,

@@ -15,6 +15,7 @@ import { Journeys, type Journey } from './journeys.js';
 import { UpstreamError, UpstreamIdv, type UpstreamIdentity } from './upstream.js';
 import type { PairwiseSubjects } from './subject.js';
 import type { VersionProfile } from '../oidc/versions.js';
+import type { OutboundFetch } from '../http/outboundFetch.js';
 
 export interface OtherProviderDeps {
   config: UpstreamIdvConfig;
@@ -28,6 +29,8 @@ export interface OtherProviderDeps {
   logger: Logger;
   /** for tests: the upstream client */
   upstream?: UpstreamIdv;
+  /** the rules the provider's requests are held to (src/http/outboundFetch.ts) */
+  outbound?: OutboundFetch;
   /** told of each journey's one outcome (metrics, audit); `denied`: the provider answered an error such as access_denied */
   onEnded?: (journey: Journey, outcome: 'completed' | 'failed' | 'denied') => void;
 }
@@ -78,7 +81,8 @@ export class OtherProvider {
 
   constructor(private readonly d: OtherProviderDeps) {
     this.journeys = new Journeys(d.store, d.lifetimes);
-    this.upstream = d.upstream ?? new UpstreamIdv(d.config, { redirectUri: `${d.baseUrl}${CALLBACK_PATH}` });
+    this.upstream =
+      d.upstream ?? new UpstreamIdv(d.config, { redirectUri: `${d.baseUrl}${CALLBACK_PATH}`, outbound: d.outbound });
     this.displayName = d.config.displayName;
     const base = new URL(d.baseUrl);
     this.#secureCookies = base.protocol === 'https:';

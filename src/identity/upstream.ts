@@ -4,6 +4,7 @@ import { isLoopbackHost } from '../rules/loopback.js';
 import type { LocalizedText } from '../i18n/catalogues.js';
 import { classify, UpstreamError } from './upstreamErrors.js';
 import { readLimited } from '../verification/readLimited.js';
+import { OutboundFetch, OutboundRefused } from '../http/outboundFetch.js';
 
 export { UpstreamError };
 
@@ -31,20 +32,32 @@ export interface UpstreamIdentity {
 /** The most any answer of the provider (discovery, JWKS, token, userinfo) may carry: a hostile one never fills memory. */
 export const UPSTREAM_BODY_LIMIT = 256 * 1024;
 
-/** openid-client's fetch, every answer read within UPSTREAM_BODY_LIMIT before openid-client parses it. */
-const boundedFetch: client.CustomFetch = async (url, options) => {
-  const res = await fetch(url, options as RequestInit);
-  const text = await readLimited(
-    res,
-    UPSTREAM_BODY_LIMIT,
-    () => new UpstreamError('invalid', `the identity provider's answer is over ${UPSTREAM_BODY_LIMIT / 1024} KiB`),
-  );
-  return new Response(res.status === 204 || res.status === 304 ? null : text, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-};
+/**
+ * openid-client's fetch: every request under the outbound rules (src/http/outboundFetch.ts: the provider's
+ * discovery document names the endpoints, which may not point at a private address unless allowed), every
+ * answer read within UPSTREAM_BODY_LIMIT before openid-client parses it.
+ */
+const boundedFetch =
+  (outbound: OutboundFetch): client.CustomFetch =>
+  async (url, options) => {
+    let res: Response;
+    try {
+      res = await outbound.fetch(url, options as RequestInit, 'the identity provider');
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw new UpstreamError('unavailable', err.message);
+      throw err;
+    }
+    const text = await readLimited(
+      res,
+      UPSTREAM_BODY_LIMIT,
+      () => new UpstreamError('invalid', `the identity provider's answer is over ${UPSTREAM_BODY_LIMIT / 1024} KiB`),
+    );
+    return new Response(res.status === 204 || res.status === 304 ? null : text, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    });
+  };
 
 const plainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,14 +68,17 @@ export class UpstreamIdv {
   readonly #redirectUri: string;
   /** openid-client counts in seconds */
   readonly #timeout: number;
+  readonly #fetch: client.CustomFetch;
   /** the discovered configuration; a failed discovery is forgotten so that the next call tries again */
   #discovered?: Promise<client.Configuration>;
 
-  constructor(config: UpstreamIdvConfig, opts: { redirectUri: string; timeoutMs?: number }) {
+  /** `outbound`: the rules its requests are held to; none but public addresses when left out */
+  constructor(config: UpstreamIdvConfig, opts: { redirectUri: string; timeoutMs?: number; outbound?: OutboundFetch }) {
     this.#config = config;
     this.displayName = config.displayName;
     this.#redirectUri = opts.redirectUri;
     this.#timeout = (opts.timeoutMs ?? 5000) / 1000;
+    this.#fetch = boundedFetch(opts.outbound ?? new OutboundFetch());
   }
 
   /** Discovery (cached after the first success), fresh state, nonce and PKCE verifier, the authorization URL. */
@@ -167,7 +183,7 @@ export class UpstreamIdv {
       return await client.discovery(issuer, this.#config.clientId, { client_secret: secret }, auth, {
         execute,
         timeout: this.#timeout,
-        [client.customFetch]: boundedFetch,
+        [client.customFetch]: this.#fetch,
       });
     } catch (err) {
       throw classify(err, 'discovery');

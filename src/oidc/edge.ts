@@ -19,6 +19,7 @@ import { tokenEndpoint } from './actions/token.js';
 import { userinfoEndpoint, userinfoPreflight } from './actions/userinfo.js';
 import { RevokedGrants } from './revokedGrants.js';
 import type { SigningKeys } from '../keys/keyRing.js';
+import type { OutboundFetch } from '../http/outboundFetch.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -32,6 +33,8 @@ export interface EdgeDeps {
   /** the ID-token keys: sign UserInfo answers as JWTs for the clients that ask for them */
   idTokenKeys: SigningKeys | { keys: JWK[] };
   pinHasher: PinHasher;
+  /** fetches of a client's hint jwks_uri (src/http/outboundFetch.ts) */
+  outbound: OutboundFetch;
   /** D13: External Client flows, continued here with context_id */
   external: ExternalFlows;
   grantClaims: GrantClaims;

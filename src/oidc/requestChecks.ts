@@ -16,6 +16,7 @@ import { verifyIdTokenHint, type VerifiedHint } from '../rules/idTokenHint.js';
 import { checkPinRule } from '../rules/pin.js';
 import type { VersionProfile } from './versions.js';
 import type { Store } from '../store/types.js';
+import type { OutboundFetch } from '../http/outboundFetch.js';
 
 /** Where an authorization request arrives: pushed (PAR), or as authorise query parameters. */
 export type RequestSite = 'par' | 'authorize' | 'authorizeNonPar';
@@ -27,6 +28,7 @@ export interface RequestContext {
   credentialTypes: ReadonlyMap<string, CredentialType>;
   site: RequestSite;
   pinHasher: PinHasher;
+  outbound: OutboundFetch;
 }
 
 export interface CheckedRequest {
@@ -189,6 +191,7 @@ async function checkHint(
     clockTolerance: r.config.hint.clockTolerance,
     maxLength: r.config.hint.maxLength,
     maxLifetime: r.config.hint.maxLifetime,
+    outbound: r.outbound,
   });
   const pin = checkPinRule(hint.pinCode, type.pinCodeLength);
   // one hash tag for the marker and its data: they are written in one atomic step

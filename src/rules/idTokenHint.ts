@@ -11,7 +11,7 @@ import {
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
 } from 'jose';
-import { readLimited } from '../verification/readLimited.js';
+import { OutboundFetch, OutboundRefused } from '../http/outboundFetch.js';
 import { HINT_CONTROL_CLAIMS } from './claimNames.js';
 import { invalidRequest, ProtocolError } from './errors.js';
 import { shown } from './text.js';
@@ -41,7 +41,9 @@ const VERIFIED_PAYLOAD_HEADER = base64url.encode(JSON.stringify({ alg: 'none' })
 /** D7: the client's public keys (inline JWKS or jwks_uri) verify these. */
 const PUBLIC_KEY_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
 
-const remoteSets = new Map<string, JWTVerifyGetKey>();
+/** per outbound rules (one per service), per jwks_uri */
+const remoteSets = new WeakMap<OutboundFetch, Map<string, JWTVerifyGetKey>>();
+let strictOutbound: OutboundFetch | undefined;
 /** A client's key set is small; a larger body (counted as read, after any Content-Encoding) is refused. */
 const JWKS_MAX_BYTES = 256 * 1024;
 const localSets = new WeakMap<object, JWTVerifyGetKey>();
@@ -61,6 +63,8 @@ export async function verifyIdTokenHint(
     maxLength: number;
     maxLifetime: number;
     now?: number;
+    /** the outbound rules a jwks_uri is fetched under (src/http/outboundFetch.ts); none allowed when left out */
+    outbound?: OutboundFetch;
   },
 ): Promise<VerifiedHint> {
   // D7: the hint is a JWT string
@@ -92,7 +96,7 @@ export async function verifyIdTokenHint(
       ({ payload } = UnsecuredJWT.decode(`${VERIFIED_PAYLOAD_HEADER}.${parts[1]}.`, options));
     } else {
       // D7: asymmetric algs verify with the registered public keys; the key must fit the alg
-      const getKey = publicKeyResolver(opts.client, alg);
+      const getKey = publicKeyResolver(opts.client, alg, opts.outbound ?? (strictOutbound ??= new OutboundFetch()));
       ({ payload } = await jwtVerify(hint, getKey, { ...options, algorithms: [...PUBLIC_KEY_ALGS] }));
     }
   } catch (e) {
@@ -151,9 +155,9 @@ function checkedHeader(hint: string): Record<string, unknown> {
 }
 
 /** D7: inline JWKS first, then jwks_uri (remote key sets cached per URI). */
-function publicKeyResolver(client: HintClient, alg: string): JWTVerifyGetKey {
+function publicKeyResolver(client: HintClient, alg: string, outbound: OutboundFetch): JWTVerifyGetKey {
   const local = client.jwks ? localSet(client.jwks) : undefined;
-  const remote = client.jwksUri ? remoteSet(client.jwksUri) : undefined;
+  const remote = client.jwksUri ? remoteSet(client.jwksUri, outbound) : undefined;
   if (!local && !remote) throw fail(`alg ${alg} needs a registered public key; the client has none`);
   return async (header, token) => {
     if (local) {
@@ -169,6 +173,8 @@ function publicKeyResolver(client: HintClient, alg: string): JWTVerifyGetKey {
       const code = (e as { code?: string }).code;
       if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS') throw e;
       if (code === 'ERR_JWKS_TIMEOUT') throw fail("the client's jwks_uri did not answer in time");
+      // a target the outbound rules refuse (not https, a private address): the client can act on that
+      if (e instanceof OutboundRefused) throw fail(e.message);
       // network failure, non-200 answer, or a body that is not a JWKS
       throw fail("the client's jwks_uri could not be fetched as a JWKS");
     }
@@ -190,31 +196,29 @@ function localSet(jwks: { keys: Record<string, unknown>[] }): JWTVerifyGetKey {
 
 /**
  * One jose remote key set per jwks_uri: fetched on first use and again after cacheMaxAge; a `kid` it does not
- * know refetches it (key rotation, OpenID Connect Core 10.1.1), at most once per cooldown. jose does not follow
- * redirects and wants a 200 JSON JWKS; its own fetch reads a body of any size, ours at most JWKS_MAX_BYTES.
+ * know refetches it (key rotation, OpenID Connect Core 10.1.1), at most once per cooldown. Fetched under the
+ * outbound rules (no redirect, no private address unless allowed), at most JWKS_MAX_BYTES.
  */
-function remoteSet(uri: string): JWTVerifyGetKey {
-  let set = remoteSets.get(uri);
+function remoteSet(uri: string, outbound: OutboundFetch): JWTVerifyGetKey {
+  let sets = remoteSets.get(outbound);
+  if (!sets) remoteSets.set(outbound, (sets = new Map()));
+  let set = sets.get(uri);
   if (!set) {
     set = createRemoteJWKSet(new URL(uri), {
       timeoutDuration: 5000,
       cooldownDuration: 30_000,
       cacheMaxAge: 300_000,
       [customFetch]: async (href, init) => {
-        const response = await fetch(href, init);
-        if (response.status !== 200) {
-          await response.body?.cancel().catch(() => undefined);
-          return new Response(null, { status: response.status });
-        }
-        const text = await readLimited(
-          response,
-          JWKS_MAX_BYTES,
-          () => new Error(`the JWKS exceeds ${JWKS_MAX_BYTES} bytes`),
-        );
+        const text = await outbound.get(href, {
+          what: "the client's jwks_uri",
+          accept: 'application/jwk-set+json, application/json',
+          maxBytes: JWKS_MAX_BYTES,
+          signal: init.signal,
+        });
         return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
       },
     });
-    remoteSets.set(uri, set);
+    sets.set(uri, set);
   }
   return set;
 }

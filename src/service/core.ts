@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type Provider from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config, ClientConfig, CredentialType } from '../config/schema.js';
@@ -25,6 +26,7 @@ import { createLogger, type Logger } from '../log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { FlowEvents } from '../metrics/flowEvents.js';
 import { RateLimits, storeKeyPrefix } from '../http/rateLimits.js';
+import { outboundFromConfig, type OutboundFetch } from '../http/outboundFetch.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
 import { tracingOn } from '../telemetry/tracing.js';
 import { tracedStore } from '../telemetry/store.js';
@@ -36,6 +38,8 @@ export interface CoreOptions {
   logger?: Logger;
   /** false: no periodic webhook deliveries, expiry watch or key reloads from this process */
   background?: boolean;
+  /** the DNS of outbound fetches (node's dns.lookup; a test names its hosts here) */
+  lookup?: LookupFunction;
 }
 
 /** What every side of the service is built on: the store, the keys, metrics and limits, and the flows' ends. */
@@ -74,6 +78,8 @@ export interface Core {
   external: ExternalFlows;
   grantClaims: GrantClaims;
   stepOutcomes: StepOutcomes;
+  /** every fetch of keys, metadata and status lists, under the operator's rules (src/http/outboundFetch.ts) */
+  outbound: OutboundFetch;
   /** the wallet issuers' paths (the configured one, and the demo's PID issuer) and the base URL's path */
   issuerPaths: string[];
   basePath: string;
@@ -176,6 +182,7 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
   const basePath = new URL(config.baseUrl).pathname.replace(/\/$/, '');
   const issuerPaths = config.demo ? [config.walletPath, DEMO_PID_PATH] : [config.walletPath];
   const seen = observe(config, store, logger, { issuerPaths, basePath });
+  const outbound = outboundFromConfig(config, opts.lookup);
   const flows = flowsOf(
     { config, store, logger, flowEnds: seen.flowEnds, metrics: seen.metrics, pairwise: id.keys.pairwise[0] },
     background,
@@ -208,12 +215,13 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
     providers,
     issuerPaths,
     basePath,
+    outbound,
     close: async () => {
       seen.stopCountingStoreErrors?.();
       await seen.metrics.close();
       keyRing.close();
       await Promise.all([flows.webhooks.close(), flows.external.close()]);
-      await store.close();
+      await Promise.all([store.close(), outbound.close()]);
     },
   };
 }

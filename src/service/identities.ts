@@ -1,5 +1,5 @@
 import type { LoadedConfig } from '../config/load.js';
-import { loadKeys, type KeyOrigin, type KeySet } from '../keys/keys.js';
+import { loadKeys, type KeptJwk, type KeyOrigin, type KeySet } from '../keys/keys.js';
 import { KeyRing, keepPeriods } from '../keys/keyRing.js';
 import {
   certifyCredentialKeys,
@@ -8,6 +8,7 @@ import {
   signingIssuers,
   type IssuerIdentity,
 } from '../keys/issuerIdentity.js';
+import { checkCredentialKeyChains } from '../keys/credentialKeyChain.js';
 import type { Store } from '../store/types.js';
 import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
 import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
@@ -56,6 +57,9 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
     until,
     mdoc: config.credentialTypes.some((t) => t.mdoc),
   });
+  // with neither the operator's certificate nor a local CA, a key's own x5c goes into credentials as it is
+  if (!issuerIdentity.ca && !issuerIdentity.operator)
+    await checkCredentialKeyChains(keys.credential, credentialKeysWhere(credentialOrigin), issuers);
   // the local CA certifies each credential key (its leaf is kept in the set, as the key's x5c)
   if (issuerIdentity.ca) {
     const certified = await certifyCredentialKeys(credentialOrigin, {
@@ -73,19 +77,33 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
   return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
 }
 
+/** Where the credential key set is kept, in the words of a start-up error. */
+const credentialKeysWhere = (origin: KeyOrigin) =>
+  origin.storeKey ? `store key ${origin.storeKey}` : `keys.credential (${origin.file})`;
+
+/** A reloaded credential key set: certified by the local CA, or (without one or an operator's certificate) its x5c checked. */
+function credentialReload(id: Identities, until: () => Date) {
+  const { issuerIdentity, issuers } = id;
+  if (issuerIdentity.ca)
+    return async (set: { keys: KeptJwk[] }) => certifySet(set, { ca: issuerIdentity.ca!, issuers, until: until() });
+  if (issuerIdentity.operator) return undefined;
+  const where = credentialKeysWhere(id.origins.find((o) => o.set === 'credential')!);
+  return async (set: { keys: KeptJwk[] }) => {
+    await checkCredentialKeyChains(set, where, issuers);
+    return set;
+  };
+}
+
 /**
  * D20: the keys that sign and are published now, reloaded from where they came from (a rotation reaches
  * every instance within keys.rotation.reloadInterval); one signer for every signed cookie.
  */
 export function keyRingOf(id: Identities, store: Store, logger: Logger): KeyRing {
-  const { issuerIdentity, issuers, keep } = id;
+  const { keep } = id;
   return new KeyRing(id.keys, id.origins, {
     keep,
     store: store.kind === 'redis' ? store : undefined,
-    certifyCredential: issuerIdentity.ca
-      ? async (set) =>
-          await certifySet(set, { ca: issuerIdentity.ca!, issuers, until: new Date(Date.now() + keep.credential) })
-      : undefined,
+    certifyCredential: credentialReload(id, () => new Date(Date.now() + keep.credential)),
     logger,
   });
 }

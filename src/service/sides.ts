@@ -36,6 +36,7 @@ export function otherProviderOf(core: Core): OtherProvider | undefined {
         grantClaims,
         providers,
         logger,
+        outbound: core.outbound,
         onEnded: (journey, outcome) => flowEnds.journeyEnded(journey, outcome),
       })
     : undefined;
@@ -58,6 +59,7 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
     grantClaims,
     otherProvider,
     rateLimits,
+    outbound: core.outbound,
   };
   // a version the operator turned off (versions.v1: false) has no endpoints and no documents
   for (const profile of Object.values(core.profiles).filter((p) => p.served))
@@ -127,6 +129,7 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     ownMdocStatus: (msoDigest) => walletIssuer.statuses.mdocStatus(msoDigest),
     statusListMaxEntries: config.statusList.maxEntries,
     rateLimits: core.rateLimits,
+    outbound: core.outbound,
     onVerified: (record, result) => stepOutcomes.verified(record, result),
     onFailed: (record, failure) => stepOutcomes.verificationFailed(record, failure),
   });

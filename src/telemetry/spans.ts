@@ -1,11 +1,12 @@
 import {
   context,
   createContextKey,
-  propagation,
+  isSpanContextValid,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
+  type Link,
   type Span,
 } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
@@ -18,8 +19,13 @@ import { TRACER_NAME, tracingOn } from './tracing.js';
  * A flow spans requests from several parties (the relying party's PAR and token, the holder's browser,
  * the wallet, the webhook delivery), which share no `traceparent`. The flow's root is the span of the
  * request that started it (PAR, or a non-PAR authorise); its span context, as a traceparent string, rides
- * in the records the flow already writes. Every later request of the flow gets its own span (a child of an
- * incoming `traceparent`, if any) with a Link to that root, added where the handler finds the flow's record.
+ * in the records the flow already writes. Every later request of the flow gets its own span with a Link to
+ * that root, added where the handler finds the flow's record.
+ *
+ * A caller's `traceparent` is untrusted input (W3C Trace Context §8): every request is a root span of our
+ * own trace, sampled by our sampler, with a Link to the caller's span context when it sent a valid one; the
+ * caller's `tracestate` is neither kept nor exported. So a caller cannot drop a flow from the traces
+ * (`sampled=00`), put its trace id into the flow's records, or have its text exported under our name.
  *
  * Nothing a request carries is recorded: span names are route templates, attributes are the method, route,
  * status, the error code and the flow's kind.
@@ -42,14 +48,14 @@ export function requestSpans(routeOf: (path: string, status: number) => string):
     // the path as it arrived: the version edge rewrites ctx.path on the way
     const path = ctx.path;
     const method = ctx.method;
-    const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
+    const caller = callerLink(ctx.get('traceparent'));
     const span = tracer().startSpan(
       method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-      parent,
+      { kind: SpanKind.SERVER, root: true, attributes: { 'http.request.method': method }, links: caller },
+      ROOT_CONTEXT,
     );
     try {
-      await context.with(trace.setSpan(parent, span).setValue(REQUEST_SPAN, span), next);
+      await context.with(trace.setSpan(ROOT_CONTEXT, span).setValue(REQUEST_SPAN, span), next);
     } finally {
       const route = routeOf(path, ctx.status);
       span.updateName(`${method} ${route}`);
@@ -65,6 +71,16 @@ export function requestSpans(routeOf: (path: string, status: number) => string):
       span.end();
     }
   };
+}
+
+/**
+ * W3C Trace Context §3.2: the caller's span context from its `traceparent`, as a Link (no `tracestate`:
+ * parseTraceParent reads the one header only); none for a missing or malformed header.
+ */
+function callerLink(traceparent: string): Link[] {
+  const caller = traceparent ? parseTraceParent(traceparent) : null;
+  if (!caller || !isSpanContextValid(caller)) return [];
+  return [{ context: { ...caller, isRemote: true }, attributes: { 'vc.link': 'caller' } }];
 }
 
 /**

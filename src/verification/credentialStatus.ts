@@ -1,5 +1,6 @@
 import type { JWTVerifyGetKey } from 'jose';
 import type { CredentialStatus } from '../status/registry.js';
+import type { OutboundFetch } from '../http/outboundFetch.js';
 import { isObject } from './disclosures.js';
 import { refuse } from './errors.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
@@ -7,8 +8,8 @@ import { StatusChecks, StatusListInvalid, StatusListUnavailable } from './status
 
 /** How a presented credential's status is looked up (D18). */
 export interface StatusCheckOptions {
-  /** for status lists, when no `statusChecks` is given */
-  fetch?: typeof fetch;
+  /** for status lists, when no `statusChecks` is given: the outbound rules (src/http/outboundFetch.ts) */
+  outbound?: OutboundFetch;
   /** D18: the status lists of presented credentials (cached across presentations) */
   statusChecks?: StatusChecks;
   /** D18 `statusList.onUnavailable`: a credential whose status list cannot be fetched is refused (default) or accepted */
@@ -47,7 +48,7 @@ export async function checkStatus(
   }
   let value: number;
   try {
-    value = await (ctx.statusChecks ?? new StatusChecks(ctx.fetch)).status(
+    value = await (ctx.statusChecks ?? new StatusChecks(ctx.outbound)).status(
       issuer,
       reference.uri,
       reference.idx,

@@ -7,7 +7,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import type { TrustedIssuer } from '../config/schema.js';
-import { readLimited } from './readLimited.js';
+import { OutboundFetch, OutboundRefused, OutboundUnavailable } from '../http/outboundFetch.js';
 import { byChainOrKid } from './ownChain.js';
 
 export { OwnChainRefused } from './ownChain.js';
@@ -29,7 +29,8 @@ export interface IssuerKeysOptions {
   ownIssuer?: OwnIssuer;
   /** the operator's trusted issuers (config `trustedIssuers`) */
   trustedIssuers: TrustedIssuer[];
-  fetch?: typeof fetch;
+  /** the outbound rules every fetch of metadata and key sets is held to (src/http/outboundFetch.ts) */
+  outbound?: OutboundFetch;
   /** how long a fetched key set or issuer metadata document is used, seconds (default 300) */
   cacheSeconds?: number;
   /** how soon after a fetch a `kid` missing from it may fetch it again, seconds (default 30) */
@@ -38,7 +39,7 @@ export interface IssuerKeysOptions {
   timeoutMs?: number;
 }
 
-/** The issuer is trusted but its keys could not be fetched (network, HTTP status, not a key set). */
+/** The issuer is trusted but its keys could not be fetched (network, HTTP status, a refused target, not a key set). */
 export class IssuerKeysUnavailable extends Error {
   constructor(message: string) {
     super(message);
@@ -72,13 +73,13 @@ export class IssuerKeys {
   readonly #resolvers = new Map<string, JWTVerifyGetKey>();
   /** remote sets named by issuer metadata, per jwks_uri, so that a metadata refresh keeps the set's cache */
   readonly #remoteSets = new Map<string, JWTVerifyGetKey>();
-  readonly #fetch: typeof fetch;
+  readonly #outbound: OutboundFetch;
   readonly #cacheMs: number;
   readonly #cooldownMs: number;
   readonly #timeoutMs: number;
 
   constructor(opts: IssuerKeysOptions) {
-    this.#fetch = opts.fetch ?? fetch;
+    this.#outbound = opts.outbound ?? new OutboundFetch();
     this.#cacheMs = (opts.cacheSeconds ?? 300) * 1000;
     this.#cooldownMs = (opts.cooldownSeconds ?? 30) * 1000;
     this.#timeoutMs = opts.timeoutMs ?? 5000;
@@ -111,7 +112,7 @@ export class IssuerKeys {
     return this.#resolvers.get(issuer);
   }
 
-  /** A jose remote set whose fetches go through #fetchDocument (our fetch, no redirects, size limit). */
+  /** A jose remote set whose fetches go through #fetchDocument (the outbound rules, no redirects, size limit). */
   #remoteSet(uri: string, what: string): JWTVerifyGetKey {
     let url: URL;
     try {
@@ -124,7 +125,7 @@ export class IssuerKeys {
       cooldownDuration: this.#cooldownMs,
       cacheMaxAge: this.#cacheMs,
       [customFetch]: async (href, init) => {
-        const text = await this.#fetchDocument(href, what, init.signal, init.headers);
+        const text = await this.#fetchDocument(href, what, init.signal, 'application/jwk-set+json, application/json');
         return new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
       },
     });
@@ -173,9 +174,12 @@ export class IssuerKeys {
   async #loadMetadata(issuer: string): Promise<{ keys: JWTVerifyGetKey; inline: boolean }> {
     const metadataUrl = jwtVcIssuerMetadataUrl(issuer);
     const what = 'the SD-JWT VC issuer metadata';
-    const text = await this.#fetchDocument(metadataUrl, what, AbortSignal.timeout(this.#timeoutMs), {
-      accept: 'application/json',
-    }).catch((err: unknown) => {
+    const text = await this.#fetchDocument(
+      metadataUrl,
+      what,
+      AbortSignal.timeout(this.#timeoutMs),
+      'application/json',
+    ).catch((err: unknown) => {
       throw unavailable(err, what);
     });
     let metadata: unknown;
@@ -210,31 +214,17 @@ export class IssuerKeys {
   }
 
   /**
-   * One GET of a key set or metadata document: redirects are not followed (the keys come from the configured
-   * or published location only), anything but 200 is refused, and so is a body over MAX_DOCUMENT_BYTES. A
-   * timeout is rethrown as is, for jose to report it as ERR_JWKS_TIMEOUT.
+   * One GET of a key set or metadata document under the outbound rules: redirects are not followed (the keys
+   * come from the configured or published location only), anything but 200 is refused, and so is a body
+   * over MAX_DOCUMENT_BYTES. A timeout is rethrown as is, for jose to report it as ERR_JWKS_TIMEOUT.
    */
-  async #fetchDocument(url: string, what: string, signal: AbortSignal, headers: HeadersInit): Promise<string> {
-    let response: Response;
+  async #fetchDocument(url: string, what: string, signal: AbortSignal, accept: string): Promise<string> {
     try {
-      response = await this.#fetch(url, { method: 'GET', headers, signal, redirect: 'manual' });
+      return await this.#outbound.get(url, { what, accept, maxBytes: MAX_DOCUMENT_BYTES, signal });
     } catch (err) {
-      if (isTimeout(err)) throw err;
-      throw new IssuerKeysUnavailable(`fetching ${what} failed: ${(err as Error).message}`);
-    }
-    if (response.status !== 200) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new IssuerKeysUnavailable(`fetching ${what} failed with HTTP ${response.status}`);
-    }
-    try {
-      return await readLimited(
-        response,
-        MAX_DOCUMENT_BYTES,
-        () => new IssuerKeysUnavailable(`${what} exceeds ${MAX_DOCUMENT_BYTES} bytes`),
-      );
-    } catch (err) {
-      if (err instanceof IssuerKeysUnavailable || isTimeout(err)) throw err;
-      throw new IssuerKeysUnavailable(`reading ${what} failed: ${(err as Error).message}`);
+      if (err instanceof OutboundRefused || err instanceof OutboundUnavailable)
+        throw new IssuerKeysUnavailable(err.message);
+      throw err;
     }
   }
 }

@@ -20,7 +20,7 @@ export interface PresentationExpectations {
   vct: string | readonly string[];
 }
 
-/** `fetch`, `statusChecks`, `onStatusUnavailable`: how the credential's status is looked up (credentialStatus.ts). */
+/** `outbound`, `statusChecks`, `onStatusUnavailable`: how the credential's status is looked up (credentialStatus.ts). */
 export interface PresentationContext extends StatusCheckOptions {
   issuerKeys: IssuerKeys;
   /** seconds of clock skew accepted on exp, nbf, iat (default 30) */

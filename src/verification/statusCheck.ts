@@ -1,8 +1,7 @@
 import { decodeJwt, decodeProtectedHeader, type JWTVerifyGetKey } from 'jose';
-import { isLoopbackHost } from '../rules/loopback.js';
+import { OutboundFetch, OutboundRefused, OutboundTimeout, OutboundUnavailable } from '../http/outboundFetch.js';
 import { IssuerKeysUnavailable } from './issuerKeys.js';
 import { verifyWithKeys } from './jws.js';
-import { readLimited } from './readLimited.js';
 import {
   decodeStatusList,
   DEFAULT_MAX_ENTRIES,
@@ -22,7 +21,7 @@ const ALGS = ['ES256', 'ES384', 'EdDSA'];
 /** The cache's inflated bytes, all lists together, at least this much (and room for one list of the largest size); the oldest go first. */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-/** The list cannot be had: network, HTTP status, size, a redirect to another host, not https. */
+/** The list cannot be had: network, HTTP status, size, a redirect to another origin, not https, a refused address. */
 export class StatusListUnavailable extends Error {}
 /** The list was had, but is not one to trust: signature, `typ`, `sub`, expiry, encoding. */
 export class StatusListInvalid extends Error {}
@@ -36,20 +35,20 @@ interface Cached {
 
 /**
  * Status checks of presented credentials (D18, draft-ietf-oauth-status-list §8): the Status List Token a
- * credential's `status.status_list.uri` names is fetched (https only, loopback http in development, no
- * redirects to another origin, 5 s, 1 MiB), verified with the keys of the credential's issuer, its `sub`
+ * credential's `status.status_list.uri` names is fetched under the outbound rules (src/http/outboundFetch.ts:
+ * https, no private address unless allowed; here at most 3 redirects within the origin, 5 s, 1 MiB), verified with the keys of the credential's issuer, its `sub`
  * must be the URI, and it is cached for its `ttl` (within its `exp`). Failures are never cached. A list
  * of more than `maxEntries` entries (`statusList.maxEntries`) is refused as it is inflated.
  */
 export class StatusChecks {
-  readonly #fetch: typeof fetch;
+  readonly #outbound: OutboundFetch;
   readonly #maxEntries: number;
   readonly #cacheBytes: number;
   readonly #cache = new Map<string, Cached>();
   readonly #loading = new Map<string, Promise<Cached>>();
 
-  constructor(fetchImpl: typeof fetch = fetch, maxEntries = DEFAULT_MAX_ENTRIES) {
-    this.#fetch = fetchImpl;
+  constructor(outbound: OutboundFetch = new OutboundFetch(), maxEntries = DEFAULT_MAX_ENTRIES) {
+    this.#outbound = outbound;
     this.#maxEntries = maxEntries;
     // a list of 8-bit entries is the largest: maxEntries bytes
     this.#cacheBytes = Math.max(CACHE_BYTES, maxEntries);
@@ -127,56 +126,20 @@ export class StatusChecks {
   }
 
   async #get(uri: string): Promise<string> {
-    let url: URL;
+    if (!URL.canParse(uri)) throw new StatusListInvalid('status_list.uri is not a URL');
     try {
-      url = new URL(uri);
-    } catch {
-      throw new StatusListInvalid('status_list.uri is not a URL');
-    }
-    const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-    for (let redirects = 0; ; redirects++) {
-      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-        throw new StatusListUnavailable('the status list URI is not https');
-      }
-      let response: Response;
-      try {
-        response = await this.#fetch(url, {
-          headers: { accept: 'application/statuslist+jwt' },
-          redirect: 'manual',
-          signal,
-        });
-      } catch (err) {
-        throw new StatusListUnavailable(
-          (err as Error).name === 'TimeoutError'
-            ? 'fetching the status list timed out'
-            : 'the status list cannot be fetched',
-        );
-      }
-      const location = response.headers.get('location');
-      if (response.status >= 300 && response.status < 400 && location) {
-        await response.body?.cancel().catch(() => undefined);
-        const next = new URL(location, url);
-        if (next.origin !== url.origin) throw new StatusListUnavailable('the status list redirects to another host');
-        if (redirects >= MAX_REDIRECTS) throw new StatusListUnavailable('the status list redirects too often');
-        url = next;
-        continue;
-      }
-      if (response.status !== 200) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new StatusListUnavailable(`the status list answered HTTP ${response.status}`);
-      }
-      try {
-        return (
-          await readLimited(
-            response,
-            MAX_BYTES,
-            () => new StatusListUnavailable('the status list is larger than 1 MiB'),
-          )
-        ).trim();
-      } catch (err) {
-        if (err instanceof StatusListUnavailable) throw err;
-        throw new StatusListUnavailable('reading the status list failed');
-      }
+      const text = await this.#outbound.get(uri, {
+        what: 'the status list',
+        accept: 'application/statuslist+jwt',
+        maxBytes: MAX_BYTES,
+        timeoutMs: FETCH_TIMEOUT_MS,
+        redirects: MAX_REDIRECTS,
+      });
+      return text.trim();
+    } catch (err) {
+      if (err instanceof OutboundRefused || err instanceof OutboundUnavailable || err instanceof OutboundTimeout)
+        throw new StatusListUnavailable(err.message);
+      throw err;
     }
   }
 }

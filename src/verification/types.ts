@@ -1,4 +1,5 @@
 // The verifier's options and its interface to the rest of the service (createVerifier, verifier.ts).
+import type { OutboundFetch } from '../http/outboundFetch.js';
 import type { Middleware } from 'koa';
 import type { CredentialType, TrustedIssuer } from '../config/schema.js';
 import type { RateLimits } from '../http/rateLimits.js';
@@ -28,8 +29,8 @@ export interface VerifierOptions {
   freshRequestAfter?: number;
   /** seconds of clock skew accepted on credential and key binding times, default 30 */
   clockTolerance?: number;
-  /** for remote key sets (tests may pass their own) */
-  fetch?: typeof fetch;
+  /** fetches of issuer metadata, key sets and status lists, under the operator's outbound rules (src/http/outboundFetch.ts) */
+  outbound?: OutboundFetch;
   /**
    * Called with a verified presentation, before the request shows `done` (same-device: once the browser is
    * back with its response code): the holder's prompt finishes the authorisation from here.

@@ -85,12 +85,12 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
   const issuerKeys = new IssuerKeys({
     ownIssuer: opts.ownIssuer,
     trustedIssuers: opts.trustedIssuers,
-    fetch: opts.fetch,
+    outbound: opts.outbound,
   });
   // D12: a PID is accepted from the identity block's issuers only, never from the credential issuers
   const identity = opts.identity && {
     kind: opts.identity,
-    issuerKeys: new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, fetch: opts.fetch }),
+    issuerKeys: new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, outbound: opts.outbound }),
   };
   const sources = { baseUrl: opts.baseUrl, credentialTypes, issuerKeys, aki, ...(identity ? { identity } : {}) };
   return {
@@ -105,7 +105,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     expectationsFor: (record) => expectationsFor(record, sources),
     anchorsFor: anchorsOf,
     // D18: status lists of presented credentials, cached for their ttl across requests
-    statusChecks: new StatusChecks(opts.fetch, opts.statusListMaxEntries),
+    statusChecks: new StatusChecks(opts.outbound, opts.statusListMaxEntries),
     clockTolerance: opts.clockTolerance ?? 30,
     onStatusUnavailable: opts.onStatusUnavailable ?? 'refuse',
     ownMdocStatus: opts.ownMdocStatus,

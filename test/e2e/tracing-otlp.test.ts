@@ -30,7 +30,7 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   attributes?: { key: string; value: Record<string, unknown> }[];
-  links?: { traceId: string; spanId: string }[];
+  links?: { traceId: string; spanId: string; traceState?: string }[];
 }
 interface OtlpExport {
   resourceSpans: {
@@ -160,17 +160,26 @@ run('traces over OTLP/HTTP (issue 33)', () => {
     expect(sent).not.toMatch(new RegExp(`"(stringValue|intValue)":"?${PIN}"?`));
   });
 
-  it('exports the spans still buffered when SIGTERM stops the service, and exits 0', async () => {
+  it("exports the spans still buffered when SIGTERM stops the service, and exits 0; a caller's traceparent (sampled=00) and tracestate steer nothing (W3C Trace Context §8)", async () => {
     const traceId = '0af7651916cd43dd8448eb211c80319c';
     // ended just before SIGTERM: the batch's delay has not passed, only the shutdown's flush sends it
     const sent = Date.now();
-    await (await fetch(`${base}/healthz`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } })).text();
+    await (
+      await fetch(`${base}/healthz`, {
+        headers: { traceparent: `00-${traceId}-b7ad6b7169203331-00`, tracestate: 'vendor=caller-chosen-text' },
+      })
+    ).text();
     expect(child!.kill('SIGTERM')).toBe(true);
     expect(await exited).toBe(0);
     // the process ended before the batch's own delay could have sent the span
     expect(Date.now() - sent).toBeLessThan(BATCH_DELAY_MS);
-    const last = spans().find((s) => s.traceId === traceId);
+    // exported although the caller said "not sampled": a root of our own trace, linked to the caller's span
+    const last = spans().find((s) => s.links?.some((l) => l.traceId === traceId));
     expect(last?.name, output).toBe('GET /healthz');
-    expect(last?.parentSpanId).toBe('b7ad6b7169203331');
+    expect(last?.traceId).not.toBe(traceId);
+    expect(last?.parentSpanId ?? '').toBe('');
+    expect(last?.links).toEqual([expect.objectContaining({ traceId, spanId: 'b7ad6b7169203331' })]);
+    // the caller's tracestate is not in anything sent
+    expect(exports.map((e) => e.raw).join('\n')).not.toContain('caller-chosen-text');
   }, 30_000);
 });

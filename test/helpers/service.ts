@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,7 +113,8 @@ export interface TestService {
 /** The real app on 127.0.0.1 and a random port, configured as an operator would. */
 export async function startTestService(
   overrides: Record<string, unknown> | ((baseUrl: string) => Record<string, unknown>) = {},
-  opts: { store?: Store; logger?: Logger } = {},
+  /** `lookup`: the DNS of the service's outbound fetches, for a test that names hosts of its own */
+  opts: { store?: Store; logger?: Logger; lookup?: LookupFunction } = {},
 ): Promise<TestService> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   const server = createServer({ maxHeaderSize: 32 * 1024 }, (req, res) => handler(req, res));
@@ -123,7 +124,11 @@ export async function startTestService(
   const config = validateConfig(testConfig(port, typeof overrides === 'function' ? overrides(baseUrl) : overrides));
   const service = await createService(
     { config, file: 'test', baseDir: process.cwd() },
-    { store: opts.store ?? (await testStore()), logger: opts.logger ?? createLogger('silent') },
+    {
+      store: opts.store ?? (await testStore()),
+      logger: opts.logger ?? createLogger('silent'),
+      ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    },
   );
   handler = service.app.callback();
   return {

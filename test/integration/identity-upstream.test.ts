@@ -13,6 +13,11 @@ import {
 } from '../helpers/upstreamIdv.js';
 import { UpstreamError, UpstreamIdv, UPSTREAM_BODY_LIMIT, type UpstreamStart } from '../../src/identity/upstream.js';
 import type { UpstreamIdvConfig } from '../../src/config/schema.js';
+import { loopbackOutbound } from '../helpers/outbound.js';
+import { OutboundFetch } from '../../src/http/outboundFetch.js';
+
+/** the provider runs on 127.0.0.1: allowed as for a service on a loopback base URL */
+const outbound = loopbackOutbound();
 
 /**
  * Issue 18, VerifiedIdentity_Other (D12): the upstream client (src/identity/upstream.ts) against a real
@@ -48,6 +53,7 @@ afterEach(async () => {
   await idv.restart();
 });
 afterAll(async () => {
+  await outbound.close();
   await browser?.close();
   await idv?.close();
   await rp?.stop();
@@ -69,7 +75,7 @@ function config(over: Partial<UpstreamIdvConfig> = {}): UpstreamIdvConfig {
 }
 
 const client = (over: Partial<UpstreamIdvConfig> = {}, timeoutMs?: number) =>
-  new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs });
+  new UpstreamIdv(config(over), { redirectUri: callback, timeoutMs, outbound });
 
 /** The person's part in a fresh browser: from the authorization URL to where the provider sends the browser back. */
 async function atProvider(
@@ -387,5 +393,20 @@ run('the upstream identity provider (VerifiedIdentity_Other)', () => {
     const err = await failure(client({ issuer: 'http://idv.example' }).start());
     expect(err.reason).toBe('unavailable');
     expect(err.message).toBe('the identity provider is not reachable over https');
+  });
+
+  // docs/decisions.md "Outbound fetches": the provider and every endpoint its discovery names meet the outbound rules
+  it('does not reach a provider on a loopback address that the outbound rules do not allow', async () => {
+    const strict = new OutboundFetch();
+    try {
+      const upstream = new UpstreamIdv(config(), { redirectUri: callback, outbound: strict });
+      const err = await failure(upstream.start());
+      expect(err.reason).toBe('unavailable');
+      expect(err.message).toBe(
+        'the identity provider is at a loopback address, which outboundFetch.allowedPrivateTargets does not allow',
+      );
+    } finally {
+      await strict.close();
+    }
   });
 });

@@ -173,14 +173,95 @@ describe('traces of an issuance flow (issue 33)', () => {
     expect(requests.map((s) => s.name)).toContain('GET /healthz');
   });
 
-  it('continues an incoming W3C traceparent: the request span is its child', async () => {
+  it("W3C Trace Context §8: a caller's traceparent is linked, not followed; sampled=00 is still traced; its tracestate is not exported", async () => {
     const before = exporter.getFinishedSpans().length;
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    await (await fetch(`${t.url}/healthz`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })).text();
+    await (
+      await fetch(`${t.url}/healthz`, {
+        headers: {
+          traceparent: `00-${traceId}-00f067aa0ba902b7-00`,
+          tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE',
+        },
+      })
+    ).text();
     await tracing.forceFlush();
     const [span] = serverSpans(spansSince(before));
-    expect(span.spanContext().traceId).toBe(traceId);
-    expect(span.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    // our root, in a trace of our own, sampled by our sampler
+    expect(span.name).toBe('GET /healthz');
+    expect(span.parentSpanContext).toBeUndefined();
+    expect(span.spanContext().traceId).not.toBe(traceId);
+    expect(span.spanContext().traceFlags & 1).toBe(1);
+    // a link to the caller's span context, without its tracestate
+    expect(span.links).toHaveLength(1);
+    expect(span.links[0].context).toMatchObject({ traceId, spanId: '00f067aa0ba902b7', isRemote: true });
+    expect(span.links[0].context.traceState).toBeUndefined();
+    expect(span.links[0].attributes).toEqual({ 'vc.link': 'caller' });
+    expect(span.spanContext().traceState).toBeUndefined();
+  });
+
+  it('a malformed traceparent is neither parent nor link', async () => {
+    const before = exporter.getFinishedSpans().length;
+    await (
+      await fetch(`${t.url}/healthz`, {
+        headers: { traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01' },
+      })
+    ).text();
+    await tracing.forceFlush();
+    const [span] = serverSpans(spansSince(before));
+    expect(span.parentSpanContext).toBeUndefined();
+    expect(span.links).toEqual([]);
+  });
+
+  it("a flow started with a caller's traceparent (sampled=00) is traced, and its records carry our trace id, not the caller's", async () => {
+    const before = exporter.getFinishedSpans().length;
+    const callerTrace = '0af7651916cd43dd8448eb211c80319c';
+    const { challenge } = pkcePair();
+    const hint = await makeHint({
+      clientId: 'issuer-pkce',
+      secret: SECRETS.pkceIssuer,
+      audience: t.url,
+      claims: { FirstName: 'Ada', LastName: 'Lovelace' },
+    });
+    const par = await postForm(
+      `${t.url}/v2.0/oidc/par`,
+      {
+        client_id: 'issuer-pkce',
+        client_secret: SECRETS.pkceIssuer,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'openid issue.EmployeeBadge',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        id_token_hint: hint,
+      },
+      { traceparent: `00-${callerTrace}-b7ad6b7169203331-00`, tracestate: 'vendor=caller-text' },
+    );
+    expect(par.status).toBe(201);
+    // the browser's authorise request, from another caller's trace
+    const authorize = await fetch(
+      `${t.url}/v2.0/oidc/authorize?client_id=issuer-pkce&request_uri=${encodeURIComponent(par.body.request_uri)}`,
+      { redirect: 'manual', headers: { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01` } },
+    );
+    expect(authorize.status).toBe(303);
+    await tracing.forceFlush();
+    const requests = serverSpans(spansSince(before));
+    const root = requests.find((s) => s.name === 'POST /v2.0/oidc/par')!;
+    expect(root.attributes['vc.flow.root']).toBe(true);
+    expect(root.spanContext().traceId).not.toBe(callerTrace);
+    expect(root.parentSpanContext).toBeUndefined();
+    // the authorise request found the flow's root in the pushed request's record: ours
+    const next = requests.find((s) => s.name === 'GET /v2.0/oidc/authorize')!;
+    const flowLinks = next.links.filter((l) => l.attributes?.['vc.link'] === 'flow');
+    expect(flowLinks.map((l) => key(l.context))).toEqual([key(root.spanContext())]);
+    expect(next.links.filter((l) => l.attributes?.['vc.link'] === 'caller').map((l) => l.context.traceId)).toEqual([
+      callerTrace,
+    ]);
+    // nothing of the caller's tracestate anywhere
+    for (const span of requests) {
+      expect(
+        JSON.stringify([span.attributes, span.links.map((l) => [l.attributes, l.context.traceState])]),
+      ).not.toContain('caller-text');
+    }
   });
 });
 

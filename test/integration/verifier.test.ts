@@ -12,6 +12,7 @@ import type { CredentialType, TrustedIssuer } from '../../src/config/schema.js';
 import { createWalletIssuer, type WalletIssuer } from '../../src/issuance/walletIssuer.js';
 import type { Store } from '../../src/store/types.js';
 import { createVerifier, type Verifier } from '../../src/verification/verifier.js';
+import { outboundFromConfig } from '../../src/http/outboundFetch.js';
 import { DevWallet, WalletError } from '../../src/wallet/holder.js';
 import { testStore } from '../helpers/stores.js';
 import { keyPair, type TestKeyPair as KeyPair } from '../helpers/keys.js';
@@ -138,9 +139,12 @@ async function startService(
     pinAttempts: 3,
     cookieKeys: ['test-cookie-key-0123456789abcdef'],
   });
+  // the rules of a service on this (loopback) base URL with outboundFetch left out: loopback allowed
+  const outbound = outboundFromConfig({ baseUrl, outboundFetch: {} });
   const verifier = createVerifier({
     baseUrl,
     store,
+    outbound,
     credentialTypes,
     trustedIssuers: opts.trustedIssuers ?? [],
     ownIssuer: { issuer: issuer.credentialIssuer, jwks: { keys: [credentialKey.publicJwk] } },
@@ -169,6 +173,7 @@ async function startService(
     close: async () => {
       await listening.close();
       await store.close();
+      await outbound.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { absoluteUrl, httpsOrLoopbackUrl, jwksSchema } from './common.js';
+import { absoluteUrl, httpsOrLoopback, httpsOrLoopbackUrl, jwksSchema } from './common.js';
 
 /** `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks' secret format). */
 const webhookSecret = z.string().refine((v) => {
@@ -58,7 +58,11 @@ export const clientSchema = z
       .min(1)
       .default(['S256', 'plain']),
     scopes: z.array(z.string().min(1)).min(1),
-    hintKeys: z.object({ jwks: jwksSchema.optional(), jwksUri: absoluteUrl.optional() }).strict().optional(),
+    /** D7: the client's public keys; a jwks_uri is a trust root, https (http only on a loopback host) */
+    hintKeys: z
+      .object({ jwks: jwksSchema.optional(), jwksUri: httpsOrLoopback('jwksUri').optional() })
+      .strict()
+      .optional(),
     /** D3: `expires_in` as a string of digits, for clients coded against the spec's sample */
     expiresInAsString: z.boolean().default(false),
     /** D1: ID token `iss` pinned to `{base_url}/oidc` for Version 2 clients coded against the sample */

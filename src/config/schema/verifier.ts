@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ANCHOR_FORMATS } from '../../keys/trustAnchors.js';
-import { absoluteUrl, jwksSchema } from './common.js';
+import { httpsOrLoopback, jwksSchema } from './common.js';
 
 /** a PEM file of anchors, and what they may vouch for */
 export const trustAnchorSchema = z
@@ -13,11 +13,12 @@ export const trustAnchorSchema = z
   })
   .strict();
 
+/** a trust root: https as the identity block's issuers, webhooks and status lists (http only on a loopback host) */
 export const trustedIssuerSchema = z
   .object({
-    issuer: absoluteUrl,
+    issuer: httpsOrLoopback('issuer'),
     jwks: jwksSchema.optional(),
-    jwksUri: absoluteUrl.optional(),
+    jwksUri: httpsOrLoopback('jwksUri').optional(),
   })
   .strict();
 /** the wallet-facing verifier (OpenID4VP 1.0, OpenID4VC HAIP 1.0): how it identifies itself and how wallets answer */

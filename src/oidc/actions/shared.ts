@@ -1,5 +1,6 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { ClientConfig, Config, CredentialType } from '../../config/schema.js';
+import type { OutboundFetch } from '../../http/outboundFetch.js';
 import type { RateLimits } from '../../http/rateLimits.js';
 import { readForm, setForm } from '../../http/form.js';
 import { sendError } from '../../http/respond.js';
@@ -23,6 +24,8 @@ export interface CheckDeps {
   config: Config;
   credentialTypes: ReadonlyMap<string, CredentialType>;
   pinHasher: PinHasher;
+  /** the rules a client's hint jwks_uri is fetched under (src/http/outboundFetch.ts) */
+  outbound: OutboundFetch;
 }
 
 export const requestContext = (d: CheckDeps, client: ClientConfig, site: RequestSite): RequestContext => ({
@@ -32,6 +35,7 @@ export const requestContext = (d: CheckDeps, client: ClientConfig, site: Request
   credentialTypes: d.credentialTypes,
   site,
   pinHasher: d.pinHasher,
+  outbound: d.outbound,
 });
 
 /** Maps a JSON error the provider answered with onto the spec's codes. */

@@ -16,6 +16,10 @@ import {
 import { verifyIdTokenHint, type HintClient } from '../../../src/rules/idTokenHint.js';
 import { expectRejection } from './helpers.js';
 import { keyPair } from '../../helpers/keys.js';
+import { loopbackOutbound } from '../../helpers/outbound.js';
+
+/** the jwks_uri server is on 127.0.0.1: allowed as for a service on a loopback base URL */
+const outbound = loopbackOutbound();
 
 const NOW = 1_700_000_000;
 const AUDIENCE = 'https://vc.example.com';
@@ -31,6 +35,7 @@ const opts = (
   maxLength: 64 * 1024,
   maxLifetime: 3600,
   now: NOW,
+  outbound,
   ...extra,
 });
 
@@ -86,7 +91,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   jwksUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(async () => {
+  await outbound.close();
+  await new Promise<void>((r) => server.close(() => r()));
+});
 
 describe('D7: keys per client, HS256/384/512 with the client secret', () => {
   it.each(['HS256', 'HS384', 'HS512'])(
@@ -254,14 +262,18 @@ describe('D7: public keys (inline JWKS or jwks_uri), RS256, PS256, ES256, EdDSA'
     );
   });
 
-  it.each(['/broken', '/not-json', '/redirect'])(
+  it.each([
+    ['/broken', "id_token_hint: the client's jwks_uri could not be fetched"],
+    ['/not-json', "id_token_hint: the client's jwks_uri could not be fetched"],
+    ['/redirect', "id_token_hint: the client's jwks_uri redirects (HTTP 302)"],
+  ])(
     'fails with invalid_request when jwks_uri answers %s instead of a JWKS, redirects not followed (D7)',
-    async (path) => {
+    async (path, description) => {
       const token = await signWith(claims(), 'ES256', ec.privateKey);
       await expectRejection(
         verifyIdTokenHint(token, opts({ ...base, jwksUri: jwksUri.replace('/jwks', path) })),
         'invalid_request',
-        "id_token_hint: the client's jwks_uri could not be fetched",
+        description,
       );
     },
   );

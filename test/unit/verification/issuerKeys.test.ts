@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerKeys, IssuerKeysUnavailable, jwtVcIssuerMetadataUrl } from '../../../src/verification/issuerKeys.js';
 import { keyPair } from '../../helpers/keys.js';
+import { loopbackOutbound } from '../../helpers/outbound.js';
 
 interface Signer {
   privateKey: CryptoKey;
@@ -42,6 +43,9 @@ const servers: Served[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
+/** the tests' servers are on 127.0.0.1: allowed as for a service on a loopback base URL */
+const outbound = loopbackOutbound();
+afterAll(() => outbound.close());
 
 async function serve(handler: (req: IncomingMessage, res: ServerResponse, url: string) => void): Promise<Served> {
   const requests: string[] = [];
@@ -90,16 +94,11 @@ describe('the SD-JWT VC issuer metadata location', () => {
 
 describe('the keys of trusted issuers', () => {
   it('verifies with its own issuer and inline jwks without fetching, and trusts nobody else', async () => {
-    const calls: string[] = [];
-    const counting: typeof fetch = async (input) => {
-      calls.push(String(input));
-      return new Response('', { status: 404 });
-    };
     const [i1, i2] = await Promise.all([signer('i-1'), signer('i-2')]);
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://inline.example', jwks: { keys: [i1.jwk, i2.jwk] } }],
-      fetch: counting,
     });
     expect(await verifies(keys, own.issuer, ownKey)).toBe(true);
     expect(await verifies(keys, 'https://inline.example', i2)).toBe(true);
@@ -111,12 +110,12 @@ describe('the keys of trusted issuers', () => {
     expect(keys.resolverFor('https://evil.example')).toBeUndefined();
     expect(keys.isTrusted(own.issuer)).toBe(true);
     expect(keys.isTrusted('https://evil.example')).toBe(false);
-    expect(calls).toEqual([]);
   });
 
   it('keeps its own issuer keys when a trustedIssuers entry names the same issuer', async () => {
     const impostor = await signer('own-1');
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: own.issuer, jwks: { keys: [impostor.jwk] } }],
     });
@@ -134,7 +133,7 @@ describe('the keys of trusted issuers', () => {
       res.writeHead(404).end();
     });
     const issuer = `${server.url}/issuer`;
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer }] });
+    const keys = new IssuerKeys({ outbound, ownIssuer: own, trustedIssuers: [{ issuer }] });
     expect(await verifies(keys, issuer, key)).toBe(true);
     expect(await verifies(keys, issuer, key, '')).toBe(true); // no kid: the one signing key
     await Promise.all([verifies(keys, issuer, key), verifies(keys, issuer, key)]);
@@ -144,27 +143,21 @@ describe('the keys of trusted issuers', () => {
   it('uses the keys given inline in the issuer metadata', async () => {
     const key = await signer('m-1');
     const server = await serve((req, res, base) => json(res, { issuer: `${base}/issuer`, jwks: { keys: [key.jwk] } }));
-    const keys = new IssuerKeys({ ownIssuer: own, trustedIssuers: [{ issuer: `${server.url}/issuer` }] });
+    const keys = new IssuerKeys({ outbound, ownIssuer: own, trustedIssuers: [{ issuer: `${server.url}/issuer` }] });
     expect(await verifies(keys, `${server.url}/issuer`, key)).toBe(true);
     expect(await verifies(keys, `${server.url}/issuer`, key)).toBe(true);
     expect(server.requests).toHaveLength(1);
   });
 
-  it('fetches a configured jwksUri directly, with the injected fetch', async () => {
+  it('fetches a configured jwksUri directly', async () => {
     const key = await signer('k-1');
     const server = await serve((_req, res) => json(res, { keys: [key.jwk] }));
-    const calls: string[] = [];
-    const wrapped: typeof fetch = (input, init) => {
-      calls.push(String(input));
-      return fetch(input, init);
-    };
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks.json` }],
-      fetch: wrapped,
     });
     expect(await verifies(keys, 'https://k.example', key)).toBe(true);
-    expect(calls).toEqual([`${server.url}/jwks.json`]);
     expect(server.requests).toEqual(['/jwks.json']);
   });
 
@@ -178,6 +171,7 @@ describe('the keys of trusted issuers', () => {
       res.writeHead(404).end();
     });
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: `${server.url}/a` }, { issuer: `${server.url}/both` }, { issuer: `${server.url}/c` }],
     });
@@ -195,6 +189,7 @@ describe('the keys of trusted issuers', () => {
     const key = await signer('k');
     const server = await serve((_req, res) => answer(res));
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
     });
@@ -208,6 +203,7 @@ describe('the keys of trusted issuers', () => {
     let up = false;
     const server = await serve((_req, res) => (up ? json(res, { keys: [key.jwk] }) : res.writeHead(503).end()));
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
     });
@@ -227,6 +223,7 @@ describe('fetching key sets safely', () => {
       json(res, { keys: [key.jwk] });
     });
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
     });
@@ -251,16 +248,18 @@ describe('fetching key sets safely', () => {
       }
     });
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
     });
-    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/exceeds 262144 bytes/);
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/is larger than 256 KiB/);
   });
 
   it('gives up on a jwks_uri or a metadata location that never answers', async () => {
     const key = await signer('k');
     const server = await serve(() => undefined); // accepts, never answers
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }, { issuer: `${server.url}/m` }],
       timeoutMs: 200,
@@ -276,10 +275,11 @@ describe('fetching key sets safely', () => {
     const server = await serve(() => undefined);
     await server.close();
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer: 'https://k.example', jwksUri: `${server.url}/jwks` }],
     });
-    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/fetching the issuer JWKS failed/);
+    await expect(verifies(keys, 'https://k.example', key)).rejects.toThrow(/the issuer JWKS cannot be fetched/);
   });
 });
 
@@ -309,6 +309,7 @@ describe('key rotation', () => {
     const server = await serve((_req, res, base) => json(res, setup(base, published).served));
     const { issuer, jwksUri } = setup(server.url, published);
     const keys = new IssuerKeys({
+      outbound,
       ownIssuer: own,
       trustedIssuers: [{ issuer, ...(jwksUri ? { jwksUri } : {}) }],
       cooldownSeconds: 0.3,

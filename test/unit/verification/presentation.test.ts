@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import { calculateJwkThumbprint, importJWK, SignJWT } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VerificationRefusal, type RefusalReason } from '../../../src/verification/errors.js';
 import { IssuerKeys } from '../../../src/verification/issuerKeys.js';
 import {
@@ -11,6 +11,27 @@ import {
   type PresentationContext,
 } from '../../../src/verification/presentation.js';
 import { disclosure, disclosuresOf, issue, keyPair, present, sha256, type KeyPair } from './fixtures.js';
+import { loopbackOutbound } from '../../helpers/outbound.js';
+
+/** a real HTTP server on 127.0.0.1 answering `answer(path)`, for the time of `use` */
+async function serving<T>(
+  answer: (path: string) => { status: number; body?: string },
+  use: (base: string) => Promise<T>,
+): Promise<T> {
+  const server = createServer((req, res) => {
+    const { status, body } = answer(req.url ?? '');
+    res.writeHead(status).end(body ?? '');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+const outbound = loopbackOutbound();
+afterAll(() => outbound.close());
 
 const OWN = 'https://vc.example.com/wallet';
 const VCT = 'https://vc.example.com/types/EmployeeBadge';
@@ -290,17 +311,21 @@ describe('verifying an SD-JWT VC presentation', () => {
   });
 
   it('refuses when the issuer keys cannot be fetched', async () => {
-    const failing: typeof fetch = async () => new Response('nope', { status: 503 });
-    const context = {
-      issuerKeys: new IssuerKeys({
-        ownIssuer: { issuer: OWN, jwks: { keys: [] } },
-        trustedIssuers: [{ issuer: 'https://down.example' }],
-        fetch: failing,
-      }),
-    };
-    const cred = await issue({ issuer, iss: 'https://down.example', vct: VCT, attributes, holder: holder.publicJwk });
-    const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
-    expect(refused.reason).toBe('issuer_keys_unavailable');
+    await serving(
+      () => ({ status: 503, body: 'nope' }),
+      async (down) => {
+        const context = {
+          issuerKeys: new IssuerKeys({
+            ownIssuer: { issuer: OWN, jwks: { keys: [] } },
+            trustedIssuers: [{ issuer: down }],
+            outbound,
+          }),
+        };
+        const cred = await issue({ issuer, iss: down, vct: VCT, attributes, holder: holder.publicJwk });
+        const refused = await refusal(present(cred, { holder, aud: CLIENT_ID, nonce: NONCE }), { ctx: context });
+        expect(refused.reason).toBe('issuer_keys_unavailable');
+      },
+    );
   });
 
   it('names the key id the issuer does not have, and tells a bad signature from an unknown key', async () => {
@@ -370,6 +395,7 @@ describe('verifying an SD-JWT VC presentation', () => {
           ownIssuer: { issuer: OWN, jwks: { keys: [] } },
           trustedIssuers: [{ issuer: slow, jwksUri }],
           timeoutMs: 200,
+          outbound,
         }),
       };
       const cred = await issue({ issuer, iss: slow, vct: VCT, attributes, holder: holder.publicJwk });
@@ -411,8 +437,7 @@ describe('verifying an SD-JWT VC presentation', () => {
 });
 
 describe('the status of a credential (draft-ietf-oauth-status-list)', () => {
-  const statusUri = 'https://vc.example.com/status/1';
-  const statusList = async (signer: KeyPair) =>
+  const statusList = async (signer: KeyPair, statusUri: string) =>
     new SignJWT({
       sub: statusUri,
       iat: Math.floor(Date.now() / 1000),
@@ -420,11 +445,22 @@ describe('the status of a credential (draft-ietf-oauth-status-list)', () => {
     })
       .setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', kid: signer.privateJwk.kid })
       .sign(await importJWK(signer.privateJwk, 'ES256'));
-  const serving =
-    (jwt: string): typeof fetch =>
-    async (input) =>
-      String(input) === statusUri ? new Response(jwt) : new Response('', { status: 404 });
-  const withStatus = async (idx: number) => {
+  /** a list server signing with `signer` (or answering 503 without one), and a context that fetches from it */
+  const withList = <T>(
+    signer: KeyPair | undefined,
+    use: (statusUri: string, context: PresentationContext) => Promise<T>,
+  ): Promise<T> => {
+    let jwt: string | undefined;
+    return serving(
+      (path) => (path === '/status/1' && jwt ? { status: 200, body: jwt } : { status: 503 }),
+      async (base) => {
+        const statusUri = `${base}/status/1`;
+        if (signer) jwt = await statusList(signer, statusUri);
+        return use(statusUri, { ...ctx, outbound });
+      },
+    );
+  };
+  const withStatus = async (idx: number, statusUri: string) => {
     const cred = await issue({
       issuer,
       iss: OWN,
@@ -437,24 +473,27 @@ describe('the status of a credential (draft-ietf-oauth-status-list)', () => {
   };
 
   it('is checked with the issuer keys when the credential references a status list', async () => {
-    const context = { ...ctx, fetch: serving(await statusList(issuer)) };
-    await expect(verifyPresentation(await withStatus(0), expected, context)).resolves.toMatchObject({
-      claims: attributes,
-    });
-    expect(await refusal(withStatus(1), { ctx: context })).toMatchObject({
-      reason: 'credential_revoked',
-      message: 'credential revoked',
+    await withList(issuer, async (uri, context) => {
+      await expect(verifyPresentation(await withStatus(0, uri), expected, context)).resolves.toMatchObject({
+        claims: attributes,
+      });
+      expect(await refusal(withStatus(1, uri), { ctx: context })).toMatchObject({
+        reason: 'credential_revoked',
+        message: 'credential revoked',
+      });
     });
   });
 
   it('refuses a status list not signed by the issuer, or that cannot be fetched', async () => {
-    const forged = { ...ctx, fetch: serving(await statusList(await keyPair('ES256', 'credential-key-1'))) };
-    expect((await refusal(withStatus(0), { ctx: forged })).reason).toBe('credential_status_invalid');
-    const down = { ...ctx, fetch: (async () => new Response('', { status: 503 })) as typeof fetch };
-    expect((await refusal(withStatus(0), { ctx: down })).reason).toBe('credential_status_unavailable');
-    await expect(
-      verifyPresentation(await withStatus(0), expected, { ...down, onStatusUnavailable: 'accept' }),
-    ).resolves.toMatchObject({ claims: attributes });
+    await withList(await keyPair('ES256', 'credential-key-1'), async (uri, forged) => {
+      expect((await refusal(withStatus(0, uri), { ctx: forged })).reason).toBe('credential_status_invalid');
+    });
+    await withList(undefined, async (uri, down) => {
+      expect((await refusal(withStatus(0, uri), { ctx: down })).reason).toBe('credential_status_unavailable');
+      await expect(
+        verifyPresentation(await withStatus(0, uri), expected, { ...down, onStatusUnavailable: 'accept' }),
+      ).resolves.toMatchObject({ claims: attributes });
+    });
   });
 });
 

@@ -8,6 +8,9 @@ import { ProtocolError } from '../../../src/rules/errors.js';
 import { verifyIdTokenHint } from '../../../src/rules/idTokenHint.js';
 import { ImageError, loadImage } from '../../../src/ui/images.js';
 import { readLimited } from '../../../src/verification/readLimited.js';
+import { loopbackOutbound } from '../../helpers/outbound.js';
+
+const outbound = loopbackOutbound();
 
 /**
  * issue 31 §1, "the same rule for every other decompression of remote input": fetch decodes a gzip, br or
@@ -43,7 +46,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(async () => {
+  await outbound.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 describe('remote bodies are limited as decoded (issue 31 §1)', () => {
   it.each([
@@ -88,6 +94,7 @@ describe('remote bodies are limited as decoded (issue 31 §1)', () => {
         clockTolerance: 30,
         maxLength: 64 * 1024,
         maxLifetime: 3600,
+        outbound,
       });
     const refused = await verify('/jwks-padded').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ProtocolError);

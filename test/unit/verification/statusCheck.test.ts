@@ -5,6 +5,7 @@ import { StatusList } from '@sd-jwt/jwt-status-list';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StatusChecks, StatusListInvalid, StatusListUnavailable } from '../../../src/verification/statusCheck.js';
+import { loopbackOutbound } from '../../helpers/outbound.js';
 
 /**
  * D18: the verifier's status checks (draft-ietf-oauth-status-list §8) against lists served by a real HTTP
@@ -63,12 +64,16 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const outbound = loopbackOutbound();
+afterAll(async () => {
+  await outbound.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
 
 describe('status checks of presented credentials (D18)', () => {
   it('reads an entry, and uses a list for its ttl with one fetch, per issuer', async () => {
     served['/a'] = { body: await listJwt({ sub: `${base}/a`, revoked: [5], ttl: 60 }) };
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     expect(await checks.status('https://issuer.example', `${base}/a`, 5, issuer.keys)).toBe(1);
     expect(await checks.status('https://issuer.example', `${base}/a`, 6, issuer.keys)).toBe(0);
     expect(hits.filter((h) => h === '/a')).toHaveLength(1);
@@ -87,7 +92,7 @@ describe('status checks of presented credentials (D18)', () => {
 
   it('concurrent checks of one list share one fetch', async () => {
     served['/b'] = { body: await listJwt({ sub: `${base}/b`, ttl: 60 }) };
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     await Promise.all(
       Array.from({ length: 10 }, (_, i) => checks.status('https://issuer.example', `${base}/b`, i, issuer.keys)),
     );
@@ -95,7 +100,7 @@ describe('status checks of presented credentials (D18)', () => {
   });
 
   it('cannot have a list that is not https, too large, redirected to another host, or not there; failures are not cached', async () => {
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     const unavailable = (uri: string) =>
       expect(checks.status('https://issuer.example', uri, 0, issuer.keys)).rejects.toBeInstanceOf(
         StatusListUnavailable,
@@ -116,7 +121,7 @@ describe('status checks of presented credentials (D18)', () => {
   });
 
   it('does not trust a list whose sub is another URI, typ is not statuslist+jwt, that expired, or that the index is outside', async () => {
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     const invalid = async (path: string, body: string, idx = 0) => {
       served[path] = { body };
       await expect(checks.status('https://issuer.example', `${base}${path}`, idx, issuer.keys)).rejects.toBeInstanceOf(
@@ -138,7 +143,7 @@ describe('status checks of presented credentials (D18)', () => {
         lst: deflateSync(Buffer.alloc(128 * 1024 * 1024), { level: 9 }).toString('base64url'),
       }),
     };
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     const refused = await checks
       .status('https://issuer.example', `${base}/bomb`, 0, issuer.keys)
       .catch((err: unknown) => err);
@@ -154,7 +159,7 @@ describe('status checks of presented credentials (D18)', () => {
     served['/over'] = {
       body: await signedList(`${base}/over`, { bits: 2, lst: deflateSync(Buffer.alloc(2049)).toString('base64url') }),
     };
-    const limited = new StatusChecks(fetch, 8192);
+    const limited = new StatusChecks(outbound, 8192);
     expect(await limited.status('https://issuer.example', `${base}/limit`, 8188, issuer.keys)).toBe(1);
     expect(await limited.status('https://issuer.example', `${base}/limit`, 8189, issuer.keys)).toBe(0);
     await expect(limited.status('https://issuer.example', `${base}/over`, 0, issuer.keys)).rejects.toThrow(
@@ -170,7 +175,7 @@ describe('status checks of presented credentials (D18)', () => {
       headers: { 'content-encoding': 'gzip' },
       body: gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'), { level: 9 }),
     };
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     const refused = await checks
       .status('https://issuer.example', `${base}/gzip`, 0, issuer.keys)
       .catch((err: unknown) => err);
@@ -187,7 +192,7 @@ describe('status checks of presented credentials (D18)', () => {
   it('keeps at most 64 MiB of lists (or one of the largest), the oldest leave first', async () => {
     // five lists of 16 MiB (8-bit entries at the default limit): the first leaves when the fifth comes
     const lst = deflateSync(Buffer.alloc(16 * 1024 * 1024)).toString('base64url');
-    const checks = new StatusChecks();
+    const checks = new StatusChecks(outbound);
     for (const n of [1, 2, 3, 4, 5]) {
       served[`/large${n}`] = { body: await signedList(`${base}/large${n}`, { bits: 8, lst }) };
       expect(await checks.status('https://issuer.example', `${base}/large${n}`, 0, issuer.keys)).toBe(0);
