@@ -32,9 +32,18 @@ export interface StepOutcomesDeps {
 export class StepOutcomes {
   constructor(private readonly d: StepOutcomesDeps) {}
 
-  /** A credential was signed for the offer. Counted after: a credential whose step could not be told is not issued (the offer is put back). */
+  /**
+   * A credential was signed for the offer. Counted after: a credential whose step could not be told is not
+   * issued (the offer is put back), and the claims a failed telling may have written are withdrawn, so the
+   * holder's browser does not finish a flow whose wallet got no credential.
+   */
   async issued(offer: OfferRecord): Promise<void> {
-    await this.#succeeded(offer.stepId, issuanceFlowClaims(offer), offer.external);
+    try {
+      await this.#succeeded(offer.stepId, issuanceFlowClaims(offer), offer.external);
+    } catch (err) {
+      await this.d.steps.withdraw(offer.stepId).catch(() => undefined);
+      throw err;
+    }
     this.d.flowEnds.issued(offer);
   }
 
