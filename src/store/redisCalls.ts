@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * How the Redis store waits for Redis and when it sends a call again (docs/decisions.md, "Store": timeouts
- * and retries). ioredis itself times nothing out (no `commandTimeout`): its timer runs in the event loop
- * that also reads the replies, and Node runs due timers before it reads sockets, so on a loaded machine a
- * process that was not scheduled for the timeout's length failed a command whose reply was already
- * waiting in its socket, after Redis had executed it.
+ * How the Redis store waits for Redis and when it sends a call again (docs/decisions.md, "Store"). ioredis
+ * times nothing out (no `commandTimeout`): its timer runs in the event loop that also reads the replies,
+ * and Node runs due timers before it reads sockets, so on a loaded machine a process not scheduled for the
+ * timeout's length would fail a command whose reply is already in its socket, after Redis ran it.
  */
 
 /** A key's Redis Cluster hash tag: the text between its first `{` and the next `}`, when not empty. */

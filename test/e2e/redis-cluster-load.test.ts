@@ -1,11 +1,13 @@
 /**
  * D14 under load (docs/decisions.md, "Store": timeouts and retries): a loaded store slows a flow, it does
  * not half-issue it. On a three-master Redis Cluster, 40 complete issuance flows run at once while busy
- * loops take the machine's CPU and one master stops answering for 1.5 s in the middle. Every flow ends
- * complete (credential in the wallet and valid in the status registry, ID token redeemed) or refused with
- * 503 `temporarily_unavailable` (retryable), and nothing is half-issued: a wallet without its credential
- * left its offer in the store to be taken again and its step without claims; a wallet with its credential
- * has its step's outcome; every status-list entry and every other record expires.
+ * loops take the machine's CPU (10 s at most: other test files share the machine), one master stops
+ * answering for 1.5 s, and then the service's own process is not scheduled for 2.5 s (a busy-wait: longer
+ * than the store's command timeout, with answers arriving meanwhile). Every flow ends complete (credential
+ * in the wallet and valid in the status registry, ID token redeemed) or refused with 503
+ * `temporarily_unavailable` (retryable), and nothing is half-issued: a wallet without its credential left
+ * its offer in the store to be taken again and its step without claims; a wallet with its credential has
+ * its step's outcome; every status-list entry and every other record expires.
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,7 +25,9 @@ const run = process.env.TEST_STORE === 'redis' ? describe : describe.skip;
 
 const FLOWS = 40;
 const BUSY_LOOPS = 2;
+const BUSY_MS = 10_000;
 const PAUSE_MS = 1_500;
+const STALL_MS = 2_500;
 const PIN = '4321';
 const attributes = { FirstName: 'Ada', LastName: 'Lovelace', Email: 'ada@example.com' };
 const CLIENT = { id: 'issuer-pkce', secret: SECRETS.pkceIssuer };
@@ -34,6 +38,11 @@ let svc: TestService | undefined;
 const busy: ChildProcess[] = [];
 const stopBusy = () => busy.splice(0).forEach((p) => p.kill('SIGKILL'));
 process.once('exit', stopBusy);
+
+/** Resolves once a third of the flows have their wallet at work (token and credential requests). */
+let walletsAtWork: () => void = () => undefined;
+const walletsUnderway = new Promise<void>((resolve) => (walletsAtWork = resolve));
+let wallets = 0;
 
 /** A step answered 503 `temporarily_unavailable`: the flow was refused, and may be tried again. */
 class Refused extends Error {}
@@ -79,6 +88,7 @@ async function oneFlow(flow: Flow): Promise<void> {
   const offer = offerFromPage(prompt.html);
   flow.offerId = new URL(new URL(offer).searchParams.get('credential_offer_uri')!).pathname.split('/').pop();
   flow.wallet = await newWallet();
+  if (++wallets === Math.ceil(FLOWS / 3)) walletsAtWork();
   await flow.wallet.receive(offer, { pin: PIN });
   const done = await follow(browser, `${prompt.final}/continue`, 'continue');
   if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status}`);
@@ -107,13 +117,21 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
 
   it(`${FLOWS} concurrent flows: each complete or refused 503, none half-issued`, async () => {
     for (let i = 0; i < BUSY_LOOPS; i++) busy.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+    setTimeout(stopBusy, BUSY_MS);
     const master = cluster!.processes[1];
-    const pausing = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        master.pause();
-        setTimeout(() => resolve(master.resume()), PAUSE_MS);
-      }, 1_000),
-    );
+    const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // a master that hangs, then (while wallets take their credentials) this process not scheduled
+    const disturbing = (async () => {
+      await later(1_000);
+      master.pause();
+      await later(PAUSE_MS);
+      master.resume();
+      await Promise.race([walletsUnderway, later(20_000)]);
+      const until = performance.now() + STALL_MS;
+      while (performance.now() < until) {
+        /* not scheduled */
+      }
+    })();
     const flows: Flow[] = Array.from({ length: FLOWS }, () => ({ outcome: 'failed' }));
     await Promise.all(
       flows.map((flow) =>
@@ -126,7 +144,7 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
         ),
       ),
     );
-    await pausing;
+    await disturbing;
     stopBusy();
 
     const summary = JSON.stringify(flows.map((f) => f.error ?? f.outcome));

@@ -3,8 +3,8 @@
  * Redis: the machine's for what needs only a healthy one, a throw-away redis-server for one that hangs.
  *
  * - A process that was not running for longer than the timeout (a loaded machine) still reads the answer
- *   Redis sent meanwhile: before, ioredis' timer ran before the socket was read, and the call failed
- *   (503) after Redis had run it (an offer taken and lost).
+ *   Redis sent meanwhile (with ioredis' own timeout, its timer runs before the socket is read: the call
+ *   fails with 503 after Redis ran it, an offer taken and lost).
  * - A call that changes something once carries a receipt: a second try of the same call answers what
  *   the first did and does nothing twice; an undo takes it back, and a try after its undo does nothing.
  * - A call whose outcome stays unknown (Redis hung) answers 503 and is undone once Redis runs it.
