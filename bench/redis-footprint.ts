@@ -17,9 +17,9 @@
  * Measured:
  *  - commands: `INFO commandstats` deltas, total calls, minus the bench's own INFO/SCAN/MEMORY calls;
  *    this counts the commands run inside the store's Lua scripts too;
- *  - client commands: the same minus INCR, EXPIRE, SADD and TTL, which the store (src/store/redis.ts)
- *    only ever runs inside its scripts (its own commands are GET, MGET, SET, GETDEL, DEL, SMEMBERS,
- *    EVALSHA/EVAL and PING);
+ *  - client commands: the commands the service's Redis client sends (a Lua script is one, EVALSHA);
+ *  - Redis CPU: `INFO cpu` (used_cpu_user + used_cpu_sys of the server's main thread and I/O), per flow;
+ *    the bench's own INFO, SCAN and MEMORY calls between the phases are in it (a few ms per run);
  *  - round trips: writes of the service's Redis connection. Commands a request issues together go out
  *    in one write (ioredis auto-pipelining) and are answered together;
  *  - bytes: `MEMORY USAGE` summed over the run's keys (SCAN on the prefix), per flow, after the
@@ -102,8 +102,16 @@ const svc = await startTestService(
  * flow waits on; commands counts the work Redis does.
  */
 let writes = 0;
+/** Commands the service's Redis client sends (what `INFO commandstats` counts includes a script's own). */
+let sent = 0;
 {
-  const socket = (store.client as Redis).stream;
+  const client = store.client as Redis;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    sent++;
+    return send(...args);
+  }) as Redis['sendCommand'];
+  const socket = client.stream;
   const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
   socket.write = ((...args: unknown[]) => {
     writes++;
@@ -168,9 +176,6 @@ const LATER_SECONDS = 60;
  */
 const OUTLIVING = /^status:|^rl:|^hint:|:consumed$|:claimed:/;
 
-/** Commands run inside the store's Lua scripts only (see the header). */
-const INSIDE_LUA = new Set(['incr', 'expire', 'sadd', 'ttl']);
-
 /** Calls per command since the server started, without the bench's own. */
 async function commandCalls(): Promise<Map<string, number>> {
   const info = await admin.info('commandstats');
@@ -181,21 +186,23 @@ async function commandCalls(): Promise<Map<string, number>> {
   return calls;
 }
 
-function delta(
-  a: Map<string, number>,
-  b: Map<string, number>,
-): { total: number; roundTrips: number; byCommand: Map<string, number> } {
+/** The Redis server's CPU time so far, µs (`INFO cpu`: user and system). */
+async function redisCpu(): Promise<number> {
+  const info = await admin.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return Math.round((seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6);
+}
+
+function delta(a: Map<string, number>, b: Map<string, number>): { total: number; byCommand: Map<string, number> } {
   const byCommand = new Map<string, number>();
   let total = 0;
-  let roundTrips = 0;
   for (const [cmd, n] of b) {
     const d = n - (a.get(cmd) ?? 0);
     if (!d) continue;
     byCommand.set(cmd, d);
     total += d;
-    if (!INSIDE_LUA.has(cmd)) roundTrips += d;
   }
-  return { total, roundTrips, byCommand };
+  return { total, byCommand };
 }
 
 async function usedMemory(): Promise<number> {
@@ -402,17 +409,24 @@ try {
 
   const mem0 = await usedMemory();
   const calls0 = await commandCalls();
+  const cpu0 = await redisCpu();
   const writes0 = writes;
+  const sent0 = sent;
   const pending: Pending[] = [];
   for (let i = 0; i < N; i++) pending.push(await pendingFlow());
   const writes1 = writes;
+  const sent1 = sent;
+  const cpu1 = await redisCpu();
   const calls1 = await commandCalls();
   const mem1 = await usedMemory();
   const atPending = await keyFootprint();
   const calls1b = await commandCalls(); // keyFootprint's TTL calls are not the service's
+  const cpu1b = await redisCpu(); // nor is its Redis CPU
 
   for (const p of pending) await completeFlow(p);
   const writes2 = writes;
+  const sent2 = sent;
+  const cpu2 = await redisCpu();
   const calls2 = await commandCalls();
   const mem2 = await usedMemory();
   const atDone = await keyFootprint();
@@ -420,7 +434,7 @@ try {
   const per = (n: number) => (n / N).toFixed(1);
   const d1 = delta(calls0, calls1);
   const d2 = delta(calls1b, calls2);
-  const d = { total: d1.total + d2.total, roundTrips: d1.roundTrips + d2.roundTrips, byCommand: new Map(d1.byCommand) };
+  const d = { total: d1.total + d2.total, byCommand: new Map(d1.byCommand) };
   for (const [c, n] of d2.byCommand) d.byCommand.set(c, (d.byCommand.get(c) ?? 0) + n);
   const rows: [string, string, string, string][] = [
     ['', 'PAR + authorise', 'wallet + token exchange', 'complete flow'],
@@ -430,8 +444,9 @@ try {
       per(writes2 - writes1),
       per(writes2 - writes0),
     ],
-    ['client commands sent', per(d1.roundTrips), per(d2.roundTrips), per(d.roundTrips)],
+    ['client commands sent', per(sent1 - sent0), per(sent2 - sent1), per(sent2 - sent0)],
     ['Redis commands (INFO commandstats calls)', per(d1.total), per(d2.total), per(d.total)],
+    ['Redis CPU, µs (INFO cpu)', per(cpu1 - cpu0), per(cpu2 - cpu1b), per(cpu1 - cpu0 + cpu2 - cpu1b)],
     ['keys stored after the phase', per(atPending.keys), per(atDone.keys), ''],
     ['bytes stored (MEMORY USAGE sum)', per(atPending.bytes), per(atDone.bytes), ''],
     [`bytes still stored ${LATER_SECONDS} s later (TTL left > ${LATER_SECONDS} s)`, '', per(atDone.later), ''],
