@@ -2,12 +2,12 @@
  * D14 under load (docs/decisions.md, "Store": timeouts and retries): a loaded store slows a flow, it does
  * not half-issue it. On a three-master Redis Cluster, 40 complete issuance flows run at once while busy
  * loops take the machine's CPU (10 s at most: other test files share the machine), one master stops
- * answering for 1.5 s, and then the service's own process is not scheduled for 2.5 s (a busy-wait: longer
- * than the store's command timeout, with answers arriving meanwhile). Every flow ends complete (credential
- * in the wallet and valid in the status registry, ID token redeemed) or refused with 503
- * `temporarily_unavailable` (retryable), and nothing is half-issued: a wallet without its credential left
- * its offer in the store to be taken again and its step without claims; a wallet with its credential has
- * its step's outcome; every status-list entry and every other record expires.
+ * answering for 1.5 s, and the service's own process is not scheduled for 2.5 s (a busy-wait, longer than
+ * the store's command timeout) while a credential request's take of its offer is on its way to Redis.
+ * Every flow ends complete (credential in the wallet and valid in the status registry, ID token redeemed)
+ * or refused with 503 `temporarily_unavailable` (retryable), and nothing is half-issued: a wallet without
+ * its credential left its offer in the store to be taken again and its step without claims; a wallet with
+ * its credential has its step's outcome; every status-list entry and every other record expires.
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -39,10 +39,13 @@ const busy: ChildProcess[] = [];
 const stopBusy = () => busy.splice(0).forEach((p) => p.kill('SIGKILL'));
 process.once('exit', stopBusy);
 
-/** Resolves once a third of the flows have their wallet at work (token and credential requests). */
-let walletsAtWork: () => void = () => undefined;
-const walletsUnderway = new Promise<void>((resolve) => (walletsAtWork = resolve));
-let wallets = 0;
+/** The process busy (not scheduled, as on a loaded machine) for longer than the store's command timeout. */
+function stall(): void {
+  const until = performance.now() + STALL_MS;
+  while (performance.now() < until) {
+    /* not scheduled */
+  }
+}
 
 /** A step answered 503 `temporarily_unavailable`: the flow was refused, and may be tried again. */
 class Refused extends Error {}
@@ -88,7 +91,6 @@ async function oneFlow(flow: Flow): Promise<void> {
   const offer = offerFromPage(prompt.html);
   flow.offerId = new URL(new URL(offer).searchParams.get('credential_offer_uri')!).pathname.split('/').pop();
   flow.wallet = await newWallet();
-  if (++wallets === Math.ceil(FLOWS / 3)) walletsAtWork();
   await flow.wallet.receive(offer, { pin: PIN });
   const done = await follow(browser, `${prompt.final}/continue`, 'continue');
   if (done.html !== undefined) throw new Error(`expected a redirect to the client, got ${done.res?.status}`);
@@ -120,18 +122,22 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
     setTimeout(stopBusy, BUSY_MS);
     const master = cluster!.processes[1];
     const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    // a master that hangs, then (while wallets take their credentials) this process not scheduled
-    const disturbing = (async () => {
+    const pausing = (async () => {
       await later(1_000);
       master.pause();
       await later(PAUSE_MS);
       master.resume();
-      await Promise.race([walletsUnderway, later(20_000)]);
-      const until = performance.now() + STALL_MS;
-      while (performance.now() < until) {
-        /* not scheduled */
-      }
     })();
+    // this process not scheduled while a credential request's take of its offer is on its way to Redis:
+    // the third credential request's, once ioredis has written it (its auto-pipeline goes out in a later turn)
+    const store = svc!.service.store as RedisStore;
+    const consume = store.consume.bind(store);
+    let takes = 0;
+    store.consume = <T>(key: string) => {
+      const taking = consume<T>(key);
+      if (key.endsWith(':offer') && ++takes === 3) setImmediate(() => setImmediate(() => setImmediate(stall)));
+      return taking;
+    };
     const flows: Flow[] = Array.from({ length: FLOWS }, () => ({ outcome: 'failed' }));
     await Promise.all(
       flows.map((flow) =>
@@ -144,7 +150,7 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
         ),
       ),
     );
-    await disturbing;
+    await pausing;
     stopBusy();
 
     const summary = JSON.stringify(flows.map((f) => f.error ?? f.outcome));
@@ -154,7 +160,6 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
     ).toEqual([]);
     expect(flows.filter((f) => f.outcome === 'completed').length, summary).toBeGreaterThan(0);
 
-    const store = svc!.service.store;
     const statuses = new StatusRegistry(store, 1 << 17, 'wallet');
     for (const flow of flows) {
       const held = flow.wallet?.list() ?? [];
@@ -182,7 +187,7 @@ run('D14: many complete flows on a Redis Cluster while the machine is busy and a
     // everything written expires (TTL -1: never), but the key sets: status-list entries with their
     // credentials, receipts within minutes
     const keys = await clusterKeys(cluster!, `${keyPrefix}*`);
-    const client = (store as RedisStore).client;
+    const client = store.client;
     const ttls = await Promise.all(keys.map(async (k) => [k, await client.ttl(k)] as const));
     expect(ttls.filter(([k, ttl]) => !k.startsWith(`${keyPrefix}keys:`) && ttl === -1)).toEqual([]);
     for (const [key, ttl] of ttls) {
