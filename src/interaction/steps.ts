@@ -88,6 +88,11 @@ export class WalletSteps {
     return this.store.set(claimsKey(stepId), claims, ttlSeconds);
   }
 
+  /** The step's success taken back (the wallet got no credential after all): its claims are gone. */
+  withdraw(stepId: string): Promise<void> {
+    return this.store.delete(claimsKey(stepId));
+  }
+
   /**
    * The holder's browser finished the interaction with the step's claims: the step and its claims are
    * kept only `ttlSeconds` more (a second poll before the browser returns to the provider still reads them).

@@ -22,7 +22,11 @@ export interface IssueCredentialDeps {
   statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
   /** an mdoc's entry, which it cannot carry: found by its MSO's digest (src/status/registry.ts `allocate`) */
   mdocEntry(serialNumber: string, exp: number, msoDigest: string): Promise<unknown>;
-  /** after signing, before the offer shows done; when it fails, the wallet gets the error and the offer is put back */
+  /**
+   * after signing, before the offer shows done: the flow's outcome. When it fails, the wallet gets the error
+   * and the offer is put back (and it takes back what it may have written); once it succeeded, the
+   * credential is sent.
+   */
   onIssued?: (offer: OfferRecord, issued: IssuedCredential) => Promise<void>;
   /** OpenID4VCI 1.0 §11: a notification_id for the credential, for the access token that fetched it */
   notifications?: NotificationBook;
@@ -63,29 +67,34 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       );
     }
 
+    let credential: string;
+    let notificationId: string | undefined;
     try {
       const token = accessToken as { jti: string; exp?: number };
       // written while the credential is made (the same round trip as its status entry); a notification id
       // of a credential that was never issued is never handed out, and expires
       const notifying = deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       notifying?.catch(() => undefined); // awaited below, once the credential is signed
-      const { credential, ...issued } =
+      const signed =
         configuration.format === MDOC_FORMAT
           ? await signMdoc(deps, offer, holderJwk)
           : await signSdJwtVc(deps, offer, holderJwk);
-      const notificationId = await notifying;
+      const { credential: signedCredential, ...issued } = signed;
+      credential = signedCredential;
+      notificationId = await notifying;
       // in this order: the holder's page must never see the offer done before the claims it finishes with,
       // and the claims only once everything the wallet is sent is ready
       await deps.onIssued?.(offer, issued);
-      // not waited for (the same round trip as the offer's outcome): the credential is issued either way,
-      // and what it removes expires on its own
-      deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
-      await deps.offers.done(offer.offerId);
-      return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
     } catch (err) {
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one
       throw err;
     }
+    // The flow has its outcome (the holder's browser finishes with it): the credential goes to the wallet.
+    // What follows only tidies up and shows the offer done; its failure does not take the credential back
+    // (the offer is taken: no other request issues it), and what it removes expires on its own.
+    deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
+    await deps.offers.done(offer.offerId).catch(() => undefined);
+    return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
   };
 }
 

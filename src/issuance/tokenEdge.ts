@@ -168,7 +168,9 @@ async function redeem(
     await release(deps, offer, fresh);
     throw err;
   }
-  if (ctx.status === 200) return deps.offers.redeemed(offer);
+  // the wallet has its token: showing the offer scanned must not fail the answer (a claim left 'redeeming'
+  // only refuses later redemptions of a code the provider has consumed anyway)
+  if (ctx.status === 200) return deps.offers.redeemed(offer).catch(() => undefined);
   await release(deps, offer, fresh);
 }
 

@@ -36,11 +36,17 @@ export class StepOutcomes {
   /**
    * A credential was signed for the offer, in the format the wallet picked: the ID token's ExpiresAt is that
    * credential's (an mdoc is shorter-lived than the type). Counted after: a credential whose step could not be
-   * told is not issued (the offer is put back).
+   * told is not issued (the offer is put back), and the claims a failed telling may have written are
+   * withdrawn, so the holder's browser does not finish a flow whose wallet got no credential.
    */
   async issued(offer: OfferRecord, issued: IssuedCredential): Promise<void> {
     const claims = issuanceFlowClaims({ ...offer, credentialExpiresAt: issued.expiresAt });
-    await this.#succeeded(offer.stepId, claims, offer.external);
+    try {
+      await this.#succeeded(offer.stepId, claims, offer.external);
+    } catch (err) {
+      await this.d.steps.withdraw(offer.stepId).catch(() => undefined);
+      throw err;
+    }
     this.d.flowEnds.issued(offer, issued);
   }
 

@@ -3,24 +3,29 @@ import type { Config } from '../config/schema.js';
 
 export type RedisSpec = Exclude<Config['store'], 'memory'>;
 
+/** How long a store operation waits for Redis unless the config says otherwise (`store.commandTimeout`). */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
+
 /**
  * ioredis from the config (D14): a URL, a Sentinel group, or Cluster nodes. Requests fail fast while
  * Redis is unreachable (no offline queue, a bounded connect timeout) and the client reconnects by itself.
+ * ioredis times no command out: the store does, in a way a loaded machine meets (src/store/redisCalls.ts).
  */
 export async function connectRedis(
   spec: RedisSpec,
   readyWithinMs: number,
-): Promise<{ client: Redis | Cluster; keyPrefix: string }> {
+): Promise<{ client: Redis | Cluster; keyPrefix: string; commandTimeoutMs: number }> {
   const s = typeof spec === 'string' ? { url: spec, keyPrefix: 'vc:' } : spec;
+  const commandTimeoutMs = s.commandTimeout === undefined ? DEFAULT_COMMAND_TIMEOUT_MS : s.commandTimeout * 1000;
   const common: RedisOptions = {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
+    connectTimeout: commandTimeoutMs,
     // A Redis that hangs (or a network that drops packets) leaves the connection open: commands time
     // out for their callers but stay in the client's queue until a reply comes. Without data for 5 s
-    // while commands wait, the connection is dropped (queue flushed) and the client reconnects.
-    socketTimeout: 5_000,
+    // (or 2.5 command timeouts) while commands wait, the connection is dropped (queue flushed) and the
+    // client reconnects.
+    socketTimeout: Math.max(5_000, 2.5 * commandTimeoutMs),
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     lazyConnect: true,
     // commands issued in the same tick (concurrent requests) go out in one write and come back in one read
@@ -40,6 +45,9 @@ export async function connectRedis(
       // the wrong node's pipeline, which ioredis then refuses whole. It goes out on its own.
       autoPipeliningIgnoredCommands: ['vcTakeFree'],
       clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
+      // CLUSTER SLOTS (at start, after a MOVED) waits as long as a command: 1 s, ioredis' default, is
+      // less than a loaded machine gives
+      slotsRefreshTimeout: commandTimeoutMs,
     });
   } else if (s.sentinels?.length) {
     client = new Redis({ ...common, sentinels: s.sentinels, name: s.name ?? 'mymaster' });
@@ -61,5 +69,5 @@ export async function connectRedis(
       )
       .then(() => new Promise((r) => setTimeout(r, readyWithinMs))),
   ]);
-  return { client, keyPrefix: s.keyPrefix };
+  return { client, keyPrefix: s.keyPrefix, commandTimeoutMs };
 }

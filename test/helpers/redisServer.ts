@@ -171,6 +171,24 @@ export async function startRedis(
   return handle;
 }
 
+/** The keys matching `pattern` on one Redis (SCAN, a bounded number of iterations). */
+export async function keysOn(node: RedisProcess, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  for (let i = 0; i < 1_000; i++) {
+    const [next, ...found] = (await node.cli('scan', cursor, 'match', pattern, 'count', '1000')).trim().split('\n');
+    keys.push(...found.filter(Boolean));
+    cursor = next;
+    if (cursor === '0') return keys;
+  }
+  throw new Error('SCAN did not finish in 1000 iterations');
+}
+
+/** The keys matching `pattern` on every master of the cluster. */
+export async function clusterKeys(cluster: RedisCluster, pattern: string): Promise<string[]> {
+  return (await Promise.all(cluster.processes.map((p) => keysOn(p, pattern)))).flat();
+}
+
 export interface RedisCluster {
   nodes: { host: string; port: number }[];
   processes: RedisProcess[];

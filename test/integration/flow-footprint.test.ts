@@ -32,6 +32,8 @@ const RELYING_PARTY_SIDE: [RegExp, number][] = [
   [/^oidc:v2:PushedAuthorizationRequest:\{\*\}(:consumed|:claimed:issuer-pkce)?$/, 60],
   // the prompt's step, handed over to the grant: a second poll may still read it
   [/^step:\{\*\}(:claims)?$/, 30],
+  // what a call that changes something once did, for a second try of that call (src/store/redisScripts.ts)
+  [/:rcpt:\*$/, 30],
 ];
 const ALLOWED: [RegExp, number][] = [
   ...RELYING_PARTY_SIDE,

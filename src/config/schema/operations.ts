@@ -11,6 +11,11 @@ const redisSchema = z
     username: z.string().optional(),
     tls: z.union([z.boolean(), z.record(z.string(), z.unknown())]).optional(),
     keyPrefix: z.string().default('vc:'),
+    /**
+     * Seconds a store operation waits for Redis' answer before the request answers 503 (time the service
+     * itself was not running does not count). Default 2.
+     */
+    commandTimeout: z.number().positive().max(60).optional(),
   })
   .strict();
 
