@@ -667,8 +667,8 @@ async function thumbprintOf(vctSuffix: string): Promise<string> {
   return calculateJwkThumbprint(holderPublic);
 }
 
-/** Claims every ID token carries; all others must be credential attributes. */
-const REGISTERED = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'nonce']);
+/** Claims every ID token carries (`jti` names its grant: docs/decisions.md, "Revocation with the grant"); all others must be credential attributes. */
+const REGISTERED = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'jti']);
 
 function attributeClaims(claims: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(claims).filter(([k]) => !REGISTERED.has(k)));
