@@ -30,6 +30,7 @@ import { notificationEndpoint } from './notificationEndpoint.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 import type { CardSources } from './card.js';
 import { TypeMetadata } from './typeMetadata.js';
+import { signedMetadata } from './signedMetadata.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
 
@@ -254,6 +255,7 @@ function walletMiddleware(opts: WalletIssuerOptions, parts: IssuerParts, provide
     offerByReference(opts.path, credentialIssuer, parts.offers, configurationIds),
     statusListRoute(opts.path, parts.statusLists),
     parts.typeMetadata.routes(),
+    signedMetadata(opts.path, credentialIssuer, parts.credentialKeys),
     metadataAliases(opts.path, mounted),
     jwtVcIssuerMetadata(opts.path, credentialIssuer, parts.credentialKeys),
     limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),

@@ -5,6 +5,9 @@
  *   standard claim), and the issuer's own `display` (ui.name, ui.logo), resolved by @openid4vc/openid4vci.
  * - SD-JWT VC Type Metadata at the vct URL, and `vct#integrity` in each credential: @sd-jwt/sd-jwt-vc
  *   resolves and validates the document (its schema), the fetch checking the W3C SRI digest.
+ * - OpenID4VCI 1.0 §12.2.2/§12.2.3: signed metadata for a wallet that asks for `application/jwt`, verified
+ *   by @openid4vc/openid4vci's signed-metadata path with the x5c chain checked by pkijs and @peculiar/x509
+ *   (test/helpers/x5c.ts) and the signature by jose; JSON for everyone else.
  * - Bad input: a card image that cannot be loaded stops the start-up, naming its config path.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,6 +27,7 @@ import {
   exportJWK,
   generateKeyPair,
   importJWK,
+  jwtVerify,
   type JWK,
 } from 'jose';
 import { PNG } from 'pngjs';
@@ -330,6 +334,62 @@ describe('issue 49, the card: SD-JWT VC Type Metadata at the vct, vct#integrity 
     const head = await fetch(`${t.url}/types/EmployeeBadge`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('issue 49: signed issuer metadata (OpenID4VCI 1.0 §12.2.2, §12.2.3)', () => {
+  const caPem = () => readFileSync(issuerCaFile, 'utf8');
+
+  it('a wallet that asks for application/jwt gets the metadata signed under the issuer certificate (x5c)', async () => {
+    const checked: string[] = [];
+    const client = wallet(await newKey(), async (compact) => {
+      checked.push(compact);
+      // the chain to the issuer CA and the signature, by pkijs, @peculiar/x509 and jose (test/helpers/x5c.ts)
+      return (await checkX5cIndependently(compact, { caPem: caPem(), iss: credentialIssuer })).leafJwk;
+    });
+    const metadata = await client.resolveIssuerMetadata(credentialIssuer);
+    expect(checked).toHaveLength(1);
+    const signed = metadata.signedCredentialIssuer!;
+    expect(signed.jwt.header).toMatchObject({ alg: 'ES256', typ: 'openidvci-issuer-metadata+jwt' });
+    expect(signed.jwt.header.x5c).toEqual(expect.any(Array));
+    const now = Math.floor(Date.now() / 1000);
+    expect(signed.jwt.payload).toMatchObject({ iss: credentialIssuer, sub: credentialIssuer });
+    expect(signed.jwt.payload.iat).toBeLessThanOrEqual(now + 1);
+    expect(signed.jwt.payload.exp).toBeGreaterThan(now);
+    // every metadata parameter at the top level of the payload, the card among them
+    expect(metadata.credentialIssuer.credential_issuer).toBe(credentialIssuer);
+    expect(
+      (metadata.credentialIssuer.credential_configurations_supported.EmployeeBadge as Record<string, any>)
+        .credential_metadata.display[0].name,
+    ).toBe('Employee badge');
+    // jose alone, with the leaf's key: signature, typ, sub and the time claims
+    const { leafJwk } = await checkX5cIndependently(signed.jwt.compact, { caPem: caPem(), iss: credentialIssuer });
+    const verified = await jwtVerify(signed.jwt.compact, await importJWK(leafJwk, 'ES256'), {
+      typ: 'openidvci-issuer-metadata+jwt',
+      subject: credentialIssuer,
+      issuer: credentialIssuer,
+      requiredClaims: ['iat', 'exp'],
+    });
+    expect(verified.payload.notification_endpoint).toBe(`${credentialIssuer}/notification`);
+  });
+
+  it('answers JSON without the Accept header, and the JWT at the provider location too; Vary: Accept', async () => {
+    const wellKnown = `${t.url}/.well-known/openid-credential-issuer/wallet`;
+    const json = await fetch(wellKnown);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(json.headers.get('vary')).toMatch(/accept/i);
+    expect((await json.json()).credential_issuer).toBe(credentialIssuer);
+    const preferJson = await fetch(wellKnown, { headers: { accept: 'application/json, application/jwt;q=0.5' } });
+    expect(preferJson.headers.get('content-type')).toMatch(/^application\/json/);
+    for (const url of [wellKnown, `${credentialIssuer}/.well-known/openid-credential-issuer`]) {
+      const res = await fetch(url, { headers: { accept: 'application/jwt' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/jwt/);
+      expect(res.headers.get('vary')).toMatch(/accept/i);
+      const jwt = await res.text();
+      await checkX5cIndependently(jwt, { caPem: caPem(), iss: credentialIssuer });
+      expect(decodeJwt(jwt).sub).toBe(credentialIssuer);
+    }
   });
 });
 
