@@ -218,7 +218,7 @@ walletApp.use(mount(WALLET_PATH, walletProvider));
 const walletCallback = walletApp.callback();
 
 /**
- * One offer, minted as src/issuance/walletIssuer.ts createOffer mints it on the provider: a Grant for the
+ * One offer, minted as src/issuance/createOffer.ts mints it on the provider: a Grant for the
  * wallet client with the type's scope on the issuer resource, a PreAuthorizedCode with the same resource,
  * scope and txCode (the PIN); answered by value (OpenID4VCI 1.0 §4.1.1).
  */

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parseDocument, visit } from 'yaml';
+import type { z } from 'zod';
 import { formatPath, knownKeys, nearest, yamlPath } from './problems.js';
 import { configSchema, type Config } from './schema.js';
 
@@ -54,13 +55,26 @@ export function validateConfig(doc: unknown, file = 'config'): Config {
   if (!result.success) {
     throw new ConfigError(
       file,
-      result.error.issues.map(
-        (i) =>
-          `${formatPath(i.path, doc) || '(root)'}: ${i.message}${i.code === 'unrecognized_keys' ? suggestions(i.keys, i.path) : ''}`,
-      ),
+      result.error.issues
+        .flatMap(unionBranch)
+        .map(
+          (i) =>
+            `${formatPath(i.path, doc) || '(root)'}: ${i.message}${i.code === 'unrecognized_keys' ? suggestions(i.keys, i.path) : ''}`,
+        ),
     );
   }
   return result.data;
+}
+
+/**
+ * A value none of a union's forms takes (a text given as one string or per language) is reported by the one
+ * form of its type, so that a text that is too long says so instead of "Invalid input".
+ */
+function unionBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || !Array.isArray(issue.errors)) return [issue];
+  const ofItsType = issue.errors.filter((branch) => branch.some((i) => i.code !== 'invalid_type'));
+  if (ofItsType.length !== 1) return [issue];
+  return ofItsType[0].flatMap((i) => unionBranch({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
 }
 
 function suggestions(keys: readonly string[], path: readonly PropertyKey[]): string {

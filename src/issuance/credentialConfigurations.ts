@@ -1,7 +1,7 @@
 import type { OpenID4VCICredentialConfiguration } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
-import { textsOf } from '../i18n/catalogues.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
+import { claimLabels, credentialDisplay, PLAIN_CARD_SOURCES, type CardSources } from './card.js';
 
 export { MDOC_FORMAT, SD_JWT_VC_FORMAT };
 
@@ -10,8 +10,11 @@ export const PROOF_SIGNING_ALGS = ['ES256', 'EdDSA'];
 
 /** The type's `vct` (SD-JWT VC §3.2.2.1.1): configured, or `{base_url}/types/<name>`. */
 export function vctFor(type: CredentialType, baseUrl: string): string {
-  return type.vct ?? `${baseUrl}/types/${type.name}`;
+  return type.vct ?? defaultVct(type, baseUrl);
 }
+
+/** `{base_url}/types/<name>`: the vct whose Type Metadata this service serves (src/issuance/typeMetadata.ts). */
+export const defaultVct = (type: CredentialType, baseUrl: string): string => `${baseUrl}/types/${type.name}`;
 
 /** The access-token scope that authorises issuing one type: the type's name. */
 export function scopeFor(type: CredentialType): string {
@@ -23,7 +26,11 @@ export function scopeFor(type: CredentialType): string {
  * `dc+sd-jwt`): id = the type's name, holder binding by JWK from a `jwt` proof, display metadata for the
  * credential and each attribute under `credential_metadata`.
  */
-export function credentialConfigurationFor(type: CredentialType, baseUrl: string) {
+export function credentialConfigurationFor(
+  type: CredentialType,
+  baseUrl: string,
+  sources: CardSources = PLAIN_CARD_SOURCES,
+) {
   return {
     format: SD_JWT_VC_FORMAT,
     scope: scopeFor(type),
@@ -39,12 +46,12 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
       },
     },
     credential_metadata: {
-      // OpenID4VCI 1.0 §12.2.4: one entry per language the config gives the name in
-      display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
+      // OpenID4VCI 1.0 §12.2.4: the card in each language the config gives it in (src/issuance/card.ts)
+      display: credentialDisplay(type, sources),
       claims: Object.entries(type.attributes).map(([name, spec]) => ({
         path: [name],
         mandatory: spec.required,
-        display: textsOf(spec.label, name).map(({ locale, text }) => ({ name: text, locale })),
+        display: claimLabels(name, spec.label, sources).map(({ locale, text }) => ({ name: text, locale })),
       })),
     },
   };
@@ -80,7 +87,10 @@ export const MDOC_PROOF_SIGNING_ALGS = ['ES256'];
  * configuration (§12.2.4: a scope may be shared by configurations; the offer's token carries it), and the
  * attributes as claims at [namespace, element].
  */
-export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: string; namespace: string } }) {
+export function mdocConfigurationFor(
+  type: CredentialType & { mdoc: { doctype: string; namespace: string } },
+  sources: CardSources = PLAIN_CARD_SOURCES,
+) {
   return {
     format: MDOC_FORMAT,
     scope: scopeFor(type),
@@ -94,11 +104,11 @@ export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: s
       },
     },
     credential_metadata: {
-      display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
+      display: credentialDisplay(type, sources),
       claims: Object.entries(type.attributes).map(([name, spec]) => ({
         path: [type.mdoc.namespace, name],
         mandatory: spec.required,
-        display: textsOf(spec.label, name).map(({ locale, text }) => ({ name: text, locale })),
+        display: claimLabels(name, spec.label, sources).map(({ locale, text }) => ({ name: text, locale })),
       })),
     },
   };
@@ -113,11 +123,18 @@ export function configurationIdsOf(type: CredentialType, mdoc: boolean): string[
 }
 
 /** `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer exists). */
-export function credentialConfigurationsFor(types: CredentialType[], baseUrl: string, opts: { mdoc?: boolean } = {}) {
+export function credentialConfigurationsFor(
+  types: CredentialType[],
+  baseUrl: string,
+  opts: { mdoc?: boolean; cards?: CardSources } = {},
+) {
+  const sources = opts.cards ?? PLAIN_CARD_SOURCES;
   return Object.fromEntries(
     types.flatMap((type) => [
-      [type.name, credentialConfigurationFor(type, baseUrl)] as const,
-      ...(opts.mdoc && hasMdoc(type) ? [[mdocConfigurationId(type), mdocConfigurationFor(type)] as const] : []),
+      [type.name, credentialConfigurationFor(type, baseUrl, sources)] as const,
+      ...(opts.mdoc && hasMdoc(type)
+        ? [[mdocConfigurationId(type), mdocConfigurationFor(type, sources)] as const]
+        : []),
     ]),
   );
 }

@@ -45,9 +45,15 @@ export class SdJwtVcSigner {
   /** the signing key's kid and its instance: a rotation (D20) makes a new one */
   #current?: { jwk: JWK; sdJwt: SDJwtVcInstance };
 
-  /** a private ES256 JWK, or rotating keys (src/keys/keyRing.ts) of which the active one signs */
-  constructor(keys: JWK | SigningKeys) {
+  readonly #integrityOf: (vct: string) => string | undefined;
+
+  /**
+   * `keys`: a private ES256 JWK, or rotating keys (src/keys/keyRing.ts) of which the active one signs.
+   * `integrityOf`: the `vct#integrity` of a vct whose Type Metadata this service serves (src/issuance/typeMetadata.ts).
+   */
+  constructor(keys: JWK | SigningKeys, opts: { integrityOf?: (vct: string) => string | undefined } = {}) {
     this.#keys = 'signing' in keys ? keys : signingKeysOf({ keys: [keys] });
+    this.#integrityOf = opts.integrityOf ?? (() => undefined);
     this.#instance();
   }
 
@@ -74,10 +80,13 @@ export class SdJwtVcSigner {
   }
 
   async sign(input: SdJwtVcInput): Promise<string> {
+    const integrity = this.#integrityOf(input.vct);
     const payload = {
       ...input.attributes,
       iss: input.issuer,
       vct: input.vct,
+      // SD-JWT VC "Document Integrity": a wallet checks the Type Metadata it fetches from the vct against it
+      ...(integrity ? { 'vct#integrity': integrity } : {}),
       iat: input.issuedAt ?? Math.floor(Date.now() / 1000),
       exp: input.expiresAt,
       cnf: { jwk: publicJwk(input.holderJwk) },

@@ -5,14 +5,13 @@ import type { Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { randomBase64url } from '../random.js';
 import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations.js';
 import { longLivedMdocWarnings, MdocSigner } from './mdoc.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
 import { issueCredentialFor, type IssuedCredential } from './issueCredential.js';
-import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerByReference } from './offerReference.js';
-import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
+import { OfferBook, type OfferRecord, type OfferStatus } from './offers.js';
+import { createOffer } from './createOffer.js';
 import { PinAttempts } from './pinAttempts.js';
 import { PinHasher, type StoredPin } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
@@ -29,6 +28,9 @@ import { createWalletProvider, DPOP_SIGNING_ALGS, NOTIFICATION_PATH, WALLET_CLIE
 import { NotificationBook, type CredentialNotice } from './notification.js';
 import { notificationEndpoint } from './notificationEndpoint.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
+import type { CardSources } from './card.js';
+import { TypeMetadata } from './typeMetadata.js';
+import { signedMetadata } from './signedMetadata.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
 
@@ -74,6 +76,8 @@ export interface WalletIssuerOptions {
   onNotification?: (notice: CredentialNotice) => Promise<void>;
   /** mdoc document signers (src/keys/issuerIdentity.ts): a type with `mdoc` is then offered as `<name>.mso_mdoc` too */
   documentSigners?: DocumentSigners;
+  /** what the cards wallets show are made from (src/issuance/card.ts); default: no images, no issuer display */
+  cards?: CardSources;
 }
 
 export interface CreateOfferInput {
@@ -133,7 +137,14 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     statuses,
     middleware: walletMiddleware(opts, parts, provider),
     warnings: parts.mdoc ? longLivedMdocWarnings(opts.credentialTypes) : [],
-    createOffer: (input) => createOffer(offers, credentialIssuer, parts.types, opts.offerLifetime, input),
+    createOffer: (input) =>
+      createOffer(
+        offers,
+        credentialIssuer,
+        parts.types,
+        { offer: opts.offerLifetime, token: ACCESS_TOKEN_LIFETIME },
+        input,
+      ),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
   };
 }
@@ -151,6 +162,7 @@ interface IssuerParts {
   notifications: NotificationBook;
   statusLists: StatusListService;
   mdoc: MdocSigner | undefined;
+  typeMetadata: TypeMetadata;
 }
 
 function issuerParts(opts: WalletIssuerOptions): IssuerParts {
@@ -161,6 +173,7 @@ function issuerParts(opts: WalletIssuerOptions): IssuerParts {
   if (!secret) throw new TypeError('createWalletIssuer: secret is required with a CookieKeys signer');
   const statuses = new StatusRegistry(opts.store, opts.statusList?.size ?? 1 << 17, opts.path);
   return {
+    typeMetadata: new TypeMetadata(opts.credentialTypes, opts.baseUrl, opts.cards),
     credentialIssuer,
     credentialKeys,
     cookieKeys,
@@ -196,10 +209,11 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     mdoc: mdoc !== undefined,
+    cards: opts.cards,
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers: parts.offers,
-      signer: new SdJwtVcSigner(credentialKeys),
+      signer: new SdJwtVcSigner(credentialKeys, { integrityOf: (vct) => parts.typeMetadata.integrityOf(vct) }),
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       mdoc,
       typeOf: (name) => types.get(name),
@@ -240,6 +254,8 @@ function walletMiddleware(opts: WalletIssuerOptions, parts: IssuerParts, provide
   return compose([
     offerByReference(opts.path, credentialIssuer, parts.offers, configurationIds),
     statusListRoute(opts.path, parts.statusLists),
+    parts.typeMetadata.routes(),
+    signedMetadata(opts.path, credentialIssuer, parts.credentialKeys),
     metadataAliases(opts.path, mounted),
     jwtVcIssuerMetadata(opts.path, credentialIssuer, parts.credentialKeys),
     limitByAddress(opts.rateLimits, 'credential', 'POST', `/${opts.path}/credential`),
@@ -255,43 +271,6 @@ function walletMiddleware(opts: WalletIssuerOptions, parts: IssuerParts, provide
     }),
     mounted,
   ]);
-}
-
-/**
- * Makes the offer: its pre-authorized code (the offer's own bearer value, 256 bits from the CSPRNG) and the
- * offer record, found by the code's hash. The provider's code and grant are minted when a wallet redeems
- * it (`codeFor`), for that wallet's client.
- */
-async function createOffer(
-  offers: OfferBook,
-  credentialIssuer: string,
-  types: Map<string, CredentialType>,
-  lifetime: number,
-  input: CreateOfferInput,
-): Promise<CreatedOffer> {
-  const type = types.get(input.credentialType);
-  if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
-  if (Number.isNaN(input.credentialExpiresAt.getTime()))
-    throw new TypeError('credentialExpiresAt must be a valid date');
-  const preAuthorizedCode = randomBase64url(32);
-  const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
-  const offerId = offerIdOf(preAuthorizedCode);
-  await offers.create({
-    offerId,
-    stepId: input.stepId,
-    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-    preAuthorizedCode,
-    pin: input.pin,
-    credentialType: type.name,
-    attributes: input.attributes,
-    serialNumber: input.serialNumber,
-    credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-    redeemBy: expiresAt,
-    keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
-    ...(input.external ? { external: true } : {}),
-    ...(input.trace ? { trace: input.trace } : {}),
-  });
-  return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }
 
 function withoutChain({ x5c: _x5c, ...jwk }: JWK): JWK {

@@ -17,6 +17,7 @@ import { OFFER_CLAIM } from './issueCredential.js';
 import { redeemedOffer } from './tokenEdge.js';
 import type { CookieKeys } from '../http/cookieKeys.js';
 import type { AttestationKeys } from './attestationKeys.js';
+import { issuerDisplay, type CardSources } from './card.js';
 
 /**
  * The one public client every wallet uses: pre-authorized code grant only, no redirects. Wallets usually
@@ -41,6 +42,8 @@ export interface WalletProviderOptions {
   attestationKeys: AttestationKeys;
   /** whether mdocs can be signed: types with `mdoc` then have an mso_mdoc configuration too */
   mdoc?: boolean;
+  /** what the cards and the issuer's own display are made from (src/issuance/card.ts) */
+  cards?: CardSources;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -141,7 +144,7 @@ const featuresOff = () =>
  * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
  */
 export function createWalletProvider(o: WalletProviderOptions): Provider {
-  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc });
+  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc, cards: o.cards });
   const provider = new Provider(o.credentialIssuer, walletConfiguration(o, published));
   // first: the token edge's codes and the provider's reads of them share one request scope
   provider.use(adapterScope);
@@ -156,6 +159,7 @@ function walletConfiguration(
 ): Configuration {
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
+  const display = o.cards && issuerDisplay(o.cards);
   return {
     ...fixedConfiguration(),
     routes: WALLET_ROUTES,
@@ -204,8 +208,12 @@ function walletConfiguration(
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
-        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts)
-        metadata: { notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}` },
+        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts), and
+        // the issuer's own name and logo (ui.name, ui.logo) per language
+        metadata: {
+          notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}`,
+          ...(display ? { display } : {}),
+        },
       },
     },
   };

@@ -83,6 +83,8 @@ const PATTERNS: Pattern[] = [
   [new RegExp(`^/demo/idv/(interaction|auth)/${SEGMENT}$`), (m) => `/demo/idv/${m[1]}/:uid`],
   // the logos the holder pages show (src/ui/images.ts), named by their content
   [new RegExp(`^/ui/images/${SEGMENT}$`), () => '/ui/images/:image'],
+  // SD-JWT VC Type Metadata at a type's default vct (src/issuance/typeMetadata.ts)
+  [new RegExp(`^/types/${SEGMENT}$`), () => '/types/:name'],
 ];
 
 /**

@@ -4,6 +4,7 @@ import { createVersionEdge } from '../oidc/edge.js';
 import { PinHasher } from '../rules/pinHash.js';
 import { createWalletIssuer, type WalletIssuer } from '../issuance/walletIssuer.js';
 import { AttestationKeys } from '../issuance/attestationKeys.js';
+import { cardSourcesFrom } from '../issuance/card.js';
 import { createVerifier, type Verifier } from '../verification/verifier.js';
 import { pidRequestKind } from '../identity/pid.js';
 import { CALLBACK_PATH, OtherProvider } from '../identity/otherProvider.js';
@@ -87,6 +88,14 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     onPinFailure: () => core.metrics.pinFailure(),
     onNotification: (notice) => stepOutcomes.credentialNotified(notice),
     rateLimits: core.rateLimits,
+    // the cards wallets show, in the holder pages' languages; the operator's name and logo as the issuer's
+    cards: cardSourcesFrom({
+      baseUrl: config.baseUrl,
+      catalogues: core.ui.catalogues,
+      images: core.ui.cardImages,
+      issuerName: config.ui.name,
+      issuerLogo: core.ui.logo,
+    }),
     // ISO mdocs beside SD-JWT VCs, signed by a document signer under the issuer CA
     documentSigners: documentSignersOf(core.issuerIdentity, {
       cfg: config.issuer,

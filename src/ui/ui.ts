@@ -33,8 +33,10 @@ export class HolderUi {
   constructor(
     readonly catalogues: Catalogues,
     private readonly config: Config['ui'],
-    private readonly logo: ServedImage | undefined,
+    readonly logo: ServedImage | undefined,
     private readonly clientLogos: ReadonlyMap<string, ServedImage>,
+    /** the credential types' card images (logo, background image), by their configured source */
+    readonly cardImages: ReadonlyMap<string, ServedImage> = new Map(),
   ) {
     this.#css = brandCss(config);
   }
@@ -66,7 +68,7 @@ export class HolderUi {
         if (image) clientLogos.set(c.clientId, image);
       }),
     );
-    return new HolderUi(catalogues, ui, logo, clientLogos);
+    return new HolderUi(catalogues, ui, logo, clientLogos, await loadCardImages(config, baseDir));
   }
 
   /** The holder's language for this request: the request's `ui_locales`, then the browser's Accept-Language, then ui.defaultLocale. */
@@ -96,7 +98,8 @@ export class HolderUi {
   /** Serves the logos at their content-named paths; the pages' CSP allows images from the service itself. */
   routes(): Middleware {
     const images = new Map<string, ServedImage>();
-    for (const image of [this.logo, ...this.clientLogos.values()]) if (image) images.set(image.path, image);
+    for (const image of [this.logo, ...this.clientLogos.values(), ...this.cardImages.values()])
+      if (image) images.set(image.path, image);
     return async (ctx, next) => {
       const image = ctx.method === 'GET' || ctx.method === 'HEAD' ? images.get(ctx.path) : undefined;
       if (!image) return next();
@@ -108,6 +111,25 @@ export class HolderUi {
       ctx.body = image.bytes;
     };
   }
+}
+
+/**
+ * The credential types' card images, each read or fetched once. Unlike the brand's logos, one that cannot be
+ * loaded stops the start-up, naming its config path: a card published without it would differ from instance
+ * to instance, and so would the type metadata whose digest each credential carries (docs/decisions.md).
+ */
+async function loadCardImages(config: Config, baseDir: string): Promise<Map<string, ServedImage>> {
+  const wanted = new Map<string, string>();
+  config.credentialTypes.forEach((t, i) => {
+    const where = `credentialTypes[${i}] (name ${t.name}).card`;
+    if (t.card?.logo && !wanted.has(t.card.logo.image)) wanted.set(t.card.logo.image, `${where}.logo.image`);
+    if (t.card?.backgroundImage && !wanted.has(t.card.backgroundImage))
+      wanted.set(t.card.backgroundImage, `${where}.backgroundImage`);
+  });
+  const loaded = await Promise.all(
+    [...wanted].map(async ([source, where]) => [source, await loadImage(source, baseDir, where)] as const),
+  );
+  return new Map(loaded);
 }
 
 /** The holder's language and the brand for a page, from the service's HolderUi (set on every request by the app). */

@@ -185,6 +185,7 @@ const NOT_ATTRIBUTES = new Set([
   'SerialNumber',
   'ExpiresAt',
   'vct',
+  'vct#integrity',
   'cnf',
   'status',
   'sid',

@@ -44,13 +44,20 @@ export const languageTag = z
   .string()
   .refine((v) => canonicalTag(v) !== undefined, 'must be a BCP 47 language tag such as en or de-CH');
 
+/** The most languages a text may be given in: the texts are published in metadata and held in memory. */
+export const MAX_LANGUAGES = 64;
+
 /** A text holders read: one string, or one per language (`{en: ..., de: ...}`), shown in the page's language. */
 export const localizedText = (max = 200) =>
   z.union([
     z.string().min(1).max(max),
     z
       .record(languageTag, z.string().min(1).max(max))
-      .refine((t) => Object.keys(t).length > 0, 'must give the text in at least one language'),
+      .refine((t) => Object.keys(t).length > 0, 'must give the text in at least one language')
+      .refine(
+        (t) => Object.keys(t).length <= MAX_LANGUAGES,
+        `must give the text in at most ${MAX_LANGUAGES} languages`,
+      ),
   ]);
 
 export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).passthrough();

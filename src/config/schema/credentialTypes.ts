@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
 import { absoluteUrl, isoDuration, localizedText } from './common.js';
+import { cardSchema, missingCardLanguages } from './card.js';
 
 export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
 
@@ -39,6 +40,8 @@ export const credentialTypeSchema = z
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be letters, digits, _ or -, starting with a letter'),
     vct: absoluteUrl.optional(),
     displayName: localizedText().optional(),
+    /** what wallets show of the credential besides its name: description, logo, colours, background image */
+    card: cardSchema.optional(),
     validity: isoDuration.default('P365D'),
     pinCodeLength: z.number().int().min(1).max(12).optional(),
     /**
@@ -71,4 +74,14 @@ export const credentialTypeSchema = z
         }
       }),
   })
-  .strict();
+  .strict()
+  .superRefine((type, ctx) => {
+    if (!type.card) return;
+    for (const { path, missing } of missingCardLanguages(type.displayName, type.card)) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `has no text in ${missing.join(', ')}, which the card's other texts are given in (give every text of the card in the same languages, or as one string)`,
+      });
+    }
+  });

@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../../../src/config/load.js';
+import { HolderUi } from '../../../src/ui/ui.js';
 
 const DEMO = fileURLToPath(new URL('../../../config/demo.yaml', import.meta.url));
 
@@ -43,6 +44,16 @@ describe('config/demo.yaml: the embedded demo starts without any environment (D1
   it('takes the demo secrets from the environment when they are set', async () => {
     const { config } = await loadConfig(DEMO, { DEMO_ISSUER_SECRET: 'from-the-environment-123' });
     expect(config.clients.find((c) => c.clientId === 'demo-issuer')?.clientSecret).toBe('from-the-environment-123');
+  });
+
+  it('carries a card with a logo on each issued type, whose images the start-up reads (issue 49)', async () => {
+    const loaded = await loadConfig(DEMO, {});
+    for (const type of loaded.config.credentialTypes) {
+      expect(type.card?.logo?.image, type.name).toBeDefined();
+      expect(type.card?.backgroundColor, type.name).toMatch(/^#/);
+    }
+    const ui = await HolderUi.load(loaded.config, loaded.baseDir);
+    expect([...ui.cardImages.values()].map((i) => i.type)).toEqual(['image/png', 'image/png']);
   });
 });
 

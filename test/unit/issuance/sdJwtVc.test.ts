@@ -35,6 +35,25 @@ describe('the SD-JWT VC a holder receives', () => {
     expect(await calculateJwkThumbprint(cnf.jwk)).toBe(await calculateJwkThumbprint(publicJwk(holder)));
   });
 
+  it('issue 49: carries vct#integrity in the signed payload (never a disclosure) for a vct whose type metadata we serve', async () => {
+    const { privateJwk, publicJwk: issuerPublic } = await keyPair('k1', { kidOnly: true });
+    const holder = (await keyPair()).publicJwk;
+    const ours = 'https://vc.example.com/types/EmployeeBadge';
+    const signer = new SdJwtVcSigner(privateJwk, {
+      integrityOf: (vct) => (vct === ours ? 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=' : undefined),
+    });
+    const input = { issuer: 'https://i', attributes: { A: 1 }, holderJwk: holder, expiresAt: 1_900_000_000 };
+    const verified = await verifySdJwtVcIndependently(await signer.sign({ ...input, vct: ours }), {
+      keys: [issuerPublic],
+    });
+    expect(verified.payload['vct#integrity']).toBe('sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=');
+    expect(verified.disclosures).toBe(1);
+    const other = await verifySdJwtVcIndependently(await signer.sign({ ...input, vct: 'urn:eudi:pid:1' }), {
+      keys: [issuerPublic],
+    });
+    expect(other.payload).not.toHaveProperty('vct#integrity');
+  });
+
   it("salts every disclosure with 128 random bits, base64url (SD-JWT's salt entropy recommendation), never twice", async () => {
     const { privateJwk } = await keyPair('k1', { kidOnly: true });
     const holder = (await keyPair()).publicJwk;

@@ -34,6 +34,7 @@ describe('routeOf', () => {
       ['/demo-pid/offers/xyz', '/demo-pid/offers/:id'],
       ['/demo/idv/interaction/abc', '/demo/idv/interaction/:uid'],
       ['/ui/images/Qk3r8xv0aF1sD2pL9mN4bY', '/ui/images/:image'],
+      ['/types/EmployeeBadge', '/types/:name'],
       ['/healthz', '/healthz'],
       ['/readyz', '/readyz'],
     ];
