@@ -19,7 +19,10 @@ import {
   type ClientRegistrationConfig,
 } from '../../../src/verification/registration.js';
 import { dcqlQueryFor } from '../../../src/verification/dcql.js';
+import { pidRequestKind } from '../../../src/identity/pid.js';
 import type { CredentialType } from '../../../src/config/schema.js';
+import { validateConfig } from '../../../src/config/load.js';
+import { minimalDoc, problemsOf } from '../config/fixtures.js';
 
 const BADGE_VCT = 'https://badges.example/vct/badge';
 const CARD_VCT = 'https://badges.example/vct/card';
@@ -229,5 +232,84 @@ describe('ARF RPRC_21 at start-up: a client whose verification scopes ask for mo
     const registrations = await load(jwt);
     const later = Date.now() / 1000 + 7200;
     expect(registrations.choose('rp-1', queryOf({ credentialTypes: ['Badge'] }), later)).toHaveProperty('expired');
+  });
+});
+
+describe('the person-identification request (VerifiedIdentity, D12) is held to the registration too', () => {
+  it('a PID query beyond the registration is refused at start-up, naming the claims', async () => {
+    const pid = pidRequestKind({
+      vct: ['urn:eudi:pid:1'],
+      claims: ['given_name', 'family_name'],
+      optionalClaims: ['birthdate'],
+      trustedIssuers: [{ issuer: 'https://pid.example' }],
+    } as never);
+    const identityQuery = (a: AskedFor) => ('identity' in a ? pid.query : queryOf(a));
+    const jwt = registrar.certificate(
+      registrationClaims('LEIXG-RP1', [sdJwtRegistered('urn:eudi:pid:1', ['given_name'])]),
+    );
+    writeFileSync(join(dir, 'pid.jwt'), jwt);
+    const load = () =>
+      loadRegistrations(
+        [
+          {
+            clientId: 'rp-1',
+            scopes: ['VerifiedIdentity'],
+            registration: { subject: 'LEIXG-RP1', certificates: ['pid.jwt'] },
+          },
+        ],
+        {
+          registrars: ['registrar.pem'],
+          baseDir: dir,
+          queryOf: identityQuery,
+          asked: (s) => (s === 'VerifiedIdentity' ? { identity: 'VerifiedIdentity' } : undefined),
+        },
+      );
+    await expect(load()).rejects.toThrow(
+      'clients[0] (rp-1): scope VerifiedIdentity asks for more than its registration certificate registers: dc+sd-jwt urn:eudi:pid:1: family_name, birthdate not registered',
+    );
+  });
+});
+
+describe('configuration (clients[].registration, verifier.registrars)', () => {
+  const doc = (client: Record<string, unknown>, verifier: Record<string, unknown> = {}) => {
+    const d = minimalDoc();
+    Object.assign(d.clients[0], client);
+    d.verifier = verifier;
+    return d;
+  };
+
+  it('a registration needs a registrar to vouch for it', async () => {
+    const problems = await problemsOf(() =>
+      validateConfig(doc({ registration: { subject: 'LEIXG-HR', certificates: ['hr.jwt'] } })),
+    );
+    expect(problems).toEqual([
+      "verifier.registrars: is required: clients[0] (hr-portal) has a registration certificate, which a registrar's anchor must vouch for",
+    ]);
+  });
+
+  it.each([
+    [
+      { subject: '', certificates: ['hr.jwt'] },
+      /clients\[0\] \(clientId hr-portal\)\.registration\.subject: Too small/,
+    ],
+    [
+      { subject: 'LEIXG-HR', certificates: [] },
+      /clients\[0\] \(clientId hr-portal\)\.registration\.certificates: Too small/,
+    ],
+    [
+      { subject: 'LEIXG-HR', certificates: ['hr.jwt'], extra: 1 },
+      /clients\[0\] \(clientId hr-portal\)\.registration: Unrecognized key: "extra"/,
+    ],
+  ])('a malformed registration is named: %j', async (registration, path) => {
+    const problems = await problemsOf(() => validateConfig(doc({ registration }, { registrars: ['r.pem'] })));
+    expect(problems.join('\n')).toMatch(path);
+  });
+
+  it('a client with a registration and the registrars loads', () => {
+    const config = validateConfig(
+      doc({ registration: { subject: 'LEIXG-HR', certificates: ['hr.jwt'] } }, { registrars: ['r.pem'] }),
+    );
+    expect(config.clients[0].registration).toEqual({ subject: 'LEIXG-HR', certificates: ['hr.jwt'] });
+    expect(config.verifier.registrars).toEqual(['r.pem']);
   });
 });
