@@ -28,6 +28,7 @@ import {
 import { outerApp } from './service/middleware.js';
 import { exactPaths } from './http/exactPaths.js';
 import { edgePaths } from './oidc/edge.js';
+import type { Registrations } from './verification/registration.js';
 import { walletIssuerPaths } from './issuance/issuerPaths.js';
 
 export { trustedForwarding } from './service/middleware.js';
@@ -47,6 +48,8 @@ export interface Service {
   keyRing: KeyRing;
   /** where the verifier's certificate came from, and what an operator must read about it */
   verifierOrigin: ClientIdentityOrigin;
+  /** ETSI TS 119 475: the clients' registration certificates, verified at start-up */
+  registrations: Registrations;
   /** how our credentials are certified (HAIP 1.0 §6.1.1): where the issuer certificate came from */
   issuerOrigin: Omit<IssuerIdentity, 'operator' | 'ca'>;
   /** the credential keys as they sign: the operator's issuer.key, or the key ring's active key */
@@ -114,6 +117,7 @@ export async function createService(loaded: LoadedConfig, opts: ServiceOptions =
     keyOrigins: core.origins,
     keyRing: core.keyRing,
     verifierOrigin: core.verifierOrigin,
+    registrations: core.registrations,
     issuerOrigin: { origin: issuerIdentity.origin, caFile: issuerIdentity.caFile, warnings: issuerIdentity.warnings },
     credentialKeys: core.credentialKeys,
     webhooks: core.webhooks,

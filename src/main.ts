@@ -133,6 +133,19 @@ function logStartup(service: Service, tracing: ReturnType<typeof startTracingFro
     'verifier: the client_id wallets see',
   );
   for (const warning of verifier.warnings) log.warn(warning);
+  // ETSI TS 119 475: whom wallets are told each relying party is, and until when
+  for (const [clientId, registrations] of service.registrations.clients)
+    for (const r of registrations)
+      log.info(
+        {
+          clientId,
+          registered: r.subject,
+          ...(r.name ? { name: r.name } : {}),
+          registrar: r.registrar,
+          ...(r.expiresAt ? { expires: new Date(r.expiresAt * 1000).toISOString() } : {}),
+        },
+        'verifier: requests for this client carry its registration certificate (verifier_info)',
+      );
   if (tracing) log.info(tracing.description);
   // HAIP 1.0 §6.1.1: the certificate our credentials and status lists carry in x5c
   const issuer = service.issuerOrigin;

@@ -20,6 +20,7 @@ import { userinfoEndpoint, userinfoPreflight } from './actions/userinfo.js';
 import { RevokedGrants } from './revokedGrants.js';
 import type { SigningKeys } from '../keys/keyRing.js';
 import type { OutboundFetch } from '../http/outboundFetch.js';
+import type { Registrations } from '../verification/registration.js';
 
 export interface EdgeDeps {
   profile: VersionProfile;
@@ -42,6 +43,8 @@ export interface EdgeDeps {
   otherProvider?: OtherProvider;
   /** PAR and token: per address, and per client once it authenticated (src/http/rateLimits.ts) */
   rateLimits?: RateLimits;
+  /** ETSI TS 119 475: the clients' registration certificates; a request beyond them is refused */
+  registrations?: Registrations;
 }
 
 /** Discovery documents and key sets: public, cacheable, readable from any origin. */

@@ -17,6 +17,7 @@ import { checkPinRule } from '../rules/pin.js';
 import type { VersionProfile } from './versions.js';
 import type { Store } from '../store/types.js';
 import type { OutboundFetch } from '../http/outboundFetch.js';
+import type { Registrations } from '../verification/registration.js';
 
 /** Where an authorization request arrives: pushed (PAR), or as authorise query parameters. */
 export type RequestSite = 'par' | 'authorize' | 'authorizeNonPar';
@@ -29,6 +30,8 @@ export interface RequestContext {
   site: RequestSite;
   pinHasher: PinHasher;
   outbound: OutboundFetch;
+  /** ETSI TS 119 475: the clients' registration certificates */
+  registrations?: Registrations;
 }
 
 export interface CheckedRequest {
@@ -161,6 +164,11 @@ export async function checkAuthorizationRequest(
   if (scope.kind !== 'issuance') {
     if (params.id_token_hint !== undefined)
       throw invalidRequest('id_token_hint: only issuance requests carry an id_token_hint');
+    // ARF RPRC_21: a presentation request beyond the relying party's registration is refused here, not by the wallet
+    if (scope.kind === 'verification')
+      r.registrations?.checkRequest(r.client.clientId, { credentialTypes: scope.credentialTypes });
+    if (scope.kind === 'identity' && scope.flow === 'VerifiedIdentity')
+      r.registrations?.checkRequest(r.client.clientId, { identity: 'VerifiedIdentity' });
     return { scope, providerParams };
   }
 

@@ -12,6 +12,7 @@ import { RedisStore } from '../store/redis.js';
 import { versionProfiles, type VersionProfile } from '../oidc/versions.js';
 import { createRpProvider } from '../oidc/provider.js';
 import type { ClientIdentity, ClientIdentityOrigin } from '../verification/clientIdentity.js';
+import type { Registrations } from '../verification/registration.js';
 import { OfferBook } from '../issuance/offers.js';
 import { WalletSteps } from '../interaction/steps.js';
 import { GrantClaims } from '../flow/flowClaims.js';
@@ -59,6 +60,8 @@ export interface Core {
   keep: ReturnType<typeof keepPeriods>;
   clientIdentity: ClientIdentity;
   verifierOrigin: ClientIdentityOrigin;
+  /** ETSI TS 119 475: the clients' registration certificates, verified at start-up */
+  registrations: Registrations;
   credentialKeys: SigningKeys;
   cookieKeys: CookieKeys;
   /** the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms) */
@@ -203,6 +206,7 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
     keep: id.keep,
     clientIdentity: id.clientIdentity,
     verifierOrigin: id.verifierOrigin,
+    registrations: id.registrations,
     // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
     credentialKeys: id.issuerIdentity.operator
       ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential)

@@ -12,6 +12,11 @@ import { checkCredentialKeyChains } from '../keys/credentialKeyChain.js';
 import type { Store } from '../store/types.js';
 import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
 import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
+import { demoRegistrations } from '../demo/registrar.js';
+import { pidRequestKind } from '../identity/pid.js';
+import { dcqlQueryFor } from '../verification/dcql.js';
+import { loadRegistrations, type AskedFor, type QueryOf, type Registrations } from '../verification/registration.js';
+import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 
 /** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
@@ -23,6 +28,8 @@ export interface Identities {
   issuerIdentity: IssuerIdentity;
   issuers: string[];
   keep: ReturnType<typeof keepPeriods>;
+  /** ETSI TS 119 475: the clients' registration certificates, verified */
+  registrations: Registrations;
 }
 
 /**
@@ -74,7 +81,38 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
         `${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`,
       );
   }
-  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
+  const registrations = await clientRegistrations(config, baseDir);
+  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep, registrations };
+}
+
+/**
+ * The clients' registration certificates, each checked against the registrars and against the client's
+ * verification scopes, with the queries the verifier makes for them. The demo makes its own test registrar
+ * and certificate when it has none (src/demo/registrar.ts).
+ */
+async function clientRegistrations(config: Config, baseDir: string): Promise<Registrations> {
+  const byName = new Map(config.credentialTypes.map((t) => [t.name, t]));
+  const pid = config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity);
+  const queryOf: QueryOf = (asked) => {
+    if ('identity' in asked) {
+      if (!pid) throw new Error('identity.VerifiedIdentity is not configured');
+      return pid.query;
+    }
+    return dcqlQueryFor(
+      asked.credentialTypes.map((name) => byName.get(name)!),
+      config.baseUrl,
+    );
+  };
+  const asked = (scope: string): AskedFor | undefined =>
+    byName.has(scope)
+      ? { credentialTypes: [scope] }
+      : scope === 'VerifiedIdentity' && pid
+        ? { identity: 'VerifiedIdentity' }
+        : undefined;
+  const load = () =>
+    loadRegistrations(config.clients, { registrars: config.verifier.registrars, baseDir, queryOf, asked });
+  if (config.demo && config.keys.generate) return demoRegistrations(config, baseDir, { queryOf, asked, load });
+  return load();
 }
 
 /** Where the credential key set is kept, in the words of a start-up error. */

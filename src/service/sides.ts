@@ -61,6 +61,7 @@ export function mountRelyingPartyEdges(app: Koa, core: Core, otherProvider: Othe
     otherProvider,
     rateLimits,
     outbound: core.outbound,
+    registrations: core.registrations,
   };
   // a version the operator turned off (versions.v1: false) has no endpoints and no documents
   for (const profile of Object.values(core.profiles).filter((p) => p.served))
@@ -139,6 +140,7 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     statusListMaxEntries: config.statusList.maxEntries,
     rateLimits: core.rateLimits,
     outbound: core.outbound,
+    registrations: core.registrations,
     onVerified: (record, result) => stepOutcomes.verified(record, result),
     onFailed: (record, failure) => stepOutcomes.verificationFailed(record, failure),
   });

@@ -1,6 +1,7 @@
 import type { JWK } from 'jose';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
+import type { VerifierInfo } from './registration.js';
 import { clientMetadata, requestObject, STATIC_DISCOVERY_AUDIENCE } from './requestObject.js';
 
 /**
@@ -41,6 +42,8 @@ export interface DcApiRequestInput {
   encryptionKey?: JWK;
   nonce: string;
   dcqlQuery: DcqlQuery;
+  /** OpenID4VP 1.0 §5.1: attestations about the verifier (the relying party's registration certificate) */
+  verifierInfo?: VerifierInfo[];
   /** epoch seconds */
   issuedAt: number;
   /** epoch seconds */
@@ -59,6 +62,8 @@ export function dcApiRequestPayload(input: DcApiRequestInput, signed: boolean): 
     nonce: input.nonce,
     dcql_query: input.dcqlQuery,
     client_metadata: clientMetadata(input.encryptionKey),
+    // signed and unsigned alike: the wallet shows who asks and checks the request against the registration
+    ...(input.verifierInfo ? { verifier_info: input.verifierInfo } : {}),
     ...(signed
       ? {
           client_id: input.clientId,

@@ -36,9 +36,9 @@ export interface DcqlQuery {
  * One Credential Query for one credential type: id = the type's name (type names are letters, digits, `_`
  * and `-`, which is what §6.1 allows for ids), format `dc+sd-jwt`, `meta.vct_values` = the type's vct.
  */
-export function credentialQueryFor(type: CredentialType, baseUrl: string): DcqlCredentialQuery {
+export function credentialQueryFor(type: CredentialType, baseUrl: string, aki: string[] = []): DcqlCredentialQuery {
   const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
-  return sdJwtCredentialQuery(type.name, [vctFor(type, baseUrl)], claims);
+  return sdJwtCredentialQuery(type.name, [vctFor(type, baseUrl)], claims, aki);
 }
 
 /**
@@ -87,18 +87,20 @@ function combinations(items: readonly number[], size: number): number[][] {
 }
 
 /**
- * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`)
- * and the `claim_sets` of claimSetsFor.
+ * A `dc+sd-jwt` Credential Query with one Claims Query per claim (id = the claim name, path = `[name]`),
+ * the `claim_sets` of claimSetsFor, and the trust anchors by key identifier when given (§6.1.1.1, HAIP 1.0 §5).
  */
 export function sdJwtCredentialQuery(
   id: string,
   vctValues: string[],
   claims: Array<{ name: string; required: boolean }>,
+  aki: string[] = [],
 ): DcqlCredentialQuery {
   const query: DcqlCredentialQuery = {
     id,
     format: SD_JWT_VC_FORMAT,
     meta: { vct_values: [...vctValues] },
+    ...(aki.length ? { trusted_authorities: [{ type: 'aki', values: [...aki] }] } : {}),
     claims: claims.map((c) => ({ id: c.name, path: [c.name] })),
   };
   const claimSets = claimSetsFor(
@@ -142,16 +144,17 @@ export const mdocQueryId = (typeName: string) => `${typeName}-mdoc`;
  * The DCQL query for the requested types, in the order they were asked for; every type is required. A type
  * with `mdoc` is asked for as an SD-JWT VC or as an mdoc (§6.2 `credential_sets`, one required set per
  * type, the SD-JWT VC first); its mdoc query names the trust anchors that may vouch for the type (`aki`,
- * §6.1.1.1), given per type or for all.
+ * §6.1.1.1), given per type or for all, and its SD-JWT VC query those of `sdJwtAki` (HAIP 1.0 §5).
  */
 export function dcqlQueryFor(
   types: CredentialType[],
   baseUrl: string,
   aki: string[] | ((type: string) => string[]) = [],
+  sdJwtAki: (type: string) => string[] = () => [],
 ): DcqlQuery {
   const credentials: DcqlCredentialQuery[] = [];
   for (const type of types) {
-    credentials.push(credentialQueryFor(type, baseUrl));
+    credentials.push(credentialQueryFor(type, baseUrl, sdJwtAki(type.name)));
     if (type.mdoc) {
       const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
       credentials.push(

@@ -2,6 +2,8 @@ import type { CredentialType } from '../config/schema.js';
 import type { RateLimits } from '../http/rateLimits.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
 import type { ClientIdentity } from './clientIdentity.js';
+import type { DcqlQuery } from './dcql.js';
+import type { VerifierInfo } from './registration.js';
 import type { IssuerKeys } from './issuerKeys.js';
 import type { VerificationRecord } from './record.js';
 import type { VerificationRequests } from './requests.js';
@@ -35,6 +37,8 @@ export interface VerifierDeps {
   /** D12: the person-identification request, when configured */
   identity?: IdentityRequestKind;
   expectationsFor(record: VerificationRecord): Expectations;
+  /** OpenID4VP 1.0 §5.1 `verifier_info` of a request: the registration certificate of its client, when it has one */
+  verifierInfoFor(record: VerificationRecord, query: DcqlQuery): VerifierInfo[] | undefined;
   /** the DER roots that may vouch for a credential type in a format */
   anchorsFor(format: AnchorFormat, type: string): Uint8Array[];
   /** D18: the status lists of presented credentials, cached for their ttl across requests */

@@ -13,6 +13,8 @@ export interface ExpectationSources {
   issuerKeys: IssuerKeys;
   /** per type, the key identifiers of the roots that may vouch for its mdoc (OpenID4VP 1.0 §6.1.1.1) */
   aki(type: string): string[];
+  /** per type, the key identifiers a wallet is told for its SD-JWT VC (HAIP 1.0 §5); none when others vouch too */
+  sdJwtAki(type: string): string[];
   /** D12: a PID is accepted from the identity block's issuers only, never from the credential issuers */
   identity?: { kind: IdentityRequestKind; issuerKeys: IssuerKeys };
 }
@@ -36,7 +38,7 @@ export function expectationsFor(record: VerificationRecord, sources: Expectation
     }
   }
   return {
-    query: dcqlQueryFor(requested, sources.baseUrl, sources.aki),
+    query: dcqlQueryFor(requested, sources.baseUrl, sources.aki, sources.sdJwtAki),
     claimNames,
     mdocNamespaces,
     typeNames,

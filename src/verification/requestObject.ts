@@ -1,6 +1,7 @@
 import { base64url, SignJWT, type JWK } from 'jose';
 import type { ClientIdentity } from './clientIdentity.js';
 import type { DcqlQuery } from './dcql.js';
+import type { VerifierInfo } from './registration.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 import { MDOC_DEVICE_AUTH_ALGS, MDOC_ISSUER_AUTH_ALGS } from './mdoc.js';
 import { ISSUER_ALGS, KB_ALGS } from './presentation.js';
@@ -44,6 +45,8 @@ export interface RequestObjectInput {
   nonce: string;
   state: string;
   dcqlQuery: DcqlQuery;
+  /** OpenID4VP 1.0 §5.1: attestations about the verifier (the relying party's registration certificate) */
+  verifierInfo?: VerifierInfo[];
   /** epoch seconds */
   issuedAt: number;
   /** epoch seconds */
@@ -68,6 +71,7 @@ export function authorizationRequestPayload(input: RequestObjectInput) {
     state: input.state,
     dcql_query: input.dcqlQuery,
     client_metadata: clientMetadata(input.encryptionKey),
+    ...(input.verifierInfo ? { verifier_info: input.verifierInfo } : {}),
     ...(input.walletNonce !== undefined ? { wallet_nonce: input.walletNonce } : {}),
     iat: input.issuedAt,
     exp: input.expiresAt,

@@ -10,6 +10,7 @@ import type { DcqlQuery } from './dcql.js';
 import type { DcApiRequest } from './dcApi.js';
 import type { DcApiOutcome } from './actions/dcApi.js';
 import type { OwnIssuer } from './issuerKeys.js';
+import type { Registrations } from './registration.js';
 import type { RequestStatus, VerificationRecord, VerificationResult } from './record.js';
 
 export interface VerifierOptions {
@@ -56,6 +57,11 @@ export interface VerifierOptions {
    * per address only. Both before anything is decrypted, taken or verified.
    */
   rateLimits?: RateLimits;
+  /**
+   * ETSI TS 119 475: the relying parties' registration certificates; a request made for a client that has
+   * one carries it in `verifier_info` (OpenID4VP 1.0 §5.1), QR and Digital Credentials API alike
+   */
+  registrations?: Registrations;
 }
 
 /** A request for a person-identification credential (D12): its own query, and its own trusted issuers only. */

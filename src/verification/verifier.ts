@@ -82,6 +82,18 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     anchorsOf('mso_mdoc', type)
       .map(subjectKeyIdentifier)
       .filter((v): v is string => v !== undefined);
+  // HAIP 1.0 §5: a type's SD-JWT VC query names its anchors too, when nothing else may vouch for it: a type
+  // of our own namespace has none, and trustedIssuers are trusted by iss, with no certificate a wallet could
+  // match. Our own issuer may sign any configured type, under the issuer CA it made, which is named beside
+  // them; without such a CA (the operator's certificate, or none) a wallet could not match ours: none named.
+  const ownCaKeyId = opts.ownIssuer.issuerCa && subjectKeyIdentifier(opts.ownIssuer.issuerCa);
+  const sdJwtAki = (type: string) => {
+    const anchors = anchorsOf('dc+sd-jwt', type);
+    if (anchors.length === 0 || opts.trustedIssuers.length > 0 || !ownCaKeyId) return [];
+    const ids = anchors.map(subjectKeyIdentifier);
+    if (ids.some((id) => id === undefined)) return [];
+    return [...new Set([...(ids as string[]), ownCaKeyId])];
+  };
   const issuerKeys = new IssuerKeys({
     ownIssuer: opts.ownIssuer,
     trustedIssuers: opts.trustedIssuers,
@@ -92,7 +104,14 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     kind: opts.identity,
     issuerKeys: new IssuerKeys({ trustedIssuers: opts.identity.trustedIssuers, outbound: opts.outbound }),
   };
-  const sources = { baseUrl: opts.baseUrl, credentialTypes, issuerKeys, aki, ...(identity ? { identity } : {}) };
+  const sources = {
+    baseUrl: opts.baseUrl,
+    credentialTypes,
+    issuerKeys,
+    aki,
+    sdJwtAki,
+    ...(identity ? { identity } : {}),
+  };
   return {
     clientIdentity: opts.clientIdentity,
     origin: new URL(baseUrl).origin,
@@ -103,6 +122,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     credentialTypes,
     ...(opts.identity ? { identity: opts.identity } : {}),
     expectationsFor: (record) => expectationsFor(record, sources),
+    verifierInfoFor: (record, query) => opts.registrations?.verifierInfo(record.clientId, query),
     anchorsFor: anchorsOf,
     // D18: status lists of presented credentials, cached for their ttl across requests
     statusChecks: new StatusChecks(opts.outbound, opts.statusListMaxEntries),

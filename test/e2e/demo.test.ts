@@ -24,10 +24,14 @@ let browser: Browser;
 let wallet: DevWallet;
 const secret = webhookSecret();
 
+/** config/demo.yaml's test registrar and demo-issuer's registration certificate, made on first start (issue 50) */
+const registrarDir = mkdtempSync(join(tmpdir(), 'vc-demo-registrar-'));
+
 beforeAll(async () => {
   const identityFor = await demoIdentity();
   t = await startTestService((baseUrl) => ({
     demo: true,
+    verifier: { ...(testConfig(0).verifier as object), registrars: [join(registrarDir, 'demo-registrar-ca.pem')] },
     // verifiers use a status list for a second: the revocation test does not wait five minutes
     statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
@@ -45,7 +49,10 @@ beforeAll(async () => {
             }
           : type,
     ),
-    clients: demoClients(baseUrl, secret),
+    clients: demoClients(baseUrl, secret, {
+      subject: 'LEIXG-DEMO-HR-PORTAL-0001',
+      certificates: [join(registrarDir, 'demo-registration.jwt')],
+    }),
   }));
   browser = await launchChromium();
   wallet = await newWallet();
@@ -73,6 +80,19 @@ async function presentSameDevice(page: Page, holder: DevWallet): Promise<void> {
 }
 
 describe('the demo relying party', () => {
+  it("carries a registration certificate from the demo's test registrar (issue 50, verifier_info)", async () => {
+    const [registration] = t.service.registrations.of('issuer-pkce');
+    expect(registration).toMatchObject({
+      subject: 'LEIXG-DEMO-HR-PORTAL-0001',
+      registrar: 'CN=Demo registrar (test only), O=VC OpenID Provider demo',
+    });
+    // what the demo's verification scopes ask for, and nothing else, is registered
+    const credentials = registration.credentials.map((c) => `${c.format} ${c.vctValues?.[0] ?? c.doctype}`);
+    expect(credentials).toEqual(
+      expect.arrayContaining([`dc+sd-jwt ${t.url}/types/EmployeeBadge`, 'mso_mdoc org.example.membership.1']),
+    );
+  });
+
   it('issues an employee badge into the dev wallet and shows the ID token it received', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.url}/demo`);

@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as oidc from 'openid-client';
@@ -53,14 +55,24 @@ beforeAll(async () => {
   // its webhooks go to a receiver of the test's (with the demo's secret), which reads the ContinuationContext
   receiver = await startWebhookReceiver(issuer.webhook!.secret!);
   const test = testConfig(port) as { keys: Config['keys']; verifier: Config['verifier'] };
+  const registrarDir = mkdtempSync(join(tmpdir(), 'vc-log-registrar-'));
   const config: Config = {
     ...demo.config,
     port,
     logLevel: 'debug',
     keys: { ...demo.config.keys, ...test.keys },
-    verifier: { ...demo.config.verifier, ...test.verifier },
+    // the demo's test registrar and registration certificate too (made on start), in a folder of the run's
+    verifier: { ...demo.config.verifier, ...test.verifier, registrars: [join(registrarDir, 'registrar.pem')] },
     clients: demo.config.clients.map((c) =>
-      c.clientId === CLIENT ? { ...c, webhook: { ...c.webhook!, url: receiver.url } } : c,
+      c.clientId === CLIENT
+        ? {
+            ...c,
+            webhook: { ...c.webhook!, url: receiver.url },
+            ...(c.registration
+              ? { registration: { ...c.registration, certificates: [join(registrarDir, 'registration.jwt')] } }
+              : {}),
+          }
+        : c,
     ),
   };
   const sink = new Writable({

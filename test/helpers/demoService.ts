@@ -15,8 +15,15 @@ export async function demoIdentity(): Promise<(baseUrl: string) => Record<string
   return (baseUrl) => JSON.parse(text.replaceAll(STAND_IN, baseUrl));
 }
 
-/** The test clients, issuer-pkce being the demo's: its callback and webhook at /demo, External and both identity flows. */
-export function demoClients(baseUrl: string, webhookSecret: string): Record<string, unknown>[] {
+/**
+ * The test clients, issuer-pkce being the demo's: its callback and webhook at /demo, External and both identity
+ * flows, and (`registration`) a registration certificate, as config/demo.yaml gives demo-issuer one.
+ */
+export function demoClients(
+  baseUrl: string,
+  webhookSecret: string,
+  registration?: { subject: string; certificates: string[] },
+): Record<string, unknown>[] {
   return (testConfig(0).clients as { clientId: string; redirectUris: string[]; scopes: string[] }[]).map((c) =>
     c.clientId === 'issuer-pkce'
       ? {
@@ -24,6 +31,7 @@ export function demoClients(baseUrl: string, webhookSecret: string): Record<stri
           redirectUris: [...c.redirectUris, `${baseUrl}/demo/callback`],
           scopes: [...c.scopes, 'External', 'VerifiedIdentity', 'VerifiedIdentity_Other'],
           webhook: { url: `${baseUrl}/demo/webhook`, secret: webhookSecret },
+          ...(registration ? { registration } : {}),
         }
       : c,
   );

@@ -95,6 +95,14 @@ export function checkClients(cfg: Config, ctx: z.RefinementCtx, byName: Map<stri
     if (ids.has(c.clientId))
       ctx.addIssue({ code: 'custom', path: ['clients', i, 'clientId'], message: `duplicate client ${c.clientId}` });
     ids.add(c.clientId);
+    // ETSI TS 119 475: a registration certificate is checked against the registrars' anchors
+    if (c.registration && !cfg.verifier.registrars) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['verifier', 'registrars'],
+        message: `is required: clients[${i}] (${c.clientId}) has a registration certificate, which a registrar's anchor must vouch for`,
+      });
+    }
     if (c.scopes.includes(EXTERNAL) && !c.webhook) {
       ctx.addIssue({
         code: 'custom',

@@ -76,6 +76,19 @@ export const clientSchema = z
     webhook: webhookSchema.optional(),
     /** verification: the ID token names, per credential type, the issuer that vouched for it (`vc_issuer`) */
     vcIssuerClaim: z.boolean().default(false),
+    /**
+     * ETSI TS 119 475: the relying party's registration certificates (the registrar's signed JWTs, one per
+     * intended use), sent to wallets in `verifier_info`; `subject` is the identifier the registrar registered
+     * it under (the certificate's `sub`). Checked at start-up against `verifier.registrars`.
+     */
+    registration: z
+      .object({
+        subject: z.string().min(1).max(512),
+        /** files, relative to the config file */
+        certificates: z.array(z.string().min(1)).min(1),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

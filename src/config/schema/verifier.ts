@@ -38,6 +38,11 @@ export const verifierSchema = z
      * read as mdoc IACAs only (formats [mso_mdoc]).
      */
     trustAnchors: z.union([z.string().min(1), z.array(trustAnchorSchema)]).optional(),
+    /**
+     * The registrars (providers of registration certificates, ETSI TS 119 475) whose certificates vouch for
+     * the clients' `registration`: PEM files of their trust anchors, relative to the config file.
+     */
+    registrars: z.array(z.string().min(1)).min(1).optional(),
   })
   .strict()
   .prefault({});

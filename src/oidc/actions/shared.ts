@@ -11,6 +11,7 @@ import type { PinHasher } from '../../rules/pinHash.js';
 import { mapProviderError, toProtocolError, type ErrorSite } from '../errorMapping.js';
 import type { RequestContext, RequestSite } from '../requestChecks.js';
 import type { VersionProfile } from '../versions.js';
+import type { Registrations } from '../../verification/registration.js';
 
 /** The version's oidc-provider instance, mounted at its path (`profile.providerMount`). */
 export type ToProvider = Middleware;
@@ -26,6 +27,8 @@ export interface CheckDeps {
   pinHasher: PinHasher;
   /** the rules a client's hint jwks_uri is fetched under (src/http/outboundFetch.ts) */
   outbound: OutboundFetch;
+  /** ETSI TS 119 475: the clients' registration certificates */
+  registrations?: Registrations;
 }
 
 export const requestContext = (d: CheckDeps, client: ClientConfig, site: RequestSite): RequestContext => ({
@@ -36,6 +39,7 @@ export const requestContext = (d: CheckDeps, client: ClientConfig, site: Request
   site,
   pinHasher: d.pinHasher,
   outbound: d.outbound,
+  ...(d.registrations ? { registrations: d.registrations } : {}),
 });
 
 /** Maps a JSON error the provider answered with onto the spec's codes. */

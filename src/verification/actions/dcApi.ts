@@ -30,13 +30,16 @@ export async function dcApiRequestFor(deps: VerifierDeps, requestId: string): Pr
   const record = await deps.requests.find(requestId);
   if (!record) return undefined;
   const publicKey = record.encryptionKey && publicEncryptionKey(record.encryptionKey);
+  const { query } = deps.expectationsFor(record);
+  const verifierInfo = deps.verifierInfoFor(record, query);
   return dcApiRequests(deps.clientIdentity, {
     clientId: deps.clientIdentity.clientId,
     origin: deps.origin,
     responseMode: record.responseMode,
     ...(publicKey ? { encryptionKey: publicKey } : {}),
     nonce: record.nonce,
-    dcqlQuery: deps.expectationsFor(record).query,
+    dcqlQuery: query,
+    ...(verifierInfo ? { verifierInfo } : {}),
     issuedAt: Math.floor(Date.now() / 1000),
     expiresAt: record.expiresAt,
   });

@@ -56,6 +56,8 @@ function payloadFor(deps: VerifierDeps, record: VerificationRecord, wallet: Wall
   const issuer =
     typeof metadata?.issuer === 'string' && /^https:\/\//.test(metadata.issuer) ? metadata.issuer : undefined;
   const publicKey = record.encryptionKey && publicEncryptionKey(record.encryptionKey);
+  const { query } = deps.expectationsFor(record);
+  const verifierInfo = deps.verifierInfoFor(record, query);
   const payload = authorizationRequestPayload({
     clientId: deps.clientIdentity.clientId,
     responseUri: deps.responseUri,
@@ -64,7 +66,8 @@ function payloadFor(deps: VerifierDeps, record: VerificationRecord, wallet: Wall
     ...(wallet.nonce !== undefined ? { walletNonce: wallet.nonce } : {}),
     nonce: record.nonce,
     state: record.state,
-    dcqlQuery: deps.expectationsFor(record).query,
+    dcqlQuery: query,
+    ...(verifierInfo ? { verifierInfo } : {}),
     issuedAt: Math.floor(Date.now() / 1000),
     expiresAt: record.expiresAt,
   });

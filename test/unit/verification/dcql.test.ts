@@ -150,3 +150,21 @@ describe('matching disclosed claims to a credential query', () => {
     expect(missingClaims(query, having('FirstName', 'Email'))).toEqual(['LastName']);
   });
 });
+
+describe('HAIP 1.0 §5, OpenID4VP 1.0 §6.1.1.1: an SD-JWT VC query names its trust anchors by key identifier', () => {
+  it('with key identifiers: trusted_authorities of type aki; without: none', () => {
+    expect(credentialQueryFor(badge, BASE, ['s9tIpPmhxdiuNkHMEWNpYim8S8Y']).trusted_authorities).toEqual([
+      { type: 'aki', values: ['s9tIpPmhxdiuNkHMEWNpYim8S8Y'] },
+    ]);
+    expect(credentialQueryFor(badge, BASE, [])).not.toHaveProperty('trusted_authorities');
+    expect(credentialQueryFor(badge, BASE)).not.toHaveProperty('trusted_authorities');
+  });
+
+  it('dcqlQueryFor asks per type', () => {
+    const query = dcqlQueryFor([badge, type('Other', { A: true })], BASE, [], (name) =>
+      name === 'EmployeeBadge' ? ['a1'] : [],
+    );
+    expect(query.credentials[0].trusted_authorities).toEqual([{ type: 'aki', values: ['a1'] }]);
+    expect(query.credentials[1]).not.toHaveProperty('trusted_authorities');
+  });
+});

@@ -76,3 +76,27 @@ describe('the request object', () => {
     expect(link.searchParams.get('request_uri')).toBe('https://vc.example.com/vp/request/abc');
   });
 });
+
+describe('OpenID4VP 1.0 §5.1 verifier_info (issue 50: the relying party registration certificate)', () => {
+  const info = [{ format: 'registration_cert', data: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln' }];
+
+  it('is carried when given, and validates as the holder library reads it', () => {
+    const withInfo = authorizationRequestPayload({
+      clientId,
+      responseUri,
+      responseMode: 'direct_post',
+      nonce: 'nonce-1',
+      state: 'state-1',
+      dcqlQuery: payload.dcql_query,
+      verifierInfo: info,
+      issuedAt: 1_700_000_000,
+      expiresAt: 1_700_000_300,
+    });
+    expect(withInfo.verifier_info).toEqual(info);
+    expect(() => validateOpenid4vpAuthorizationRequestPayload({ params: withInfo as never })).not.toThrow();
+  });
+
+  it('is left out without one', () => {
+    expect(payload).not.toHaveProperty('verifier_info');
+  });
+});
