@@ -55,7 +55,7 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
     credential: credentialOrigin,
     store: shared,
     until,
-    mdoc: config.credentialTypes.some((t) => t.mdoc),
+    mdoc: config.credentialTypes.some((t) => t.mdoc && !t.verifyOnly),
   });
   // with neither the operator's certificate nor a local CA, a key's own x5c goes into credentials as it is
   if (!issuerIdentity.ca && !issuerIdentity.operator)

@@ -16,8 +16,8 @@ import { createDemoIdvProvider } from '../demo/idvProvider.js';
 import { router } from '../http/router.js';
 import { notFound } from '../http/respond.js';
 import { documentSignersOf } from '../keys/issuerIdentity.js';
-import { ownMdocAnchor } from '../keys/trustAnchors.js';
-import { readPemCertificates } from '../keys/x509.js';
+import { ownMdocAnchor, pidMdocAnchors } from '../keys/trustAnchors.js';
+import { readPemCertificates, subjectKeyIdentifier } from '../keys/x509.js';
 import type { ClientIdentity } from '../verification/clientIdentity.js';
 import type { Core } from './core.js';
 
@@ -74,7 +74,8 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     path: config.walletPath,
     store: core.store,
     credentialKeys: core.credentialKeys,
-    credentialTypes: config.credentialTypes,
+    // a type verified only (an mDL for age checks, say) is never offered nor issued here
+    credentialTypes: config.credentialTypes.filter((t) => !t.verifyOnly),
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: core.cookieKeys,
@@ -123,7 +124,15 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     clientIdentity: withOwnMdocAnchor(core, issuerCa),
     requestLifetime: config.lifetimes.offer,
     freshRequestAfter: config.verifier.freshRequestAfter,
-    identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
+    // D12: an mdoc PID's query names the IACAs listed for VerifiedIdentity by their key identifiers (OpenID4VP 1.0 §6.1.1.1)
+    identity:
+      config.identity.VerifiedIdentity &&
+      pidRequestKind(
+        config.identity.VerifiedIdentity,
+        pidMdocAnchors(core.clientIdentity.trustAnchors)
+          .map(subjectKeyIdentifier)
+          .filter((v): v is string => v !== undefined),
+      ),
     onStatusUnavailable: config.statusList.onUnavailable,
     // our own mdocs, which carry no status: known by their MSO's digest (src/status/registry.ts)
     ownMdocStatus: (msoDigest) => walletIssuer.statuses.mdocStatus(msoDigest),
