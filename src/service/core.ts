@@ -32,6 +32,7 @@ import { tracingOn } from '../telemetry/tracing.js';
 import { tracedStore } from '../telemetry/store.js';
 import { StepOutcomes } from './stepOutcomes.js';
 import { keyRingOf, loadIdentities } from './identities.js';
+import type { IssuerCa } from '../keys/issuerCertificate.js';
 
 export interface CoreOptions {
   store?: Store;
@@ -59,6 +60,8 @@ export interface Core {
   keep: ReturnType<typeof keepPeriods>;
   clientIdentity: ClientIdentity;
   verifierOrigin: ClientIdentityOrigin;
+  /** config demo: true: the demo's test IACA (src/demo/iaca.ts) */
+  demoIaca?: IssuerCa;
   credentialKeys: SigningKeys;
   cookieKeys: CookieKeys;
   /** the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms) */
@@ -203,6 +206,7 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
     keep: id.keep,
     clientIdentity: id.clientIdentity,
     verifierOrigin: id.verifierOrigin,
+    ...(id.demoIaca ? { demoIaca: id.demoIaca } : {}),
     // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
     credentialKeys: id.issuerIdentity.operator
       ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential)

@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load.js';
 import { loadKeys, type KeptJwk, type KeyOrigin, type KeySet } from '../keys/keys.js';
 import { KeyRing, keepPeriods } from '../keys/keyRing.js';
@@ -12,6 +13,8 @@ import { checkCredentialKeyChains } from '../keys/credentialKeyChain.js';
 import type { Store } from '../store/types.js';
 import { loadClientIdentity, type ClientIdentity, type ClientIdentityOrigin } from '../verification/clientIdentity.js';
 import { DEMO_PID_PATH, DEMO_PID_TYPE } from '../demo/pid.js';
+import { loadDemoIaca } from '../demo/iaca.js';
+import type { IssuerCa } from '../keys/issuerCertificate.js';
 import type { Logger } from '../log.js';
 
 /** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
@@ -23,6 +26,8 @@ export interface Identities {
   issuerIdentity: IssuerIdentity;
   issuers: string[];
   keep: ReturnType<typeof keepPeriods>;
+  /** config demo: true: the demo's test IACA, whose mDLs and mdoc PIDs the demo hands out (src/demo/iaca.ts) */
+  demoIaca?: IssuerCa;
 }
 
 /**
@@ -34,6 +39,10 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
   const { config, baseDir } = loaded;
   const shared = store.kind === 'redis' ? store : undefined;
   const { origins, keys: loadedKeys } = await loadKeys(config.keys, baseDir, { shared });
+  // the demo's test IACA, written beside the generated certificates before the trust anchors (which may list it) are read
+  const demoIaca = config.demo
+    ? await loadDemoIaca(dirname(resolve(baseDir, config.issuer.certificateChain)), shared)
+    : undefined;
   // the verifier's certificate is shared as the key sets are (D20)
   const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
     baseUrl: config.baseUrl,
@@ -74,7 +83,16 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
         `${certified.readOnly} is read-only: this instance signs under issuer leaves of its own (the same local CA); give issuer.certificateChain and issuer.key to sign under one chain`,
       );
   }
-  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep };
+  return {
+    keys,
+    origins,
+    clientIdentity,
+    verifierOrigin,
+    issuerIdentity,
+    issuers,
+    keep,
+    ...(demoIaca ? { demoIaca } : {}),
+  };
 }
 
 /** Where the credential key set is kept, in the words of a start-up error. */

@@ -12,6 +12,7 @@ import { adminRoutes } from '../admin/routes.js';
 import { changeStatus } from '../admin/credentials.js';
 import { createDemoRoutes } from '../demo/routes.js';
 import { createDemoPidIssuer } from '../demo/pid.js';
+import { createDemoMdocs, MDL_DOCTYPE } from '../demo/mdocs.js';
 import { createDemoIdvProvider } from '../demo/idvProvider.js';
 import { router } from '../http/router.js';
 import { notFound } from '../http/respond.js';
@@ -206,6 +207,9 @@ export async function mountDemo(app: Koa, core: Core, walletIssuer: WalletIssuer
     secret: derivedRoot,
     offerLifetime: config.lifetimes.offer,
     statusList: config.statusList,
+    // mDLs and mdoc PIDs under the demo's test IACA; the verification types that ask an mDL, for its page
+    ...(core.demoIaca ? { mdocs: createDemoMdocs(core.demoIaca, new URL(config.baseUrl).hostname) } : {}),
+    ageTypes: config.credentialTypes.filter((t) => t.verifyOnly && t.mdoc?.doctype === MDL_DOCTYPE).map((t) => t.name),
   });
   app.use(
     createDemoRoutes(config, store, core.publicKeys, {
@@ -213,6 +217,7 @@ export async function mountDemo(app: Koa, core: Core, walletIssuer: WalletIssuer
       changeStatus: (serialNumber, action) => changeStatus(walletIssuer.statuses, logger, serialNumber, action, 'demo'),
       formKey: derivedRoot,
       languages: core.ui.catalogues.locales,
+      mdocs: core.demoIaca !== undefined,
     }),
   );
   app.use(pid.middleware);
