@@ -72,6 +72,22 @@ export const identitySchema = z
                 message: `${name} has no element in the PID's mdoc form (PID Rulebook); name one in mdoc.elements, or make it an optional claim`,
               });
           });
+        // one element per claim: the mdoc query's claims are its elements (OpenID4VP 1.0 §6.3: ids are unique)
+        if (b.mdoc) {
+          const claimOf = new Map<string, string>();
+          for (const name of new Set([...b.claims, ...b.optionalClaims, ...(b.subjectClaim ? [b.subjectClaim] : [])])) {
+            const element = pidMdocElement(name, b.mdoc.elements);
+            if (element === undefined) continue;
+            const other = claimOf.get(element);
+            if (other !== undefined)
+              ctx.addIssue({
+                code: 'custom',
+                path: ['mdoc', 'elements'],
+                message: `${other} and ${name} are both read from the mdoc element ${element}; each claim needs an element of its own`,
+              });
+            claimOf.set(element, name);
+          }
+        }
       })
       .optional(),
     /** a hosted identity-verification provider, an OpenID Connect provider */

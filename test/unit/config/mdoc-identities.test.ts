@@ -131,4 +131,12 @@ describe('the PID as an mdoc (identity.VerifiedIdentity.mdoc)', () => {
     doc.identity.VerifiedIdentity.mdoc.elements = { address: 'resident_address' };
     expect(problems(doc)).toEqual([]);
   });
+
+  it('refuses two claims read from one element: the mdoc query names each element once (OpenID4VP 1.0 §6.3)', () => {
+    const doc = withPidMdoc({ elements: { nationalities: 'birth_date' } });
+    doc.identity.VerifiedIdentity.optionalClaims = ['nationalities'];
+    expect(problems(doc)).toEqual([
+      'identity.VerifiedIdentity.mdoc.elements: birthdate and nationalities are both read from the mdoc element birth_date; each claim needs an element of its own',
+    ]);
+  });
 });
