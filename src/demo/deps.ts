@@ -17,6 +17,8 @@ export interface DemoRoutesOptions {
   formKey?: string;
   /** the languages the holder pages speak; the forms can ask for one with ui_locales */
   languages?: readonly string[];
+  /** the demo hands out mDLs and mdoc PIDs under its test IACA (/demo/mdl): the age check card links there */
+  mdocs?: boolean;
 }
 
 export interface IdentityFlow {

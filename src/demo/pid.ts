@@ -7,6 +7,8 @@ import type { Store } from '../store/types.js';
 import { createWalletIssuer } from '../issuance/walletIssuer.js';
 import { DEMO_PID_PATH, DEMO_PID_TYPE } from './pidType.js';
 import { pidForm, pidOffer } from './pages/pid.js';
+import { mdlFile, mdlForm, pidMdocFile } from './pages/mdoc.js';
+import type { DemoMdocs } from './mdocs.js';
 
 export { DEMO_PID_PATH, DEMO_PID_TYPE, DEMO_PID_VCT } from './pidType.js';
 
@@ -21,6 +23,10 @@ export interface DemoPidOptions {
   /** seconds an offer lives */
   offerLifetime: number;
   statusList: { ttl: number; size: number };
+  /** mdocs under the demo's test IACA (src/demo/mdocs.ts): the PID as an mdoc, and an mDL at /demo/mdl */
+  mdocs?: DemoMdocs;
+  /** the verification types that ask an mDL, which /demo/mdl names */
+  ageTypes?: string[];
 }
 
 export interface DemoPidIssuer {
@@ -39,6 +45,8 @@ export interface DemoPidIssuer {
  * `/.well-known/jwt-vc-issuer/demo-pid`, where the verifier finds them for a trusted issuer without keys.
  *
  * `/demo/pid` is its page: a form of the PID's claims, and the offer link, QR code and dev wallet command.
+ * With `mdocs`, the same PID as an mdoc file (POST `/demo/pid/mdoc`) and an mDL for age checks (`/demo/mdl`),
+ * both under the demo's test IACA, which the dev wallet imports.
  */
 export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
   const walletIssuer = createWalletIssuer({
@@ -54,12 +62,19 @@ export function createDemoPidIssuer(o: DemoPidOptions): DemoPidIssuer {
     statusList: o.statusList,
     // no holder's prompt waits for these offers: nothing to finish when one is issued or fails
   });
-  const pageDeps = { baseUrl: o.baseUrl, walletIssuer };
+  const pageDeps = { baseUrl: o.baseUrl, walletIssuer, mdoc: o.mdocs !== undefined };
+  const mdocDeps = o.mdocs && { ...pageDeps, mdocs: o.mdocs, ageTypes: o.ageTypes ?? [] };
 
   const pages: Middleware = async (ctx, next) => {
-    if (ctx.path !== '/demo/pid') return next();
-    if (ctx.method === 'GET') return pidForm(ctx, pageDeps);
-    if (ctx.method === 'POST') return pidOffer(ctx, pageDeps);
+    if (ctx.path === '/demo/pid') {
+      if (ctx.method === 'GET') return pidForm(ctx, pageDeps);
+      if (ctx.method === 'POST') return pidOffer(ctx, pageDeps);
+    }
+    if (mdocDeps && ctx.path === '/demo/pid/mdoc' && ctx.method === 'POST') return pidMdocFile(ctx, mdocDeps);
+    if (mdocDeps && ctx.path === '/demo/mdl') {
+      if (ctx.method === 'GET') return mdlForm(ctx, mdocDeps);
+      if (ctx.method === 'POST') return mdlFile(ctx, mdocDeps);
+    }
     return next();
   };
 

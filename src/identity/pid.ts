@@ -2,13 +2,16 @@ import type { PidFlowConfig } from '../config/schema.js';
 import type { Texts } from '../i18n/catalogues.js';
 import { EN, type MessageId } from '../i18n/en.js';
 import type { FlowClaims } from '../flow/flowClaims.js';
-import { sdJwtCredentialQuery } from '../verification/dcql.js';
+import { mdocCredentialQuery, sdJwtCredentialQuery } from '../verification/dcql.js';
+import { pidMdocElement } from '../rules/pidMdoc.js';
 import type { VerificationResult } from '../verification/record.js';
 import type { IdentityRequestKind } from '../verification/verifier.js';
 import type { PairwiseSubjects } from './subject.js';
 
 /** The Credential Query id of the PID in a VerifiedIdentity request (and in the wallet's vp_token). */
 export const PID_QUERY_ID = 'pid';
+/** The Credential Query id of the PID as an mdoc (identity.VerifiedIdentity.mdoc). */
+export const PID_MDOC_QUERY_ID = 'pid-mdoc';
 
 /**
  * The claims a VerifiedIdentity request asks for that a PID need not have, in order of preference: the
@@ -38,9 +41,12 @@ export function pidClaimLabels(block: PidFlowConfig, texts: Texts, names: string
 /**
  * D12, VerifiedIdentity: the OpenID4VP request for a person-identification credential. One `dc+sd-jwt`
  * Credential Query for the configured PID types, asking for the required claims, the optional ones and
- * (optional too) the subject claim; only the block's trusted issuers are accepted.
+ * (optional too) the subject claim; only the block's trusted issuers are accepted. With `mdoc`, the PID as an
+ * mdoc too (PID Rulebook, ISO/IEC 18013-5 encoding): one `credential_sets` entry offers either (OpenID4VP 1.0
+ * §6.2), the mdoc's query asks for the elements the claims are read from and names the PID's IACAs by `aki`
+ * (§6.1.1.1), and the result carries the claims under the SD-JWT VC PID's names.
  */
-export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
+export function pidRequestKind(block: PidFlowConfig, aki: string[] = []): IdentityRequestKind {
   const optional = pidOptionalClaims(block);
   const asked = [
     ...block.claims.map((name) => ({ name, required: true })),
@@ -48,12 +54,43 @@ export function pidRequestKind(block: PidFlowConfig): IdentityRequestKind {
   ];
   // claim_sets (claimSetsFor): the PID discloses every optional claim it has, whatever else it lacks
   const query = sdJwtCredentialQuery(PID_QUERY_ID, block.vct, asked);
-  return {
+  // the subject claim goes into the ID token only when it is also listed as a claim
+  const inToken = [...block.claims, ...block.optionalClaims];
+  const kind: IdentityRequestKind = {
     query: { credentials: [query] },
-    // the subject claim goes into the ID token only when it is also listed as a claim
-    claimNames: new Map([[PID_QUERY_ID, [...block.claims, ...block.optionalClaims]]]),
+    claimNames: new Map([[PID_QUERY_ID, inToken]]),
     subjectClaim: block.subjectClaim,
     trustedIssuers: block.trustedIssuers,
+  };
+  if (!block.mdoc) return kind;
+  const mdoc = block.mdoc;
+  // a claim the mdoc has no element for is asked for from the SD-JWT VC PID only (the schema keeps required ones mappable)
+  const elements = new Map(
+    asked.flatMap((c) => {
+      const element = pidMdocElement(c.name, mdoc.elements);
+      return element === undefined ? [] : [[c.name, element] as const];
+    }),
+  );
+  const mdocQuery = mdocCredentialQuery(
+    PID_MDOC_QUERY_ID,
+    mdoc,
+    asked.filter((c) => elements.has(c.name)).map((c) => ({ name: elements.get(c.name)!, required: c.required })),
+    aki,
+  );
+  return {
+    ...kind,
+    query: {
+      credentials: [query, mdocQuery],
+      credential_sets: [{ options: [[PID_QUERY_ID], [PID_MDOC_QUERY_ID]], required: true }],
+    },
+    claimNames: new Map([
+      [PID_QUERY_ID, inToken],
+      [PID_MDOC_QUERY_ID, inToken.filter((name) => elements.has(name))],
+    ]),
+    mdocNamespaces: new Map([[PID_MDOC_QUERY_ID, mdoc.namespace]]),
+    // the same type as the SD-JWT VC PID's (result.types, vc_issuer), whichever form answered
+    typeNames: new Map([[PID_MDOC_QUERY_ID, PID_QUERY_ID]]),
+    claimElements: new Map([[PID_MDOC_QUERY_ID, elements]]),
   };
 }
 

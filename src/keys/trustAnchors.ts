@@ -53,18 +53,38 @@ export function anchorsFor(
 }
 
 /**
+ * D12: the name under which `verifier.trustAnchors` lists the IACAs of PID providers, for the PID as an mdoc
+ * (`identity.VerifiedIdentity.mdoc`). It is the identity flow's scope, not a credential type.
+ */
+export const PID_ANCHOR_TYPE = 'VerifiedIdentity';
+
+/**
+ * The IACAs that may vouch for a PID as an mdoc: anchors of format mso_mdoc that name `VerifiedIdentity` in
+ * their types. An anchor without types vouches for credential types, never for a PID: as the identity block's
+ * `trustedIssuers` are its own, so are its IACAs (D12).
+ */
+export function pidMdocAnchors(anchors: readonly TrustAnchor[]): Uint8Array[] {
+  return anchors
+    .filter((a) => a.formats.includes('mso_mdoc') && a.types?.includes(PID_ANCHOR_TYPE))
+    .flatMap((a) => a.certificates);
+}
+
+/**
  * This service's own mdocs (src/issuance/mdoc.ts): the local issuer CA is their IACA, trusted for the types
- * with `mdoc` for which `verifier.trustAnchors` names no mdoc anchor. Where the operator names IACAs for a
+ * with `mdoc` (not verified only) for which `verifier.trustAnchors` names no mdoc anchor. Where the operator names IACAs for a
  * type, those alone vouch for its mdocs (listing issuer-ca.pem among them trusts ours too); an operator's
  * document signer chains to the operator's IACA, which `verifier.trustAnchors` names.
  */
 export function ownMdocAnchor(
   caDer: Uint8Array,
-  types: readonly { name: string; mdoc?: unknown }[],
+  types: readonly { name: string; mdoc?: unknown; verifyOnly?: boolean }[],
   configured: readonly TrustAnchor[],
 ): TrustAnchor[] {
+  // a type verified only is never ours: its mdocs come from the operator's IACAs alone
   const names = types
-    .filter((t) => t.mdoc !== undefined && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0)
+    .filter(
+      (t) => t.mdoc !== undefined && !t.verifyOnly && anchorsFor(configured, 'mso_mdoc', t.name, true).length === 0,
+    )
     .map((t) => t.name);
   return names.length ? [{ certificates: [caDer], formats: ['mso_mdoc'], types: names }] : [];
 }

@@ -29,7 +29,7 @@ export function scopeClaims(config: Config): Record<string, string[]> {
   const claims: Record<string, string[]> = { openid: ['sub'] };
   for (const type of config.credentialTypes) {
     const attributes = Object.keys(type.attributes);
-    claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
+    if (!type.verifyOnly) claims[`issue.${type.name}`] = [...attributes, 'SerialNumber', 'ExpiresAt'];
     // vc_issuer: only in the flow's claims when the client has vcIssuerClaim (src/flow/flowClaims.ts)
     claims[type.name] = [...attributes, VC_ISSUER_CLAIM];
   }
@@ -154,7 +154,7 @@ function rpConfiguration(profile: VersionProfile, deps: RpProviderDeps): Configu
       'openid',
       EXTERNAL,
       ...IDENTITY_SCOPES,
-      ...config.credentialTypes.flatMap((t) => [`issue.${t.name}`, t.name]),
+      ...config.credentialTypes.flatMap((t) => (t.verifyOnly ? [t.name] : [`issue.${t.name}`, t.name])),
     ],
     claims: scopeClaims(config),
     routes: profile.routes,

@@ -131,6 +131,7 @@ export async function checkAuthorizationRequest(
     externalFlows: r.profile.externalFlows,
     clientScopes: r.client.scopes,
     credentialTypes: [...r.credentialTypes.keys()],
+    verifyOnlyTypes: [...r.credentialTypes.values()].filter((t) => t.verifyOnly).map((t) => t.name),
   });
   if (r.site === 'authorizeNonPar' && scope.kind === 'issuance') {
     throw invalidScope(

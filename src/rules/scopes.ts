@@ -20,6 +20,8 @@ export interface ScopeOptions {
   externalFlows: boolean;
   clientScopes: readonly string[];
   credentialTypes: readonly string[];
+  /** configured types that are verified only (`verifyOnly`): never `issue.<CredentialType>` */
+  verifyOnlyTypes?: readonly string[];
 }
 
 /** The values of a scope sorted by what they name, each checked against the client and the configuration. */
@@ -79,6 +81,9 @@ function classifyScopes(scopes: readonly string[], opts: ScopeOptions): Classifi
     if (!opts.credentialTypes.includes(typeName)) {
       throw invalidScope(`scope ${shown(value)} does not name a configured credential type`);
     }
+    // a type verified only is not issued here, whatever a client's registration says
+    if (isIssue && opts.verifyOnlyTypes?.includes(typeName))
+      throw invalidScope(`scope ${shown(value)} names a type that is verified only; this service does not issue it`);
     (isIssue ? classified.issuance : classified.verification).push(typeName);
   }
   return classified;

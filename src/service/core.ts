@@ -33,6 +33,7 @@ import { tracingOn } from '../telemetry/tracing.js';
 import { tracedStore } from '../telemetry/store.js';
 import { StepOutcomes } from './stepOutcomes.js';
 import { keyRingOf, loadIdentities } from './identities.js';
+import type { IssuerCa } from '../keys/issuerCertificate.js';
 
 export interface CoreOptions {
   store?: Store;
@@ -62,6 +63,8 @@ export interface Core {
   verifierOrigin: ClientIdentityOrigin;
   /** ETSI TS 119 475: the clients' registration certificates, verified at start-up */
   registrations: Registrations;
+  /** config demo: true: the demo's test IACA (src/demo/iaca.ts) */
+  demoIaca?: IssuerCa;
   credentialKeys: SigningKeys;
   cookieKeys: CookieKeys;
   /** the root of secrets derived alike on every instance and never rotated (PIN hashes, nonces, demo forms) */
@@ -207,6 +210,7 @@ export async function buildCore(loaded: LoadedConfig, opts: CoreOptions = {}): P
     clientIdentity: id.clientIdentity,
     verifierOrigin: id.verifierOrigin,
     registrations: id.registrations,
+    ...(id.demoIaca ? { demoIaca: id.demoIaca } : {}),
     // with the operator's certificate, issuer.key signs; otherwise the key ring's active credential key
     credentialKeys: id.issuerIdentity.operator
       ? operatorSigningKeys(id.issuerIdentity.operator, keyRing.credential)

@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import type { LoadedConfig } from '../config/load.js';
 import { loadKeys, type KeptJwk, type KeyOrigin, type KeySet } from '../keys/keys.js';
 import { KeyRing, keepPeriods } from '../keys/keyRing.js';
@@ -17,6 +18,8 @@ import { pidRequestKind } from '../identity/pid.js';
 import { dcqlQueryFor } from '../verification/dcql.js';
 import { loadRegistrations, type AskedFor, type QueryOf, type Registrations } from '../verification/registration.js';
 import type { Config } from '../config/schema.js';
+import { loadDemoIaca } from '../demo/iaca.js';
+import type { IssuerCa } from '../keys/issuerCertificate.js';
 import type { Logger } from '../log.js';
 
 /** The identities the service signs and is known by: its key sets, the verifier's certificate, the issuer's certificate. */
@@ -30,6 +33,8 @@ export interface Identities {
   keep: ReturnType<typeof keepPeriods>;
   /** ETSI TS 119 475: the clients' registration certificates, verified */
   registrations: Registrations;
+  /** config demo: true: the demo's test IACA, whose mDLs and mdoc PIDs the demo hands out (src/demo/iaca.ts) */
+  demoIaca?: IssuerCa;
 }
 
 /**
@@ -41,6 +46,10 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
   const { config, baseDir } = loaded;
   const shared = store.kind === 'redis' ? store : undefined;
   const { origins, keys: loadedKeys } = await loadKeys(config.keys, baseDir, { shared });
+  // the demo's test IACA, written beside the generated certificates before the trust anchors (which may list it) are read
+  const demoIaca = config.demo
+    ? await loadDemoIaca(dirname(resolve(baseDir, config.issuer.certificateChain)), shared)
+    : undefined;
   // the verifier's certificate is shared as the key sets are (D20)
   const { identity: clientIdentity, origin: verifierOrigin } = await loadClientIdentity(config.verifier, {
     baseUrl: config.baseUrl,
@@ -62,7 +71,7 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
     credential: credentialOrigin,
     store: shared,
     until,
-    mdoc: config.credentialTypes.some((t) => t.mdoc),
+    mdoc: config.credentialTypes.some((t) => t.mdoc && !t.verifyOnly),
   });
   // with neither the operator's certificate nor a local CA, a key's own x5c goes into credentials as it is
   if (!issuerIdentity.ca && !issuerIdentity.operator)
@@ -82,7 +91,17 @@ export async function loadIdentities(loaded: LoadedConfig, store: Store): Promis
       );
   }
   const registrations = await clientRegistrations(config, baseDir);
-  return { keys, origins, clientIdentity, verifierOrigin, issuerIdentity, issuers, keep, registrations };
+  return {
+    keys,
+    origins,
+    clientIdentity,
+    verifierOrigin,
+    issuerIdentity,
+    issuers,
+    keep,
+    registrations,
+    ...(demoIaca ? { demoIaca } : {}),
+  };
 }
 
 /**

@@ -13,12 +13,13 @@ import { adminRoutes } from '../admin/routes.js';
 import { changeStatus } from '../admin/credentials.js';
 import { createDemoRoutes } from '../demo/routes.js';
 import { createDemoPidIssuer } from '../demo/pid.js';
+import { createDemoMdocs, MDL_DOCTYPE } from '../demo/mdocs.js';
 import { createDemoIdvProvider } from '../demo/idvProvider.js';
 import { router } from '../http/router.js';
 import { notFound } from '../http/respond.js';
 import { documentSignersOf } from '../keys/issuerIdentity.js';
-import { ownMdocAnchor } from '../keys/trustAnchors.js';
-import { readPemCertificates } from '../keys/x509.js';
+import { ownMdocAnchor, pidMdocAnchors } from '../keys/trustAnchors.js';
+import { readPemCertificates, subjectKeyIdentifier } from '../keys/x509.js';
 import type { ClientIdentity } from '../verification/clientIdentity.js';
 import type { Core } from './core.js';
 
@@ -76,7 +77,8 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     path: config.walletPath,
     store: core.store,
     credentialKeys: core.credentialKeys,
-    credentialTypes: config.credentialTypes,
+    // a type verified only (an mDL for age checks, say) is never offered nor issued here
+    credentialTypes: config.credentialTypes.filter((t) => !t.verifyOnly),
     offerLifetime: config.lifetimes.offer,
     pinAttempts: config.pinAttempts,
     cookieKeys: core.cookieKeys,
@@ -133,7 +135,15 @@ export function mountVerifier(app: Koa, core: Core, walletIssuer: WalletIssuer):
     clientIdentity: withOwnMdocAnchor(core, issuerCa),
     requestLifetime: config.lifetimes.offer,
     freshRequestAfter: config.verifier.freshRequestAfter,
-    identity: config.identity.VerifiedIdentity && pidRequestKind(config.identity.VerifiedIdentity),
+    // D12: an mdoc PID's query names the IACAs listed for VerifiedIdentity by their key identifiers (OpenID4VP 1.0 §6.1.1.1)
+    identity:
+      config.identity.VerifiedIdentity &&
+      pidRequestKind(
+        config.identity.VerifiedIdentity,
+        pidMdocAnchors(core.clientIdentity.trustAnchors)
+          .map(subjectKeyIdentifier)
+          .filter((v): v is string => v !== undefined),
+      ),
     onStatusUnavailable: config.statusList.onUnavailable,
     // our own mdocs, which carry no status: known by their MSO's digest (src/status/registry.ts)
     ownMdocStatus: (msoDigest) => walletIssuer.statuses.mdocStatus(msoDigest),
@@ -208,6 +218,9 @@ export async function mountDemo(app: Koa, core: Core, walletIssuer: WalletIssuer
     secret: derivedRoot,
     offerLifetime: config.lifetimes.offer,
     statusList: config.statusList,
+    // mDLs and mdoc PIDs under the demo's test IACA; the verification types that ask an mDL, for its page
+    ...(core.demoIaca ? { mdocs: createDemoMdocs(core.demoIaca, new URL(config.baseUrl).hostname) } : {}),
+    ageTypes: config.credentialTypes.filter((t) => t.verifyOnly && t.mdoc?.doctype === MDL_DOCTYPE).map((t) => t.name),
   });
   app.use(
     createDemoRoutes(config, store, core.publicKeys, {
@@ -215,6 +228,7 @@ export async function mountDemo(app: Koa, core: Core, walletIssuer: WalletIssuer
       changeStatus: (serialNumber, action) => changeStatus(walletIssuer.statuses, logger, serialNumber, action, 'demo'),
       formKey: derivedRoot,
       languages: core.ui.catalogues.locales,
+      mdocs: core.demoIaca !== undefined,
     }),
   );
   app.use(pid.middleware);

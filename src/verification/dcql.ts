@@ -1,6 +1,7 @@
 import type { CredentialType } from '../config/schema.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
+import { isOwnVct } from '../keys/trustAnchors.js';
 
 /**
  * Digital Credentials Query Language (OpenID4VP 1.0 §6). Only what this service asks for is typed:
@@ -141,10 +142,19 @@ export function mdocCredentialQuery(
 export const mdocQueryId = (typeName: string) => `${typeName}-mdoc`;
 
 /**
+ * Whether a type is asked for as an SD-JWT VC: every type this service issues; a type verified only when it
+ * names another issuer's vct (an SD-JWT VC of our own vct would come from our issuer alone, which never issues it).
+ */
+export function asksSdJwt(type: CredentialType, baseUrl: string): boolean {
+  return !type.verifyOnly || (type.vct !== undefined && !isOwnVct(type.vct, baseUrl));
+}
+
+/**
  * The DCQL query for the requested types, in the order they were asked for; every type is required. A type
  * with `mdoc` is asked for as an SD-JWT VC or as an mdoc (§6.2 `credential_sets`, one required set per
- * type, the SD-JWT VC first); its mdoc query names the trust anchors that may vouch for the type (`aki`,
- * §6.1.1.1), given per type or for all, and its SD-JWT VC query those of `sdJwtAki` (HAIP 1.0 §5).
+ * type, the SD-JWT VC first), a type verified only in the forms it comes in (asksSdJwt); its mdoc query names
+ * the trust anchors that may vouch for the type (`aki`, §6.1.1.1), given per type or for all, and its SD-JWT
+ * VC query those of `sdJwtAki` (HAIP 1.0 §5).
  */
 export function dcqlQueryFor(
   types: CredentialType[],
@@ -153,8 +163,13 @@ export function dcqlQueryFor(
   sdJwtAki: (type: string) => string[] = () => [],
 ): DcqlQuery {
   const credentials: DcqlCredentialQuery[] = [];
+  const options: string[][][] = [];
   for (const type of types) {
-    credentials.push(credentialQueryFor(type, baseUrl, sdJwtAki(type.name)));
+    const forms: string[][] = [];
+    if (asksSdJwt(type, baseUrl)) {
+      credentials.push(credentialQueryFor(type, baseUrl, sdJwtAki(type.name)));
+      forms.push([type.name]);
+    }
     if (type.mdoc) {
       const claims = Object.entries(type.attributes).map(([name, spec]) => ({ name, required: spec.required }));
       credentials.push(
@@ -165,16 +180,12 @@ export function dcqlQueryFor(
           typeof aki === 'function' ? aki(type.name) : aki,
         ),
       );
+      forms.push([mdocQueryId(type.name)]);
     }
+    options.push(forms);
   }
   if (!types.some((type) => type.mdoc)) return { credentials };
-  return {
-    credentials,
-    credential_sets: types.map((type) => ({
-      options: type.mdoc ? [[type.name], [mdocQueryId(type.name)]] : [[type.name]],
-      required: true,
-    })),
-  };
+  return { credentials, credential_sets: options.map((o) => ({ options: o, required: true })) };
 }
 
 /**

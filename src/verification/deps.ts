@@ -14,7 +14,7 @@ import type { IdentityRequestKind, VerifierOptions } from './types.js';
 /** What a request asks for (its DCQL query), which claims it reads, and whose credentials it accepts. */
 export type Expectations = Pick<
   ResponseExpectations,
-  'query' | 'claimNames' | 'mdocNamespaces' | 'typeNames' | 'subjectClaim'
+  'query' | 'claimNames' | 'mdocNamespaces' | 'typeNames' | 'claimElements' | 'subjectClaim'
 > & { issuerKeys: IssuerKeys };
 
 /**
@@ -41,6 +41,8 @@ export interface VerifierDeps {
   verifierInfoFor(record: VerificationRecord, query: DcqlQuery): VerifierInfo[] | undefined;
   /** the DER roots that may vouch for a credential type in a format */
   anchorsFor(format: AnchorFormat, type: string): Uint8Array[];
+  /** D12: the IACAs that may vouch for a PID as an mdoc (anchors naming VerifiedIdentity); none for an SD-JWT VC PID */
+  pidAnchorsFor(format: AnchorFormat): Uint8Array[];
   /** D18: the status lists of presented credentials, cached for their ttl across requests */
   statusChecks: StatusChecks;
   /** seconds of clock skew accepted on credential and key binding times */

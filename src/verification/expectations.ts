@@ -1,5 +1,5 @@
 import type { CredentialType } from '../config/schema.js';
-import { dcqlQueryFor, mdocQueryId } from './dcql.js';
+import { asksSdJwt, dcqlQueryFor, mdocQueryId } from './dcql.js';
 import type { Expectations } from './deps.js';
 import type { IssuerKeys } from './issuerKeys.js';
 import type { VerificationRecord } from './record.js';
@@ -30,7 +30,7 @@ export function expectationsFor(record: VerificationRecord, sources: Expectation
   const mdocNamespaces = new Map<string, string>();
   const typeNames = new Map<string, string>();
   for (const t of requested) {
-    claimNames.set(t.name, Object.keys(t.attributes));
+    if (asksSdJwt(t, sources.baseUrl)) claimNames.set(t.name, Object.keys(t.attributes));
     if (t.mdoc) {
       claimNames.set(mdocQueryId(t.name), Object.keys(t.attributes));
       mdocNamespaces.set(mdocQueryId(t.name), t.mdoc.namespace);

@@ -1,6 +1,7 @@
 import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
 import { MDOC_FORMAT } from '../rules/formats.js';
+import { withAgeAnswers } from '../rules/ageOver.js';
 import { verifyMdocPresentation } from './mdoc.js';
 import { checkOwnMdocStatus } from './credentialStatus.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
@@ -99,6 +100,11 @@ export interface ResponseExpectations {
   mdocNamespaces?: ReadonlyMap<string, string>;
   /** per Credential Query id, the credential type it asks for, when that is not the id */
   typeNames?: ReadonlyMap<string, string>;
+  /**
+   * per mso_mdoc Credential Query id, claim -> the element it is read from, where they differ (D12: the PID's
+   * `birthdate` is its mdoc's `birth_date`); the result names the claim
+   */
+  claimElements?: ReadonlyMap<string, ReadonlyMap<string, string>>;
   /** a claim read into the result's `subject` when disclosed (D12: a persistent identifier), not into its claims */
   subjectClaim?: string;
   clientId: string;
@@ -152,7 +158,11 @@ export async function verifyResponse(
         // last, as an SD-JWT VC's status: a bad presentation never causes a lookup
         await checkOwnMdocStatus(mdoc.msoDigest, ctx);
         issuers[type] = { format: 'mso_mdoc', ds_subject: mdoc.documentSigner, ds_issuer: mdoc.issuer };
-        verified = mdoc;
+        // ISO/IEC 18013-5 §7.2.5: an age_over_NN asked for may be answered by the nearest one the mdoc holds
+        const asked = (credentialQuery.claims ?? []).flatMap((c) =>
+          c.path.length === 2 && c.path[0] === namespace && typeof c.path[1] === 'string' ? [c.path[1]] : [],
+        );
+        verified = { ...mdoc, claims: withAgeAnswers(mdoc.claims, asked) };
       } else {
         // the anchors of this type alone: an anchor for another type (or format) vouches for nothing here
         verified = await verifyPresentation(
@@ -183,13 +193,7 @@ export async function verifyResponse(
         `vp_token.${credentialQuery.id}: the presentation does not disclose ${missingClaims(credentialQuery, has).join(', ')}`,
       );
     }
-    for (const name of expected.claimNames.get(credentialQuery.id) ?? []) {
-      if (Object.hasOwn(verified.claims, name) && !Object.hasOwn(claims, name)) claims[name] = verified.claims[name];
-    }
-    const subject =
-      expected.subjectClaim !== undefined && Object.hasOwn(verified.claims, expected.subjectClaim)
-        ? verified.claims[expected.subjectClaim]
-        : undefined;
+    const subject = takeClaims(expected, credentialQuery.id, verified.claims, claims);
     first ??= {
       holderKeyThumbprint: verified.holderKeyThumbprint,
       issuer: verified.issuer,
@@ -197,4 +201,25 @@ export async function verifyResponse(
     };
   }
   return { ...first!, claims, types: answered.map((q) => expected.typeNames?.get(q.id) ?? q.id), issuers };
+}
+
+/**
+ * Copies the query's expected claims that were disclosed into `claims` (the first type asked for wins a shared
+ * name), each read from its element where the query names one (`claimElements`); returns the subject claim's
+ * value when disclosed.
+ */
+function takeClaims(
+  expected: ResponseExpectations,
+  queryId: string,
+  disclosed: Record<string, unknown>,
+  claims: Record<string, unknown>,
+): unknown {
+  const elements = expected.claimElements?.get(queryId);
+  const sourceOf = (name: string) => elements?.get(name) ?? name;
+  for (const name of expected.claimNames.get(queryId) ?? []) {
+    const source = sourceOf(name);
+    if (Object.hasOwn(disclosed, source) && !Object.hasOwn(claims, name)) claims[name] = disclosed[source];
+  }
+  const subject = expected.subjectClaim === undefined ? undefined : sourceOf(expected.subjectClaim);
+  return subject !== undefined && Object.hasOwn(disclosed, subject) ? disclosed[subject] : undefined;
 }

@@ -69,6 +69,10 @@ export interface IdentityRequestKind {
   query: DcqlQuery;
   /** per Credential Query id, the claims that go into the result */
   claimNames: ReadonlyMap<string, readonly string[]>;
+  /** the PID as an mdoc: its query's namespace, the type its anchors are asked for, and the elements its claims are read from */
+  mdocNamespaces?: ReadonlyMap<string, string>;
+  typeNames?: ReadonlyMap<string, string>;
+  claimElements?: ReadonlyMap<string, ReadonlyMap<string, string>>;
   subjectClaim?: string;
   trustedIssuers: TrustedIssuer[];
 }

@@ -1,5 +1,5 @@
 import { router } from '../http/router.js';
-import { anchorsFor, isOwnVct, type AnchorFormat } from '../keys/trustAnchors.js';
+import { anchorsFor, isOwnVct, pidMdocAnchors, type AnchorFormat } from '../keys/trustAnchors.js';
 import { subjectKeyIdentifier } from '../keys/x509.js';
 import { vctFor } from '../issuance/credentialConfigurations.js';
 import { completeReturn } from './actions/completeReturn.js';
@@ -75,6 +75,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
   const ownTypes = new Set(
     opts.credentialTypes.filter((t) => isOwnVct(vctFor(t, opts.baseUrl), opts.baseUrl)).map((t) => t.name),
   );
+  const pidAnchors = pidMdocAnchors(opts.clientIdentity.trustAnchors);
   const anchorsOf = (format: AnchorFormat, type: string) =>
     anchorsFor(opts.clientIdentity.trustAnchors, format, type, ownTypes.has(type));
   // OpenID4VP 1.0 §6.1.1.1: a type's mdoc query names the roots that may vouch for it by their key identifier
@@ -124,6 +125,7 @@ function verifierDeps(opts: VerifierOptions): VerifierDeps {
     expectationsFor: (record) => expectationsFor(record, sources),
     verifierInfoFor: (record, query) => opts.registrations?.verifierInfo(record.clientId, query),
     anchorsFor: anchorsOf,
+    pidAnchorsFor: (format) => (format === 'mso_mdoc' ? pidAnchors : []),
     // D18: status lists of presented credentials, cached for their ttl across requests
     statusChecks: new StatusChecks(opts.outbound, opts.statusListMaxEntries),
     clockTolerance: opts.clockTolerance ?? 30,

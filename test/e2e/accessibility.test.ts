@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { launchChromium } from '../helpers/browser.js';
 import { axeViolations } from '../helpers/axe.js';
 import { startTestService, SECRETS, REDIRECT, type TestService } from '../helpers/service.js';
-import { demoClients, demoIdentity } from '../helpers/demoService.js';
+import { demoClients, demoIdentity, demoVerifier } from '../helpers/demoService.js';
 import { makeHint, pkcePair } from '../helpers/rp.js';
 import { holderCompletesIssuance, newWallet, pushAuthorization } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
@@ -34,6 +34,7 @@ beforeAll(async () => {
   t = await startTestService((baseUrl) => ({
     demo: true,
     identity: identityFor(baseUrl),
+    verifier: demoVerifier(),
     clients: demoClients(baseUrl, secret),
   }));
   browser = await launchChromium();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { demoClients, demoIdentity } from '../helpers/demoService.js';
+import { demoClients, demoIdentity, demoVerifier } from '../helpers/demoService.js';
 import { newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
 
@@ -26,6 +26,7 @@ beforeAll(async () => {
   t = await startTestService((baseUrl) => ({
     demo: true,
     identity: identityFor(baseUrl),
+    verifier: demoVerifier(),
     clients: demoClients(baseUrl, webhookSecret()),
   }));
   browser = await launchChromium();

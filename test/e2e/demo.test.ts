@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { startTestService, testConfig, VERIFIER_TRUST, type TestService } from '../helpers/service.js';
-import { demoClients, demoIdentity } from '../helpers/demoService.js';
+import { demoClients, demoIdentity, demoVerifier } from '../helpers/demoService.js';
 import { Webhook } from 'standardwebhooks';
 import { newWallet } from '../helpers/flows.js';
 import { webhookSecret } from '../helpers/webhookReceiver.js';
@@ -31,10 +31,10 @@ beforeAll(async () => {
   const identityFor = await demoIdentity();
   t = await startTestService((baseUrl) => ({
     demo: true,
-    verifier: { ...(testConfig(0).verifier as object), registrars: [join(registrarDir, 'demo-registrar-ca.pem')] },
     // verifiers use a status list for a second: the revocation test does not wait five minutes
     statusList: { ttl: 1 },
     identity: identityFor(baseUrl),
+    verifier: { ...demoVerifier(), registrars: [join(registrarDir, 'demo-registrar-ca.pem')] },
     // a boolean attribute, as config/demo.yaml's MembershipCard has (Premium); offered as an mdoc too
     credentialTypes: (testConfig(0).credentialTypes as { name: string; attributes: Record<string, unknown> }[]).map(
       (type) =>

@@ -21,7 +21,7 @@ import { Browser, offerFromPage } from '../helpers/rp.js';
 import { issuerCaFile, REDIRECT, SECRETS, startTestService, testConfig, type TestService } from '../helpers/service.js';
 import { serviceEnv } from '../helpers/childService.js';
 import { loadKeys } from '../../src/keys/keys.js';
-import { demoClients, demoIdentity } from '../helpers/demoService.js';
+import { demoClients, demoIdentity, demoVerifier } from '../helpers/demoService.js';
 
 const exec = promisify(execFile);
 /** `npm run keys -- ...` as an operator runs it, on a config file. */
@@ -354,6 +354,7 @@ describe('issue 32 §1: the demo PID carries the issuer certificate too', () => 
     const demo = await startTestService((baseUrl) => ({
       demo: true,
       identity: identityFor(baseUrl),
+      verifier: demoVerifier(),
       clients: demoClients(baseUrl, `whsec_${randomBytes(32).toString('base64')}`),
     }));
     try {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
-import { testConfig } from './service.js';
+import { demoIacaFile, testConfig } from './service.js';
 
 /**
  * config/demo.yaml's identity blocks, as `npm start` reads them with BASE_URL set: read with a stand-in base
@@ -35,4 +35,15 @@ export function demoClients(
         }
       : c,
   );
+}
+
+/**
+ * The test verifier with config/demo.yaml's trust anchor: the demo's test IACA (made at start with demo: true)
+ * for the PID as an mdoc (its identity block's `mdoc`) and, when a test configures it, the age check.
+ */
+export function demoVerifier(types: string[] = ['VerifiedIdentity']): Record<string, unknown> {
+  return {
+    ...(testConfig(0).verifier as Record<string, unknown>),
+    trustAnchors: [{ certificates: demoIacaFile, formats: ['mso_mdoc'], types }],
+  };
 }

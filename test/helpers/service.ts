@@ -42,6 +42,8 @@ export const VERIFIER_TRUST: Uint8Array[] = readPemCertificates(VERIFIER_CA_PEM,
 const issuerFiles = { certificateChain: join(keyDir, 'issuer-chain.pem'), key: join(keyDir, 'issuer-key.pem') };
 /** The local issuer CA the services certify credential keys with, once one of them has started (PEM). */
 export const issuerCaFile = join(keyDir, 'issuer-ca.pem');
+/** With demo: true, the demo's test IACA made beside the issuer CA on first start (src/demo/iaca.ts; PEM). */
+export const demoIacaFile = join(keyDir, 'demo-iaca.pem');
 
 export function testConfig(port: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

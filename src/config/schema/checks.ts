@@ -3,7 +3,7 @@ import { credentialExpiry } from '../../rules/validity.js';
 import { isLoopbackHost } from '../../rules/loopback.js';
 import { EXTERNAL, isIdentityScope } from '../../rules/scopes.js';
 import { vctFor } from '../../issuance/credentialConfigurations.js';
-import { isOwnVct } from '../../keys/trustAnchors.js';
+import { isOwnVct, PID_ANCHOR_TYPE } from '../../keys/trustAnchors.js';
 import type { Config, CredentialType } from '../schema.js';
 import { VC_ISSUER_CLAIM } from './clients.js';
 
@@ -60,8 +60,50 @@ export function checkCredentialTypes(cfg: Config, ctx: z.RefinementCtx): void {
           message: 'formats and maxBytes apply to image attributes only',
         });
       }
+      // ISO/IEC 18013-5 §7.2.5: age_over_NN is a boolean, and the PID Rulebook's mdoc encoding says the same
+      if (t.mdoc && AGE_OVER.test(name) && attr.type !== 'boolean') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['credentialTypes', i, 'attributes', name, 'type'],
+          message: `must be boolean: ${name} is a boolean element of an mdoc (ISO/IEC 18013-5 §7.2.5)`,
+        });
+      }
     }
+    if (t.verifyOnly) checkVerifyOnly(cfg, t, i, ctx);
   });
+}
+
+/** ISO/IEC 18013-5 §7.2.5: age_over_NN, NN two digits */
+const AGE_OVER = /^age_over_\d{2}$/;
+
+/**
+ * A type verified only must be askable in some form: an mdoc, which an mso_mdoc anchor vouches for, or an
+ * SD-JWT VC of another issuer's vct (one of our own vct would come only from our issuer, which never issues it).
+ */
+function checkVerifyOnly(cfg: Config, t: CredentialType, i: number, ctx: z.RefinementCtx): void {
+  const foreignVct = t.vct !== undefined && !isOwnVct(t.vct, cfg.baseUrl);
+  if (!t.mdoc && !foreignVct) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['credentialTypes', i, 'verifyOnly'],
+      message: `${t.name} is verified only, so it needs an mdoc (doctype and namespace) or the vct of the issuer whose SD-JWT VCs it takes; ${t.vct ? "its vct is this service's own" : 'it has neither'}`,
+    });
+  }
+  if (t.mdoc && !foreignVct && !mdocAnchorFor(cfg, t.name)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['credentialTypes', i, 'mdoc'],
+      message: `${t.name} is verified only: no verifier.trustAnchors entry of format mso_mdoc vouches for it (list its issuers' IACAs there, with types [${t.name}] or no types)`,
+    });
+  }
+}
+
+/** Whether some trust anchor of format mso_mdoc may vouch for the type (the single-file form vouches for every mdoc type). */
+function mdocAnchorFor(cfg: Config, name: string): boolean {
+  const anchors = cfg.verifier.trustAnchors;
+  if (anchors === undefined) return false;
+  if (typeof anchors === 'string') return true;
+  return anchors.some((a) => a.formats.includes('mso_mdoc') && (a.types === undefined || a.types.includes(name)));
 }
 
 /** A trust anchor's types must be configured, and verifiable in one of the anchor's formats. */
@@ -72,6 +114,22 @@ export function checkTrustAnchors(cfg: Config, ctx: z.RefinementCtx, byName: Map
       a.types?.forEach((name, j) => {
         const type = byName.get(name);
         const path = ['verifier', 'trustAnchors', i, 'types', j];
+        // D12: the PID's IACAs are named for the identity flow, which takes them for its mdoc form alone
+        if (name === PID_ANCHOR_TYPE && !type) {
+          if (!cfg.identity.VerifiedIdentity?.mdoc)
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `${PID_ANCHOR_TYPE} takes IACAs only when identity.VerifiedIdentity.mdoc asks for the PID as an mdoc`,
+            });
+          else if (!a.formats.includes('mso_mdoc'))
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `${PID_ANCHOR_TYPE} takes IACAs of the PID's mdoc form only: this entry needs formats [mso_mdoc]`,
+            });
+          return;
+        }
         if (!type) return ctx.addIssue({ code: 'custom', path, message: `unknown credential type ${name}` });
         const own = isOwnVct(vctFor(type, cfg.baseUrl.replace(/\/+$/, '')), cfg.baseUrl);
         const usable =
@@ -85,6 +143,21 @@ export function checkTrustAnchors(cfg: Config, ctx: z.RefinementCtx, byName: Map
         }
       }),
     );
+  }
+  // D12: an mdoc PID is trusted through the IACAs named for it, never through anchors of other types
+  const pid = cfg.identity.VerifiedIdentity;
+  if (
+    pid?.mdoc &&
+    !(
+      Array.isArray(anchors) &&
+      anchors.some((a) => a.formats.includes('mso_mdoc') && a.types?.includes(PID_ANCHOR_TYPE))
+    )
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['identity', 'VerifiedIdentity', 'mdoc'],
+      message: `no verifier.trustAnchors entry names ${PID_ANCHOR_TYPE} in its types: list the PID providers' IACAs as { certificates: <file>, formats: [mso_mdoc], types: [${PID_ANCHOR_TYPE}] }`,
+    });
   }
 }
 
@@ -134,6 +207,12 @@ export function checkClients(cfg: Config, ctx: z.RefinementCtx, byName: Map<stri
           code: 'custom',
           path: ['clients', i, 'scopes', j],
           message: `unknown credential type ${name}`,
+        });
+      } else if (s.startsWith('issue.') && byName.get(name)!.verifyOnly) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['clients', i, 'scopes', j],
+          message: `${name} is verified only (verifyOnly): this service does not issue it; list the scope ${name} to verify it`,
         });
       }
     });

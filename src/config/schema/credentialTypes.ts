@@ -62,6 +62,13 @@ export const credentialTypeSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * verified only, never issued here (no `issue.<name>` scope, no credential configuration): a credential
+     * others issue, such as an mDL for age checks. It is asked for as an mdoc when it has `mdoc` (trusted through
+     * the `mso_mdoc` anchors of `verifier.trustAnchors` alone, never the local issuer CA) and as an SD-JWT VC when
+     * it names another issuer's `vct`.
+     */
+    verifyOnly: z.boolean().optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
     attributes: z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
 import { httpsOrLoopback, jwksSchema, localizedText } from './common.js';
+import { PID_MDOC_DOCTYPE, pidMdocElement } from '../../rules/pidMdoc.js';
 
 /** Claim names a relying party reads in our ID token: the registered ones stay ours. */
 const claimName = z
@@ -22,6 +23,21 @@ export const identitySchema = z
         labels: z.record(claimName, localizedText()).default({}),
         /** a persistent identifier in the PID: `sub` stays the same for the same person */
         subjectClaim: claimName.optional(),
+        /**
+         * also the PID as an ISO mdoc (PID Rulebook, ISO/IEC 18013-5 encoding): one DCQL credential_sets entry
+         * offers either form; the claims keep their names in the ID token, read from the mdoc's elements
+         * (`birthdate` from `birth_date`, ... src/identity/pidMdoc.ts; `elements` names others). Trusted through
+         * `verifier.trustAnchors` entries of format mso_mdoc that list `VerifiedIdentity` in their types.
+         */
+        mdoc: z
+          .object({
+            doctype: z.string().min(1).max(256).default(PID_MDOC_DOCTYPE),
+            namespace: z.string().min(1).max(256).default(PID_MDOC_DOCTYPE),
+            /** claim -> the mdoc element it is read from, where the rulebook's mapping does not say or should not apply */
+            elements: z.record(claimName, z.string().min(1).max(256)).default({}),
+          })
+          .strict()
+          .optional(),
         trustedIssuers: z
           .array(
             z
@@ -46,6 +62,32 @@ export const identitySchema = z
             });
           seen.add(name);
         });
+        // the mdoc form must be able to satisfy the query: every required claim needs an element
+        if (b.mdoc)
+          b.claims.forEach((name, i) => {
+            if (pidMdocElement(name, b.mdoc!.elements) === undefined)
+              ctx.addIssue({
+                code: 'custom',
+                path: ['claims', i],
+                message: `${name} has no element in the PID's mdoc form (PID Rulebook); name one in mdoc.elements, or make it an optional claim`,
+              });
+          });
+        // one element per claim: the mdoc query's claims are its elements (OpenID4VP 1.0 §6.3: ids are unique)
+        if (b.mdoc) {
+          const claimOf = new Map<string, string>();
+          for (const name of new Set([...b.claims, ...b.optionalClaims, ...(b.subjectClaim ? [b.subjectClaim] : [])])) {
+            const element = pidMdocElement(name, b.mdoc.elements);
+            if (element === undefined) continue;
+            const other = claimOf.get(element);
+            if (other !== undefined)
+              ctx.addIssue({
+                code: 'custom',
+                path: ['mdoc', 'elements'],
+                message: `${other} and ${name} are both read from the mdoc element ${element}; each claim needs an element of its own`,
+              });
+            claimOf.set(element, name);
+          }
+        }
       })
       .optional(),
     /** a hosted identity-verification provider, an OpenID Connect provider */

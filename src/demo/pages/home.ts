@@ -2,7 +2,8 @@
 import type { Context } from 'koa';
 import { pickText } from '../../i18n/catalogues.js';
 import { EXTERNAL } from '../../rules/scopes.js';
-import type { ClientConfig } from '../../config/schema.js';
+import type { ClientConfig, CredentialType } from '../../config/schema.js';
+import { MDL_DOCTYPE } from '../mdocs.js';
 import { html, type SafeHtml } from '../../interaction/views/html.js';
 import { page } from '../page.js';
 import { EXTERNAL_SUFFIX } from '../flow.js';
@@ -11,7 +12,15 @@ import { typesFor, type DemoDeps } from '../deps.js';
 /** What the page uses. */
 export type HomeDeps = Pick<
   DemoDeps,
-  'config' | 'client' | 'callback' | 'webhookUrl' | 'webhookSecrets' | 'identityFlows' | 'pidIssuer' | 'languages'
+  | 'config'
+  | 'client'
+  | 'callback'
+  | 'webhookUrl'
+  | 'webhookSecrets'
+  | 'identityFlows'
+  | 'pidIssuer'
+  | 'languages'
+  | 'mdocs'
 >;
 
 const SAMPLE: Record<string, unknown> = {
@@ -60,7 +69,11 @@ export function home(ctx: Context, d: HomeDeps): void {
 <label>Interface<select name="mode">${modes}${external}</select></label>${language}
 <button type="submit">Issue with ${client.clientName ?? client.clientId}</button></form></section>`;
   });
-  const verifiable = config.credentialTypes.filter((t) => client.scopes.includes(t.name));
+  // a type verified only (an age check from an mDL) has a card of its own
+  const verifiable = config.credentialTypes.filter((t) => client.scopes.includes(t.name) && !t.verifyOnly);
+  const checks = config.credentialTypes
+    .filter((t) => client.scopes.includes(t.name) && t.verifyOnly)
+    .map((t) => checkCard(d, client, t, html`${modes}${nonParV1}${external}`, language));
   const verify =
     verifiable.length > 0 &&
     html`<section class="card demo"><h2>Verify</h2>
@@ -78,8 +91,32 @@ ${verifiable.map((t, i) => html`<label><span><input type="checkbox" name="type.$
     ctx,
     'Try the VC OpenID Provider',
     html`<section class="card demo"><h1>Try it</h1>
-<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${identity}`,
+<p class="hint">This page plays the relying party: it signs an id_token_hint for client <code>${client.clientId}</code> and starts the code flow. Receive the credential with your wallet, or with the dev wallet: <code>npm run wallet -- receive '&lt;offer link&gt;' --pin 1234</code>; present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.</p>${externalHint}</section>${forms}${verify}${checks}${identity}`,
   );
+}
+
+/**
+ * A type verified only (`verifyOnly`, such as an age check from an mDL): one button asks for it; the relying
+ * party learns what the type's attributes say (`age_over_18`), and where a demo mDL comes from.
+ */
+function checkCard(
+  d: HomeDeps,
+  c: ClientConfig,
+  t: CredentialType,
+  modes: SafeHtml,
+  language: SafeHtml | '',
+): SafeHtml {
+  const { config } = d;
+  const name = pickText(t.displayName, 'en') ?? t.name;
+  const asks = Object.keys(t.attributes);
+  const mdl = t.mdoc?.doctype === MDL_DOCTYPE;
+  const age = asks.every((a) => /^age_over_\d{2}$/.test(a));
+  return html`<section class="card demo"><h2>${age ? 'Age check' : 'Check'}: ${name}</h2>
+<form method="post" action="${`${config.baseUrl}/demo/start`}">
+<input type="hidden" name="kind" value="verify"><input type="hidden" name="type.${t.name}" value="1">
+<label>Interface<select name="mode">${modes}</select></label>${language}
+<button type="submit">Ask “${name}?” as ${c.clientName ?? c.clientId}</button></form>
+<p class="hint">Scope <code>${t.name}</code> asks ${t.mdoc ? html`any mdoc of doctype <code>${t.mdoc.doctype}</code> from an IACA listed in <code>verifier.trustAnchors</code>` : 'the credential'} for ${asks.map((a, i) => html`${i > 0 ? ', ' : ''}<code>${a}</code>`)} alone${age ? html`: the ID token says ${asks.map((a, i) => html`${i > 0 ? ', ' : ''}<code>${a}: true</code>`)} or <code>false</code>, never the birth date` : ''}.${mdl && d.mdocs ? html` <a href="${`${config.baseUrl}/demo/mdl`}">Get a demo mDL first</a>, put it into the dev wallet with <code>npm run wallet -- import-mdoc demo-mdl.json</code>, then present it with <code>npm run wallet -- present '&lt;request link&gt;' --trust keys/verifier-ca.pem</code>.` : ''}</p></section>`;
 }
 
 /** Version 1 without PAR (verification), when the operator serves Version 1 (versions.v1). */

@@ -10,11 +10,14 @@ import { html } from '../../interaction/views/html.js';
 import { qrSvg } from '../../interaction/views/qrSvg.js';
 import { page } from '../page.js';
 import { DEMO_PID_TYPE, DEMO_PID_VCT } from '../pidType.js';
+import { PID_MDOC_DOCTYPE } from '../../rules/pidMdoc.js';
 
 /** What the page uses. */
 export interface PidPageDeps {
   baseUrl: string;
   walletIssuer: Pick<WalletIssuer, 'credentialIssuer' | 'createOffer'>;
+  /** the PID is also offered as an mdoc file (POST /demo/pid/mdoc), under the demo's test IACA */
+  mdoc?: boolean;
 }
 
 /** The form's prefilled values. The number is fixed so that each new demo PID is the same person (the same pairwise `sub`). */
@@ -45,7 +48,8 @@ ${field('family_name', 'Family name', html` maxlength="100"`)}
 ${field('birthdate', 'Birth date', html` type="date"`)}
 ${field('nationalities', 'Nationalities (ISO 3166-1 alpha-2 codes, comma-separated)', html` maxlength="60"`)}
 ${field('personal_administrative_number', 'Personal administrative number', html` maxlength="64"`)}
-<button type="submit">Create the offer</button></form>
+<button type="submit">Create the offer</button>${d.mdoc && html` <button type="submit" formaction="${`${d.baseUrl}/demo/pid/mdoc`}">Download as an mdoc</button>`}</form>
+${d.mdoc && html`<p class="hint">“Download as an mdoc” gives the same PID as an ISO mdoc (doctype <code>${PID_MDOC_DOCTYPE}</code>, the PID Rulebook's element names: <code>birth_date</code>, <code>nationality</code>) under the demo's test IACA, with its device key, in <code>demo-pid-mdoc.json</code>: <code>npm run wallet -- import-mdoc demo-pid-mdoc.json</code>. VerifiedIdentity takes either form.</p>`}
 <p><a href="${`${d.baseUrl}/demo`}">Back to the demo</a></p></section>`,
   );
 }
@@ -59,23 +63,16 @@ export async function pidOffer(ctx: Context, d: PidPageDeps): Promise<void> {
     ctx.status = err.status;
     return pidForm(ctx, d, SAMPLE, `The form could not be read: ${err.message}`);
   }
-  const fields: Fields = {
-    given_name: (values.given_name ?? '').trim(),
-    family_name: (values.family_name ?? '').trim(),
-    birthdate: (values.birthdate ?? '').trim(),
-    nationalities: (values.nationalities ?? '').trim(),
-    personal_administrative_number: (values.personal_administrative_number ?? '').trim(),
-  };
-  const checked = check(fields);
-  if (typeof checked === 'string') {
+  const checked = checkPid(values);
+  if ('error' in checked) {
     ctx.status = 400;
-    return pidForm(ctx, d, fields, checked);
+    return pidForm(ctx, d, checked.fields, checked.error);
   }
   const type = DEMO_PID_TYPE;
   const created = await d.walletIssuer.createOffer({
     stepId: `demo-pid.${randomUUID()}`,
     credentialType: type.name,
-    attributes: checked,
+    attributes: checked.claims,
     serialNumber: randomUUID(),
     credentialExpiresAt: credentialExpiry(type.validity, new Date()),
   });
@@ -87,7 +84,7 @@ export async function pidOffer(ctx: Context, d: PidPageDeps): Promise<void> {
     ctx,
     'Your demo PID offer',
     html`<section class="card demo"><h1>Your demo PID offer</h1>
-<p>For ${checked.given_name} ${checked.family_name}, born ${checked.birthdate}. Receive it with your wallet app (scan, or open the link on this device), or with the dev wallet:</p>
+<p>For ${checked.claims.given_name} ${checked.claims.family_name}, born ${checked.claims.birthdate}. Receive it with your wallet app (scan, or open the link on this device), or with the dev wallet:</p>
 <pre>${command}</pre>
 <p><img src="${qr}" width="220" height="220" alt="QR code of the credential offer"></p>
 <p><a href="${link}">Open in wallet</a></p>
@@ -96,8 +93,30 @@ export async function pidOffer(ctx: Context, d: PidPageDeps): Promise<void> {
   );
 }
 
+/** The PID's claims as the SD-JWT VC names them. */
+export type PidClaims = {
+  given_name: string;
+  family_name: string;
+  birthdate: string;
+  nationalities: string[];
+  personal_administrative_number: string;
+};
+
+/** The form's PID (its fields trimmed), or what is wrong with it with the fields to show again. */
+export function checkPid(values: Record<string, string>): { claims: PidClaims } | { error: string; fields: Fields } {
+  const fields: Fields = {
+    given_name: (values.given_name ?? '').trim(),
+    family_name: (values.family_name ?? '').trim(),
+    birthdate: (values.birthdate ?? '').trim(),
+    nationalities: (values.nationalities ?? '').trim(),
+    personal_administrative_number: (values.personal_administrative_number ?? '').trim(),
+  };
+  const checked = check(fields);
+  return typeof checked === 'string' ? { error: checked, fields } : { claims: checked };
+}
+
 /** The PID's claims from the form, or what is wrong with it (said to the person filling it in). */
-function check(f: Fields): Record<string, unknown> | string {
+function check(f: Fields): PidClaims | string {
   if (!f.given_name || f.given_name.length > 100) return 'Enter a given name (at most 100 characters).';
   if (!f.family_name || f.family_name.length > 100) return 'Enter a family name (at most 100 characters).';
   if (!isPastCalendarDate(f.birthdate)) return 'Enter the birth date as YYYY-MM-DD, a day in the past.';

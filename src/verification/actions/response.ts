@@ -162,8 +162,8 @@ export async function verifyPresentations(
         : { clientId: originAudience(origin), origin }),
       nonce: record.nonce,
       responseUri: deps.responseUri,
-      // D12: a PID is trusted by the identity block's issuers alone, never by trust anchors
-      ...(record.identity ? {} : { anchorsFor: deps.anchorsFor }),
+      // D12: a PID is trusted by the identity block's issuers and, as an mdoc, by the IACAs named for it alone
+      anchorsFor: record.identity ? deps.pidAnchorsFor : deps.anchorsFor,
       // §B.2.6.1: an encrypted response's mdoc is bound to the key it was encrypted to
       ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
     },
