@@ -2,6 +2,7 @@ import type { OpenID4VCICredentialConfiguration } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { textsOf } from '../i18n/catalogues.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
+import { reusePolicyOf } from '../rules/batch.js';
 
 export { MDOC_FORMAT, SD_JWT_VC_FORMAT };
 
@@ -112,14 +113,37 @@ export function configurationIdsOf(type: CredentialType, mdoc: boolean): string[
   return mdoc && hasMdoc(type) ? [type.name, mdocConfigurationId(type)] : [type.name];
 }
 
-/** `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer exists). */
-export function credentialConfigurationsFor(types: CredentialType[], baseUrl: string, opts: { mdoc?: boolean } = {}) {
+/**
+ * `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer
+ * exists); `batchSize`: each type's batch size, published as its `credential_reuse_policy` (src/rules/batch.ts).
+ */
+export function credentialConfigurationsFor(
+  types: CredentialType[],
+  baseUrl: string,
+  opts: { mdoc?: boolean; batchSize?: (type: CredentialType) => number } = {},
+) {
   return Object.fromEntries(
     types.flatMap((type) => [
-      [type.name, credentialConfigurationFor(type, baseUrl)] as const,
-      ...(opts.mdoc && hasMdoc(type) ? [[mdocConfigurationId(type), mdocConfigurationFor(type)] as const] : []),
+      [type.name, withReusePolicy(credentialConfigurationFor(type, baseUrl), type, opts.batchSize)] as const,
+      ...(opts.mdoc && hasMdoc(type)
+        ? [[mdocConfigurationId(type), withReusePolicy(mdocConfigurationFor(type), type, opts.batchSize)] as const]
+        : []),
     ]),
   );
+}
+
+/** ARF ISSU_39: a batch type's configurations say how the wallet uses and renews its batch (ETSI TS 119 472-3 §4.2.4.2). */
+function withReusePolicy<C extends { credential_metadata: object }>(
+  configuration: C,
+  type: CredentialType,
+  batchSize: ((type: CredentialType) => number) | undefined,
+): C {
+  const policy = batchSize && reusePolicyOf(batchSize(type));
+  if (!policy) return configuration;
+  return {
+    ...configuration,
+    credential_metadata: { ...configuration.credential_metadata, credential_reuse_policy: policy },
+  };
 }
 
 /**

@@ -5,16 +5,15 @@ import type { Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { randomBase64url } from '../random.js';
 import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations.js';
 import { longLivedMdocWarnings, MdocSigner } from './mdoc.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
 import { issueCredentialFor, type IssuedCredential } from './issueCredential.js';
-import { credentialOfferReferenceUri } from './offerUri.js';
+import { createOffer, type CreatedOffer, type CreateOfferInput } from './createOffer.js';
 import { offerByReference } from './offerReference.js';
-import { OfferBook, offerIdOf, type OfferRecord, type OfferStatus } from './offers.js';
+import { OfferBook, type OfferRecord, type OfferStatus } from './offers.js';
 import { PinAttempts } from './pinAttempts.js';
-import { PinHasher, type StoredPin } from '../rules/pinHash.js';
+import { PinHasher } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 import { CookieKeys } from '../http/cookieKeys.js';
@@ -23,6 +22,7 @@ import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
 import { StatusRegistry } from '../status/registry.js';
+import { batchSizeOf } from '../rules/batch.js';
 import { StatusListService } from '../status/listToken.js';
 import { statusListRoute } from '../status/routes.js';
 import { createWalletProvider, DPOP_SIGNING_ALGS, NOTIFICATION_PATH, WALLET_CLIENT_ID } from './walletProvider.js';
@@ -31,6 +31,7 @@ import { notificationEndpoint } from './notificationEndpoint.js';
 import { jwtVcIssuerMetadata, metadataAliases } from './wellKnown.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
+export type { CreatedOffer, CreateOfferInput } from './createOffer.js';
 
 export interface WalletIssuerOptions {
   /** e.g. http://127.0.0.1:3000 (no trailing slash) */
@@ -74,23 +75,8 @@ export interface WalletIssuerOptions {
   onNotification?: (notice: CredentialNotice) => Promise<void>;
   /** mdoc document signers (src/keys/issuerIdentity.ts): a type with `mdoc` is then offered as `<name>.mso_mdoc` too */
   documentSigners?: DocumentSigners;
-}
-
-export interface CreateOfferInput {
-  /** what the offer is a step of; `onIssued` hands it back as the offer's `stepId` */
-  stepId: string;
-  /** the relying party whose flow it is, handed back on the offer (metrics, audit) */
-  clientId?: string;
-  credentialType: string;
-  attributes: Record<string, unknown>;
-  /** the PIN as a salted hash (src/rules/pinHash.ts): the offer never holds the PIN itself */
-  pin?: StoredPin;
-  serialNumber: string;
-  credentialExpiresAt: Date;
-  /** an External Client flow's step (D13), handed back on the offer */
-  external?: boolean;
-  /** the flow's root span context, kept on the offer for the wallet's requests */
-  trace?: string;
+  /** the batch size of types that set none (config `issuance.batchSize`, src/rules/batch.ts); default 1 */
+  batchSize?: number;
 }
 
 export interface WalletIssuer {
@@ -105,14 +91,6 @@ export interface WalletIssuer {
   createOffer(input: CreateOfferInput): Promise<CreatedOffer>;
   /** `expiresAt` as `createOffer` returned it */
   offerStatus(offerId: string, expiresAt: number): Promise<OfferStatus>;
-}
-
-export interface CreatedOffer {
-  offerId: string;
-  /** the link for the wallet (QR code, same-device button): the offer by reference */
-  offerUri: string;
-  /** epoch seconds: until when the wallet can redeem it */
-  expiresAt: number;
 }
 
 /** How long a wallet's access token lasts: enough for the nonce and credential requests that follow. */
@@ -133,7 +111,14 @@ export function createWalletIssuer(opts: WalletIssuerOptions): WalletIssuer {
     statuses,
     middleware: walletMiddleware(opts, parts, provider),
     warnings: parts.mdoc ? longLivedMdocWarnings(opts.credentialTypes) : [],
-    createOffer: (input) => createOffer(offers, credentialIssuer, parts.types, opts.offerLifetime, input),
+    createOffer: (input) =>
+      createOffer(
+        offers,
+        credentialIssuer,
+        parts.types,
+        { offer: opts.offerLifetime, token: ACCESS_TOKEN_LIFETIME },
+        input,
+      ),
     offerStatus: (offerId, expiresAt) => offers.status(offerId, expiresAt),
   };
 }
@@ -196,6 +181,7 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     mdoc: mdoc !== undefined,
+    batchSize: (type) => batchSizeOf(type, opts.batchSize ?? 1),
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers: parts.offers,
@@ -203,11 +189,13 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       mdoc,
       typeOf: (name) => types.get(name),
-      statusEntry: async (serialNumber, exp) => {
-        const { listId, idx } = await statuses.allocate(serialNumber, exp);
-        return { idx, uri: statusLists.uriOf(listId) };
-      },
-      mdocEntry: (serialNumber, exp, msoDigest) => statuses.allocate(serialNumber, exp, { msoDigest }),
+      batchSizeOf: (name) => batchSizeOf(types.get(name) ?? {}, opts.batchSize ?? 1),
+      statusEntries: async (serialNumber, exp, count, mdocDigests, first) =>
+        (await statuses.allocateMany(serialNumber, exp, count, mdocDigests, first)).map((e) => ({
+          ...e,
+          uri: statusLists.uriOf(e.listId),
+        })),
+      releaseEntries: (serialNumber, entries, mdocDigests) => statuses.release(serialNumber, entries, mdocDigests),
       onIssued: opts.onIssued,
       notifications: parts.notifications,
     }),
@@ -255,43 +243,6 @@ function walletMiddleware(opts: WalletIssuerOptions, parts: IssuerParts, provide
     }),
     mounted,
   ]);
-}
-
-/**
- * Makes the offer: its pre-authorized code (the offer's own bearer value, 256 bits from the CSPRNG) and the
- * offer record, found by the code's hash. The provider's code and grant are minted when a wallet redeems
- * it (`codeFor`), for that wallet's client.
- */
-async function createOffer(
-  offers: OfferBook,
-  credentialIssuer: string,
-  types: Map<string, CredentialType>,
-  lifetime: number,
-  input: CreateOfferInput,
-): Promise<CreatedOffer> {
-  const type = types.get(input.credentialType);
-  if (!type) throw new TypeError(`unknown credential type ${input.credentialType}`);
-  if (Number.isNaN(input.credentialExpiresAt.getTime()))
-    throw new TypeError('credentialExpiresAt must be a valid date');
-  const preAuthorizedCode = randomBase64url(32);
-  const expiresAt = Math.floor(Date.now() / 1000) + lifetime;
-  const offerId = offerIdOf(preAuthorizedCode);
-  await offers.create({
-    offerId,
-    stepId: input.stepId,
-    ...(input.clientId !== undefined ? { clientId: input.clientId } : {}),
-    preAuthorizedCode,
-    pin: input.pin,
-    credentialType: type.name,
-    attributes: input.attributes,
-    serialNumber: input.serialNumber,
-    credentialExpiresAt: Math.floor(input.credentialExpiresAt.getTime() / 1000),
-    redeemBy: expiresAt,
-    keptUntil: expiresAt + ACCESS_TOKEN_LIFETIME,
-    ...(input.external ? { external: true } : {}),
-    ...(input.trace ? { trace: input.trace } : {}),
-  });
-  return { offerId, offerUri: credentialOfferReferenceUri(`${credentialIssuer}/offers/${offerId}`), expiresAt };
 }
 
 function withoutChain({ x5c: _x5c, ...jwk }: JWK): JWK {

@@ -11,6 +11,7 @@ import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js'
 import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
+import { issuerBatchSize } from '../rules/batch.js';
 import { NOTIFICATION_PATH, WALLET_ROUTES } from './issuerPaths.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
@@ -41,6 +42,8 @@ export interface WalletProviderOptions {
   attestationKeys: AttestationKeys;
   /** whether mdocs can be signed: types with `mdoc` then have an mso_mdoc configuration too */
   mdoc?: boolean;
+  /** each type's batch size (src/rules/batch.ts): one credential per proved key, up to it */
+  batchSize?: (type: CredentialType) => number;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -141,7 +144,7 @@ const featuresOff = () =>
  * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
  */
 export function createWalletProvider(o: WalletProviderOptions): Provider {
-  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc });
+  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc, batchSize: o.batchSize });
   const provider = new Provider(o.credentialIssuer, walletConfiguration(o, published));
   // first: the token edge's codes and the provider's reads of them share one request scope
   provider.use(adapterScope);
@@ -204,11 +207,21 @@ function walletConfiguration(
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
-        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts)
-        metadata: { notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}` },
+        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts); the
+        // provider refuses more proofs than `batch_size` (each type's own limit: src/issuance/issueCredential.ts)
+        metadata: {
+          notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}`,
+          ...batchMetadata(o),
+        },
       },
     },
   };
+}
+
+/** §12.2.4 `batch_credential_issuance`, when some type takes batches: the largest of their sizes. */
+function batchMetadata(o: WalletProviderOptions): { batch_credential_issuance?: { batch_size: number } } {
+  const size = issuerBatchSize(o.credentialTypes.map((t) => o.batchSize?.(t) ?? 1));
+  return size ? { batch_credential_issuance: { batch_size: size } } : {};
 }
 
 /**

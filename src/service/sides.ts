@@ -80,6 +80,7 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     cookieKeys: core.cookieKeys,
     secret: core.derivedRoot,
     statusList: config.statusList,
+    batchSize: config.issuance.batchSize,
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
     onIssued: (offer, issued) => stepOutcomes.issued(offer, issued),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
+import { MAX_BATCH_SIZE } from '../../rules/batch.js';
 import { absoluteUrl, isoDuration, localizedText } from './common.js';
 
 export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
@@ -59,6 +60,11 @@ export const credentialTypeSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * issuance: the most credentials one request may buy, one per key the wallet proves (OpenID4VCI 1.0 §8.2,
+     * ARF ISSU_43: one-time-use credentials); default `issuance.batchSize`; 1 is one credential per request
+     */
+    batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
     attributes: z
