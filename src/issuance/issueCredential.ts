@@ -1,15 +1,18 @@
 import type { JWK } from 'jose';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { mdocValidUntil } from '../rules/validity.js';
 import type { CredentialFormat, StatusEntry } from '../status/registry.js';
-import { batchTimestamps, duplicateKey, wholeHour } from '../rules/batch.js';
+import { batchTimestamps, reissueRefusal, wholeHour } from '../rules/batch.js';
+import type { ReissueBook, ReissueRecord } from './reissues.js';
+import { deviceKeyOf, holderKeysOf, type VerifiedProofs } from './proofKeys.js';
 import { configurationOf, MDOC_FORMAT } from './credentialConfigurations.js';
 import type { MdocSigner } from './mdoc.js';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
 import type { NotificationBook } from './notification.js';
+
+export { C_NONCE_LIFETIME, PROOF_CLOCK_TOLERANCE } from './proofKeys.js';
 
 export interface IssueCredentialDeps {
   credentialIssuer: string;
@@ -43,6 +46,12 @@ export interface IssueCredentialDeps {
   onIssued?: (offer: OfferRecord, issued: IssuedCredential) => Promise<void>;
   /** OpenID4VCI 1.0 §11: a notification_id for the credential, for the access token that fetched it */
   notifications?: NotificationBook;
+  /** re-issuance (a type's `reissue`): the credentials a refreshed access token may have again */
+  reissues?: ReissueBook;
+  /** the SerialNumber's status (D18), for re-issuance; undefined when unknown */
+  statusOf?(serialNumber: string): Promise<'valid' | 'revoked' | 'suspended' | undefined>;
+  /** a batch was re-issued (the audit line; no relying party hears of it) */
+  onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
 }
 
 /** What the wallet took: the format it picked, and when that credential expires (epoch seconds; the ID token's ExpiresAt). */
@@ -55,9 +64,6 @@ export interface IssuedCredential {
 
 /** The access token's claim that names the offer it was issued for (src/issuance/walletProvider.ts, `extraTokenClaims`). */
 export const OFFER_CLAIM = 'offer';
-
-/** The proofs oidc-provider verified: `jwt` proofs, or one key attestation (`attestation`) whose attested keys are the batch's. */
-type VerifiedProofs = { jwt?: string[]; attestation?: { attestedKeys?: unknown[] } } | undefined;
 
 /**
  * oidc-provider's `features.openid4vci.issueCredential`: by the time it runs, the provider has checked the
@@ -78,6 +84,10 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       credentialConfigurationId,
     );
     if (configuration.format === MDOC_FORMAT) holderKeys.forEach((jwk, i) => deviceKeyOf(jwk, i, holderKeys));
+    const token = accessToken as { jti: string; exp?: number; grantId?: string };
+    // an access token of a refresh names no offer: its grant names the credential it re-issues
+    if (typeof offerId !== 'string' && deps.reissues && token.grantId)
+      return reissue(deps, deps.reissues, credentialConfigurationId, holderKeys, token);
     // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
     const offer = typeof offerId === 'string' ? await deps.offers.take(offerId) : undefined;
     if (!offer || offer.credentialType !== configuration.typeName) {
@@ -94,17 +104,27 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     let credentials: string[];
     let notificationId: string | undefined;
     let signed: Signed | undefined;
+    const reissuable = deps.typeOf(offer.credentialType)?.reissue === true && deps.reissues && token.grantId;
     try {
-      const token = accessToken as { jti: string; exp?: number };
       // written while the credential is made (the same round trip as its status entry); a notification id
       // of a credential that was never issued is never handed out, and expires
       const notifying = deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       notifying?.catch(() => undefined); // awaited below, once the credential is signed
       signed =
         configuration.format === MDOC_FORMAT
-          ? await signMdocs(deps, offer, holderKeys)
-          : await signSdJwtVcs(deps, offer, holderKeys);
+          ? await signMdocs(deps, { ...offer, first: true }, holderKeys)
+          : await signSdJwtVcs(deps, { ...offer, first: true }, holderKeys);
       credentials = signed.credentials;
+      // kept for re-issuance before the flow ends: a credential its wallet could not refresh is not issued
+      if (reissuable)
+        await deps.reissues!.remember(token.grantId!, {
+          serialNumber: offer.serialNumber,
+          credentialType: offer.credentialType,
+          configurationId: credentialConfigurationId,
+          attributes: offer.attributes,
+          credentialExpiresAt: offer.credentialExpiresAt,
+          ...(offer.clientId !== undefined ? { clientId: offer.clientId } : {}),
+        });
       notificationId = await notifying;
       // in this order: the holder's page must never see the offer done before the claims it finishes with,
       // and the claims only once everything the wallet is sent is ready
@@ -112,6 +132,7 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
     } catch (err) {
       // all or nothing: no credential left the service, so none of their entries stays
       if (signed) await signed.release().catch(() => undefined);
+      if (reissuable) await deps.reissues!.forget(token.grantId!).catch(() => undefined);
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one
       throw err;
     }
@@ -127,6 +148,54 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
   };
 }
 
+/**
+ * A fresh batch of a credential issued before (HAIP 1.0 §4, ARF ISSU_42): the access token of a refresh names
+ * the grant, whose record holds the credential; the same attributes, SerialNumber, expiry and configuration,
+ * each new credential with its own key and status entry (taking on the SerialNumber's status). Refused once the
+ * credential has expired or its SerialNumber is revoked or suspended (the token edge refused the refresh then
+ * too, but the operator may act in between); one batch per access token, all or nothing.
+ */
+async function reissue(
+  deps: IssueCredentialDeps,
+  book: ReissueBook,
+  configurationId: string,
+  holderKeys: JWK[],
+  token: { jti: string; exp?: number; grantId?: string },
+): Promise<{ credentials: { credential: string }[] }> {
+  const grantId = token.grantId!;
+  const record = await book.find(grantId);
+  if (!record) throw new errors.CredentialRequestDenied('the credential offer is no longer valid');
+  if (record.configurationId !== configurationId)
+    throw new errors.CredentialRequestDenied(
+      `credential_configuration_id: this grant re-issues ${record.configurationId} only`,
+    );
+  const refusal = reissueRefusal(record.credentialExpiresAt, await deps.statusOf?.(record.serialNumber));
+  if (refusal) throw new errors.CredentialRequestDenied(refusal.replace(/^refresh_token: /, ''));
+  const now = Math.floor(Date.now() / 1000);
+  if (!(await book.claimToken(grantId, token.jti, (token.exp ?? now) - now)))
+    throw new errors.CredentialRequestDenied('this access token has bought its batch: refresh for another');
+  let signed: Signed;
+  try {
+    signed =
+      configurationOf(configurationId).format === MDOC_FORMAT
+        ? await signMdocs(deps, record, holderKeys)
+        : await signSdJwtVcs(deps, record, holderKeys);
+  } catch (err) {
+    await book.releaseToken(grantId, token.jti).catch(() => undefined);
+    throw err;
+  }
+  deps.onReissued?.(record, { format: signed.format, expiresAt: signed.expiresAt, count: signed.credentials.length });
+  return { credentials: signed.credentials.map((credential) => ({ credential })) };
+}
+
+/**
+ * What a batch is made of: the credential's data, from its offer (`first`: the SerialNumber's first issuance)
+ * or, re-issued, from its record.
+ */
+type Issuance = Pick<OfferRecord, 'serialNumber' | 'credentialType' | 'attributes' | 'credentialExpiresAt'> & {
+  first?: boolean;
+};
+
 interface Signed {
   format: CredentialFormat;
   expiresAt: number;
@@ -136,7 +205,7 @@ interface Signed {
 }
 
 /** When the credentials of one issuance are issued and expire: whole hours for a batch type (ISSU_36), else exact. */
-function timestampsOf(deps: IssueCredentialDeps, offer: OfferRecord): { iat: number; exp: number; coarse: boolean } {
+function timestampsOf(deps: IssueCredentialDeps, offer: Issuance): { iat: number; exp: number; coarse: boolean } {
   const now = Math.floor(Date.now() / 1000);
   return (deps.batchSizeOf?.(offer.credentialType) ?? 1) > 1
     ? { ...batchTimestamps(now, offer.credentialExpiresAt), coarse: true }
@@ -147,9 +216,9 @@ function timestampsOf(deps: IssueCredentialDeps, offer: OfferRecord): { iat: num
  * The SD-JWT VCs, one per holder key, valid for the type's validity (the offer's ExpiresAt), each naming its
  * own status list entry; their salts are drawn for each (src/issuance/sdJwtVc.ts).
  */
-async function signSdJwtVcs(deps: IssueCredentialDeps, offer: OfferRecord, holderKeys: JWK[]): Promise<Signed> {
+async function signSdJwtVcs(deps: IssueCredentialDeps, offer: Issuance, holderKeys: JWK[]): Promise<Signed> {
   const { iat, exp } = timestampsOf(deps, offer);
-  const entries = await deps.statusEntries(offer.serialNumber, exp, holderKeys.length, undefined, true);
+  const entries = await deps.statusEntries(offer.serialNumber, exp, holderKeys.length, undefined, offer.first);
   const release = () => deps.releaseEntries(offer.serialNumber, entries);
   try {
     const credentials = await Promise.all(
@@ -178,7 +247,7 @@ async function signSdJwtVcs(deps: IssueCredentialDeps, offer: OfferRecord, holde
  * operator chose longer for the type (`mdoc.irrevocableValidity`), never beyond the type's validity. One MSO
  * per device key; each one's status entry is recorded by its MSO's digest, for this service's verifier.
  */
-async function signMdocs(deps: IssueCredentialDeps, offer: OfferRecord, holderKeys: JWK[]): Promise<Signed> {
+async function signMdocs(deps: IssueCredentialDeps, offer: Issuance, holderKeys: JWK[]): Promise<Signed> {
   const type = deps.typeOf(offer.credentialType);
   if (!deps.mdoc || !type?.mdoc)
     throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
@@ -205,90 +274,11 @@ async function signMdocs(deps: IssueCredentialDeps, offer: OfferRecord, holderKe
   );
   const expiresAt = Math.floor(validUntil.getTime() / 1000);
   const digests = made.map((m) => m.msoDigest);
-  const entries = await deps.statusEntries(offer.serialNumber, expiresAt, made.length, digests, true);
+  const entries = await deps.statusEntries(offer.serialNumber, expiresAt, made.length, digests, offer.first);
   return {
     credentials: made.map((m) => m.credential),
     format: 'mso_mdoc',
     expiresAt,
     release: () => deps.releaseEntries(offer.serialNumber, entries, digests),
   };
-}
-
-/**
- * An mdoc's device key (ISO/IEC 18013-5 §9.1.3.6): a P-256 key, which HAIP 1.0 requires wallets to sign
- * device authentication with (ES256); the mdoc configuration takes ES256 proofs only.
- */
-function deviceKeyOf(jwk: JWK, at: number, keys: JWK[]): JWK {
-  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
-    throw new errors.InvalidProof(
-      `${keys.length > 1 ? `key ${at} of the request: ` : ''}jwt proof jwk must be an EC P-256 key for mso_mdoc (the mdoc's device key), not ${String(jwk.kty)} ${String(jwk.crv)}`,
-    );
-  }
-  return jwk;
-}
-
-/**
- * The keys to bind, one credential each (§8.2, Appendix F.3): each `jwt` proof's key, or the `attested_keys` of a
- * key attestation sent alone as the proof (`attestation`). All or nothing: more keys than the type's batch size,
- * or two proofs of one key (each credential needs its own key: ISSU_35), refuse the whole request.
- */
-async function holderKeysOf(proofs: VerifiedProofs, batchSize: number, configurationId: string): Promise<JWK[]> {
-  const attested = proofs?.attestation?.attestedKeys;
-  const keys = attested
-    ? (attested as JWK[])
-    : (proofs?.jwt ?? []).map((proof, i, all) => holderKeyOf(proof, all.length > 1 ? `proofs.jwt[${i}]: ` : ''));
-  if (keys.length === 0) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
-  const where = attested ? 'attestation proof attested_keys' : 'proofs.jwt';
-  if (keys.length > batchSize)
-    throw new errors.InvalidProof(
-      batchSize > 1
-        ? `${where} names ${keys.length} keys: at most ${batchSize} for ${configurationId} (its batch_size)`
-        : `${where} names ${keys.length} keys: ${configurationId} is issued one credential per request`,
-    );
-  const twice = duplicateKey(await Promise.all(keys.map((k) => calculateJwkThumbprint(k))));
-  if (twice)
-    throw new errors.InvalidProof(
-      `${where}[${twice.at}] is the key of ${where}[${twice.first}]: each credential needs its own key`,
-    );
-  return keys;
-}
-
-/**
- * How long a c_nonce is accepted: oidc-provider 9's ServerChallenge (lib/helpers/challenge.js) derives
- * c_nonces per 60 s step, hands out the next step's and accepts a window of five steps around the current
- * one (its `CHALLENGE_OK_WINDOW`, 300 s, not exported), so a c_nonce is good for at most 300 s.
- */
-export const C_NONCE_LIFETIME = 300;
-/** oidc-provider's default `clockTolerance` (15 s), which the wallet-facing provider keeps. */
-export const PROOF_CLOCK_TOLERANCE = 15;
-
-/**
- * OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). The
- * provider has verified the proof with that key by now (signature, `typ`, `aud`, c_nonce, that `iat` is
- * there), so only its header and `iat` are read here. oidc-provider does not bound `iat`: a proof is
- * refused here when it was made before its c_nonce could have been issued (older than the c_nonce's
- * lifetime plus the clock tolerance), or more than the tolerance in the future.
- */
-function holderKeyOf(proof: string | undefined, at = '', now = Math.floor(Date.now() / 1000)): JWK {
-  if (!proof) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
-  let header: { jwk?: unknown };
-  let iat: unknown;
-  try {
-    header = decodeProtectedHeader(proof);
-    iat = decodeJwt(proof).iat;
-  } catch {
-    throw new errors.InvalidProof(`${at}jwt proof is not a valid JWT`);
-  }
-  if (typeof iat !== 'number' || !Number.isFinite(iat))
-    throw new errors.InvalidProof(`${at}jwt proof iat must be a number`);
-  if (iat < now - C_NONCE_LIFETIME - PROOF_CLOCK_TOLERANCE)
-    throw new errors.InvalidProof(`${at}jwt proof iat is too old: sign a new proof with a fresh c_nonce`);
-  if (iat > now + PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof(`${at}jwt proof iat is in the future`);
-  const jwk = header.jwk;
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw new errors.InvalidProof(
-      `${at}jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)`,
-    );
-  }
-  return jwk as JWK;
 }

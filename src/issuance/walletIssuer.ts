@@ -17,7 +17,8 @@ import { PinHasher } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 import { CookieKeys } from '../http/cookieKeys.js';
-import { tokenEdge } from './tokenEdge.js';
+import { reissueUntil, tokenEdge, type ReissueEdgeDeps } from './tokenEdge.js';
+import { ReissueBook, type ReissueRecord } from './reissues.js';
 import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
@@ -77,6 +78,10 @@ export interface WalletIssuerOptions {
   documentSigners?: DocumentSigners;
   /** the batch size of types that set none (config `issuance.batchSize`, src/rules/batch.ts); default 1 */
   batchSize?: number;
+  /** re-issuance: the refreshes one credential's wallet may make per day (config `issuance.reissuesPerDay`); default 24 */
+  reissuesPerDay?: number;
+  /** a batch was re-issued to a wallet that refreshed (the audit line) */
+  onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
 }
 
 export interface WalletIssuer {
@@ -136,6 +141,8 @@ interface IssuerParts {
   notifications: NotificationBook;
   statusLists: StatusListService;
   mdoc: MdocSigner | undefined;
+  /** re-issuance, when a type has `reissue` */
+  reissues: ReissueBook | undefined;
 }
 
 function issuerParts(opts: WalletIssuerOptions): IssuerParts {
@@ -162,6 +169,9 @@ function issuerParts(opts: WalletIssuerOptions): IssuerParts {
       ttl: opts.statusList?.ttl ?? 300,
     }),
     mdoc: opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined,
+    reissues: opts.credentialTypes.some((t) => t.reissue === true)
+      ? new ReissueBook(opts.store, opts.reissuesPerDay ?? 24)
+      : undefined,
   };
 }
 
@@ -182,6 +192,7 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
     attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
     mdoc: mdoc !== undefined,
     batchSize: (type) => batchSizeOf(type, opts.batchSize ?? 1),
+    ...(parts.reissues ? { reissueUntil } : {}),
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers: parts.offers,
@@ -198,6 +209,9 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
       releaseEntries: (serialNumber, entries, mdocDigests) => statuses.release(serialNumber, entries, mdocDigests),
       onIssued: opts.onIssued,
       notifications: parts.notifications,
+      reissues: parts.reissues,
+      statusOf: async (serialNumber) => (await statuses.status(serialNumber))?.status,
+      onReissued: opts.onReissued,
     }),
   });
 }
@@ -212,11 +226,25 @@ function walletTokenEdge(opts: WalletIssuerOptions, parts: IssuerParts, provider
     walletClientId: WALLET_CLIENT_ID,
     revoke: (offer) => revokeOffer(provider, opts.store, offer),
     onFailed: opts.onFailed,
-    codeFor: (offer, clientId) =>
-      codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
+    codeFor: (offer, clientId) => {
+      const type = types.get(offer.credentialType)!;
+      const until = parts.reissues && type.reissue ? offer.credentialExpiresAt : undefined;
+      return codeFor(provider, opts.store, credentialIssuer, scopeFor(type), offer, clientId, until);
+    },
     attestationRequired: opts.attestationRequired ?? false,
     rateLimits: opts.rateLimits,
+    ...(parts.reissues ? { reissue: reissueEdge(parts.reissues, parts, provider) } : {}),
   });
+}
+
+/** What the token edge needs to answer a refresh: the credential behind a refresh token, and its status. */
+function reissueEdge(book: ReissueBook, parts: IssuerParts, provider: Provider): ReissueEdgeDeps {
+  return {
+    book,
+    reissuable: (name) => parts.types.get(name)?.reissue === true,
+    grantOf: async (refreshToken) => (await provider.RefreshToken.find(refreshToken))?.grantId,
+    statusOf: async (serialNumber) => (await parts.statuses.status(serialNumber))?.status,
+  };
 }
 
 /** Everything wallet-facing: offers by reference, status lists, metadata, limits, notifications, the provider. */

@@ -44,6 +44,12 @@ export interface WalletProviderOptions {
   mdoc?: boolean;
   /** each type's batch size (src/rules/batch.ts): one credential per proved key, up to it */
   batchSize?: (type: CredentialType) => number;
+  /**
+   * re-issuance (a type's `reissue`): the wallet's token response carries a refresh_token, rotated at each
+   * use, living until this instant (epoch seconds: the credential's expiry), which the token edge leaves on
+   * the request (`reissueUntil`); undefined for a token request of a type without re-issuance
+   */
+  reissueUntil?: (ctx: unknown) => number | undefined;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -55,13 +61,13 @@ const ATTESTED_CLIENT_ID = /^[\x21-\x7E]{1,200}$/;
  * signed by a trusted wallet provider, and whose only grant is the pre-authorized code: the wallet
  * provider, not this issuer, decides which identifiers exist. Read-only: there is no registration.
  */
-const attestedWallets: Adapter = {
+const attestedWallets = (grantTypes: string[]): Adapter => ({
   async find(clientId: string): Promise<AdapterPayload | undefined> {
     if (!ATTESTED_CLIENT_ID.test(clientId) || clientId === WALLET_CLIENT_ID) return undefined;
     return {
       client_id: clientId,
       token_endpoint_auth_method: 'attest_jwt_client_auth',
-      grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+      grant_types: grantTypes,
       redirect_uris: [],
       response_types: [],
       id_token_signed_response_alg: 'ES256',
@@ -77,7 +83,7 @@ const attestedWallets: Adapter = {
   async consume() {},
   async destroy() {},
   async revokeByGrantId() {},
-};
+});
 
 export { NOTIFICATION_PATH };
 
@@ -95,13 +101,13 @@ const WALLET_NAMESPACE = 'wallet';
  * the code-only response type, JSON errors, and the features the wallet flow leaves off. Made fresh for
  * each provider: oidc-provider keeps (and may extend) the objects it is given, and a process runs several.
  */
-const fixedConfiguration = () =>
+const fixedConfiguration = (grantTypes: string[]) =>
   ({
     clients: [
       {
         client_id: WALLET_CLIENT_ID,
         token_endpoint_auth_method: 'none',
-        grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+        grant_types: grantTypes,
         redirect_uris: [],
         response_types: [],
         // never used (no ID tokens in this flow); must name an algorithm of the keystore
@@ -141,7 +147,8 @@ const featuresOff = () =>
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
  * `{base_url}/<path>`: turning the feature on adds the pre-authorized code grant to the discovery
  * document, which the relying parties' providers must not list. Its own discovery lists that grant next
- * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
+ * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit grant), and
+ * `refresh_token` when a type has `reissue` (`refreshTokens`).
  */
 export function createWalletProvider(o: WalletProviderOptions): Provider {
   const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc, batchSize: o.batchSize });
@@ -159,26 +166,35 @@ function walletConfiguration(
 ): Configuration {
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
+  const reissue = o.reissueUntil !== undefined && o.credentialTypes.some((t) => t.reissue === true);
+  const grantTypes = reissue ? [PRE_AUTHORIZED_CODE_GRANT, 'refresh_token'] : [PRE_AUTHORIZED_CODE_GRANT];
+  const wallets = attestedWallets(grantTypes);
   return {
-    ...fixedConfiguration(),
+    ...fixedConfiguration(grantTypes),
+    ...(reissue ? refreshTokens(o) : {}),
     routes: WALLET_ROUTES,
     // with wallet providers configured, an attested wallet is the client its attestation names (attestedWallets)
-    adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
+    adapter: attested ? (name: string) => (name === 'Client' ? wallets : new StoreAdapter(name)) : StoreAdapter,
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: o.cookieKeys },
     clientAuthMethods: attested ? ['none', 'attest_jwt_client_auth'] : ['none'],
     ttl: {
       AccessToken: o.accessTokenLifetime,
       PreAuthorizedCode: o.offerLifetime,
-      // minted at redemption, with the access token it stands behind: it lives as long, and no longer
-      Grant: o.accessTokenLifetime + GRANT_SLACK_SECONDS,
+      // minted at redemption, with the access token it stands behind: it lives as long, and no longer; a
+      // re-issuable credential's as long as the credential (its refresh tokens name it)
+      Grant: (_ctx, grant) => {
+        const until = (grant as { [REISSUE_UNTIL]?: number })[REISSUE_UNTIL];
+        return (until ? secondsUntil(until) : 0) + o.accessTokenLifetime + GRANT_SLACK_SECONDS;
+      },
       AuthorizationCode: 60,
       BackchannelAuthenticationRequest: 60,
       ClientCredentials: 60,
       DeviceCode: 60,
       IdToken: 60,
       Interaction: 60,
-      RefreshToken: 60,
+      // a re-issuable credential's refresh token lives until the credential expires (`refreshTokens`)
+      RefreshToken: (ctx) => secondsUntil(o.reissueUntil?.(ctx)),
       Session: 60,
     },
     features: {
@@ -215,6 +231,27 @@ function walletConfiguration(
         },
       },
     },
+  };
+}
+
+/**
+ * The property of a Grant minted for a re-issuable credential (src/issuance/providerCodes.ts): until when
+ * (epoch seconds) it must live, read by `ttl.Grant` when the grant is saved. Not part of the stored grant.
+ */
+export const REISSUE_UNTIL = 'reissueUntil';
+
+const secondsUntil = (until: number | undefined) => Math.max(1, (until ?? 0) - Math.floor(Date.now() / 1000));
+
+/**
+ * Re-issuance (HAIP 1.0 §4, ARF ISSU_42): a token request for a type with `reissue` gets a refresh token
+ * (the token edge says so, `reissueUntil`), rotated at every use: single use, and a used one presented again
+ * revokes the grant (oidc-provider's reuse detection). A refresh token issued with DPoP is bound to its key
+ * (oidc-provider binds a public client's refresh token to the DPoP key of its access token).
+ */
+function refreshTokens(o: WalletProviderOptions): Pick<Configuration, 'issueRefreshToken' | 'rotateRefreshToken'> {
+  return {
+    issueRefreshToken: async (ctx) => o.reissueUntil?.(ctx) !== undefined,
+    rotateRefreshToken: true,
   };
 }
 

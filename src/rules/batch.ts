@@ -78,3 +78,17 @@ export function duplicateKey(thumbprints: readonly string[]): { at: number; firs
   }
   return undefined;
 }
+
+/** What a re-issuance is refused for, when it is: the credential expired, or its SerialNumber is revoked or suspended. */
+export function reissueRefusal(
+  credentialExpiresAt: number,
+  status: 'valid' | 'revoked' | 'suspended' | undefined,
+  now = Math.floor(Date.now() / 1000),
+): string | undefined {
+  if (credentialExpiresAt <= now)
+    return "refresh_token: the credential's validity has ended; a new one needs a new offer";
+  if (status === undefined) return 'refresh_token: the credential is no longer known to this issuer';
+  if (status === 'revoked') return 'refresh_token: the credential has been revoked';
+  if (status === 'suspended') return 'refresh_token: the credential is suspended; ask again once it is reinstated';
+  return undefined;
+}

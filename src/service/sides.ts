@@ -81,6 +81,21 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     secret: core.derivedRoot,
     statusList: config.statusList,
     batchSize: config.issuance.batchSize,
+    reissuesPerDay: config.issuance.reissuesPerDay,
+    // re-issuance tells no relying party (docs/decisions.md, "Re-issuance"): the operator's audit line only
+    onReissued: (record, issued) =>
+      core.logger.info(
+        {
+          audit: 'credential_reissue',
+          client: record.clientId,
+          credentialType: record.credentialType,
+          serialNumber: record.serialNumber,
+          format: issued.format,
+          credentials: issued.count,
+          expiresAt: new Date(issued.expiresAt * 1000).toISOString(),
+        },
+        'credential re-issued',
+      ),
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
     onIssued: (offer, issued) => stepOutcomes.issued(offer, issued),

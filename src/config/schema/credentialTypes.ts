@@ -65,6 +65,12 @@ export const credentialTypeSchema = z
      * ARF ISSU_43: one-time-use credentials); default `issuance.batchSize`; 1 is one credential per request
      */
     batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional(),
+    /**
+     * issuance: re-issuance without the relying party (HAIP 1.0 §4, ARF ISSU_42): the wallet's token response
+     * carries a refresh_token, and a refresh buys a fresh batch of the same credential (its attributes,
+     * SerialNumber and expiry) until it expires or its SerialNumber is revoked; off unless true
+     */
+    reissue: z.boolean().optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
     attributes: z

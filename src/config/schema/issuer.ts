@@ -90,6 +90,8 @@ export const issuanceSchema = z
      * may buy, one per key the wallet proves; 1 (the default) is one credential per request
      */
     batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(1),
+    /** re-issuance (a type's `reissue`): the refreshes one credential's wallet may make per day, at most */
+    reissuesPerDay: z.number().int().min(1).max(1000).default(24),
   })
   .strict()
   .prefault({});
