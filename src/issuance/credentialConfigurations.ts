@@ -3,6 +3,7 @@ import type { CredentialType } from '../config/schema.js';
 import { textsOf } from '../i18n/catalogues.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 import { reusePolicyOf } from '../rules/batch.js';
+import { keyAttestationsRequired } from '../rules/keyAttestation.js';
 
 export { MDOC_FORMAT, SD_JWT_VC_FORMAT };
 
@@ -31,14 +32,9 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
     vct: vctFor(type, baseUrl),
     cryptographic_binding_methods_supported: ['jwk' as const],
     credential_signing_alg_values_supported: ['ES256'],
-    // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` (here without key_storage or
-    // user_authentication levels) says that a proof without a key attestation is refused
-    proof_types_supported: {
-      jwt: {
-        proof_signing_alg_values_supported: PROOF_SIGNING_ALGS,
-        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
-      },
-    },
+    // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` says that a proof without a key
+    // attestation (or one below the type's levels) is refused
+    proof_types_supported: proofTypesFor(type, PROOF_SIGNING_ALGS),
     credential_metadata: {
       // OpenID4VCI 1.0 §12.2.4: one entry per language the config gives the name in
       display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
@@ -48,6 +44,30 @@ export function credentialConfigurationFor(type: CredentialType, baseUrl: string
         display: textsOf(spec.label, name).map(({ locale, text }) => ({ name: text, locale })),
       })),
     },
+  };
+}
+
+/** What key attestations sign with, in an `attestation` proof (the wallet providers' algorithms). */
+export const ATTESTATION_SIGNING_ALGS = ['ES256', 'EdDSA'];
+
+/**
+ * A configuration's proof types (OpenID4VCI 1.0 §12.2.4, Appendix D, F.3): `jwt` proofs of the holder's keys,
+ * with `key_attestations_required` (and the type's levels) when the type requires a key attestation; and, for a
+ * type that takes key attestations (`keyAttestation` set), the `attestation` proof type: a key attestation alone,
+ * whose `attested_keys` are the keys of the batch.
+ */
+function proofTypesFor(type: CredentialType, algs: string[]) {
+  const required = keyAttestationsRequired(type);
+  return {
+    jwt: { proof_signing_alg_values_supported: algs, ...(required ? { key_attestations_required: required } : {}) },
+    ...(type.keyAttestation
+      ? {
+          attestation: {
+            proof_signing_alg_values_supported: ATTESTATION_SIGNING_ALGS,
+            ...(required ? { key_attestations_required: required } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -88,12 +108,7 @@ export function mdocConfigurationFor(type: CredentialType & { mdoc: { doctype: s
     doctype: type.mdoc.doctype,
     cryptographic_binding_methods_supported: ['cose_key'],
     credential_signing_alg_values_supported: MDOC_SIGNING_ALGS,
-    proof_types_supported: {
-      jwt: {
-        proof_signing_alg_values_supported: MDOC_PROOF_SIGNING_ALGS,
-        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
-      },
-    },
+    proof_types_supported: proofTypesFor(type, MDOC_PROOF_SIGNING_ALGS),
     credential_metadata: {
       display: textsOf(type.displayName, type.name).map(({ locale, text }) => ({ name: text, locale })),
       claims: Object.entries(type.attributes).map(([name, spec]) => ({

@@ -52,6 +52,8 @@ export interface IssueCredentialDeps {
   statusOf?(serialNumber: string): Promise<'valid' | 'revoked' | 'suspended' | undefined>;
   /** a batch was re-issued (the audit line; no relying party hears of it) */
   onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
+  /** why a key attestation with a `status` is refused (src/issuance/attestationStatus.ts), or undefined */
+  attestationRefusal?(payload: Record<string, unknown>, what: string): Promise<string | undefined>;
 }
 
 /** What the wallet took: the format it picked, and when that credential expires (epoch seconds; the ID token's ExpiresAt). */
@@ -84,6 +86,7 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       credentialConfigurationId,
     );
     if (configuration.format === MDOC_FORMAT) holderKeys.forEach((jwk, i) => deviceKeyOf(jwk, i, holderKeys));
+    await checkAttestationStatus(deps, proofs as VerifiedProofs);
     const token = accessToken as { jti: string; exp?: number; grantId?: string };
     // an access token of a refresh names no offer: its grant names the credential it re-issues
     if (typeof offerId !== 'string' && deps.reissues && token.grantId)
@@ -281,4 +284,17 @@ async function signMdocs(deps: IssueCredentialDeps, offer: Issuance, holderKeys:
     expiresAt,
     release: () => deps.releaseEntries(offer.serialNumber, entries, digests),
   };
+}
+
+/**
+ * ARF ISSU_21, ISSU_30: a key attestation that names a status list entry (a `jwt` proof's `key_attestation`, or
+ * the `attestation` proof) must be valid there; checked once oidc-provider has verified the attestation, before
+ * anything is taken or allocated.
+ */
+async function checkAttestationStatus(deps: IssueCredentialDeps, proofs: VerifiedProofs): Promise<void> {
+  const attestation = proofs?.attestation ?? proofs?.key_attestation;
+  if (!attestation?.payload || !deps.attestationRefusal) return;
+  const what = proofs?.attestation ? 'attestation proof' : 'jwt proof key_attestation';
+  const refusal = await deps.attestationRefusal(attestation.payload, what);
+  if (refusal) throw new errors.InvalidProof(refusal);
 }

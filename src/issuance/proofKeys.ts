@@ -8,8 +8,13 @@ import { duplicateKey } from '../rules/batch.js';
  * proofs oidc-provider verified (src/issuance/issueCredential.ts).
  */
 
-/** The proofs oidc-provider verified: `jwt` proofs, or one key attestation (`attestation`) whose attested keys are the batch's. */
-export type VerifiedProofs = { jwt?: string[]; attestation?: { attestedKeys?: unknown[] } } | undefined;
+/**
+ * The proofs oidc-provider verified: `jwt` proofs (with the key attestation of their headers, verified, as
+ * `key_attestation`), or one key attestation (`attestation`) whose attested keys are the batch's.
+ */
+type VerifiedAttestation = { attestedKeys?: unknown[]; payload?: Record<string, unknown> };
+export type VerifiedProofs =
+  { jwt?: string[]; attestation?: VerifiedAttestation; key_attestation?: VerifiedAttestation } | undefined;
 
 /**
  * An mdoc's device key (ISO/IEC 18013-5 §9.1.3.6): a P-256 key, which HAIP 1.0 requires wallets to sign
@@ -31,6 +36,11 @@ export function deviceKeyOf(jwk: JWK, at: number, keys: JWK[]): JWK {
  */
 export async function holderKeysOf(proofs: VerifiedProofs, batchSize: number, configurationId: string): Promise<JWK[]> {
   const attested = proofs?.attestation?.attestedKeys;
+  attested?.forEach((jwk, i) => {
+    const kty = (jwk as JWK).kty;
+    if (kty !== 'EC' && kty !== 'OKP')
+      throw new errors.InvalidProof(`attestation proof attested_keys[${i}] is not an EC or OKP key this issuer binds`);
+  });
   const keys = attested
     ? (attested as JWK[])
     : (proofs?.jwt ?? []).map((proof, i, all) => holderKeyOf(proof, all.length > 1 ? `proofs.jwt[${i}]: ` : ''));

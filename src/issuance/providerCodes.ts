@@ -1,7 +1,7 @@
 import type Provider from 'oidc-provider';
 import type { Store } from '../store/types.js';
 import { mintedCodeKey as mintedKey, ttlOf, type OfferRecord } from './offers.js';
-import { REISSUE_UNTIL } from './walletProvider.js';
+import { REISSUE_UNTIL } from './refreshTokens.js';
 
 /** The provider's code and grant minted for an offer, and for which client. */
 interface MintedCode {

@@ -22,6 +22,8 @@ import { ReissueBook, type ReissueRecord } from './reissues.js';
 import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
+import { AttestationStatus } from './attestationStatus.js';
+import type { StatusChecks } from '../verification/statusCheck.js';
 import { StatusRegistry } from '../status/registry.js';
 import { batchSizeOf } from '../rules/batch.js';
 import { StatusListService } from '../status/listToken.js';
@@ -82,6 +84,11 @@ export interface WalletIssuerOptions {
   reissuesPerDay?: number;
   /** a batch was re-issued to a wallet that refreshed (the audit line) */
   onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
+  /**
+   * the status checks of wallet and key attestations that name a status list entry (ARF ISSU_21, ISSU_30):
+   * the verifier's bounded fetch (src/verification/statusCheck.ts); without it they are not checked
+   */
+  attestationStatusChecks?: { checks: StatusChecks; onUnavailable: 'refuse' | 'accept' };
 }
 
 export interface WalletIssuer {
@@ -178,6 +185,14 @@ function issuerParts(opts: WalletIssuerOptions): IssuerParts {
 /** The oidc-provider instance, issuing the credential of the offer a wallet's access token names. */
 function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider {
   const { credentialIssuer, credentialKeys, types, statuses, statusLists, mdoc } = parts;
+  const attestationKeys = opts.attestationKeys ?? new AttestationKeys([]);
+  const attestationStatus =
+    opts.attestationStatusChecks &&
+    new AttestationStatus(
+      opts.attestationStatusChecks.checks,
+      attestationKeys,
+      opts.attestationStatusChecks.onUnavailable,
+    );
   return createWalletProvider({
     credentialIssuer,
     baseUrl: opts.baseUrl,
@@ -189,7 +204,10 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
     secret: parts.secret,
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
-    attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
+    attestationKeys,
+    ...(attestationStatus
+      ? { walletAttestationRefusal: (p) => attestationStatus.refusal(p, 'wallet attestation') }
+      : {}),
     mdoc: mdoc !== undefined,
     batchSize: (type) => batchSizeOf(type, opts.batchSize ?? 1),
     ...(parts.reissues ? { reissueUntil } : {}),
@@ -212,6 +230,7 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
       reissues: parts.reissues,
       statusOf: async (serialNumber) => (await statuses.status(serialNumber))?.status,
       onReissued: opts.onReissued,
+      ...(attestationStatus ? { attestationRefusal: (p, what) => attestationStatus.refusal(p, what) } : {}),
     }),
   });
 }

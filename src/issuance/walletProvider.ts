@@ -12,6 +12,7 @@ import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
 import { issuerBatchSize } from '../rules/batch.js';
+import { REISSUE_UNTIL, refreshTokens, secondsUntil } from './refreshTokens.js';
 import { NOTIFICATION_PATH, WALLET_ROUTES } from './issuerPaths.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
@@ -50,6 +51,8 @@ export interface WalletProviderOptions {
    * the request (`reissueUntil`); undefined for a token request of a type without re-issuance
    */
   reissueUntil?: (ctx: unknown) => number | undefined;
+  /** why a wallet attestation with a `status` is refused (src/issuance/attestationStatus.ts), or undefined */
+  walletAttestationRefusal?: (payload: Record<string, unknown>) => Promise<string | undefined>;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -210,6 +213,12 @@ function walletConfiguration(
             ack: 'draft-12',
             challengeSecret: nonceSecretFrom(o.secret, 'attestation challenge secret'),
             getAttestationSignaturePublicKey: (_ctx, header) => o.attestationKeys.keyFor(header),
+            // ARF ISSU_21: a wallet attestation that names a status list entry must be valid there (checked once
+            // its signature and PoP are verified)
+            assertAttestationJwtAndPop: async (_ctx, attestation) => {
+              const refusal = await o.walletAttestationRefusal?.(attestation.payload as Record<string, unknown>);
+              if (refusal) throw new errors.InvalidClientAuth(refusal);
+            },
           }
         : { enabled: false },
       resourceIndicators: resourceIndicators(o),
@@ -231,27 +240,6 @@ function walletConfiguration(
         },
       },
     },
-  };
-}
-
-/**
- * The property of a Grant minted for a re-issuable credential (src/issuance/providerCodes.ts): until when
- * (epoch seconds) it must live, read by `ttl.Grant` when the grant is saved. Not part of the stored grant.
- */
-export const REISSUE_UNTIL = 'reissueUntil';
-
-const secondsUntil = (until: number | undefined) => Math.max(1, (until ?? 0) - Math.floor(Date.now() / 1000));
-
-/**
- * Re-issuance (HAIP 1.0 §4, ARF ISSU_42): a token request for a type with `reissue` gets a refresh token
- * (the token edge says so, `reissueUntil`), rotated at every use: single use, and a used one presented again
- * revokes the grant (oidc-provider's reuse detection). A refresh token issued with DPoP is bound to its key
- * (oidc-provider binds a public client's refresh token to the DPoP key of its access token).
- */
-function refreshTokens(o: WalletProviderOptions): Pick<Configuration, 'issueRefreshToken' | 'rotateRefreshToken'> {
-  return {
-    issueRefreshToken: async (ctx) => o.reissueUntil?.(ctx) !== undefined,
-    rotateRefreshToken: true,
   };
 }
 

@@ -1,3 +1,4 @@
+import { StatusChecks } from '../verification/statusCheck.js';
 import type Koa from 'koa';
 import type { VersionProfile } from '../oidc/versions.js';
 import { createVersionEdge } from '../oidc/edge.js';
@@ -98,6 +99,11 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
       ),
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
+    // wallet and key attestations that name a status list: the verifier's bounded fetch and its rule
+    attestationStatusChecks: {
+      checks: new StatusChecks(core.outbound, config.statusList.maxEntries),
+      onUnavailable: config.statusList.onUnavailable,
+    },
     onIssued: (offer, issued) => stepOutcomes.issued(offer, issued),
     onFailed: (offer, message) => stepOutcomes.issuanceFailed(offer, message),
     onPinFailure: () => core.metrics.pinFailure(),

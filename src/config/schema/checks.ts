@@ -47,6 +47,12 @@ export function checkCredentialTypes(cfg: Config, ctx: z.RefinementCtx): void {
       });
     }
     checkBatchValidity(t, i, cfg.issuance.batchSize, ctx);
+    if (t.keyAttestationLevels && t.keyAttestation !== 'required')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialTypes', i, 'keyAttestationLevels'],
+        message: 'needs keyAttestation: required (the levels are those of the key attestation every proof must carry)',
+      });
     if (types.has(t.name))
       ctx.addIssue({
         code: 'custom',

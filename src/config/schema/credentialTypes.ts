@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
 import { MAX_BATCH_SIZE } from '../../rules/batch.js';
+import { KEY_ATTESTATION_LEVELS } from '../../rules/keyAttestation.js';
 import { absoluteUrl, isoDuration, localizedText } from './common.js';
 
 export const attributeTypes = ['string', 'number', 'boolean', 'date', 'email', 'image'] as const;
@@ -73,6 +74,18 @@ export const credentialTypeSchema = z
     reissue: z.boolean().optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
+    /**
+     * issuance, with `keyAttestation: required`: the least attack potential resistance (ISO/IEC 18045, OpenID4VCI
+     * 1.0 Appendix D.2) a key attestation must assert for the key's storage and for the user authentication
+     * guarding it; an attestation below either is refused
+     */
+    keyAttestationLevels: z
+      .object({
+        keyStorage: z.enum(KEY_ATTESTATION_LEVELS).optional(),
+        userAuthentication: z.enum(KEY_ATTESTATION_LEVELS).optional(),
+      })
+      .strict()
+      .optional(),
     attributes: z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')
