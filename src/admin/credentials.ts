@@ -25,7 +25,7 @@ export interface ChangeDone {
 export type ActionOutcome = ChangeDone | { kind: 'unknown' } | { kind: 'final' };
 
 /**
- * One status change, and its audit line: SerialNumber, the new status, the credential's format, when, and
+ * One status change of every credential the SerialNumber names, and its audit line: SerialNumber, the new status, the credential's format, when, and
  * through what (`api` or `cli`, or the demo's operator forms); never anything the credential says (D17).
  */
 export async function changeStatus(
@@ -37,9 +37,19 @@ export async function changeStatus(
 ): Promise<ActionOutcome> {
   const status = ACTIONS[action];
   try {
-    const { changed, format, exp } = await registry.change(serialNumber, status);
+    const { changed, format, exp, credentials } = await registry.change(serialNumber, status);
     logger.info(
-      { audit: 'credential_status', serialNumber, status, changed, format, via, at: new Date().toISOString() },
+      // credentials: how many the SerialNumber names (a batch, and the batches re-issued under it)
+      {
+        audit: 'credential_status',
+        serialNumber,
+        status,
+        changed,
+        format,
+        credentials,
+        via,
+        at: new Date().toISOString(),
+      },
       `credential ${status}`,
     );
     return { kind: 'done', status, changed, format, exp };

@@ -5,7 +5,7 @@ import { credentialTypeSchema } from './schema/credentialTypes.js';
 import { clientSchema } from './schema/clients.js';
 import { identitySchema } from './schema/identity.js';
 import { trustedIssuerSchema, verifierSchema } from './schema/verifier.js';
-import { issuerSchema, statusListSchema, walletAttestationSchema } from './schema/issuer.js';
+import { issuanceSchema, issuerSchema, statusListSchema, walletAttestationSchema } from './schema/issuer.js';
 import {
   hintSchema,
   keysSchema,
@@ -70,6 +70,8 @@ const configFields = z
     identity: identitySchema.default({}),
     verifier: verifierSchema,
     issuer: issuerSchema,
+    /** issuance defaults for every credential type: the batch size */
+    issuance: issuanceSchema,
     statusList: statusListSchema,
     /** the operator API (`/admin/...`): off unless a token is set */
     admin: z

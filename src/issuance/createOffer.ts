@@ -1,8 +1,33 @@
 import type { CredentialType } from '../config/schema.js';
+import type { StoredPin } from '../rules/pinHash.js';
 import { randomBase64url } from '../random.js';
 import { credentialOfferReferenceUri } from './offerUri.js';
 import { offerIdOf, type OfferBook } from './offers.js';
-import type { CreatedOffer, CreateOfferInput } from './walletIssuer.js';
+
+export interface CreateOfferInput {
+  /** what the offer is a step of; `onIssued` hands it back as the offer's `stepId` */
+  stepId: string;
+  /** the relying party whose flow it is, handed back on the offer (metrics, audit) */
+  clientId?: string;
+  credentialType: string;
+  attributes: Record<string, unknown>;
+  /** the PIN as a salted hash (src/rules/pinHash.ts): the offer never holds the PIN itself */
+  pin?: StoredPin;
+  serialNumber: string;
+  credentialExpiresAt: Date;
+  /** an External Client flow's step (D13), handed back on the offer */
+  external?: boolean;
+  /** the flow's root span context, kept on the offer for the wallet's requests */
+  trace?: string;
+}
+
+export interface CreatedOffer {
+  offerId: string;
+  /** the link for the wallet (QR code, same-device button): the offer by reference */
+  offerUri: string;
+  /** epoch seconds: until when the wallet can redeem it */
+  expiresAt: number;
+}
 
 /**
  * Makes the offer: its pre-authorized code (the offer's own bearer value, 256 bits from the CSPRNG) and the
@@ -13,7 +38,6 @@ export async function createOffer(
   offers: OfferBook,
   credentialIssuer: string,
   types: Map<string, CredentialType>,
-  /** seconds: the offer's, and its access token's (the offer is kept while that token may fetch it) */
   lifetimes: { offer: number; token: number },
   input: CreateOfferInput,
 ): Promise<CreatedOffer> {

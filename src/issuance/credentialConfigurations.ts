@@ -2,6 +2,8 @@ import type { OpenID4VCICredentialConfiguration } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { MDOC_FORMAT, SD_JWT_VC_FORMAT } from '../rules/formats.js';
 import { claimLabels, credentialDisplay, PLAIN_CARD_SOURCES, type CardSources } from './card.js';
+import { reusePolicyOf } from '../rules/batch.js';
+import { keyAttestationsRequired } from '../rules/keyAttestation.js';
 
 export { MDOC_FORMAT, SD_JWT_VC_FORMAT };
 
@@ -37,14 +39,9 @@ export function credentialConfigurationFor(
     vct: vctFor(type, baseUrl),
     cryptographic_binding_methods_supported: ['jwk' as const],
     credential_signing_alg_values_supported: ['ES256'],
-    // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` (here without key_storage or
-    // user_authentication levels) says that a proof without a key attestation is refused
-    proof_types_supported: {
-      jwt: {
-        proof_signing_alg_values_supported: PROOF_SIGNING_ALGS,
-        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
-      },
-    },
+    // OpenID4VCI 1.0 §12.2.4, Appendix D.1: `key_attestations_required` says that a proof without a key
+    // attestation (or one below the type's levels) is refused
+    proof_types_supported: proofTypesFor(type, PROOF_SIGNING_ALGS),
     credential_metadata: {
       // OpenID4VCI 1.0 §12.2.4: the card in each language the config gives it in (src/issuance/card.ts)
       display: credentialDisplay(type, sources),
@@ -54,6 +51,30 @@ export function credentialConfigurationFor(
         display: claimLabels(name, spec.label, sources).map(({ locale, text }) => ({ name: text, locale })),
       })),
     },
+  };
+}
+
+/** What key attestations sign with, in an `attestation` proof (the wallet providers' algorithms). */
+export const ATTESTATION_SIGNING_ALGS = ['ES256', 'EdDSA'];
+
+/**
+ * A configuration's proof types (OpenID4VCI 1.0 §12.2.4, Appendix D, F.3): `jwt` proofs of the holder's keys,
+ * with `key_attestations_required` (and the type's levels) when the type requires a key attestation; and, for a
+ * type that takes key attestations (`keyAttestation` set), the `attestation` proof type: a key attestation alone,
+ * whose `attested_keys` are the keys of the batch.
+ */
+function proofTypesFor(type: CredentialType, algs: string[]) {
+  const required = keyAttestationsRequired(type);
+  return {
+    jwt: { proof_signing_alg_values_supported: algs, ...(required ? { key_attestations_required: required } : {}) },
+    ...(type.keyAttestation
+      ? {
+          attestation: {
+            proof_signing_alg_values_supported: ATTESTATION_SIGNING_ALGS,
+            ...(required ? { key_attestations_required: required } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -97,12 +118,7 @@ export function mdocConfigurationFor(
     doctype: type.mdoc.doctype,
     cryptographic_binding_methods_supported: ['cose_key'],
     credential_signing_alg_values_supported: MDOC_SIGNING_ALGS,
-    proof_types_supported: {
-      jwt: {
-        proof_signing_alg_values_supported: MDOC_PROOF_SIGNING_ALGS,
-        ...(type.keyAttestation === 'required' ? { key_attestations_required: {} } : {}),
-      },
-    },
+    proof_types_supported: proofTypesFor(type, MDOC_PROOF_SIGNING_ALGS),
     credential_metadata: {
       display: credentialDisplay(type, sources),
       claims: Object.entries(type.attributes).map(([name, spec]) => ({
@@ -122,21 +138,44 @@ export function configurationIdsOf(type: CredentialType, mdoc: boolean): string[
   return mdoc && hasMdoc(type) ? [type.name, mdocConfigurationId(type)] : [type.name];
 }
 
-/** `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer exists). */
+/**
+ * `credential_configurations_supported` as published; `mdoc`: whether mdocs can be signed (a document signer
+ * exists); `cards`: what the cards are made from; `batchSize`: each type's batch size, published as its
+ * `credential_reuse_policy` (src/rules/batch.ts).
+ */
 export function credentialConfigurationsFor(
   types: CredentialType[],
   baseUrl: string,
-  opts: { mdoc?: boolean; cards?: CardSources } = {},
+  opts: { mdoc?: boolean; cards?: CardSources; batchSize?: (type: CredentialType) => number } = {},
 ) {
   const sources = opts.cards ?? PLAIN_CARD_SOURCES;
   return Object.fromEntries(
     types.flatMap((type) => [
-      [type.name, credentialConfigurationFor(type, baseUrl, sources)] as const,
+      [type.name, withReusePolicy(credentialConfigurationFor(type, baseUrl, sources), type, opts.batchSize)] as const,
       ...(opts.mdoc && hasMdoc(type)
-        ? [[mdocConfigurationId(type), mdocConfigurationFor(type, sources)] as const]
+        ? [
+            [
+              mdocConfigurationId(type),
+              withReusePolicy(mdocConfigurationFor(type, sources), type, opts.batchSize),
+            ] as const,
+          ]
         : []),
     ]),
   );
+}
+
+/** ARF ISSU_39: a batch type's configurations say how the wallet uses and renews its batch (ETSI TS 119 472-3 §4.2.4.2). */
+function withReusePolicy<C extends { credential_metadata: object }>(
+  configuration: C,
+  type: CredentialType,
+  batchSize: ((type: CredentialType) => number) | undefined,
+): C {
+  const policy = batchSize && reusePolicyOf(batchSize(type));
+  if (!policy) return configuration;
+  return {
+    ...configuration,
+    credential_metadata: { ...configuration.credential_metadata, credential_reuse_policy: policy },
+  };
 }
 
 /**

@@ -1,14 +1,18 @@
 import type { JWK } from 'jose';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { errors, type OpenID4VCIIssueCredential } from 'oidc-provider';
 import type { CredentialType } from '../config/schema.js';
 import { mdocValidUntil } from '../rules/validity.js';
-import type { CredentialFormat } from '../status/registry.js';
+import type { CredentialFormat, StatusEntry } from '../status/registry.js';
+import { batchTimestamps, reissueRefusal, wholeHour } from '../rules/batch.js';
+import type { ReissueBook, ReissueRecord } from './reissues.js';
+import { deviceKeyOf, holderKeysOf, type VerifiedProofs } from './proofKeys.js';
 import { configurationOf, MDOC_FORMAT } from './credentialConfigurations.js';
 import type { MdocSigner } from './mdoc.js';
 import type { OfferBook, OfferRecord } from './offers.js';
 import type { SdJwtVcSigner } from './sdJwtVc.js';
 import type { NotificationBook } from './notification.js';
+
+export { C_NONCE_LIFETIME, PROOF_CLOCK_TOLERANCE } from './proofKeys.js';
 
 export interface IssueCredentialDeps {
   credentialIssuer: string;
@@ -18,10 +22,22 @@ export interface IssueCredentialDeps {
   /** the mdoc signer, when there is a document signer (the mso_mdoc configurations are published only then) */
   mdoc?: MdocSigner;
   typeOf(credentialType: string): CredentialType | undefined;
-  /** the credential's status list entry, allocated under its SerialNumber (D18) */
-  statusEntry(serialNumber: string, exp: number): Promise<{ idx: number; uri: string }>;
-  /** an mdoc's entry, which it cannot carry: found by its MSO's digest (src/status/registry.ts `allocate`) */
-  mdocEntry(serialNumber: string, exp: number, msoDigest: string): Promise<unknown>;
+  /** the most credentials one request for the type may buy (src/rules/batch.ts); 1 when absent */
+  batchSizeOf?(credentialType: string): number;
+  /**
+   * The status list entries of one issuance's credentials, one each, all under its SerialNumber (D18). mdocs
+   * cannot carry theirs: `mdocDigests` (one per entry) are their MSO digests, by which this service's verifier
+   * finds them (src/status/registry.ts `allocateMany`).
+   */
+  statusEntries(
+    serialNumber: string,
+    exp: number,
+    count: number,
+    mdocDigests?: string[],
+    first?: boolean,
+  ): Promise<{ listId: string; idx: number; uri: string }[]>;
+  /** takes back the entries of an issuance that did not complete (all or nothing) */
+  releaseEntries(serialNumber: string, entries: StatusEntry[], mdocDigests?: string[]): Promise<void>;
   /**
    * after signing, before the offer shows done: the flow's outcome. When it fails, the wallet gets the error
    * and the offer is put back (and it takes back what it may have written); once it succeeded, the
@@ -30,12 +46,22 @@ export interface IssueCredentialDeps {
   onIssued?: (offer: OfferRecord, issued: IssuedCredential) => Promise<void>;
   /** OpenID4VCI 1.0 §11: a notification_id for the credential, for the access token that fetched it */
   notifications?: NotificationBook;
+  /** re-issuance (a type's `reissue`): the credentials a refreshed access token may have again */
+  reissues?: ReissueBook;
+  /** the SerialNumber's status (D18), for re-issuance; undefined when unknown */
+  statusOf?(serialNumber: string): Promise<'valid' | 'revoked' | 'suspended' | undefined>;
+  /** a batch was re-issued (the audit line; no relying party hears of it) */
+  onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
+  /** why a key attestation with a `status` is refused (src/issuance/attestationStatus.ts), or undefined */
+  attestationRefusal?(payload: Record<string, unknown>, what: string): Promise<string | undefined>;
 }
 
 /** What the wallet took: the format it picked, and when that credential expires (epoch seconds; the ID token's ExpiresAt). */
 export interface IssuedCredential {
   format: CredentialFormat;
   expiresAt: number;
+  /** how many credentials (one per key the wallet proved: a batch) */
+  count: number;
 }
 
 /** The access token's claim that names the offer it was issued for (src/issuance/walletProvider.ts, `extraTokenClaims`). */
@@ -43,17 +69,28 @@ export const OFFER_CLAIM = 'offer';
 
 /**
  * oidc-provider's `features.openid4vci.issueCredential`: by the time it runs, the provider has checked the
- * access token (audience, scope for the configuration), the proof's signature, `typ`, `aud`, `iat` and
- * `c_nonce` (OpenID4VCI 1.0 §8.2). What is left is ours: the offer behind the token, one credential per
- * offer, and the SD-JWT VC itself.
+ * access token (audience, scope for the configuration), each proof's signature, `typ`, `aud`, `iat` and
+ * `c_nonce` (OpenID4VCI 1.0 §8.2), and that there are no more than the issuer's `batch_size`. What is left is
+ * ours: the type's own batch size, one key per credential, the offer behind the token, one issuance per
+ * offer, and the credentials themselves: one per key, each with its own status entry, salts and signature,
+ * all or nothing.
  */
 export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCredential {
   return async (_ctx, { credentialConfigurationId, proofs, accessToken }) => {
     const offerId = (accessToken as { extra?: Record<string, unknown> }).extra?.[OFFER_CLAIM];
-    const holderJwk = holderKeyOf(proofs?.jwt?.[0]);
     // an offer names each configuration of its type (src/issuance/offerUri.ts); the wallet picks one
     const configuration = configurationOf(credentialConfigurationId);
-    if (configuration.format === MDOC_FORMAT) deviceKeyOf(holderJwk);
+    const holderKeys = await holderKeysOf(
+      proofs as VerifiedProofs,
+      deps.batchSizeOf?.(configuration.typeName) ?? 1,
+      credentialConfigurationId,
+    );
+    if (configuration.format === MDOC_FORMAT) holderKeys.forEach((jwk, i) => deviceKeyOf(jwk, i, holderKeys));
+    await checkAttestationStatus(deps, proofs as VerifiedProofs);
+    const token = accessToken as { jti: string; exp?: number; grantId?: string };
+    // an access token of a refresh names no offer: its grant names the credential it re-issues
+    if (typeof offerId !== 'string' && deps.reissues && token.grantId)
+      return reissue(deps, deps.reissues, credentialConfigurationId, holderKeys, token);
     // taken: of concurrent requests, one gets the offer; one that does not issue puts it back
     const offer = typeof offerId === 'string' ? await deps.offers.take(offerId) : undefined;
     if (!offer || offer.credentialType !== configuration.typeName) {
@@ -67,132 +104,197 @@ export function issueCredentialFor(deps: IssueCredentialDeps): OpenID4VCIIssueCr
       );
     }
 
-    let credential: string;
+    let credentials: string[];
     let notificationId: string | undefined;
+    let signed: Signed | undefined;
+    const reissuable = deps.typeOf(offer.credentialType)?.reissue === true && deps.reissues && token.grantId;
     try {
-      const token = accessToken as { jti: string; exp?: number };
       // written while the credential is made (the same round trip as its status entry); a notification id
       // of a credential that was never issued is never handed out, and expires
       const notifying = deps.notifications?.create(offer, token.jti, token.exp ?? Math.floor(Date.now() / 1000));
       notifying?.catch(() => undefined); // awaited below, once the credential is signed
-      const signed =
+      signed =
         configuration.format === MDOC_FORMAT
-          ? await signMdoc(deps, offer, holderJwk)
-          : await signSdJwtVc(deps, offer, holderJwk);
-      const { credential: signedCredential, ...issued } = signed;
-      credential = signedCredential;
+          ? await signMdocs(deps, { ...offer, first: true }, holderKeys)
+          : await signSdJwtVcs(deps, { ...offer, first: true }, holderKeys);
+      credentials = signed.credentials;
+      // kept for re-issuance before the flow ends: a credential its wallet could not refresh is not issued
+      if (reissuable)
+        await deps.reissues!.remember(token.grantId!, {
+          serialNumber: offer.serialNumber,
+          credentialType: offer.credentialType,
+          configurationId: credentialConfigurationId,
+          attributes: offer.attributes,
+          credentialExpiresAt: offer.credentialExpiresAt,
+          ...(offer.clientId !== undefined ? { clientId: offer.clientId } : {}),
+        });
       notificationId = await notifying;
       // in this order: the holder's page must never see the offer done before the claims it finishes with,
       // and the claims only once everything the wallet is sent is ready
-      await deps.onIssued?.(offer, issued);
+      await deps.onIssued?.(offer, { format: signed.format, expiresAt: signed.expiresAt, count: credentials.length });
     } catch (err) {
+      // all or nothing: no credential left the service, so none of their entries stays
+      if (signed) await signed.release().catch(() => undefined);
+      if (reissuable) await deps.reissues!.forget(token.grantId!).catch(() => undefined);
       await deps.offers.putBack(offer).catch(() => undefined); // the error the wallet gets is the first one
       throw err;
     }
-    // The flow has its outcome (the holder's browser finishes with it): the credential goes to the wallet.
-    // What follows only tidies up and shows the offer done; its failure does not take the credential back
+    // The flow has its outcome (the holder's browser finishes with it): the credentials go to the wallet.
+    // What follows only tidies up and shows the offer done; its failure does not take them back
     // (the offer is taken: no other request issues it), and what it removes expires on its own.
     deps.offers.forgetRedemption(offer.offerId).catch(() => undefined);
     await deps.offers.done(offer.offerId).catch(() => undefined);
-    return { credentials: [{ credential }], ...(notificationId ? { notification_id: notificationId } : {}) };
+    return {
+      credentials: credentials.map((credential) => ({ credential })),
+      ...(notificationId ? { notification_id: notificationId } : {}),
+    };
   };
 }
 
-type Signed = IssuedCredential & { credential: string };
-
-/** The SD-JWT VC, valid for the type's validity (the offer's ExpiresAt), naming its status list entry. */
-async function signSdJwtVc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<Signed> {
-  const status = await deps.statusEntry(offer.serialNumber, offer.credentialExpiresAt);
-  const credential = await deps.signer.sign({
-    issuer: deps.credentialIssuer,
-    vct: deps.vctOf(offer.credentialType),
-    attributes: offer.attributes,
-    holderJwk,
-    expiresAt: offer.credentialExpiresAt,
-    status,
-  });
-  return { credential, format: 'dc+sd-jwt', expiresAt: offer.credentialExpiresAt };
+/**
+ * A fresh batch of a credential issued before (HAIP 1.0 §4, ARF ISSU_42): the access token of a refresh names
+ * the grant, whose record holds the credential; the same attributes, SerialNumber, expiry and configuration,
+ * each new credential with its own key and status entry (taking on the SerialNumber's status). Refused once the
+ * credential has expired or its SerialNumber is revoked or suspended (the token edge refused the refresh then
+ * too, but the operator may act in between); one batch per access token, all or nothing.
+ */
+async function reissue(
+  deps: IssueCredentialDeps,
+  book: ReissueBook,
+  configurationId: string,
+  holderKeys: JWK[],
+  token: { jti: string; exp?: number; grantId?: string },
+): Promise<{ credentials: { credential: string }[] }> {
+  const grantId = token.grantId!;
+  const record = await book.find(grantId);
+  if (!record) throw new errors.CredentialRequestDenied('the credential offer is no longer valid');
+  if (record.configurationId !== configurationId)
+    throw new errors.CredentialRequestDenied(
+      `credential_configuration_id: this grant re-issues ${record.configurationId} only`,
+    );
+  const refusal = reissueRefusal(record.credentialExpiresAt, await deps.statusOf?.(record.serialNumber));
+  if (refusal) throw new errors.CredentialRequestDenied(refusal.replace(/^refresh_token: /, ''));
+  const now = Math.floor(Date.now() / 1000);
+  if (!(await book.claimToken(grantId, token.jti, (token.exp ?? now) - now)))
+    throw new errors.CredentialRequestDenied('this access token has bought its batch: refresh for another');
+  let signed: Signed;
+  try {
+    signed =
+      configurationOf(configurationId).format === MDOC_FORMAT
+        ? await signMdocs(deps, record, holderKeys)
+        : await signSdJwtVcs(deps, record, holderKeys);
+  } catch (err) {
+    await book.releaseToken(grantId, token.jti).catch(() => undefined);
+    throw err;
+  }
+  deps.onReissued?.(record, { format: signed.format, expiresAt: signed.expiresAt, count: signed.credentials.length });
+  return { credentials: signed.credentials.map((credential) => ({ credential })) };
 }
 
 /**
- * The mdoc carries no status: neither @owf/mdoc nor @auth0/mdl writes or reads one in the MSO (ISO/IEC
- * 18013-5 second edition). So it is short-lived (ARF Annex 2 VCR_01): valid a day at most, unless the
- * operator chose longer for the type (`mdoc.irrevocableValidity`), never beyond the type's validity. Its
- * status entry is recorded by its MSO's digest, for this service's verifier.
+ * What a batch is made of: the credential's data, from its offer (`first`: the SerialNumber's first issuance)
+ * or, re-issued, from its record.
  */
-async function signMdoc(deps: IssueCredentialDeps, offer: OfferRecord, holderJwk: JWK): Promise<Signed> {
+type Issuance = Pick<OfferRecord, 'serialNumber' | 'credentialType' | 'attributes' | 'credentialExpiresAt'> & {
+  first?: boolean;
+};
+
+interface Signed {
+  format: CredentialFormat;
+  expiresAt: number;
+  credentials: string[];
+  /** takes back their status entries (the issuance did not complete) */
+  release(): Promise<void>;
+}
+
+/** When the credentials of one issuance are issued and expire: whole hours for a batch type (ISSU_36), else exact. */
+function timestampsOf(deps: IssueCredentialDeps, offer: Issuance): { iat: number; exp: number; coarse: boolean } {
+  const now = Math.floor(Date.now() / 1000);
+  return (deps.batchSizeOf?.(offer.credentialType) ?? 1) > 1
+    ? { ...batchTimestamps(now, offer.credentialExpiresAt), coarse: true }
+    : { iat: now, exp: offer.credentialExpiresAt, coarse: false };
+}
+
+/**
+ * The SD-JWT VCs, one per holder key, valid for the type's validity (the offer's ExpiresAt), each naming its
+ * own status list entry; their salts are drawn for each (src/issuance/sdJwtVc.ts).
+ */
+async function signSdJwtVcs(deps: IssueCredentialDeps, offer: Issuance, holderKeys: JWK[]): Promise<Signed> {
+  const { iat, exp } = timestampsOf(deps, offer);
+  const entries = await deps.statusEntries(offer.serialNumber, exp, holderKeys.length, undefined, offer.first);
+  const release = () => deps.releaseEntries(offer.serialNumber, entries);
+  try {
+    const credentials = await Promise.all(
+      holderKeys.map((holderJwk, i) =>
+        deps.signer.sign({
+          issuer: deps.credentialIssuer,
+          vct: deps.vctOf(offer.credentialType),
+          attributes: offer.attributes,
+          holderJwk,
+          issuedAt: iat,
+          expiresAt: exp,
+          status: { idx: entries[i].idx, uri: entries[i].uri },
+        }),
+      ),
+    );
+    return { credentials, format: 'dc+sd-jwt', expiresAt: exp, release };
+  } catch (err) {
+    await release().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The mdocs carry no status: neither @owf/mdoc nor @auth0/mdl writes or reads one in the MSO (ISO/IEC
+ * 18013-5 second edition). So they are short-lived (ARF Annex 2 VCR_01): valid a day at most, unless the
+ * operator chose longer for the type (`mdoc.irrevocableValidity`), never beyond the type's validity. One MSO
+ * per device key; each one's status entry is recorded by its MSO's digest, for this service's verifier.
+ */
+async function signMdocs(deps: IssueCredentialDeps, offer: Issuance, holderKeys: JWK[]): Promise<Signed> {
   const type = deps.typeOf(offer.credentialType);
   if (!deps.mdoc || !type?.mdoc)
     throw new errors.UnknownCredentialConfiguration('this credential type is not issued as mso_mdoc');
-  // whole seconds: the MSO's tdates and the ID token's ExpiresAt say the same instant
-  const issuedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const validUntil = mdocValidUntil(
-    type.mdoc.irrevocableValidity,
-    issuedAt,
-    new Date(offer.credentialExpiresAt * 1000),
+  const mdoc = type.mdoc;
+  const signer = deps.mdoc;
+  // whole seconds: the MSO's tdates and the ID token's ExpiresAt say the same instant; whole hours for a batch
+  const { iat, exp, coarse } = timestampsOf(deps, offer);
+  const issuedAt = new Date(iat * 1000);
+  let validUntil = mdocValidUntil(mdoc.irrevocableValidity, issuedAt, new Date(exp * 1000));
+  if (coarse) validUntil = new Date(wholeHour(validUntil.getTime() / 1000) * 1000);
+  const made = await Promise.all(
+    holderKeys.map((deviceJwk) =>
+      signer.sign({
+        doctype: mdoc.doctype,
+        namespace: mdoc.namespace,
+        attributes: offer.attributes,
+        spec: type.attributes,
+        deviceJwk,
+        signedAt: issuedAt,
+        validFrom: issuedAt,
+        validUntil,
+      }),
+    ),
   );
-  const { credential, msoDigest } = await deps.mdoc.sign({
-    doctype: type.mdoc.doctype,
-    namespace: type.mdoc.namespace,
-    attributes: offer.attributes,
-    spec: type.attributes,
-    deviceJwk: holderJwk,
-    validFrom: issuedAt,
-    validUntil,
-  });
   const expiresAt = Math.floor(validUntil.getTime() / 1000);
-  await deps.mdocEntry(offer.serialNumber, expiresAt, msoDigest);
-  return { credential, format: 'mso_mdoc', expiresAt };
+  const digests = made.map((m) => m.msoDigest);
+  const entries = await deps.statusEntries(offer.serialNumber, expiresAt, made.length, digests, offer.first);
+  return {
+    credentials: made.map((m) => m.credential),
+    format: 'mso_mdoc',
+    expiresAt,
+    release: () => deps.releaseEntries(offer.serialNumber, entries, digests),
+  };
 }
 
 /**
- * An mdoc's device key (ISO/IEC 18013-5 §9.1.3.6): a P-256 key, which HAIP 1.0 requires wallets to sign
- * device authentication with (ES256); the mdoc configuration takes ES256 proofs only.
+ * ARF ISSU_21, ISSU_30: a key attestation that names a status list entry (a `jwt` proof's `key_attestation`, or
+ * the `attestation` proof) must be valid there; checked once oidc-provider has verified the attestation, before
+ * anything is taken or allocated.
  */
-function deviceKeyOf(jwk: JWK): JWK {
-  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
-    throw new errors.InvalidProof(
-      `jwt proof jwk must be an EC P-256 key for mso_mdoc (the mdoc's device key), not ${String(jwk.kty)} ${String(jwk.crv)}`,
-    );
-  }
-  return jwk;
-}
-
-/**
- * How long a c_nonce is accepted: oidc-provider 9's ServerChallenge (lib/helpers/challenge.js) derives
- * c_nonces per 60 s step, hands out the next step's and accepts a window of five steps around the current
- * one (its `CHALLENGE_OK_WINDOW`, 300 s, not exported), so a c_nonce is good for at most 300 s.
- */
-export const C_NONCE_LIFETIME = 300;
-/** oidc-provider's default `clockTolerance` (15 s), which the wallet-facing provider keeps. */
-export const PROOF_CLOCK_TOLERANCE = 15;
-
-/**
- * OpenID4VCI 1.0 §8.2.1.1: the key to bind is the proof's `jwk` header (our only binding method). The
- * provider has verified the proof with that key by now (signature, `typ`, `aud`, c_nonce, that `iat` is
- * there), so only its header and `iat` are read here. oidc-provider does not bound `iat`: a proof is
- * refused here when it was made before its c_nonce could have been issued (older than the c_nonce's
- * lifetime plus the clock tolerance), or more than the tolerance in the future.
- */
-function holderKeyOf(proof: string | undefined, now = Math.floor(Date.now() / 1000)): JWK {
-  if (!proof) throw new errors.InvalidProof('a jwt proof of possession of the holder key is required');
-  let header: { jwk?: unknown };
-  let iat: unknown;
-  try {
-    header = decodeProtectedHeader(proof);
-    iat = decodeJwt(proof).iat;
-  } catch {
-    throw new errors.InvalidProof('jwt proof is not a valid JWT');
-  }
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new errors.InvalidProof('jwt proof iat must be a number');
-  if (iat < now - C_NONCE_LIFETIME - PROOF_CLOCK_TOLERANCE)
-    throw new errors.InvalidProof('jwt proof iat is too old: sign a new proof with a fresh c_nonce');
-  if (iat > now + PROOF_CLOCK_TOLERANCE) throw new errors.InvalidProof('jwt proof iat is in the future');
-  const jwk = header.jwk;
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw new errors.InvalidProof(
-      'jwt proof must carry the holder key in its jwk header (cryptographic binding method jwk)',
-    );
-  }
-  return jwk as JWK;
+async function checkAttestationStatus(deps: IssueCredentialDeps, proofs: VerifiedProofs): Promise<void> {
+  const attestation = proofs?.attestation ?? proofs?.key_attestation;
+  if (!attestation?.payload || !deps.attestationRefusal) return;
+  const what = proofs?.attestation ? 'attestation proof' : 'jwt proof key_attestation';
+  const refusal = await deps.attestationRefusal(attestation.payload, what);
+  if (refusal) throw new errors.InvalidProof(refusal);
 }

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { DateOnly, DeviceKey, Issuer, SignatureAlgorithm } from '@owf/mdoc';
 import type { JWK } from 'jose';
 import type { CredentialType } from '../config/schema.js';
@@ -17,6 +18,8 @@ export interface MdocInput {
   deviceJwk: JWK;
   validFrom: Date;
   validUntil: Date;
+  /** the MSO's `signed` time; default now (a batch's is its rounded issuance time: ISSU_36) */
+  signedAt?: Date;
 }
 
 const DATA_URI = /^data:[^;,]+;base64,(.*)$/s;
@@ -54,13 +57,22 @@ export class MdocSigner {
       if (value !== undefined && value !== null) elements[name] = elementValue(value, input.spec[name]?.type);
     }
     const { kty, crv, x, y } = input.deviceJwk;
+    // an MSO is signed within its document signer's validity (ISO/IEC 18013-5 §9.3.3): a rounded time (ISSU_36)
+    // never goes back before the signer's notBefore, which every mdoc of a new signer's first hour then shares
+    let signed = input.signedAt ?? new Date();
+    let validFrom = input.validFrom;
+    if (input.signedAt) {
+      const notBefore = new Date(new X509Certificate(signer.chain[0]).validFrom);
+      if (signed < notBefore) signed = notBefore;
+      if (validFrom < notBefore) validFrom = notBefore;
+    }
     const issuerSigned = await new Issuer(input.doctype, mdocContext)
       .addIssuerNamespace(input.namespace, elements)
       .sign({
         signingKey: coseKeyOfJwk(signer.jwk),
         algorithm: SignatureAlgorithm.ES256,
         digestAlgorithm: 'SHA-256',
-        validityInfo: { signed: new Date(), validFrom: input.validFrom, validUntil: input.validUntil },
+        validityInfo: { signed, validFrom, validUntil: input.validUntil },
         // the library's own JWK mapping (right for P-256, the only device key taken: issueCredential.ts)
         deviceKeyInfo: { deviceKey: DeviceKey.fromJwk({ kty, crv, x, y }) },
         certificates: signer.chain,

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 import type { Store } from '../store/types.js';
 import { mintedCodeKey as mintedKey, ttlOf, type OfferRecord } from './offers.js';
+import { REISSUE_UNTIL } from './refreshTokens.js';
 
 /** The provider's code and grant minted for an offer, and for which client. */
 interface MintedCode {
@@ -25,10 +26,13 @@ export async function codeFor(
   scope: string,
   offer: OfferRecord,
   clientId: string,
+  reissueUntil?: number,
 ): Promise<{ code: string; fresh: boolean } | undefined> {
   // minted first and then claimed (`setIfAbsent`): a first redemption, the common case, reads nothing
   const grant = new provider.Grant({ accountId: offer.stepId, clientId });
   grant.addResourceScope(credentialIssuer, scope);
+  // a re-issuable credential's grant lives as long as the credential: its refresh tokens name it (ttl.Grant)
+  if (reissueUntil !== undefined) Object.assign(grant, { [REISSUE_UNTIL]: reissueUntil });
   // ttl.Grant: an access token's lifetime and a little. The grant's id is drawn as its save starts, so
   // the code naming it is written in the same round trip
   const savingGrant = grant.save();

@@ -9,6 +9,9 @@ import type { PinHasher } from '../rules/pinHash.js';
 import { ENGLISH } from '../i18n/catalogues.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import type { RateLimits } from '../http/rateLimits.js';
+import { hasClientAuthentication, refresh, refreshTokenUntil, type ReissueEdgeDeps } from './refreshEdge.js';
+
+export { reissueUntil, type ReissueEdgeDeps } from './refreshEdge.js';
 
 export interface TokenEdgeDeps {
   offers: OfferBook;
@@ -33,11 +36,12 @@ export interface TokenEdgeDeps {
    * anonymous: the client is the relying party whose flow it is.
    */
   rateLimits?: RateLimits;
+  /** re-issuance, when a type has `reissue` (src/issuance/reissues.ts) */
+  reissue?: ReissueEdgeDeps;
 }
 
 /** Where the edge leaves the id of the offer being redeemed, for the access token (`redeemedOffer`). */
 const OFFER_STATE = 'walletOffer';
-
 /** The offer the token request being answered redeems (the provider's `extraTokenClaims` runs within it). */
 export function redeemedOffer(ctx: { state?: Record<string, unknown> } | undefined): string | undefined {
   const offerId = ctx?.state?.[OFFER_STATE];
@@ -97,6 +101,13 @@ async function preAuthorizedCode(ctx: Context, next: () => Promise<void>, deps: 
   // the offer is read first, so that the budgets of its relying party and of the address are consumed
   // together (one round trip) before anything is decided, a PIN attempt least of all
   const found = offerId ? await deps.offers.forRedemption(offerId) : undefined;
+  if (params.grant_type === 'refresh_token' && deps.reissue)
+    return refresh(
+      ctx,
+      next,
+      { ...deps.reissue, rateLimits: deps.rateLimits, walletClientId: deps.walletClientId },
+      params,
+    );
   await deps.rateLimits?.consume('walletToken', { client: found?.offer?.clientId, address: ctx.ip });
   if (!preAuthorized) return next();
   if (unattested) {
@@ -163,6 +174,7 @@ async function redeem(
       params['pre-authorized_code'] = minted.code;
     }
     ctx.state[OFFER_STATE] = offer.offerId;
+    if (deps.reissue?.reissuable(offer.credentialType)) refreshTokenUntil(ctx, offer.credentialExpiresAt);
     await next();
   } catch (err) {
     await release(deps, offer, fresh);
@@ -238,16 +250,6 @@ function subjectOf(attestation: string): string | undefined {
   } catch {
     return undefined; // the provider answers: invalid OAuth-Client-Attestation format
   }
-}
-
-/** RFC 6749 §2.3: any client authentication the provider would look at. */
-function hasClientAuthentication(ctx: Context, params: Record<string, string>): boolean {
-  return (
-    params.client_id !== undefined ||
-    params.client_assertion !== undefined ||
-    ctx.get('authorization') !== '' ||
-    ctx.get('oauth-client-attestation') !== ''
-  );
 }
 
 /** RFC 6749 §5.2 error response, uncacheable like every token response. */

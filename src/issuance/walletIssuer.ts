@@ -9,19 +9,23 @@ import { configurationIdsOf, scopeFor, vctFor } from './credentialConfigurations
 import { longLivedMdocWarnings, MdocSigner } from './mdoc.js';
 import type { DocumentSigners } from '../keys/issuerIdentity.js';
 import { issueCredentialFor, type IssuedCredential } from './issueCredential.js';
+import { createOffer, type CreatedOffer, type CreateOfferInput } from './createOffer.js';
 import { offerByReference } from './offerReference.js';
 import { OfferBook, type OfferRecord, type OfferStatus } from './offers.js';
-import { createOffer } from './createOffer.js';
 import { PinAttempts } from './pinAttempts.js';
-import { PinHasher, type StoredPin } from '../rules/pinHash.js';
+import { PinHasher } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 import { CookieKeys } from '../http/cookieKeys.js';
-import { tokenEdge } from './tokenEdge.js';
+import { reissueUntil, tokenEdge, type ReissueEdgeDeps } from './tokenEdge.js';
+import { ReissueBook, type ReissueRecord } from './reissues.js';
 import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
+import { AttestationStatus } from './attestationStatus.js';
+import type { StatusChecks } from '../verification/statusCheck.js';
 import { StatusRegistry } from '../status/registry.js';
+import { batchSizeOf } from '../rules/batch.js';
 import { StatusListService } from '../status/listToken.js';
 import { statusListRoute } from '../status/routes.js';
 import { createWalletProvider, DPOP_SIGNING_ALGS, NOTIFICATION_PATH, WALLET_CLIENT_ID } from './walletProvider.js';
@@ -33,6 +37,7 @@ import { TypeMetadata } from './typeMetadata.js';
 import { signedMetadata } from './signedMetadata.js';
 
 export type { OfferRecord, OfferStatus } from './offers.js';
+export type { CreatedOffer, CreateOfferInput } from './createOffer.js';
 
 export interface WalletIssuerOptions {
   /** e.g. http://127.0.0.1:3000 (no trailing slash) */
@@ -78,23 +83,17 @@ export interface WalletIssuerOptions {
   documentSigners?: DocumentSigners;
   /** what the cards wallets show are made from (src/issuance/card.ts); default: no images, no issuer display */
   cards?: CardSources;
-}
-
-export interface CreateOfferInput {
-  /** what the offer is a step of; `onIssued` hands it back as the offer's `stepId` */
-  stepId: string;
-  /** the relying party whose flow it is, handed back on the offer (metrics, audit) */
-  clientId?: string;
-  credentialType: string;
-  attributes: Record<string, unknown>;
-  /** the PIN as a salted hash (src/rules/pinHash.ts): the offer never holds the PIN itself */
-  pin?: StoredPin;
-  serialNumber: string;
-  credentialExpiresAt: Date;
-  /** an External Client flow's step (D13), handed back on the offer */
-  external?: boolean;
-  /** the flow's root span context, kept on the offer for the wallet's requests */
-  trace?: string;
+  /** the batch size of types that set none (config `issuance.batchSize`, src/rules/batch.ts); default 1 */
+  batchSize?: number;
+  /** re-issuance: the refreshes one credential's wallet may make per day (config `issuance.reissuesPerDay`); default 24 */
+  reissuesPerDay?: number;
+  /** a batch was re-issued to a wallet that refreshed (the audit line) */
+  onReissued?: (record: ReissueRecord, issued: IssuedCredential) => void;
+  /**
+   * the status checks of wallet and key attestations that name a status list entry (ARF ISSU_21, ISSU_30):
+   * the verifier's bounded fetch (src/verification/statusCheck.ts); without it they are not checked
+   */
+  attestationStatusChecks?: { checks: StatusChecks; onUnavailable: 'refuse' | 'accept' };
 }
 
 export interface WalletIssuer {
@@ -109,14 +108,6 @@ export interface WalletIssuer {
   createOffer(input: CreateOfferInput): Promise<CreatedOffer>;
   /** `expiresAt` as `createOffer` returned it */
   offerStatus(offerId: string, expiresAt: number): Promise<OfferStatus>;
-}
-
-export interface CreatedOffer {
-  offerId: string;
-  /** the link for the wallet (QR code, same-device button): the offer by reference */
-  offerUri: string;
-  /** epoch seconds: until when the wallet can redeem it */
-  expiresAt: number;
 }
 
 /** How long a wallet's access token lasts: enough for the nonce and credential requests that follow. */
@@ -163,6 +154,8 @@ interface IssuerParts {
   statusLists: StatusListService;
   mdoc: MdocSigner | undefined;
   typeMetadata: TypeMetadata;
+  /** re-issuance, when a type has `reissue` */
+  reissues: ReissueBook | undefined;
 }
 
 function issuerParts(opts: WalletIssuerOptions): IssuerParts {
@@ -190,12 +183,23 @@ function issuerParts(opts: WalletIssuerOptions): IssuerParts {
       ttl: opts.statusList?.ttl ?? 300,
     }),
     mdoc: opts.documentSigners ? new MdocSigner(opts.documentSigners) : undefined,
+    reissues: opts.credentialTypes.some((t) => t.reissue === true)
+      ? new ReissueBook(opts.store, opts.reissuesPerDay ?? 24)
+      : undefined,
   };
 }
 
 /** The oidc-provider instance, issuing the credential of the offer a wallet's access token names. */
 function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider {
   const { credentialIssuer, credentialKeys, types, statuses, statusLists, mdoc } = parts;
+  const attestationKeys = opts.attestationKeys ?? new AttestationKeys([]);
+  const attestationStatus =
+    opts.attestationStatusChecks &&
+    new AttestationStatus(
+      opts.attestationStatusChecks.checks,
+      attestationKeys,
+      opts.attestationStatusChecks.onUnavailable,
+    );
   return createWalletProvider({
     credentialIssuer,
     baseUrl: opts.baseUrl,
@@ -207,9 +211,14 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
     secret: parts.secret,
     offerLifetime: opts.offerLifetime,
     accessTokenLifetime: ACCESS_TOKEN_LIFETIME,
-    attestationKeys: opts.attestationKeys ?? new AttestationKeys([]),
+    attestationKeys,
+    ...(attestationStatus
+      ? { walletAttestationRefusal: (p) => attestationStatus.refusal(p, 'wallet attestation') }
+      : {}),
     mdoc: mdoc !== undefined,
     cards: opts.cards,
+    batchSize: (type) => batchSizeOf(type, opts.batchSize ?? 1),
+    ...(parts.reissues ? { reissueUntil } : {}),
     issueCredential: issueCredentialFor({
       credentialIssuer,
       offers: parts.offers,
@@ -217,13 +226,19 @@ function walletProvider(opts: WalletIssuerOptions, parts: IssuerParts): Provider
       vctOf: (name) => vctFor(types.get(name)!, opts.baseUrl),
       mdoc,
       typeOf: (name) => types.get(name),
-      statusEntry: async (serialNumber, exp) => {
-        const { listId, idx } = await statuses.allocate(serialNumber, exp);
-        return { idx, uri: statusLists.uriOf(listId) };
-      },
-      mdocEntry: (serialNumber, exp, msoDigest) => statuses.allocate(serialNumber, exp, { msoDigest }),
+      batchSizeOf: (name) => batchSizeOf(types.get(name) ?? {}, opts.batchSize ?? 1),
+      statusEntries: async (serialNumber, exp, count, mdocDigests, first) =>
+        (await statuses.allocateMany(serialNumber, exp, count, mdocDigests, first)).map((e) => ({
+          ...e,
+          uri: statusLists.uriOf(e.listId),
+        })),
+      releaseEntries: (serialNumber, entries, mdocDigests) => statuses.release(serialNumber, entries, mdocDigests),
       onIssued: opts.onIssued,
       notifications: parts.notifications,
+      reissues: parts.reissues,
+      statusOf: async (serialNumber) => (await statuses.status(serialNumber))?.status,
+      onReissued: opts.onReissued,
+      ...(attestationStatus ? { attestationRefusal: (p, what) => attestationStatus.refusal(p, what) } : {}),
     }),
   });
 }
@@ -238,11 +253,25 @@ function walletTokenEdge(opts: WalletIssuerOptions, parts: IssuerParts, provider
     walletClientId: WALLET_CLIENT_ID,
     revoke: (offer) => revokeOffer(provider, opts.store, offer),
     onFailed: opts.onFailed,
-    codeFor: (offer, clientId) =>
-      codeFor(provider, opts.store, credentialIssuer, scopeFor(types.get(offer.credentialType)!), offer, clientId),
+    codeFor: (offer, clientId) => {
+      const type = types.get(offer.credentialType)!;
+      const until = parts.reissues && type.reissue ? offer.credentialExpiresAt : undefined;
+      return codeFor(provider, opts.store, credentialIssuer, scopeFor(type), offer, clientId, until);
+    },
     attestationRequired: opts.attestationRequired ?? false,
     rateLimits: opts.rateLimits,
+    ...(parts.reissues ? { reissue: reissueEdge(parts.reissues, parts, provider) } : {}),
   });
+}
+
+/** What the token edge needs to answer a refresh: the credential behind a refresh token, and its status. */
+function reissueEdge(book: ReissueBook, parts: IssuerParts, provider: Provider): ReissueEdgeDeps {
+  return {
+    book,
+    reissuable: (name) => parts.types.get(name)?.reissue === true,
+    grantOf: async (refreshToken) => (await provider.RefreshToken.find(refreshToken))?.grantId,
+    statusOf: async (serialNumber) => (await parts.statuses.status(serialNumber))?.status,
+  };
 }
 
 /** Everything wallet-facing: offers by reference, status lists, metadata, limits, notifications, the provider. */

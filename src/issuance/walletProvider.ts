@@ -11,6 +11,8 @@ import { adapterScope, createOidcAdapterFactory } from '../store/oidcAdapter.js'
 import type { Store } from '../store/types.js';
 import { credentialConfigurationsFor, providerConfigurations, scopeFor } from './credentialConfigurations.js';
 import { nonceSecretFrom } from './nonceSecret.js';
+import { issuerBatchSize } from '../rules/batch.js';
+import { REISSUE_UNTIL, refreshTokens, secondsUntil } from './refreshTokens.js';
 import { NOTIFICATION_PATH, WALLET_ROUTES } from './issuerPaths.js';
 import { PRE_AUTHORIZED_CODE_GRANT } from './offerUri.js';
 import { OFFER_CLAIM } from './issueCredential.js';
@@ -44,6 +46,16 @@ export interface WalletProviderOptions {
   mdoc?: boolean;
   /** what the cards and the issuer's own display are made from (src/issuance/card.ts) */
   cards?: CardSources;
+  /** each type's batch size (src/rules/batch.ts): one credential per proved key, up to it */
+  batchSize?: (type: CredentialType) => number;
+  /**
+   * re-issuance (a type's `reissue`): the wallet's token response carries a refresh_token, rotated at each
+   * use, living until this instant (epoch seconds: the credential's expiry), which the token edge leaves on
+   * the request (`reissueUntil`); undefined for a token request of a type without re-issuance
+   */
+  reissueUntil?: (ctx: unknown) => number | undefined;
+  /** why a wallet attestation with a `status` is refused (src/issuance/attestationStatus.ts), or undefined */
+  walletAttestationRefusal?: (payload: Record<string, unknown>) => Promise<string | undefined>;
 }
 
 /** A client identifier an attestation may name: printable, bounded, and not the anonymous wallet client's. */
@@ -55,13 +67,13 @@ const ATTESTED_CLIENT_ID = /^[\x21-\x7E]{1,200}$/;
  * signed by a trusted wallet provider, and whose only grant is the pre-authorized code: the wallet
  * provider, not this issuer, decides which identifiers exist. Read-only: there is no registration.
  */
-const attestedWallets: Adapter = {
+const attestedWallets = (grantTypes: string[]): Adapter => ({
   async find(clientId: string): Promise<AdapterPayload | undefined> {
     if (!ATTESTED_CLIENT_ID.test(clientId) || clientId === WALLET_CLIENT_ID) return undefined;
     return {
       client_id: clientId,
       token_endpoint_auth_method: 'attest_jwt_client_auth',
-      grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+      grant_types: grantTypes,
       redirect_uris: [],
       response_types: [],
       id_token_signed_response_alg: 'ES256',
@@ -77,7 +89,7 @@ const attestedWallets: Adapter = {
   async consume() {},
   async destroy() {},
   async revokeByGrantId() {},
-};
+});
 
 export { NOTIFICATION_PATH };
 
@@ -95,13 +107,13 @@ const WALLET_NAMESPACE = 'wallet';
  * the code-only response type, JSON errors, and the features the wallet flow leaves off. Made fresh for
  * each provider: oidc-provider keeps (and may extend) the objects it is given, and a process runs several.
  */
-const fixedConfiguration = () =>
+const fixedConfiguration = (grantTypes: string[]) =>
   ({
     clients: [
       {
         client_id: WALLET_CLIENT_ID,
         token_endpoint_auth_method: 'none',
-        grant_types: [PRE_AUTHORIZED_CODE_GRANT],
+        grant_types: grantTypes,
         redirect_uris: [],
         response_types: [],
         // never used (no ID tokens in this flow); must name an algorithm of the keystore
@@ -141,10 +153,15 @@ const featuresOff = () =>
  * The wallet-facing issuer: an oidc-provider instance of its own with `features.openid4vci` on, issuer
  * `{base_url}/<path>`: turning the feature on adds the pre-authorized code grant to the discovery
  * document, which the relying parties' providers must not list. Its own discovery lists that grant next
- * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit or refresh grants).
+ * to `authorization_code` only (responseTypes `code`, no `offline_access`: no implicit grant), and
+ * `refresh_token` when a type has `reissue` (`refreshTokens`).
  */
 export function createWalletProvider(o: WalletProviderOptions): Provider {
-  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, { mdoc: o.mdoc, cards: o.cards });
+  const published = credentialConfigurationsFor(o.credentialTypes, o.baseUrl, {
+    mdoc: o.mdoc,
+    cards: o.cards,
+    batchSize: o.batchSize,
+  });
   const provider = new Provider(o.credentialIssuer, walletConfiguration(o, published));
   // first: the token edge's codes and the provider's reads of them share one request scope
   provider.use(adapterScope);
@@ -160,26 +177,35 @@ function walletConfiguration(
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
   const display = o.cards && issuerDisplay(o.cards);
+  const reissue = o.reissueUntil !== undefined && o.credentialTypes.some((t) => t.reissue === true);
+  const grantTypes = reissue ? [PRE_AUTHORIZED_CODE_GRANT, 'refresh_token'] : [PRE_AUTHORIZED_CODE_GRANT];
+  const wallets = attestedWallets(grantTypes);
   return {
-    ...fixedConfiguration(),
+    ...fixedConfiguration(grantTypes),
+    ...(reissue ? refreshTokens(o) : {}),
     routes: WALLET_ROUTES,
     // with wallet providers configured, an attested wallet is the client its attestation names (attestedWallets)
-    adapter: attested ? (name: string) => (name === 'Client' ? attestedWallets : new StoreAdapter(name)) : StoreAdapter,
+    adapter: attested ? (name: string) => (name === 'Client' ? wallets : new StoreAdapter(name)) : StoreAdapter,
     jwks: { keys: o.credentialKeys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: o.cookieKeys },
     clientAuthMethods: attested ? ['none', 'attest_jwt_client_auth'] : ['none'],
     ttl: {
       AccessToken: o.accessTokenLifetime,
       PreAuthorizedCode: o.offerLifetime,
-      // minted at redemption, with the access token it stands behind: it lives as long, and no longer
-      Grant: o.accessTokenLifetime + GRANT_SLACK_SECONDS,
+      // minted at redemption, with the access token it stands behind: it lives as long, and no longer; a
+      // re-issuable credential's as long as the credential (its refresh tokens name it)
+      Grant: (_ctx, grant) => {
+        const until = (grant as { [REISSUE_UNTIL]?: number })[REISSUE_UNTIL];
+        return (until ? secondsUntil(until) : 0) + o.accessTokenLifetime + GRANT_SLACK_SECONDS;
+      },
       AuthorizationCode: 60,
       BackchannelAuthenticationRequest: 60,
       ClientCredentials: 60,
       DeviceCode: 60,
       IdToken: 60,
       Interaction: 60,
-      RefreshToken: 60,
+      // a re-issuable credential's refresh token lives until the credential expires (`refreshTokens`)
+      RefreshToken: (ctx) => secondsUntil(o.reissueUntil?.(ctx)),
       Session: 60,
     },
     features: {
@@ -195,6 +221,12 @@ function walletConfiguration(
             ack: 'draft-12',
             challengeSecret: nonceSecretFrom(o.secret, 'attestation challenge secret'),
             getAttestationSignaturePublicKey: (_ctx, header) => o.attestationKeys.keyFor(header),
+            // ARF ISSU_21: a wallet attestation that names a status list entry must be valid there (checked once
+            // its signature and PoP are verified)
+            assertAttestationJwtAndPop: async (_ctx, attestation) => {
+              const refusal = await o.walletAttestationRefusal?.(attestation.payload as Record<string, unknown>);
+              if (refusal) throw new errors.InvalidClientAuth(refusal);
+            },
           }
         : { enabled: false },
       resourceIndicators: resourceIndicators(o),
@@ -208,15 +240,23 @@ function walletConfiguration(
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
-        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts), and
-        // the issuer's own name and logo (ui.name, ui.logo) per language
+        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts), the
+        // issuer's own name and logo (ui.name, ui.logo) per language; the provider refuses more proofs than
+        // `batch_size` (each type's own limit: src/issuance/issueCredential.ts)
         metadata: {
           notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}`,
           ...(display ? { display } : {}),
+          ...batchMetadata(o),
         },
       },
     },
   };
+}
+
+/** §12.2.4 `batch_credential_issuance`, when some type takes batches: the largest of their sizes. */
+function batchMetadata(o: WalletProviderOptions): { batch_credential_issuance?: { batch_size: number } } {
+  const size = issuerBatchSize(o.credentialTypes.map((t) => o.batchSize?.(t) ?? 1));
+  return size ? { batch_credential_issuance: { batch_size: size } } : {};
 }
 
 /**

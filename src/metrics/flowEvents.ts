@@ -50,6 +50,8 @@ export class FlowEvents {
         credentialType: offer.credentialType,
         serialNumber: offer.serialNumber,
         format: issued.format,
+        // how many credentials one request bought (a batch: one per key the wallet proved)
+        credentials: issued.count,
         expiresAt: new Date(issued.expiresAt * 1000).toISOString(),
         outcome: 'issued',
       },

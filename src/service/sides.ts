@@ -1,3 +1,4 @@
+import { StatusChecks } from '../verification/statusCheck.js';
 import type Koa from 'koa';
 import type { VersionProfile } from '../oidc/versions.js';
 import { createVersionEdge } from '../oidc/edge.js';
@@ -84,8 +85,29 @@ export function mountWalletIssuer(app: Koa, core: Core): WalletIssuer {
     cookieKeys: core.cookieKeys,
     secret: core.derivedRoot,
     statusList: config.statusList,
+    batchSize: config.issuance.batchSize,
+    reissuesPerDay: config.issuance.reissuesPerDay,
+    // re-issuance tells no relying party (docs/decisions.md, "Re-issuance"): the operator's audit line only
+    onReissued: (record, issued) =>
+      core.logger.info(
+        {
+          audit: 'credential_reissue',
+          client: record.clientId,
+          credentialType: record.credentialType,
+          serialNumber: record.serialNumber,
+          format: issued.format,
+          credentials: issued.count,
+          expiresAt: new Date(issued.expiresAt * 1000).toISOString(),
+        },
+        'credential re-issued',
+      ),
     attestationKeys: AttestationKeys.fromConfig(config.walletAttestation.trustedProviders, loaded.baseDir),
     attestationRequired: config.walletAttestation.required,
+    // wallet and key attestations that name a status list: the verifier's bounded fetch and its rule
+    attestationStatusChecks: {
+      checks: new StatusChecks(core.outbound, config.statusList.maxEntries),
+      onUnavailable: config.statusList.onUnavailable,
+    },
     onIssued: (offer, issued) => stepOutcomes.issued(offer, issued),
     onFailed: (offer, message) => stepOutcomes.issuanceFailed(offer, message),
     onPinFailure: () => core.metrics.pinFailure(),

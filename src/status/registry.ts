@@ -1,71 +1,36 @@
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { randomBase64url } from '../random.js';
 import type { Store } from '../store/types.js';
+import {
+  CURRENT_CACHE_MS,
+  CURRENT_TTL,
+  DRAWS,
+  entryOf,
+  formatOf,
+  keysOf,
+  memberOf,
+  OPAQUE,
+  STATUS_NAMES,
+  STATUS_VALUES,
+  ttlUntil,
+  RevocationIsFinal,
+  UnknownCredential,
+  type CredentialFormat,
+  type CredentialStatus,
+  type MdocRecord,
+  type SerialRecord,
+  type StatusEntry,
+} from './records.js';
 
-/** Token Status List values (draft-ietf-oauth-status-list §7.1), with two bits per entry. */
-export const STATUS_VALUES = { valid: 0, revoked: 1, suspended: 2 } as const;
-export type CredentialStatus = keyof typeof STATUS_VALUES;
-const STATUS_NAMES: Record<number, CredentialStatus> = { 0: 'valid', 1: 'revoked', 2: 'suspended' };
-
-/** Where one credential's status lives. */
-export interface StatusEntry {
-  listId: string;
-  idx: number;
-}
-
-/** How the credential of a SerialNumber was issued (one offer, one credential). */
-export type CredentialFormat = 'dc+sd-jwt' | 'mso_mdoc';
-
-interface SerialRecord extends StatusEntry {
-  /** epoch seconds: the credential's expiry, which the record does not outlive */
-  exp: number;
-  /** an mdoc, which cannot name its entry (`allocate`); absent: an SD-JWT VC, which does */
-  format?: 'mso_mdoc';
-}
-
-/** An issued mdoc, found by its MSO's digest (`msoDigest`): whose it is and which entry says its status. */
-interface MdocRecord extends StatusEntry {
-  serialNumber: string;
-}
-
-/**
- * The key an issued mdoc is found by: the SHA-256 of its MSO as signed (the issuerAuth's COSE_Sign1 payload,
- * ISO/IEC 18013-5 §9.1.2.4), which every presentation carries whatever it discloses, and which cannot be
- * spelled otherwise without breaking the issuer's signature (as the signature itself could, ECDSA being malleable).
- */
-export const msoDigest = (msoBytes: Uint8Array): string => createHash('sha256').update(msoBytes).digest('base64url');
-
-/** Random draws for a free index before a list counts as full (at 85 % used, 20 draws all miss 4 % of the time). */
-const DRAWS = 20;
-/** How long an instance keeps using the list it last allocated from before looking at the shared pointer again (seconds). */
-const CURRENT_CACHE_MS = 10_000;
-/** The shared pointer to the list new credentials go into lives this long after its last renewal. */
-const CURRENT_TTL = 86_400;
-const OPAQUE = /^[A-Za-z0-9_-]{1,64}$/;
-/**
- * Seconds every record is kept past its credential's expiry: a verifier accepts a credential up to its clock
- * tolerance after it (ours: 30 s), and a revocation must not be forgotten while it still does.
- */
-const AFTER_EXPIRY = 60;
-const ttlUntil = (exp: number) => Math.max(1, exp - Math.floor(Date.now() / 1000)) + AFTER_EXPIRY;
-
-/** The store keys of one issuer's lists; every key of one list shares its hash tag (one Redis Cluster slot). */
-const keysOf = (ns: string) => ({
-  current: `status:${ns}:current`,
-  list: (l: string) => `status:${ns}:{${l}}:list`,
-  count: (l: string) => `status:${ns}:{${l}}:count`,
-  next: (l: string) => `status:${ns}:{${l}}:next`,
-  index: (l: string, i: number) => `status:${ns}:{${l}}:i:${i}`,
-  value: (l: string, i: number) => `status:${ns}:{${l}}:v:${i}`,
-  revoked: (l: string, i: number) => `status:${ns}:{${l}}:r:${i}`,
-  changed: (l: string) => `status:${ns}:{${l}}:changed`,
-  version: (l: string) => `status:${ns}:{${l}}:version`,
-  serial: (s: string) => `status:${ns}:serial:${s}`,
-  mso: (digest: string) => `status:${ns}:mso:${digest}`,
-});
-
-export class UnknownCredential extends Error {}
-export class RevocationIsFinal extends Error {}
+export {
+  msoDigest,
+  RevocationIsFinal,
+  STATUS_VALUES,
+  UnknownCredential,
+  type CredentialFormat,
+  type CredentialStatus,
+  type StatusEntry,
+} from './records.js';
 
 /**
  * D18: which credential (by SerialNumber) has which entry of which Token Status List, and each entry's
@@ -93,31 +58,92 @@ export class StatusRegistry {
     return this.#size;
   }
 
+  /** The entry of one credential that expires at `exp` (epoch seconds), its SerialNumber's first (`allocateMany`). */
+  async allocate(serialNumber: string, exp: number, mdoc?: { msoDigest: string }): Promise<StatusEntry> {
+    const [entry] = await this.allocateMany(serialNumber, exp, 1, mdoc && [mdoc.msoDigest], true);
+    return entry;
+  }
+
   /**
-   * Allocates the entry of a credential that expires at `exp` (epoch seconds) and remembers it under its
-   * SerialNumber: the entry is taken in one atomic step (its list counted, the first free of a few random
-   * indexes written, the list kept alive), then the SerialNumber's record is written.
+   * Allocates `count` entries for the credentials of one issuance (a batch: one per credential, each at its own
+   * random index, so that no two share a value a relying party could compare), all named by one SerialNumber.
+   * Each entry is taken in one atomic step (its list counted, the first free of a few random indexes written,
+   * the list kept alive); then the SerialNumber's record and its set of entries are written. Entries allocated
+   * after the SerialNumber was suspended or revoked (a re-issuance racing the operator) take that status on.
+   * `first`: the SerialNumber's first issuance (an offer's), which has no record or status to read yet.
    *
    * An mdoc gets its entry too, but cannot carry it: neither @owf/mdoc nor @auth0/mdl writes or reads a
-   * `status` in the MSO (ISO/IEC 18013-5 second edition). Its entry is found by the MSO's digest instead
-   * (`mdocStatus`), by this service's verifier alone; the record says so (`format`), so that the operator
-   * is told (src/admin).
+   * `status` in the MSO (ISO/IEC 18013-5 second edition). Its entry is found by the MSO's digest (`mdocDigests`,
+   * one per entry; `mdocStatus`), by this service's verifier alone; the record says so (`format`), so that the
+   * operator is told (src/admin).
    */
-  async allocate(serialNumber: string, exp: number, mdoc?: { msoDigest: string }): Promise<StatusEntry> {
+  async allocateMany(
+    serialNumber: string,
+    exp: number,
+    count: number,
+    mdocDigests?: string[],
+    first = false,
+  ): Promise<StatusEntry[]> {
     const ttl = ttlUntil(exp);
+    const entries = await Promise.all(Array.from({ length: count }, () => this.#allocateOne(serialNumber, ttl)));
+    const before = first ? undefined : await this.#serial(serialNumber);
+    const named = before ?? entries[0];
+    const record: SerialRecord = {
+      listId: named.listId,
+      idx: named.idx,
+      exp: Math.max(exp, before?.exp ?? 0),
+      ...(mdocDigests ? { format: 'mso_mdoc' as const } : {}),
+    };
+    await Promise.all([
+      this.#store.set(this.#k.serial(serialNumber), record, ttlUntil(record.exp)),
+      ...entries.map((e) => this.#store.addToSet(this.#k.entries(serialNumber), memberOf(e), ttlUntil(record.exp))),
+      ...(mdocDigests ?? []).map((digest, i) =>
+        this.#store.set(this.#k.mso(digest), { ...entries[i], serialNumber } satisfies MdocRecord, ttl),
+      ),
+    ]);
+    // an operator cannot change a SerialNumber before its first issuance (it is unknown until then)
+    if (first) return entries;
+    // written after the entries are listed: a change that listed them before sets them itself, and one that
+    // listed them after wrote its own status first, which is read here
+    const [revoked, value] = await this.#store.getMany([
+      this.#k.serialRevoked(serialNumber),
+      this.#k.serialValue(serialNumber),
+    ]);
+    const inherited: CredentialStatus | undefined =
+      revoked !== undefined ? 'revoked' : Number(value ?? 0) === STATUS_VALUES.suspended ? 'suspended' : undefined;
+    if (inherited) for (const e of entries) await this.#changeEntry(e, inherited, ttl).catch(() => false);
+    return entries;
+  }
+
+  /**
+   * Takes back the entries of an issuance that was not completed (all or nothing: a batch that could not be
+   * signed or recorded): their indexes are free again, the SerialNumber no longer lists them, and a record
+   * naming no entry left is removed. A list's count of allocations stays (a counter, not a credential).
+   */
+  async release(serialNumber: string, entries: StatusEntry[], mdocDigests: string[] = []): Promise<void> {
+    await Promise.all([
+      ...entries.map((e) => this.#store.delete(this.#k.index(e.listId, e.idx))),
+      ...mdocDigests.map((d) => this.#store.delete(this.#k.mso(d))),
+    ]);
+    const gone = new Set(entries.map(memberOf));
+    const left = (await this.#store.members(this.#k.entries(serialNumber))).filter((m) => !gone.has(m));
+    if (left.length === 0) {
+      await this.#store.delete(this.#k.serial(serialNumber), this.#k.entries(serialNumber));
+      return;
+    }
+    // the record names the SerialNumber's first entry, never one of a later issuance released here; a set
+    // cannot lose members in this store: the remaining ones are written afresh
+    const record = await this.#serial(serialNumber);
+    await this.#store.delete(this.#k.entries(serialNumber));
+    for (const m of left) await this.#store.addToSet(this.#k.entries(serialNumber), m, ttlUntil(record?.exp ?? 0));
+  }
+
+  async #allocateOne(serialNumber: string, ttl: number): Promise<StatusEntry> {
     for (let lists = 0; lists < 4; lists++) {
       const listId = await this.#currentList();
       const idx = await this.#claimIndex(listId, serialNumber, ttl);
-      if (idx === undefined) {
-        await this.#retire(listId);
-        continue;
-      }
-      const record: SerialRecord = { listId, idx, exp, ...(mdoc ? { format: 'mso_mdoc' as const } : {}) };
-      await Promise.all([
-        this.#store.set(this.#k.serial(serialNumber), record, ttl),
-        mdoc && this.#store.set(this.#k.mso(mdoc.msoDigest), { listId, idx, serialNumber } satisfies MdocRecord, ttl),
-      ]);
-      return { listId, idx };
+      if (idx !== undefined) return { listId, idx };
+      await this.#retire(listId);
     }
     throw new Error('no status list entry could be allocated');
   }
@@ -209,25 +235,49 @@ export class StatusRegistry {
   }
 
   /**
-   * Sets the credential's status. Revoking is final: reinstating or suspending a revoked credential throws
-   * RevocationIsFinal. Returns whether anything changed, and how the credential was issued and until when
-   * (an mdoc's change reaches only this service's verifier: `allocate`).
+   * Sets the status of every credential issued under the SerialNumber (each entry of its batches, D18): the
+   * SerialNumber's own status first, which entries allocated later take on, then each entry. Revoking is final:
+   * reinstating or suspending a revoked credential throws RevocationIsFinal. Returns whether anything changed,
+   * and how the credentials were issued and until when (an mdoc's change reaches only this service's verifier:
+   * `allocate`), and how many credentials the SerialNumber names.
    */
   async change(
     serialNumber: string,
     to: CredentialStatus,
-  ): Promise<{ changed: boolean; entry: StatusEntry; format: CredentialFormat; exp: number }> {
+  ): Promise<{ changed: boolean; entry: StatusEntry; format: CredentialFormat; exp: number; credentials: number }> {
     const record = await this.#serial(serialNumber);
     if (!record) throw new UnknownCredential(serialNumber);
-    const { listId, idx } = record;
     const ttl = ttlUntil(record.exp);
-    const entry = { listId, idx };
+    const entry = { listId: record.listId, idx: record.idx };
+    if (to === 'revoked') {
+      await this.#store.setIfAbsent(this.#k.serialRevoked(serialNumber), 1, ttl);
+    } else {
+      const revoked =
+        (await this.#store.get(this.#k.serialRevoked(serialNumber))) !== undefined ||
+        (await this.#store.get(this.#k.revoked(entry.listId, entry.idx))) !== undefined;
+      if (revoked) throw new RevocationIsFinal(serialNumber);
+      await this.#store.set(this.#k.serialValue(serialNumber), STATUS_VALUES[to], ttl);
+    }
+    const entries = await this.#entriesOf(serialNumber, record);
+    let changed = false;
+    for (const e of entries) changed = (await this.#changeEntry(e, to, ttl)) || changed;
+    return { changed, entry, format: formatOf(record), exp: record.exp, credentials: entries.length };
+  }
+
+  /** Every entry the SerialNumber names: its set, and the record's own entry (a record written before sets). */
+  async #entriesOf(serialNumber: string, record: SerialRecord): Promise<StatusEntry[]> {
+    const members = new Set(await this.#store.members(this.#k.entries(serialNumber)));
+    members.add(memberOf(record));
+    return [...members].flatMap((m) => entryOf(m) ?? []);
+  }
+
+  /** One entry's status; false when it already had it. RevocationIsFinal for a revoked entry asked to change. */
+  async #changeEntry({ listId, idx }: StatusEntry, to: CredentialStatus, ttl: number): Promise<boolean> {
     let changed: boolean;
     if (to === 'revoked') {
       changed = await this.#store.setIfAbsent(this.#k.revoked(listId, idx), 1, ttl);
     } else {
-      if ((await this.#store.get(this.#k.revoked(listId, idx))) !== undefined)
-        throw new RevocationIsFinal(serialNumber);
+      if ((await this.#store.get(this.#k.revoked(listId, idx))) !== undefined) throw new RevocationIsFinal(listId);
       const before = Number((await this.#store.get(this.#k.value(listId, idx))) ?? 0);
       changed = before !== STATUS_VALUES[to];
       if (changed) await this.#store.set(this.#k.value(listId, idx), STATUS_VALUES[to], ttl);
@@ -237,7 +287,7 @@ export class StatusRegistry {
       await this.#store.addToSet(this.#k.changed(listId), String(idx), ttl);
       await this.#store.attempt(this.#k.version(listId), true, Number.MAX_SAFE_INTEGER, ttl);
     }
-    return { changed, entry, format: formatOf(record), exp: record.exp };
+    return changed;
   }
 
   async #serial(serialNumber: string): Promise<SerialRecord | undefined> {
@@ -245,5 +295,3 @@ export class StatusRegistry {
     return this.#store.get<SerialRecord>(this.#k.serial(serialNumber));
   }
 }
-
-const formatOf = (record: SerialRecord): CredentialFormat => record.format ?? 'dc+sd-jwt';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { clientAuthenticationAnonymous, type JwtSigner } from '@openid4vc/oauth2';
+import { clientAuthenticationAnonymous, Oauth2Client, type JwtSigner } from '@openid4vc/oauth2';
 import { Openid4vciClient } from '@openid4vc/openid4vci';
 import { calculateJwkThumbprint, CompactSign, type JWK } from 'jose';
 
@@ -14,6 +14,15 @@ export interface WalletKey {
  * public JWK the library names (a proof's holder key, a DPoP key), the first when it names none.
  */
 export function independentWallet(keys: WalletKey[], fetchImpl: typeof fetch = fetch): Openid4vciClient {
+  return new Openid4vciClient({ callbacks: walletCallbacks(keys, fetchImpl) });
+}
+
+/** The same wallet's OAuth 2.0 client (@openid4vc/oauth2), for what OpenID4VCI leaves to OAuth: the refresh grant. */
+export function independentOauth2Client(keys: WalletKey[], fetchImpl: typeof fetch = fetch): Oauth2Client {
+  return new Oauth2Client({ callbacks: walletCallbacks(keys, fetchImpl) });
+}
+
+function walletCallbacks(keys: WalletKey[], fetchImpl: typeof fetch) {
   const signJwt = async (signer: JwtSigner, { header, payload }: { header: object; payload: object }) => {
     let key = keys[0];
     if (signer.method === 'jwk') {
@@ -25,13 +34,12 @@ export function independentWallet(keys: WalletKey[], fetchImpl: typeof fetch = f
       .sign(key.privateKey);
     return { jwt, signerJwk: key.publicJwk as never };
   };
-  return new Openid4vciClient({
-    callbacks: {
-      fetch: fetchImpl,
-      hash: (data, alg) => new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
-      generateRandom: (length) => new Uint8Array(randomBytes(length)),
-      clientAuthentication: clientAuthenticationAnonymous(),
-      signJwt: signJwt as never,
-    },
-  });
+  return {
+    fetch: fetchImpl,
+    hash: (data: Uint8Array, alg: string) =>
+      new Uint8Array(createHash(alg.replace('-', '').toLowerCase()).update(data).digest()),
+    generateRandom: (length: number) => new Uint8Array(randomBytes(length)),
+    clientAuthentication: clientAuthenticationAnonymous(),
+    signJwt: signJwt as never,
+  };
 }

@@ -90,17 +90,19 @@ export async function offer(
 ) {
   const stepId = `step-${++offers}`;
   const credentialExpiresAt = opts.credentialExpiresAt ?? new Date(Date.UTC(2030, 0, 1));
+  const serialNumber = `SN-${offers}-${Math.random().toString(36).slice(2)}`;
   const { offerId, offerUri, expiresAt } = await running.issuer.createOffer({
     stepId,
     credentialType: opts.credentialType ?? 'EmployeeBadge',
     attributes: opts.attributes ?? attributes,
-    serialNumber: `SN-${offers}-${Math.random().toString(36).slice(2)}`,
+    serialNumber,
     credentialExpiresAt,
     ...(opts.pin ? { pin: new PinHasher(COOKIE_KEY).hash(opts.pin, stepId) } : {}),
   });
   const parsed = await resolveOfferLink(offerUri);
   return {
     stepId,
+    serialNumber,
     offerId,
     offerUri,
     expiresAt,

@@ -217,7 +217,7 @@ describe('mso_mdoc issuance', () => {
         .issuerAuth.decodedPayload;
       expect(mso.validityInfo.validUntil.getTime()).toBe(credentialExpiresAt.getTime());
       // the ID token's ExpiresAt is made from this (src/service/stepOutcomes.ts)
-      expect(heard).toEqual([{ format: 'mso_mdoc', expiresAt: credentialExpiresAt.getTime() / 1000 }]);
+      expect(heard).toEqual([{ format: 'mso_mdoc', expiresAt: credentialExpiresAt.getTime() / 1000, count: 1 }]);
     } finally {
       await own.close();
     }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { credentialExpiry } from '../../rules/validity.js';
+import { batchSizeOf, MIN_BATCH_VALIDITY_SECONDS } from '../../rules/batch.js';
 import { isLoopbackHost } from '../../rules/loopback.js';
 import { EXTERNAL, isIdentityScope } from '../../rules/scopes.js';
 import { vctFor } from '../../issuance/credentialConfigurations.js';
@@ -45,6 +46,13 @@ export function checkCredentialTypes(cfg: Config, ctx: z.RefinementCtx): void {
           'required needs walletAttestation.trustedProviders: the wallet providers whose key attestations are trusted',
       });
     }
+    checkBatchValidity(t, i, cfg.issuance.batchSize, ctx);
+    if (t.keyAttestationLevels && t.keyAttestation !== 'required')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentialTypes', i, 'keyAttestationLevels'],
+        message: 'needs keyAttestation: required (the levels are those of the key attestation every proof must carry)',
+      });
     if (types.has(t.name))
       ctx.addIssue({
         code: 'custom',
@@ -104,6 +112,22 @@ function mdocAnchorFor(cfg: Config, name: string): boolean {
   if (anchors === undefined) return false;
   if (typeof anchors === 'string') return true;
   return anchors.some((a) => a.formats.includes('mso_mdoc') && (a.types === undefined || a.types.includes(name)));
+}
+
+/**
+ * A batch's timestamps are whole hours (ARF ISSU_36, src/rules/batch.ts): a batch type's credentials, and its
+ * mdocs, must be valid for at least two hours, so that the rounded expiry is still ahead.
+ */
+function checkBatchValidity(t: CredentialType, i: number, defaultSize: number, ctx: z.RefinementCtx): void {
+  if (batchSizeOf(t, defaultSize) < 2) return;
+  const now = new Date();
+  const lasts = (duration: string) => credentialExpiry(duration, now).getTime() - now.getTime();
+  const message = `must be at least PT2H for a type issued in batches (batchSize ${batchSizeOf(t, defaultSize)}): its timestamps are rounded to whole hours`;
+  if (lasts(t.validity) < MIN_BATCH_VALIDITY_SECONDS * 1000)
+    ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'validity'], message });
+  const mdocValidity = t.mdoc?.irrevocableValidity;
+  if (mdocValidity && lasts(mdocValidity) < MIN_BATCH_VALIDITY_SECONDS * 1000)
+    ctx.addIssue({ code: 'custom', path: ['credentialTypes', i, 'mdoc', 'irrevocableValidity'], message });
 }
 
 /** A trust anchor's types must be configured, and verifiable in one of the anchor's formats. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { RESERVED_CLAIM_NAMES } from '../../rules/claimNames.js';
+import { MAX_BATCH_SIZE } from '../../rules/batch.js';
+import { KEY_ATTESTATION_LEVELS } from '../../rules/keyAttestation.js';
 import { absoluteUrl, isoDuration, localizedText } from './common.js';
 import { cardSchema, missingCardLanguages } from './card.js';
 
@@ -69,8 +71,31 @@ export const credentialTypeSchema = z
      * it names another issuer's `vct`.
      */
     verifyOnly: z.boolean().optional(),
+    /**
+     * issuance: the most credentials one request may buy, one per key the wallet proves (OpenID4VCI 1.0 §8.2,
+     * ARF ISSU_43: one-time-use credentials); default `issuance.batchSize`; 1 is one credential per request
+     */
+    batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).optional(),
+    /**
+     * issuance: re-issuance without the relying party (HAIP 1.0 §4, ARF ISSU_42): the wallet's token response
+     * carries a refresh_token, and a refresh buys a fresh batch of the same credential (its attributes,
+     * SerialNumber and expiry) until it expires or its SerialNumber is revoked; off unless true
+     */
+    reissue: z.boolean().optional(),
     /** issuance: `required` refuses a proof without a key attestation (OpenID4VCI 1.0 Appendix D) */
     keyAttestation: z.enum(['required', 'optional']).optional(),
+    /**
+     * issuance, with `keyAttestation: required`: the least attack potential resistance (ISO/IEC 18045, OpenID4VCI
+     * 1.0 Appendix D.2) a key attestation must assert for the key's storage and for the user authentication
+     * guarding it; an attestation below either is refused
+     */
+    keyAttestationLevels: z
+      .object({
+        keyStorage: z.enum(KEY_ATTESTATION_LEVELS).optional(),
+        userAuthentication: z.enum(KEY_ATTESTATION_LEVELS).optional(),
+      })
+      .strict()
+      .optional(),
     attributes: z
       .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'attribute names must be identifiers'), attributeSchema)
       .refine((a) => Object.keys(a).length > 0, 'must declare at least one attribute')

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_BATCH_SIZE } from '../../rules/batch.js';
 import { jwksSchema } from './common.js';
 
 /**
@@ -77,6 +78,20 @@ export const walletAttestationSchema = z
           ),
       )
       .default([]),
+  })
+  .strict()
+  .prefault({});
+
+/** issuance: what the operator sets for every credential type that does not say otherwise */
+export const issuanceSchema = z
+  .object({
+    /**
+     * one-time-use credentials (OpenID4VCI 1.0 §8.2, ARF ISSU_43): the most credentials one credential request
+     * may buy, one per key the wallet proves; 1 (the default) is one credential per request
+     */
+    batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(1),
+    /** re-issuance (a type's `reissue`): the refreshes one credential's wallet may make per day, at most */
+    reissuesPerDay: z.number().int().min(1).max(1000).default(24),
   })
   .strict()
   .prefault({});

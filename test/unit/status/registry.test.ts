@@ -112,6 +112,44 @@ describe.each(Object.keys(STORE_KINDS) as (keyof typeof STORE_KINDS)[])(
       expect(await new StatusRegistry(shared, 1024, 'other').mdocStatus(digest)).toBeUndefined();
     });
 
+    it('issue 49: a batch has an entry per credential under one SerialNumber; a change acts on all, and on later ones', async () => {
+      const shared = await store();
+      const registry = new StatusRegistry(shared, 1024, 'wallet');
+      const entries = await registry.allocateMany('batch', inAnHour(), 10);
+      expect(new Set(entries.map((e) => `${e.listId}.${e.idx}`)).size).toBe(10);
+      expect(await registry.change('batch', 'suspended')).toMatchObject({ changed: true, credentials: 10 });
+      // a re-issued batch under a suspended SerialNumber starts suspended
+      const later = await registry.allocateMany('batch', inAnHour(), 3);
+      const values = async (list: typeof entries) => {
+        const listed = new Map<string, number>();
+        for (const listId of new Set(list.map((e) => e.listId)))
+          for (const [idx, value] of await registry.changedEntries(listId)) listed.set(`${listId}.${idx}`, value);
+        return list.map((e) => listed.get(`${e.listId}.${e.idx}`) ?? 0);
+      };
+      expect(await values([...entries, ...later])).toEqual(Array(13).fill(2));
+      expect(await registry.change('batch', 'revoked')).toMatchObject({ changed: true, credentials: 13 });
+      expect(await values([...entries, ...later])).toEqual(Array(13).fill(1));
+      await expect(registry.change('batch', 'valid')).rejects.toBeInstanceOf(RevocationIsFinal);
+      const afterRevocation = await registry.allocateMany('batch', inAnHour(), 2);
+      expect(await values(afterRevocation)).toEqual([1, 1]);
+    });
+
+    it('issue 49: an issuance that did not complete gives its entries back, and a SerialNumber left without any is unknown', async () => {
+      const registry = new StatusRegistry(await store(), 1024, 'wallet');
+      const digests = [0, 1, 2].map((i) => msoDigest(new TextEncoder().encode(`MSO ${i}`)));
+      const entries = await registry.allocateMany('half', inAnHour(), 3, digests);
+      expect(await registry.mdocStatus(digests[1])).toBe('valid');
+      await registry.release('half', entries, digests);
+      expect(await registry.status('half')).toBeUndefined();
+      expect(await registry.mdocStatus(digests[1])).toBeUndefined();
+      await expect(registry.change('half', 'revoked')).rejects.toBeInstanceOf(UnknownCredential);
+      // a re-issuance that failed leaves the first batch as it was
+      const first = await registry.allocateMany('kept', inAnHour(), 2);
+      const failed = await registry.allocateMany('kept', inAnHour(), 2);
+      await registry.release('kept', failed);
+      expect(await registry.change('kept', 'revoked')).toMatchObject({ credentials: 2, entry: first[0] });
+    });
+
     it('keeps a revocation a minute past the expiry, while verifiers may still accept the credential (their clock tolerance)', async () => {
       const registry = new StatusRegistry(await store(), 1024, 'wallet');
       const digest = msoDigest(new TextEncoder().encode('an MSO that expired 10 s ago'));
