@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
+import type Provider from 'oidc-provider';
+import type { CredentialType } from '../config/schema.js';
+import type { StatusRegistry } from '../status/registry.js';
 import type { Store } from '../store/types.js';
+import type { ReissueEdgeDeps } from './tokenEdge.js';
 
 /**
  * What a re-issuance needs (HAIP 1.0 §4, ARF ISSU_42): the credential as it was first issued. Kept from the
@@ -88,4 +92,19 @@ export class ReissueBook {
   async counted(serialNumber: string): Promise<void> {
     await this.store.attempt(countKey(serialNumber), true, this.perDay, DAY);
   }
+}
+
+/** What the token edge needs to answer a refresh: the credential behind a refresh token, and its status. */
+export function reissueEdgeDeps(
+  book: ReissueBook,
+  types: Map<string, CredentialType>,
+  statuses: StatusRegistry,
+  provider: Provider,
+): ReissueEdgeDeps {
+  return {
+    book,
+    reissuable: (name) => types.get(name)?.reissue === true,
+    grantOf: async (refreshToken) => (await provider.RefreshToken.find(refreshToken))?.grantId,
+    statusOf: async (serialNumber) => (await statuses.status(serialNumber))?.status,
+  };
 }

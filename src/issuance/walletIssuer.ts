@@ -17,8 +17,8 @@ import { PinHasher } from '../rules/pinHash.js';
 import { SdJwtVcSigner } from './sdJwtVc.js';
 import { signingKeysOf, type SigningKeys } from '../keys/keyRing.js';
 import { CookieKeys } from '../http/cookieKeys.js';
-import { reissueUntil, tokenEdge, type ReissueEdgeDeps } from './tokenEdge.js';
-import { ReissueBook, type ReissueRecord } from './reissues.js';
+import { reissueUntil, tokenEdge } from './tokenEdge.js';
+import { ReissueBook, reissueEdgeDeps, type ReissueRecord } from './reissues.js';
 import { codeFor, revokeOffer } from './providerCodes.js';
 import { limitByAddress, type RateLimits } from '../http/rateLimits.js';
 import { AttestationKeys } from './attestationKeys.js';
@@ -260,18 +260,8 @@ function walletTokenEdge(opts: WalletIssuerOptions, parts: IssuerParts, provider
     },
     attestationRequired: opts.attestationRequired ?? false,
     rateLimits: opts.rateLimits,
-    ...(parts.reissues ? { reissue: reissueEdge(parts.reissues, parts, provider) } : {}),
+    ...(parts.reissues ? { reissue: reissueEdgeDeps(parts.reissues, parts.types, parts.statuses, provider) } : {}),
   });
-}
-
-/** What the token edge needs to answer a refresh: the credential behind a refresh token, and its status. */
-function reissueEdge(book: ReissueBook, parts: IssuerParts, provider: Provider): ReissueEdgeDeps {
-  return {
-    book,
-    reissuable: (name) => parts.types.get(name)?.reissue === true,
-    grantOf: async (refreshToken) => (await provider.RefreshToken.find(refreshToken))?.grantId,
-    statusOf: async (serialNumber) => (await parts.statuses.status(serialNumber))?.status,
-  };
 }
 
 /** Everything wallet-facing: offers by reference, status lists, metadata, limits, notifications, the provider. */

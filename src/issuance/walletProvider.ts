@@ -176,7 +176,6 @@ function walletConfiguration(
 ): Configuration {
   const StoreAdapter = createOidcAdapterFactory(o.store, WALLET_NAMESPACE);
   const attested = o.attestationKeys.configured;
-  const display = o.cards && issuerDisplay(o.cards);
   const reissue = o.reissueUntil !== undefined && o.credentialTypes.some((t) => t.reissue === true);
   const grantTypes = reissue ? [PRE_AUTHORIZED_CODE_GRANT, 'refresh_token'] : [PRE_AUTHORIZED_CODE_GRANT];
   const wallets = attestedWallets(grantTypes);
@@ -240,23 +239,26 @@ function walletConfiguration(
         // OpenID4VCI 1.0 Appendix D: a proof's key_attestation, signed by a trusted wallet provider
         getKeyAttestationSignaturePublicKey: (_ctx, _iss, header) => o.attestationKeys.keyFor(header),
         issueCredential: o.issueCredential,
-        // OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts), the
-        // issuer's own name and logo (ui.name, ui.logo) per language; the provider refuses more proofs than
-        // `batch_size` (each type's own limit: src/issuance/issueCredential.ts)
-        metadata: {
-          notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}`,
-          ...(display ? { display } : {}),
-          ...batchMetadata(o),
-        },
+        metadata: issuerMetadata(o),
       },
     },
   };
 }
 
-/** §12.2.4 `batch_credential_issuance`, when some type takes batches: the largest of their sizes. */
-function batchMetadata(o: WalletProviderOptions): { batch_credential_issuance?: { batch_size: number } } {
+/**
+ * OpenID4VCI 1.0 §12.2.4: the notification endpoint is ours (src/issuance/notificationEndpoint.ts), the issuer's
+ * own name and logo (ui.name, ui.logo) per language, and `batch_credential_issuance` when some type takes
+ * batches: the largest of their sizes (the provider refuses more proofs; each type's own limit is checked in
+ * src/issuance/issueCredential.ts).
+ */
+function issuerMetadata(o: WalletProviderOptions) {
+  const display = o.cards && issuerDisplay(o.cards);
   const size = issuerBatchSize(o.credentialTypes.map((t) => o.batchSize?.(t) ?? 1));
-  return size ? { batch_credential_issuance: { batch_size: size } } : {};
+  return {
+    notification_endpoint: `${o.credentialIssuer}/${NOTIFICATION_PATH}`,
+    ...(display ? { display } : {}),
+    ...(size ? { batch_credential_issuance: { batch_size: size } } : {}),
+  };
 }
 
 /**
