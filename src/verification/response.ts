@@ -1,7 +1,8 @@
+import type { Document } from '@owf/mdoc';
 import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
 import { MDOC_FORMAT } from '../rules/formats.js';
-import { verifyMdocPresentation } from './mdoc.js';
+import { verifyMdocPresentation, type MdocExpectations } from './mdoc.js';
 import { checkOwnMdocStatus } from './credentialStatus.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
@@ -108,8 +109,38 @@ export interface ResponseExpectations {
   jwkThumbprint?: Uint8Array;
   /** through the Digital Credentials API: the page's origin, bound by the mdoc's OpenID4VPDCAPIHandover (Appendix A.5) */
   origin?: string;
+  /** ISO/IEC 18013-7 Annex C: the `dcapi` SessionTranscript the mdocs' device signatures cover */
+  annexCTranscript?: unknown[];
   /** the DER roots that may vouch for a credential type in a format; none when left out */
   anchorsFor?: (format: AnchorFormat, type: string) => Uint8Array[];
+}
+
+/** What an mdoc of `query` must be bound to and trusted by: the request's, and the anchors of its type. */
+const mdocExpectations = (
+  expected: ResponseExpectations,
+  query: DcqlQuery['credentials'][number],
+  namespace: string,
+  type: string,
+): MdocExpectations => ({
+  doctype: query.meta.doctype_value ?? '',
+  namespace,
+  clientId: expected.clientId,
+  nonce: expected.nonce,
+  responseUri: expected.responseUri,
+  jwkThumbprint: expected.jwkThumbprint,
+  ...(expected.origin !== undefined ? { origin: expected.origin } : {}),
+  ...(expected.annexCTranscript ? { annexCTranscript: expected.annexCTranscript } : {}),
+  trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
+});
+
+/** One mdoc, then (last, as an SD-JWT VC's status: a bad presentation never causes a lookup) our own mdocs' status. */
+async function verifyMdoc(presentation: string | Document, expected: MdocExpectations, ctx: PresentationContext) {
+  const mdoc = await verifyMdocPresentation(presentation, expected, {
+    now: ctx.now,
+    clockTolerance: ctx.clockTolerance,
+  });
+  await checkOwnMdocStatus(mdoc.msoDigest, ctx);
+  return mdoc;
 }
 
 /**
@@ -120,7 +151,8 @@ export interface ResponseExpectations {
  * when two types share an attribute name, the first type asked for wins.
  */
 export async function verifyResponse(
-  presentations: Map<string, string>,
+  /** query id -> presentation; an Annex C answer's documents come decoded (src/verification/mdocDocument.ts annexCDocuments) */
+  presentations: Map<string, string | Document>,
   expected: ResponseExpectations,
   ctx: PresentationContext,
 ): Promise<VerificationResult> {
@@ -135,24 +167,11 @@ export async function verifyResponse(
     let verified: { claims: Record<string, unknown>; holderKeyThumbprint: string; issuer: string };
     try {
       if (credentialQuery.format === MDOC_FORMAT && namespace !== undefined) {
-        const mdoc = await verifyMdocPresentation(
-          presentation,
-          {
-            doctype: credentialQuery.meta.doctype_value ?? '',
-            namespace,
-            clientId: expected.clientId,
-            nonce: expected.nonce,
-            responseUri: expected.responseUri,
-            jwkThumbprint: expected.jwkThumbprint,
-            ...(expected.origin !== undefined ? { origin: expected.origin } : {}),
-            trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
-          },
-          { now: ctx.now, clockTolerance: ctx.clockTolerance },
-        );
-        // last, as an SD-JWT VC's status: a bad presentation never causes a lookup
-        await checkOwnMdocStatus(mdoc.msoDigest, ctx);
+        const mdoc = await verifyMdoc(presentation, mdocExpectations(expected, credentialQuery, namespace, type), ctx);
         issuers[type] = { format: 'mso_mdoc', ds_subject: mdoc.documentSigner, ds_issuer: mdoc.issuer };
         verified = mdoc;
+      } else if (typeof presentation !== 'string') {
+        throw new VerificationRefusal('unrequested_credential', 'an mdoc answers a query for another format');
       } else {
         // the anchors of this type alone: an anchor for another type (or format) vouches for nothing here
         verified = await verifyPresentation(
