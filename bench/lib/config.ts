@@ -20,6 +20,14 @@ export const VERIFY_SCOPE = 'openid EmployeeBadge';
 export const EXTERNAL_ISSUE_SCOPE = `${ISSUE_SCOPE} External`;
 /** Issue 18's identity flow (D12, VerifiedIdentity): the holder presents a PID from an issuer other than this service. */
 export const IDENTITY_SCOPE = 'openid VerifiedIdentity';
+/**
+ * Issue 48's Annex C flow (ISO/IEC 18013-7, `org-iso-mdoc`): an mDL of the bench IACA (made once per run,
+ * benchIacaFile and benchMdocSignerFile), presented through the Digital Credentials API.
+ */
+export const ANNEX_C_SCOPE = 'openid MobileLicence';
+export const MDL_DOCTYPE = 'org.iso.18013.5.1.mDL';
+export const MDL_NAMESPACE = 'org.iso.18013.5.1';
+export const mdlClaims = { family_name: 'Lovelace', given_name: 'Ada' };
 /** The bench PID issuer (its key: pidIssuerKeyFile, generated once per run) and the PID's type. */
 export const PID_ISSUER = 'https://pid.bench';
 export const PID_VCT = 'urn:eudi:pid:1';
@@ -79,6 +87,10 @@ export const issuerFiles = (keyDir: string, port: number) => ({
 /** The bench PID issuer's private ES256 JWK (with its kid), generated with the run's keys (setup.ts makeKeys): our config trusts its public part, the load process signs PIDs with it. */
 export const pidIssuerKeyFile = (keyDir: string) => join(keyDir, 'pid-issuer.jwk.json');
 
+/** The bench IACA (PEM; our config trusts it for MobileLicence mdocs) and its document signer (JSON: chain and private JWK; the load process signs mDLs with it). */
+export const benchIacaFile = (keyDir: string) => join(keyDir, 'bench-iaca.pem');
+export const benchMdocSignerFile = (keyDir: string) => join(keyDir, 'bench-mdoc-signer.json');
+
 export function readPidIssuerKey(keyDir: string): { privateJwk: JWK; publicJwk: JWK } {
   const privateJwk = JSON.parse(readFileSync(pidIssuerKeyFile(keyDir), 'utf8')) as JWK;
   const { d: _d, ...publicJwk } = privateJwk;
@@ -94,7 +106,10 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
     store: spec.store === 'memory' ? 'memory' : { url: spec.redisUrl, keyPrefix: spec.redisPrefix },
     logLevel: 'silent',
     keys: { ...keyFiles(spec.keyDir), generate: false },
-    verifier: verifierFiles(spec.keyDir),
+    verifier: {
+      ...verifierFiles(spec.keyDir),
+      trustAnchors: [{ certificates: benchIacaFile(spec.keyDir), formats: ['mso_mdoc'], types: ['MobileLicence'] }],
+    },
     // HAIP 1.0 §6.1.1: credentials and status lists carry the issuer's chain (x5c), as in production
     issuer: issuerFiles(spec.keyDir, spec.port),
     // as production runs it (issue 21): metrics on, on a listener of their own; rate limits at their defaults
@@ -112,6 +127,13 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
           Email: { type: 'email', required: false },
         },
       },
+      // only annex_c_verification_flow asks for it: an mDL of the bench IACA
+      {
+        name: 'MobileLicence',
+        displayName: 'Mobile driving licence',
+        mdoc: { doctype: MDL_DOCTYPE, namespace: MDL_NAMESPACE },
+        attributes: { family_name: { type: 'string' }, given_name: { type: 'string' } },
+      },
     ],
     clients: [
       {
@@ -123,7 +145,7 @@ export function oursConfig(spec: ServerSpec): Record<string, unknown> {
         pkceMethods: ['S256'],
         // External: only external_issuance_flow requests it; the webhook goes to that phase's load process.
         // VerifiedIdentity: only identity_flow requests it
-        scopes: ['issue.EmployeeBadge', 'EmployeeBadge', 'External', 'VerifiedIdentity'],
+        scopes: ['issue.EmployeeBadge', 'EmployeeBadge', 'External', 'VerifiedIdentity', 'MobileLicence'],
         webhook: { url: webhookUrl(spec.webhookPort), secret: WEBHOOK_SECRET },
       },
     ],

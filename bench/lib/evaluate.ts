@@ -211,9 +211,12 @@ export const EXTERNAL_TARGET =
 export const IDENTITY_TARGET = 'identity flow CPU <= ours verification flow CPU of the same store';
 /** the Digital Credentials API saves the request object fetch and the same-device return: within the verification flow's CPU */
 export const DC_API_TARGET = 'DC API verification flow CPU <= ours verification flow CPU of the same store';
+/** Annex C (issue 48): the same saving, with the HPKE answer and the mdoc's checks in place of the SD-JWT VC's */
+export const ANNEX_C_TARGET = 'Annex C verification flow CPU <= ours verification flow CPU of the same store';
 export const VERIFICATION_TARGETS = {
   identity_flow: IDENTITY_TARGET,
   dc_api_verification_flow: DC_API_TARGET,
+  annex_c_verification_flow: ANNEX_C_TARGET,
 } as const;
 
 /** RS256 signatures per token response: counted (wrapped subtle.sign / crypto.sign in the server) and decoded (the responses). */

@@ -7,6 +7,7 @@
  * the server); and the bench PID issuer's credentials (identity_flow), made as test/helpers/pid.ts makes them.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs';
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
@@ -14,7 +15,9 @@ import { CompactEncrypt, exportJWK, generateKeyPair, importJWK, SignJWT, type Cr
 import type { StoredCredential } from '../../src/wallet/walletFile.js';
 import { browserGet, CookieJar, json, location, type HttpClient, type HttpResponse } from './http.js';
 import {
+  ANNEX_C_SCOPE,
   ATTRIBUTES,
+  benchMdocSignerFile,
   CLIENT,
   EXTERNAL_ISSUE_SCOPE,
   IDENTITY_SCOPE,
@@ -22,6 +25,9 @@ import {
   PID_ISSUER,
   PID_VCT,
   PIN,
+  MDL_DOCTYPE,
+  MDL_NAMESPACE,
+  mdlClaims,
   pidClaims,
   VERIFY_SCOPE,
 } from './config.js';
@@ -545,6 +551,80 @@ export async function oursDcApiVerification(
   if (answered.status !== 200) throw new Error(`dc-api answer: ${answered.status} ${answered.body.slice(0, 300)}`);
   jar.take(answered);
   // the answer finished the interaction: the browser resumes where it says, as the page does
+  const code = codeOf(await toClient(client, jar, (JSON.parse(answered.body) as { next: string }).next));
+  return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
+}
+
+/** A virtual user's mDL (annex_c_verification_flow): the IssuerSigned of the bench IACA and the holder's device key. */
+export interface HeldMdoc {
+  issuerSigned: string;
+  deviceKey: JWK;
+}
+
+/**
+ * One mDL per virtual user, signed by the bench IACA's document signer (config.ts benchMdocSignerFile) with
+ * @auth0/mdl, each bound to a fresh device key. Made before the warm-up: the issuer's signature is not the
+ * server's cost.
+ */
+export async function mdlCredentials(keyDir: string, n: number): Promise<HeldMdoc[]> {
+  const { issueMdoc } = await import('../../test/helpers/mdoc.js');
+  const signer = JSON.parse(readFileSync(benchMdocSignerFile(keyDir), 'utf8')) as { chain: string[]; privateJwk: JWK };
+  const out: HeldMdoc[] = [];
+  for (let vu = 0; vu < n; vu++) {
+    const holder = await newHolderKey();
+    const { issuerSigned } = await issueMdoc(
+      { ...signer, certs: [] },
+      { doctype: MDL_DOCTYPE, namespace: MDL_NAMESPACE, claims: mdlClaims, deviceKey: holder.publicJwk },
+    );
+    out.push({ issuerSigned, deviceKey: holder.privateJwk });
+  }
+  return out;
+}
+
+/**
+ * Ours, verification through the Digital Credentials API with ISO/IEC 18013-7 Annex C (issue 48, scope
+ * MobileLicence): PAR, authorise, prompt, the page's GET of its requests (the DeviceRequest's readerAuth
+ * signed by the server as every time), the independent holder's DeviceResponse over the `dcapi`
+ * SessionTranscript (@auth0/mdl) sealed to the request's key (@hpke/core; test/helpers/annexCHolder.ts),
+ * posted by the page as JSON, whose answer finishes the interaction and names where the browser resumes,
+ * token.
+ */
+export async function oursAnnexCVerification(
+  client: HttpClient,
+  ep: Endpoints,
+  o: { credential: HeldMdoc; redeem: boolean },
+): Promise<FlowResult> {
+  const [{ holderAnswersAnnexC }, { presentWithAuth0 }] = await Promise.all([
+    import('../../test/helpers/annexCHolder.js'),
+    import('../../test/helpers/mdoc.js'),
+  ]);
+  const { verifier, challenge } = pkce();
+  const requestUri = await par(client, ep, parParams(ANNEX_C_SCOPE, challenge));
+  const jar = new CookieJar();
+  const { promptUrl } = await toPrompt(client, jar, authorizeUrlFor(ep, requestUri));
+  const asked = await client.get(`${promptUrl}/dc-api`, { cookie: jar.header(), accept: 'application/json' });
+  const { requests } = json(asked, 200, 'dc-api requests') as { requests: Array<{ protocol: string; data: any }> };
+  const answer = await holderAnswersAnnexC(requests, {
+    origin: client.origin,
+    present: (read, sessionTranscriptBytes) =>
+      presentWithAuth0({
+        issuerSigned: o.credential.issuerSigned,
+        doctype: MDL_DOCTYPE,
+        namespace: MDL_NAMESPACE,
+        elements: [...read.docs[0].namespaces.get(MDL_NAMESPACE)!.keys()],
+        deviceKey: o.credential.deviceKey,
+        clientId: '',
+        nonce: '',
+        responseUri: '',
+        sessionTranscriptBytes,
+      }),
+  });
+  const answered = await client.request('POST', `${promptUrl}/dc-api`, {
+    body: JSON.stringify({ protocol: answer.protocol, data: answer.data }),
+    headers: { cookie: jar.header(), 'content-type': 'application/json', accept: 'application/json' },
+  });
+  if (answered.status !== 200) throw new Error(`dc-api answer: ${answered.status} ${answered.body.slice(0, 300)}`);
+  jar.take(answered);
   const code = codeOf(await toClient(client, jar, (JSON.parse(answered.body) as { next: string }).next));
   return { code, verifier, token: o.redeem ? await redeem(client, ep, code, verifier) : undefined };
 }

@@ -19,6 +19,8 @@ import {
   oursExternalIssuance,
   oursIdentity,
   oursDcApiVerification,
+  oursAnnexCVerification,
+  mdlCredentials,
   oursIssuance,
   oursVerification,
   par,
@@ -37,7 +39,7 @@ import {
 import { ISSUE_SCOPE, readPidIssuerKey, VERIFY_SCOPE, WEBHOOK_SECRET } from './config.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
-/** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow, dc_api_verification_flow: ours only, the baseline has no such flow). */
+/** What latest.json reports, ours against the baseline (external_issuance_flow, identity_flow, dc_api_verification_flow, annex_c_verification_flow: ours only, the baseline has no such flow). */
 export type Scenario =
   | 'discovery'
   | 'par'
@@ -46,7 +48,8 @@ export type Scenario =
   | 'external_issuance_flow'
   | 'verification_flow'
   | 'identity_flow'
-  | 'dc_api_verification_flow';
+  | 'dc_api_verification_flow'
+  | 'annex_c_verification_flow';
 /**
  * Every phase: the scenarios, and `wallet_steps` (baseline only, never a row): the wallet's requests of
  * an issuance flow against bare oidc-provider's OpenID4VCI issuer, which prices them in the allowance.
@@ -312,6 +315,29 @@ async function prepare(client: HttpClient, spec: LoadSpec): Promise<Prepared> {
         info: { credentialsIssued: credentials.length },
         op: async (vu) => {
           await oursDcApiVerification(client, ep, { credential: credentials[vu], redeem: true });
+        },
+      };
+    }
+    case 'annex_c_verification_flow': {
+      if (!ours)
+        throw new Error('annex_c_verification_flow runs against ours only (bare oidc-provider has no wallet step)');
+      if (spec.keyDir === undefined) throw new Error('annex_c_verification_flow: no key folder for the bench IACA');
+      // the holders' wallets: one mDL each, from the bench IACA (not our server: none of its CPU)
+      const credentials = await mdlCredentials(spec.keyDir, spec.concurrency);
+      // once, before the warm-up: the ID token carries the mDL's claims (so the flow measured is the Annex C flow)
+      const first = await oursAnnexCVerification(client, ep, { credential: credentials[0], redeem: true });
+      const idToken = JSON.parse(
+        Buffer.from(String(JSON.parse(first.token!.body).id_token).split('.')[1], 'base64url').toString('utf8'),
+      ) as Record<string, unknown>;
+      if (idToken.family_name !== 'Lovelace' || idToken.given_name !== 'Ada')
+        throw new Error(
+          `annex_c_verification_flow: the ID token does not carry the mDL's claims: ${JSON.stringify(idToken).slice(0, 300)}`,
+        );
+      return {
+        maxOps: spec.maxOps,
+        info: { credentialsIssued: credentials.length },
+        op: async (vu) => {
+          await oursAnnexCVerification(client, ep, { credential: credentials[vu], redeem: true });
         },
       };
     }

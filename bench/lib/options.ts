@@ -47,7 +47,7 @@ export interface BenchOptions {
  * the measured part. wallet_steps (baseline only, no row): the wallet's requests against bare
  * oidc-provider's OpenID4VCI issuer, after each round's issuance_flow; maxOps is also the pool of offers
  * minted before it. external_issuance_flow (ours only) runs in issuance_flow's rounds too, identity_flow
- * and dc_api_verification_flow (ours only) in verification_flow's. Interleaved, a slice takes its share of the pool (bench/modes/compare.ts).
+ * dc_api_verification_flow and annex_c_verification_flow (ours only) in verification_flow's. Interleaved, a slice takes its share of the pool (bench/modes/compare.ts).
  */
 export function phaseConfig(quick: boolean, interleave: boolean, rounds: number): Record<Phase, PhaseConfig> {
   return quick
@@ -60,6 +60,7 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         identity_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         dc_api_verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
+        annex_c_verification_flow: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 2_000 },
         wallet_steps: { concurrency: 8, warmupMs: 300, durationMs: 1_500, maxOps: 600 },
       }
     : {
@@ -80,6 +81,7 @@ export function phaseConfig(quick: boolean, interleave: boolean, rounds: number)
         identity_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
         // as identity_flow: verification_flow has just warmed the same verifier
         dc_api_verification_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
+        annex_c_verification_flow: { concurrency: 8, warmupMs: 5_000, durationMs: 4_000, maxOps: 50_000 },
         wallet_steps: { concurrency: 8, warmupMs: 3_000, durationMs: 4_000, maxOps: 4_000 },
       };
 }

@@ -97,7 +97,12 @@ const verdictText = (t: RowTarget | null) =>
           : t.verdict;
 
 /** Scenarios bare oidc-provider has no counterpart for: their baseline columns read n/a. */
-const OURS_ONLY = new Set<Scenario>(['external_issuance_flow', 'identity_flow', 'dc_api_verification_flow']);
+const OURS_ONLY = new Set<Scenario>([
+  'external_issuance_flow',
+  'identity_flow',
+  'dc_api_verification_flow',
+  'annex_c_verification_flow',
+]);
 
 function table(rows: Row[]): string {
   const head = [

@@ -9,7 +9,17 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { loadKeys } from '../../src/keys/keys.js';
 import { generateVerifierCertificates } from '../../src/keys/x509.js';
 import { certifyCredentialKey, generateIssuerCa } from '../../src/keys/issuerCertificate.js';
-import { issuerFiles, keyFiles, LIFETIMES, pidIssuerKeyFile, verifierFiles, type ServerSpec } from './config.js';
+import { createTestMdocIssuer } from '../../test/helpers/mdoc.js';
+import {
+  benchIacaFile,
+  benchMdocSignerFile,
+  issuerFiles,
+  keyFiles,
+  LIFETIMES,
+  pidIssuerKeyFile,
+  verifierFiles,
+  type ServerSpec,
+} from './config.js';
 import { freePort } from './children.js';
 import type { BenchOptions } from './options.js';
 
@@ -27,6 +37,14 @@ export async function makeKeys(): Promise<string> {
   writeFileSync(
     pidIssuerKeyFile(dir),
     JSON.stringify({ ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' }),
+    { mode: 0o600 },
+  );
+  // annex_c_verification_flow: the bench IACA (trusted by ours) and its document signer (used by the load process)
+  const iaca = await createTestMdocIssuer({ name: 'Bench IACA' });
+  writeFileSync(benchIacaFile(dir), iaca.iacaPem);
+  writeFileSync(
+    benchMdocSignerFile(dir),
+    JSON.stringify({ chain: iaca.signer.chain, privateJwk: iaca.signer.privateJwk }),
     { mode: 0o600 },
   );
   return dir;

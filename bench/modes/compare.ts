@@ -24,6 +24,7 @@ const ALL_SCENARIOS: Scenario[] = [
   'verification_flow',
   'identity_flow',
   'dc_api_verification_flow',
+  'annex_c_verification_flow',
 ];
 
 /**
@@ -31,8 +32,9 @@ const ALL_SCENARIOS: Scenario[] = [
  * wallet_steps (they price its allowance) and, when asked for, our external_issuance_flow, whose
  * allowance is issuance_flow's: its slices then sit between the baseline slices that price it, as ours
  * and the baseline's do. For verification_flow, when asked for, our identity_flow, whose target is our
- * verification_flow's CPU, and our dc_api_verification_flow, whose target is the same: their slices take
- * turns. external_issuance_flow, identity_flow and dc_api_verification_flow have no rounds of their own.
+ * verification_flow's CPU, and our dc_api_verification_flow and annex_c_verification_flow, whose target is the
+ * same: their slices take turns. external_issuance_flow, identity_flow, dc_api_verification_flow and
+ * annex_c_verification_flow have no rounds of their own.
  */
 function companions(
   scenario: Scenario,
@@ -41,7 +43,7 @@ function companions(
   base: ServerHandle,
 ): [ServerHandle, Phase][] {
   if (scenario === 'verification_flow')
-    return (['identity_flow', 'dc_api_verification_flow'] as const)
+    return (['identity_flow', 'dc_api_verification_flow', 'annex_c_verification_flow'] as const)
       .filter((s) => scenarios.includes(s))
       .map((s) => [ours, s] as [ServerHandle, Phase]);
   if (scenario !== 'issuance_flow') return [];
@@ -102,7 +104,7 @@ export async function compareRun(opts: BenchOptions): Promise<void> {
     scenarios.splice(scenarios.indexOf('external_issuance_flow'), 0, 'issuance_flow');
   }
   // identity_flow's target is our verification_flow's CPU, and it runs in verification_flow's rounds
-  for (const s of ['identity_flow', 'dc_api_verification_flow'] as const)
+  for (const s of ['identity_flow', 'dc_api_verification_flow', 'annex_c_verification_flow'] as const)
     if (scenarios.includes(s) && !scenarios.includes('verification_flow')) {
       log(`also running verification_flow: ${s} runs in its rounds and its target is our verification_flow CPU`);
       scenarios.splice(scenarios.indexOf(s), 0, 'verification_flow');
@@ -182,7 +184,12 @@ async function oneRun(
     try {
       for (const scenario of scenarios) {
         // measured in issuance_flow's, verification_flow's rounds
-        if (['external_issuance_flow', 'identity_flow', 'dc_api_verification_flow'].includes(scenario)) continue;
+        if (
+          ['external_issuance_flow', 'identity_flow', 'dc_api_verification_flow', 'annex_c_verification_flow'].includes(
+            scenario,
+          )
+        )
+          continue;
         const others = companions(scenario, scenarios, ours, base);
         details.push(...(await (opts.interleave ? interleaved : sequential)(opts, scenario, ours, base, others)));
       }

@@ -12,7 +12,7 @@ import type { BenchOptions } from '../lib/options.js';
  * `others`: the scenario's companions (./compare.ts), each a phase of its own after ours and the baseline
  * in every round: for issuance_flow, what bare oidc-provider spends serving the wallet's requests (the
  * allowance's price for them, same store, same round) and our external_issuance_flow; for verification_flow,
- * our identity_flow and dc_api_verification_flow.
+ * our identity_flow, dc_api_verification_flow and annex_c_verification_flow.
  */
 export async function sequential(
   opts: BenchOptions,

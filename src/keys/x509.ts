@@ -23,7 +23,13 @@ interface Certificate {
   cert: x509.X509Certificate;
 }
 
+/** Certificates read, by DER: an mdoc's signer and root recur within and across presentations. 256 at most; no failure. */
+const alreadyRead = new Map<string, Certificate>();
+
 function readCertificate(der: Uint8Array, what: string): Certificate {
+  const key = Buffer.from(der).toString('base64');
+  const known = alreadyRead.get(key);
+  if (known) return known;
   let node: NodeCertificate;
   let cert: x509.X509Certificate;
   try {
@@ -34,10 +40,13 @@ function readCertificate(der: Uint8Array, what: string): Certificate {
   }
   // both parsers ignore bytes after the certificate, which would still change its x509_hash
   if (!node.raw.equals(Buffer.from(der))) throw new Error(`${what} has bytes after the certificate`);
-  return { der, node, cert };
+  if (alreadyRead.size >= 256) alreadyRead.delete(alreadyRead.keys().next().value!);
+  alreadyRead.set(key, { der: Uint8Array.from(der), node, cert });
+  return alreadyRead.get(key)!;
 }
 
-const parse = (der: Uint8Array) => readCertificate(der, 'the certificate').cert;
+/** A certificate as @peculiar/x509 reads it (names, extensions), read once (above). */
+export const certificateOf = (der: Uint8Array): x509.X509Certificate => readCertificate(der, 'the certificate').cert;
 
 /** PEM certificate(s) → DER, in file order. */
 export function readPemCertificates(pem: string, where: string): Uint8Array[] {
@@ -104,19 +113,19 @@ export function uriNames(der: Uint8Array): string[] {
 }
 
 function altNames(der: Uint8Array, type: 'dns' | 'url'): string[] {
-  const san = parse(der).getExtension(x509.SubjectAlternativeNameExtension);
+  const san = certificateOf(der).getExtension(x509.SubjectAlternativeNameExtension);
   return san ? san.names.items.filter((n) => n.type === type).map((n) => n.value) : [];
 }
 
 /** RFC 5280 §4.2.1.2, base64url: how `trusted_authorities` `aki` values name a trust anchor (OpenID4VP 1.0 §6.1.1.1). */
 export function subjectKeyIdentifier(der: Uint8Array): string | undefined {
-  const ski = parse(der).getExtension(x509.SubjectKeyIdentifierExtension);
+  const ski = certificateOf(der).getExtension(x509.SubjectKeyIdentifierExtension);
   return ski ? base64url.encode(Buffer.from(ski.keyId, 'hex')) : undefined;
 }
 
 /** RFC 5280 §4.2.1.1, base64url of the keyIdentifier (OpenID4VP 1.0 §6.1.1.1 `aki`). */
 export function authorityKeyIdentifier(der: Uint8Array): string | undefined {
-  const aki = parse(der).getExtension(x509.AuthorityKeyIdentifierExtension);
+  const aki = certificateOf(der).getExtension(x509.AuthorityKeyIdentifierExtension);
   return aki?.keyId ? base64url.encode(Buffer.from(aki.keyId, 'hex')) : undefined;
 }
 
@@ -130,11 +139,11 @@ export async function certificatePublicJwk(der: Uint8Array): Promise<JWK> {
  * certificate encodes them (not reversed as RFC 4514 §2.1 would), e.g. "CN=Example IACA, C=NL".
  */
 export function subjectName(der: Uint8Array): string {
-  return parse(der).subject;
+  return certificateOf(der).subject;
 }
 
 export function issuerName(der: Uint8Array): string {
-  return parse(der).issuer;
+  return certificateOf(der).issuer;
 }
 
 function basicConstraints(c: Certificate): { ca: boolean; pathLength?: number } {

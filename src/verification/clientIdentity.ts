@@ -24,6 +24,11 @@ export interface ClientIdentity {
   clientId: string;
   /** x509 prefixes: the JWS `x5c` header (base64 DER, leaf first, no trust anchor) and the leaf's key */
   signer?: { x5c: string[]; key: KeyObject };
+  /**
+   * ISO/IEC 18013-7 Annex C: what signs the DeviceRequest's `readerAuth` (`verifier.readerCertificate`, else
+   * the signer above): the chain (DER, leaf first) and the leaf's key; none: the DeviceRequest is unsigned
+   */
+  reader?: { x5chain: Uint8Array[]; key: KeyObject };
   responseMode: VerifierConfig['responseMode'];
   /** `verifier.trustAnchors`: roots of mdoc IACAs and of x5c-signed SD-JWT VCs, each for its formats and types */
   trustAnchors: TrustAnchor[];
@@ -148,6 +153,23 @@ async function loadTrustAnchors(
   return anchors;
 }
 
+/** `verifier.readerCertificate`: both files, the chain checked as the verifier's is (P-256 leaf of the key, valid, no root). */
+async function loadReaderCertificate(
+  cfg: NonNullable<VerifierConfig['readerCertificate']>,
+  baseDir: string,
+): Promise<{ x5chain: Uint8Array[]; key: KeyObject }> {
+  const chainFile = resolve(baseDir, cfg.certificateChain);
+  const keyFile = resolve(baseDir, cfg.key);
+  const [chainPem, keyPem] = await Promise.all([readText(chainFile), readText(keyFile)]);
+  if (chainPem === undefined) throw new Error(`verifier.readerCertificate.certificateChain: ${chainFile} not found`);
+  if (keyPem === undefined) throw new Error(`verifier.readerCertificate.key: ${keyFile} not found`);
+  const where = `verifier.readerCertificate.certificateChain (${chainFile})`;
+  const x5chain = readPemCertificates(chainPem, where);
+  const key = readPemPrivateKey(keyPem, `verifier.readerCertificate.key (${keyFile})`);
+  await checkVerifierChain(x5chain, key, where);
+  return { x5chain, key };
+}
+
 /**
  * Resolves `verifier` at start-up: the client identifier and what signs requests under it, checked as a
  * wallet will check them (HAIP 1.0: the chain without its trust anchor; `x509_san_dns`: the leaf names the
@@ -160,6 +182,7 @@ export async function loadClientIdentity(
   const host = new URL(opts.baseUrl).hostname;
   const warnings: string[] = [];
   const trustAnchors = await loadTrustAnchors(cfg.trustAnchors, opts.baseDir, warnings);
+  const reader = cfg.readerCertificate ? await loadReaderCertificate(cfg.readerCertificate, opts.baseDir) : undefined;
   if (cfg.clientIdPrefix === 'redirect_uri') {
     if (!isLoopbackHost(host))
       warnings.push(
@@ -169,6 +192,7 @@ export async function loadClientIdentity(
       identity: {
         prefix: 'redirect_uri',
         clientId: `redirect_uri:${opts.responseUri}`,
+        ...(reader ? { reader } : {}),
         responseMode: cfg.responseMode,
         trustAnchors,
       },
@@ -197,6 +221,7 @@ export async function loadClientIdentity(
       prefix: cfg.clientIdPrefix,
       clientId,
       signer: { x5c: chain.map((der) => Buffer.from(der).toString('base64')), key },
+      reader: reader ?? { x5chain: chain, key },
       responseMode: cfg.responseMode,
       trustAnchors,
     },

@@ -3,7 +3,8 @@ import { SessionTranscript, type Document, type MdocContext, type VerificationAs
 import { issuerName, subjectName } from '../keys/x509.js';
 import { msoDigest } from '../status/registry.js';
 import { libraryReason, refuse, type VerificationRefusal } from './errors.js';
-import { decodeDocument, disclosedClaims } from './mdocDocument.js';
+import { annexCDeviceSignatureValid } from './annexCAnswer.js';
+import { checkDocument, decodeDocument, disclosedClaims } from './mdocDocument.js';
 import { COSE_SIGNATURE_ALGORITHMS, CoseAlgorithmError, jwkOfCoseKey, mdocContext } from './mdocContext.js';
 
 /**
@@ -22,6 +23,8 @@ export interface MdocExpectations {
   jwkThumbprint?: Uint8Array;
   /** through the Digital Credentials API: the page's origin, bound by the OpenID4VPDCAPIHandover (OpenID4VP 1.0 Appendix A.5) */
   origin?: string;
+  /** ISO/IEC 18013-7 Annex C: the `dcapi` SessionTranscript the device signature covers (no OpenID4VP handover) */
+  annexCTranscript?: unknown[];
   /** DER IACA roots that may vouch for this query's type (verifier.trustAnchors of format mso_mdoc) */
   trustAnchors: Uint8Array[];
 }
@@ -58,6 +61,8 @@ interface Failure {
   document: Document;
   /** the DC API's origin, when the handover binds one */
   origin?: string;
+  /** the transcript is Annex C's */
+  annexC?: boolean;
 }
 
 /** The refusal for a failed check of @owf/mdoc (ISO/IEC 18013-5 §9.3.1), by its category and check. */
@@ -113,9 +118,11 @@ function refusalFor({ category, check }: VerificationAssessment, f: Failure): Ve
       'mdoc_device_signature_invalid',
       f.coseError
         ? `the mdoc device signature does not verify: ${f.coseError.message}`
-        : f.origin !== undefined
-          ? 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 Appendix A.5 OpenID4VPDCAPIHandover: origin, nonce, encryption key) or for the MSO device key'
-          : 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 §B.2.6.1 SessionTranscript: client_id, nonce, response_uri, encryption key) or for the MSO device key',
+        : f.annexC
+          ? 'the mdoc device signature does not verify for this request (ISO/IEC 18013-7 Annex C dcapi SessionTranscript: the EncryptionInfo of this request and the origin) or for the MSO device key'
+          : f.origin !== undefined
+            ? 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 Appendix A.5 OpenID4VPDCAPIHandover: origin, nonce, encryption key) or for the MSO device key'
+            : 'the mdoc device signature does not verify for this request (OpenID4VP 1.0 §B.2.6.1 SessionTranscript: client_id, nonce, response_uri, encryption key) or for the MSO device key',
     );
   }
   return refuse('mdoc_invalid', 'the mdoc DeviceResponse is not well formed');
@@ -132,11 +139,15 @@ function refusalFor({ category, check }: VerificationAssessment, f: Failure): Ve
  * (ISO/IEC 18013-5 §8.3.2.1.2.2 DeviceNameSpaces) are the wallet's own word and are not returned.
  */
 export async function verifyMdocPresentation(
-  deviceResponse: string,
+  deviceResponse: string | Document,
   expected: MdocExpectations,
   ctx: { now?: number; clockTolerance?: number } = {},
 ): Promise<VerifiedMdoc> {
-  const document = decodeDocument(deviceResponse, expected.doctype);
+  // a Document: one of an Annex C DeviceResponse, already matched to its request (annexCDocuments)
+  const document =
+    typeof deviceResponse === 'string'
+      ? decodeDocument(deviceResponse, expected.doctype)
+      : checkDocument(deviceResponse, expected.doctype);
   if (expected.trustAnchors.length === 0)
     throw refuse(
       'mdoc_issuer_not_trusted',
@@ -145,7 +156,13 @@ export async function verifyMdocPresentation(
 
   const now = new Date((ctx.now ?? Math.floor(Date.now() / 1000)) * 1000);
   const clockTolerance = ctx.clockTolerance ?? 30;
-  const failure: Failure = { now, clockTolerance, document, origin: expected.origin };
+  const failure: Failure = {
+    now,
+    clockTolerance,
+    document,
+    origin: expected.origin,
+    annexC: !!expected.annexCTranscript,
+  };
   const context = reportingContext(failure);
   await verifyIssuerSigned(document, expected, context, failure);
   await verifyDeviceSigned(document, expected, context, failure);
@@ -248,6 +265,15 @@ async function verifyDeviceSigned(
   context: MdocContext,
   failure: Failure,
 ): Promise<void> {
+  // ISO/IEC 18013-7 Annex C: the `dcapi` transcript, which @owf/mdoc 0.6 cannot decode (src/verification/annexCAnswer.ts)
+  if (expected.annexCTranscript) {
+    const valid = await annexCDeviceSignatureValid(document, expected.annexCTranscript, context).catch((err) => {
+      if (err instanceof CoseAlgorithmError) failure.coseError = err;
+      return false;
+    });
+    if (!valid) throw refusalFor({ category: 'DEVICE_AUTH', status: 'FAILED', check: 'device signature' }, failure);
+    return;
+  }
   try {
     const thumbprint = expected.jwkThumbprint ? { jwkThumbprint: expected.jwkThumbprint } : {};
     // Appendix A.5: through the DC API the handover binds the origin, not the client_id and response_uri

@@ -1,10 +1,14 @@
-// @peculiar/x509 resolves its parsers through tsyringe, which needs the Reflect metadata API
-import 'reflect-metadata';
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, verify, type JsonWebKey } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import { CoseKey, Curve, DateOnly, Header, KeyType, type MdocContext, type Sign1 } from '@owf/mdoc';
 import type { JWK } from 'jose';
-import { certificatePublicJwk, issuerName, subjectName, toPem, verifyCertificateChain } from '../keys/x509.js';
+import {
+  certificateOf,
+  certificatePublicJwk,
+  issuerName,
+  subjectName,
+  toPem,
+  verifyCertificateChain,
+} from '../keys/x509.js';
 
 /**
  * What the verifier (src/verification/mdoc.ts) needs around @owf/mdoc (the dev wallet has its own,
@@ -163,14 +167,13 @@ export const mdocContext: MdocContext = {
   },
   x509: {
     // ISO/IEC 18013-5 §9.3.1: issuing_country / issuing_jurisdiction are compared with the issuer's C / ST
-    getIssuerNameField: ({ certificate, field }) =>
-      new x509.X509Certificate(Uint8Array.from(certificate)).issuerName.getField(field),
+    getIssuerNameField: ({ certificate, field }) => certificateOf(certificate).issuerName.getField(field),
     getPublicKey: async ({ certificate }) => coseKeyOfJwk(await certificatePublicJwk(certificate)),
     // the issuerAuth x5chain (its only use in @owf/mdoc): a document signer (ISO/IEC 18013-5 Annex B.1.4)
     verifyCertificateChain: ({ trustedCertificates, x5chain, now }) =>
       verifyCertificateChain(x5chain, trustedCertificates, now, 'mdoc-document-signer'),
     getCertificateData: ({ certificate }) => {
-      const cert = new x509.X509Certificate(Uint8Array.from(certificate));
+      const cert = certificateOf(certificate);
       return {
         issuerName: issuerName(certificate),
         subjectName: subjectName(certificate),

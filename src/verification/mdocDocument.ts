@@ -5,7 +5,7 @@ import { mdocValueToJson } from './mdocContext.js';
 /** An mdoc presentation's document read and its disclosed elements taken (src/verification/mdoc.ts checks it). */
 
 /** The largest DeviceResponse accepted, decoded (1 MiB). */
-const MDOC_LIMIT = 1024 * 1024;
+export const MDOC_LIMIT = 1024 * 1024;
 /**
  * At most this many issuer-signed elements in the document: @owf/mdoc decodes the MSO again for every
  * element it checks, so the work grows with their square. An mDL or a PID has a few dozen.
@@ -29,6 +29,17 @@ export function decodeDocument(deviceResponse: string, doctype: string): Documen
   if (bytes.length > MDOC_LIMIT)
     throw refuse('vp_token_too_large', `the mdoc presentation exceeds ${MDOC_LIMIT} bytes`);
 
+  const documents = decodeDeviceResponse(bytes);
+  if (documents.length !== 1)
+    throw refuse(
+      'mdoc_invalid',
+      `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`,
+    );
+  return checkDocument(documents[0], doctype);
+}
+
+/** The documents of a CBOR DeviceResponse (ISO/IEC 18013-5 §8.3.2.1.2.2) of status 0. */
+export function decodeDeviceResponse(bytes: Uint8Array): Document[] {
   let response: DeviceResponse;
   try {
     response = DeviceResponse.decode(bytes);
@@ -40,13 +51,14 @@ export function decodeDocument(deviceResponse: string, doctype: string): Documen
   }
   if (response.status !== 0)
     throw refuse('mdoc_invalid', `the mdoc DeviceResponse has status ${response.status}, not 0 (OK)`);
-  const documents = response.documents ?? [];
-  if (documents.length !== 1)
-    throw refuse(
-      'mdoc_invalid',
-      `the mdoc DeviceResponse holds ${documents.length} documents; exactly one is expected`,
-    );
-  const [document] = documents;
+  return response.documents ?? [];
+}
+
+/**
+ * One Document as this verifier takes it: of the requested doctype, with at most MAX_ELEMENTS elements and a
+ * detached device signature.
+ */
+export function checkDocument(document: Document, doctype: string): Document {
   if (document.docType !== doctype)
     throw refuse('mdoc_wrong_doctype', `the mdoc is not of the requested doctype ${doctype}`);
   const elements = [...(document.issuerSigned.issuerNamespaces?.issuerNamespaces.values() ?? [])].reduce(
@@ -69,6 +81,40 @@ export function decodeDocument(deviceResponse: string, doctype: string): Documen
       'the mdoc DeviceSignature carries a payload; it must be detached (null, ISO/IEC 18013-5 §9.1.3.6)',
     );
   return document;
+}
+
+/**
+ * ISO/IEC 18013-7 Annex C: the documents of one DeviceResponse answering a DeviceRequest of several, each
+ * matched to the request's document of its doctype: every requested document once, nothing else.
+ * Returns query id -> Document, in request order.
+ */
+export function annexCDocuments(
+  bytes: Uint8Array,
+  requested: ReadonlyArray<{ queryId: string; doctype: string }>,
+): Map<string, Document> {
+  const documents = decodeDeviceResponse(bytes);
+  const byDoctype = new Map<string, Document>();
+  for (const document of documents) {
+    if (!requested.some((r) => r.doctype === document.docType))
+      throw refuse(
+        'unrequested_credential',
+        'the DeviceResponse holds a document of a doctype this request did not ask for',
+      );
+    if (byDoctype.has(document.docType))
+      throw refuse('too_many_presentations', `the DeviceResponse holds two documents of doctype ${document.docType}`);
+    byDoctype.set(document.docType, document);
+  }
+  const chosen = new Map<string, Document>();
+  for (const { queryId, doctype } of requested) {
+    const document = byDoctype.get(doctype);
+    if (!document)
+      throw refuse(
+        'missing_credential',
+        `the DeviceResponse holds no document of doctype ${doctype}; every requested document must be presented`,
+      );
+    chosen.set(queryId, checkDocument(document, doctype));
+  }
+  return chosen;
 }
 
 /** The disclosed issuer-signed elements of `namespace`, as JSON values. */

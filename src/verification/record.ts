@@ -1,6 +1,7 @@
 // A verification request as the store keeps it, its status and its result (src/verification/requests.ts keeps them).
 import type { JWK } from 'jose';
 import type { Say } from '../i18n/catalogues.js';
+import type { AnnexCKey } from './annexC.js';
 
 /** Which link the wallet came by: the QR code (another device) or the button on the holder's own device. */
 export type Device = 'cross' | 'same';
@@ -54,6 +55,11 @@ export interface VerificationRecord {
   responseMode: 'direct_post' | 'direct_post.jwt';
   /** direct_post.jwt: this request's own ECDH-ES P-256 key (OpenID4VP 1.0 §8.3); only its public half leaves the service */
   encryptionKey?: JWK;
+  /**
+   * ISO/IEC 18013-7 Annex C, when every credential asked for has an mdoc form: the EncryptionInfo's nonce and
+   * this request's own P-256 key, whose public half the `org-iso-mdoc` entry carries
+   */
+  annexC?: AnnexCKey;
   /** same-device: where the wallet sends the browser back, with a response_code (OpenID4VP 1.0 §8.2) */
   returnUri?: string;
   /** epoch seconds */

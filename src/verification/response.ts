@@ -1,8 +1,9 @@
+import type { Document } from '@owf/mdoc';
 import { answeredOption, missingClaims, satisfiedOption, topLevelClaimName, type DcqlQuery } from './dcql.js';
 import { VerificationRefusal } from './errors.js';
 import { MDOC_FORMAT } from '../rules/formats.js';
 import { withAgeAnswers } from '../rules/ageOver.js';
-import { verifyMdocPresentation } from './mdoc.js';
+import { verifyMdocPresentation, type MdocExpectations } from './mdoc.js';
 import { checkOwnMdocStatus } from './credentialStatus.js';
 import { verifyPresentation, type PresentationContext } from './presentation.js';
 import type { AnchorFormat } from '../keys/trustAnchors.js';
@@ -114,8 +115,38 @@ export interface ResponseExpectations {
   jwkThumbprint?: Uint8Array;
   /** through the Digital Credentials API: the page's origin, bound by the mdoc's OpenID4VPDCAPIHandover (Appendix A.5) */
   origin?: string;
+  /** ISO/IEC 18013-7 Annex C: the `dcapi` SessionTranscript the mdocs' device signatures cover */
+  annexCTranscript?: unknown[];
   /** the DER roots that may vouch for a credential type in a format; none when left out */
   anchorsFor?: (format: AnchorFormat, type: string) => Uint8Array[];
+}
+
+/** What an mdoc of `query` must be bound to and trusted by: the request's, and the anchors of its type. */
+const mdocExpectations = (
+  expected: ResponseExpectations,
+  query: DcqlQuery['credentials'][number],
+  namespace: string,
+  type: string,
+): MdocExpectations => ({
+  doctype: query.meta.doctype_value ?? '',
+  namespace,
+  clientId: expected.clientId,
+  nonce: expected.nonce,
+  responseUri: expected.responseUri,
+  jwkThumbprint: expected.jwkThumbprint,
+  ...(expected.origin !== undefined ? { origin: expected.origin } : {}),
+  ...(expected.annexCTranscript ? { annexCTranscript: expected.annexCTranscript } : {}),
+  trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
+});
+
+/** One mdoc, then (last, as an SD-JWT VC's status: a bad presentation never causes a lookup) our own mdocs' status. */
+async function verifyMdoc(presentation: string | Document, expected: MdocExpectations, ctx: PresentationContext) {
+  const mdoc = await verifyMdocPresentation(presentation, expected, {
+    now: ctx.now,
+    clockTolerance: ctx.clockTolerance,
+  });
+  await checkOwnMdocStatus(mdoc.msoDigest, ctx);
+  return mdoc;
 }
 
 /**
@@ -126,7 +157,8 @@ export interface ResponseExpectations {
  * when two types share an attribute name, the first type asked for wins.
  */
 export async function verifyResponse(
-  presentations: Map<string, string>,
+  /** query id -> presentation; an Annex C answer's documents come decoded (src/verification/mdocDocument.ts annexCDocuments) */
+  presentations: Map<string, string | Document>,
   expected: ResponseExpectations,
   ctx: PresentationContext,
 ): Promise<VerificationResult> {
@@ -141,28 +173,15 @@ export async function verifyResponse(
     let verified: { claims: Record<string, unknown>; holderKeyThumbprint: string; issuer: string };
     try {
       if (credentialQuery.format === MDOC_FORMAT && namespace !== undefined) {
-        const mdoc = await verifyMdocPresentation(
-          presentation,
-          {
-            doctype: credentialQuery.meta.doctype_value ?? '',
-            namespace,
-            clientId: expected.clientId,
-            nonce: expected.nonce,
-            responseUri: expected.responseUri,
-            jwkThumbprint: expected.jwkThumbprint,
-            ...(expected.origin !== undefined ? { origin: expected.origin } : {}),
-            trustAnchors: expected.anchorsFor?.('mso_mdoc', type) ?? [],
-          },
-          { now: ctx.now, clockTolerance: ctx.clockTolerance },
-        );
-        // last, as an SD-JWT VC's status: a bad presentation never causes a lookup
-        await checkOwnMdocStatus(mdoc.msoDigest, ctx);
+        const mdoc = await verifyMdoc(presentation, mdocExpectations(expected, credentialQuery, namespace, type), ctx);
         issuers[type] = { format: 'mso_mdoc', ds_subject: mdoc.documentSigner, ds_issuer: mdoc.issuer };
         // ISO/IEC 18013-5 §7.2.5: an age_over_NN asked for may be answered by the nearest one the mdoc holds
         const asked = (credentialQuery.claims ?? []).flatMap((c) =>
           c.path.length === 2 && c.path[0] === namespace && typeof c.path[1] === 'string' ? [c.path[1]] : [],
         );
         verified = { ...mdoc, claims: withAgeAnswers(mdoc.claims, asked) };
+      } else if (typeof presentation !== 'string') {
+        throw new VerificationRefusal('unrequested_credential', 'an mdoc answers a query for another format');
       } else {
         // the anchors of this type alone: an anchor for another type (or format) vouches for nothing here
         verified = await verifyPresentation(

@@ -45,6 +45,8 @@ export interface TestMdocIssuer {
   iacaDer: Uint8Array;
   /** the IACA as an issuer of further test certificates */
   iaca: TestCert;
+  /** the standard document signer (mdlDS, directly under the IACA) */
+  signer: DocumentSigner;
   issue(input: {
     doctype: string;
     namespace: string;
@@ -118,6 +120,7 @@ export async function createTestMdocIssuer(opts: { name?: string; pathLength?: n
     iacaPem: iaca.toString('pem'),
     iacaDer,
     iaca: iacaIssuer,
+    signer: standard,
     async documentSigner(o) {
       const above = o.intermediate
         ? await makeCert({
@@ -140,29 +143,46 @@ export async function createTestMdocIssuer(opts: { name?: string; pathLength?: n
       const certs = [signer, ...(above ? [above] : [])];
       return { chain: certs.map((c) => c.pem), privateJwk: signer.privateJwk, certs };
     },
-    async issue({ doctype, namespace, claims, deviceKey, validFrom, validUntil, signer = standard }) {
-      const signedAt = new Date(Math.min(Date.now(), validFrom?.getTime() ?? Infinity));
-      const document = await new Document(doctype)
-        .addIssuerNameSpace(namespace, claims)
-        .useDigestAlgorithm('SHA-256')
-        .addValidityInfo({
-          signed: signedAt,
-          validFrom: validFrom ?? signedAt,
-          validUntil: validUntil ?? new Date(signedAt.getTime() + 365 * DAY),
-        })
-        .addDeviceKeyInfo({ deviceKey: publicOnly(deviceKey) })
-        .sign({
-          issuerPrivateKey: signer.privateJwk,
-          issuerCertificate: signer.chain.length === 1 ? signer.chain[0] : signer.chain,
-          alg: 'ES256',
-        });
-      // OpenID4VCI 1.0 Appendix A.2.4: the credential is the base64url CBOR IssuerSigned (the document's issuerSigned map)
-      const issuerSigned = new MDoc([document]).encode();
-      const decoded = cborDecode(issuerSigned) as Map<string, unknown>;
-      const [doc] = decoded.get('documents') as Array<Map<string, unknown>>;
-      return { issuerSigned: Buffer.from(cborEncode(doc.get('issuerSigned'))).toString('base64url') };
-    },
+    issue: ({ signer = standard, ...input }) => issueMdoc(signer, input),
   };
+}
+
+/**
+ * An IssuerSigned (base64url CBOR, OpenID4VCI 1.0 Appendix A.2.4) signed by `signer` with @auth0/mdl, for
+ * `deviceKey`: what TestMdocIssuer.issue makes, for a document signer kept elsewhere (the benchmark's).
+ */
+export async function issueMdoc(
+  signer: DocumentSigner,
+  input: {
+    doctype: string;
+    namespace: string;
+    claims: Record<string, unknown>;
+    deviceKey: JWK;
+    validFrom?: Date;
+    validUntil?: Date;
+  },
+): Promise<{ issuerSigned: string }> {
+  const { doctype, namespace, claims, deviceKey, validFrom, validUntil } = input;
+  const signedAt = new Date(Math.min(Date.now(), validFrom?.getTime() ?? Infinity));
+  const document = await new Document(doctype)
+    .addIssuerNameSpace(namespace, claims)
+    .useDigestAlgorithm('SHA-256')
+    .addValidityInfo({
+      signed: signedAt,
+      validFrom: validFrom ?? signedAt,
+      validUntil: validUntil ?? new Date(signedAt.getTime() + 365 * DAY),
+    })
+    .addDeviceKeyInfo({ deviceKey: publicOnly(deviceKey) })
+    .sign({
+      issuerPrivateKey: signer.privateJwk,
+      issuerCertificate: signer.chain.length === 1 ? signer.chain[0] : signer.chain,
+      alg: 'ES256',
+    });
+  // OpenID4VCI 1.0 Appendix A.2.4: the credential is the base64url CBOR IssuerSigned (the document's issuerSigned map)
+  const issuerSigned = new MDoc([document]).encode();
+  const decoded = cborDecode(issuerSigned) as Map<string, unknown>;
+  const [doc] = decoded.get('documents') as Array<Map<string, unknown>>;
+  return { issuerSigned: Buffer.from(cborEncode(doc.get('issuerSigned'))).toString('base64url') };
 }
 
 const publicOnly = ({ kty, crv, x, y }: JWK): JWK => (y === undefined ? { kty, crv, x } : { kty, crv, x, y });

@@ -30,6 +30,19 @@ export const verifierSchema = z
     certificateChain: z.string().default('./keys/verifier-chain.pem'),
     /** PEM, the leaf's P-256 private key */
     key: z.string().default('./keys/verifier-key.pem'),
+    /**
+     * ISO/IEC 18013-7 Annex C (`org-iso-mdoc`): the reader certificate that signs the DeviceRequest's
+     * `readerAuth` (Apple issues one for "Verify with Wallet on the Web"); left out: the certificate above
+     */
+    readerCertificate: z
+      .object({
+        /** PEM, leaf first, without the trust anchor */
+        certificateChain: z.string().min(1),
+        /** PEM, the leaf's P-256 private key */
+        key: z.string().min(1),
+      })
+      .strict()
+      .optional(),
     responseMode: z.enum(['direct_post.jwt', 'direct_post']).default('direct_post.jwt'),
     /** seconds a wallet may hold a fetched request unanswered before the prompt offers the holder a fresh one */
     freshRequestAfter: z.number().int().min(1).max(3600).default(30),

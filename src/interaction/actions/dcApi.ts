@@ -75,6 +75,11 @@ export async function dcApiAnswer(d: InteractionDeps, ctx: Context, version: Ver
     ctx.body = { status: 'failed' };
     return;
   }
+  // the wallet could not take the request: the page's polling offers a fresh one, as after a QR code's refusal
+  if (ended.outcome === 'unanswered') {
+    ctx.body = { status: 'refused' };
+    return;
+  }
   // verified: this browser finishes the interaction at once, as its next poll would (D13: not an External Client's)
   const { step, claims } = await d.steps.withClaims(open.stepId);
   ctx.body =

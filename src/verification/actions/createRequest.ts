@@ -3,7 +3,8 @@ import type { VerifierDeps } from '../deps.js';
 import { walletUriFor } from '../requestObject.js';
 import type { Device, VerificationRecord } from '../record.js';
 import type { CreatedRequest, CreateRequestInput } from '../types.js';
-import { newEncryptionKey } from './encryption.js';
+import { annexCDocRequests } from '../annexC.js';
+import { newAnnexCKey, newEncryptionKey } from './encryption.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 
@@ -31,6 +32,8 @@ export async function createRequest(deps: VerifierDeps, input: CreateRequestInpu
     ...(input.external ? { external: true } : {}),
     ...(input.trace ? { trace: input.trace } : {}),
   };
+  // ISO/IEC 18013-7 Annex C is offered when every credential asked for has an mdoc form
+  if (annexCDocRequests(deps.expectationsFor(record).query)) record.annexC = await newAnnexCKey();
   const references: Partial<Record<Device, string>> = {
     cross: randomBase64url(32),
     ...(input.returnUri !== undefined ? { same: randomBase64url(32) } : {}),

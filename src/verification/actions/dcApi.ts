@@ -1,16 +1,36 @@
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader, type JWK } from 'jose';
 import { say, type Say } from '../../i18n/catalogues.js';
 import { linkToFlow } from '../../telemetry/spans.js';
+import {
+  ANNEX_C_PROTOCOL,
+  annexCDocRequests,
+  annexCRequest,
+  encryptionInfo,
+  hpkeInfo,
+  sessionTranscript,
+  type ReaderSigner,
+} from '../annexC.js';
+import { openResponse, readEncryptedResponse } from '../annexCAnswer.js';
+import type { ClientIdentity } from '../clientIdentity.js';
 import { DC_API_PROTOCOLS, dcApiRequests, dcApiResponseMode, type DcApiRequest } from '../dcApi.js';
+import { coseAlgorithmFor, coseKeyOfJwk, mdocContext } from '../mdocContext.js';
+import { annexCDocuments } from '../mdocDocument.js';
 import type { VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
-import type { VerificationRecord } from '../record.js';
+import type { VerificationRecord, VerificationResult } from '../record.js';
 import { decryptWith, publicEncryptionKey } from './encryption.js';
-import { verifyPresentations, walletErrorWords } from './response.js';
+import { verifyAnnexCDocuments, verifyPresentations, walletErrorWords } from './response.js';
 import { failed, withinRateLimits } from './outcomes.js';
 
-/** How an answer through the Digital Credentials API ended: verified, refused (the request ended), or no request to answer. */
-export type DcApiOutcome = { outcome: 'verified' } | { outcome: 'refused'; description: string } | { outcome: 'gone' };
+/**
+ * How an answer through the Digital Credentials API ended: verified, refused (the request ended), unanswered
+ * (the wallet could not take the request: the holder may ask for a fresh one), or no request to answer.
+ */
+export type DcApiOutcome =
+  | { outcome: 'verified' }
+  | { outcome: 'refused'; description: string }
+  | { outcome: 'unanswered'; description: string }
+  | { outcome: 'gone' };
 
 /** A refused answer: what the holder reads, and the relying party's description naming the rule. */
 class Refused extends Error {
@@ -32,7 +52,7 @@ export async function dcApiRequestFor(deps: VerifierDeps, requestId: string): Pr
   const publicKey = record.encryptionKey && publicEncryptionKey(record.encryptionKey);
   const { query } = deps.expectationsFor(record);
   const verifierInfo = deps.verifierInfoFor(record, query);
-  return dcApiRequests(deps.clientIdentity, {
+  const requests = await dcApiRequests(deps.clientIdentity, {
     clientId: deps.clientIdentity.clientId,
     origin: deps.origin,
     responseMode: record.responseMode,
@@ -43,6 +63,26 @@ export async function dcApiRequestFor(deps: VerifierDeps, requestId: string): Pr
     issuedAt: Math.floor(Date.now() / 1000),
     expiresAt: record.expiresAt,
   });
+  // ISO/IEC 18013-7 Annex C, after the OpenID4VP entries: what Safari and Apple Wallet answer
+  const docs = record.annexC && annexCDocRequests(query);
+  if (record.annexC && docs) {
+    const signer = readerSigner(deps.clientIdentity);
+    requests.push(
+      await annexCRequest(
+        { docs, key: record.annexC, origin: deps.origin, ...(signer ? { signer } : {}) },
+        mdocContext,
+      ),
+    );
+  }
+  return requests;
+}
+
+/** The reader certificate's key as COSE wants it (ES256 for the P-256 keys the configuration takes). */
+function readerSigner({ reader }: ClientIdentity): ReaderSigner | undefined {
+  if (!reader) return undefined;
+  const jwk = reader.key.export({ format: 'jwk' }) as JWK;
+  const algorithm = coseAlgorithmFor(jwk);
+  return { x5chain: reader.x5chain, key: coseKeyOfJwk(jwk, algorithm), algorithm };
 }
 
 /**
@@ -63,9 +103,22 @@ export async function takeDcApiAnswer(
   if (!taken) return { outcome: 'gone' };
   linkToFlow(record.trace);
   try {
-    const { params, encrypted } = await answerParams(record, answer);
-    if (params.error !== undefined) throw walletError(params.error);
-    const result = await verifyPresentations(deps, record, params.vp_token, encrypted, deps.origin);
+    let result: VerificationResult;
+    if (isObject(answer) && answer.protocol === ANNEX_C_PROTOCOL && record.annexC) {
+      result = await annexCAnswer(deps, record, answer.data);
+    } else {
+      const { params, encrypted } = await answerParams(record, answer);
+      if (params.error !== undefined) {
+        // the holder said no: an end; any other error: this wallet could not take it, and a fresh request may do
+        if (String(params.error) !== 'access_denied') {
+          const { message, description } = walletErrorWords(params.error);
+          await deps.requests.refused(record, message, description);
+          return { outcome: 'unanswered', description };
+        }
+        throw walletError(params.error);
+      }
+      result = await verifyPresentations(deps, record, params.vp_token, encrypted, deps.origin);
+    }
     await deps.onVerified?.(record, result);
     await deps.requests.done(record, result);
     return { outcome: 'verified' };
@@ -90,12 +143,11 @@ async function answerParams(
   record: VerificationRecord,
   answer: unknown,
 ): Promise<{ params: Record<string, unknown>; encrypted: boolean }> {
-  if (!isObject(answer) || typeof answer.protocol !== 'string' || !DC_API_PROTOCOLS.includes(answer.protocol))
-    throw malformed(`dc_api: the answer is not of a protocol this request offered (${DC_API_PROTOCOLS.join(', ')})`);
-  // browsers have handed `data` over as an object and as its JSON text
-  let data = answer.data;
-  if (typeof data === 'string') data = parseJson(data);
-  if (!isObject(data)) throw malformed('dc_api: the answer has no data object');
+  if (!isObject(answer) || typeof answer.protocol !== 'string' || !DC_API_PROTOCOLS.includes(answer.protocol)) {
+    const offered = [...DC_API_PROTOCOLS, ...(record.annexC ? [ANNEX_C_PROTOCOL] : [])];
+    throw malformed(`dc_api: the answer is not of a protocol this request offered (${offered.join(', ')})`);
+  }
+  const data = answerData(answer.data);
   if (typeof data.response === 'string') {
     if (!record.encryptionKey)
       throw malformed('response: this request asks for a plain response (dc_api); the wallet sent a JWE');
@@ -122,6 +174,32 @@ async function decrypt(record: VerificationRecord, jwe: string): Promise<Record<
   const decrypted = await decryptWith(key, jwe);
   if ('why' in decrypted) throw malformed(decrypted.why);
   return decrypted.params;
+}
+
+/** Browsers have handed `data` over as an object and as its JSON text. */
+function answerData(value: unknown): Record<string, unknown> {
+  const data = typeof value === 'string' ? parseJson(value) : value;
+  if (!isObject(data)) throw malformed('dc_api: the answer has no data object');
+  return data;
+}
+
+/**
+ * ISO/IEC 18013-7 Annex C: `data.response`, the EncryptedResponse, opened with this request's key over the
+ * `dcapi` SessionTranscript of its EncryptionInfo and the service's origin (never the page's word), then its
+ * DeviceResponse verified as every mdoc is, each device signature over that transcript.
+ */
+async function annexCAnswer(
+  deps: VerifierDeps,
+  record: VerificationRecord,
+  value: unknown,
+): Promise<VerificationResult> {
+  const key = record.annexC!;
+  const docs = annexCDocRequests(deps.expectationsFor(record).query);
+  if (!docs) throw malformed(`dc_api: this request offered no ${ANNEX_C_PROTOCOL} entry`);
+  const transcript = sessionTranscript(encryptionInfo(key), deps.origin);
+  const encrypted = readEncryptedResponse(answerData(value).response);
+  const deviceResponse = await openResponse(key, encrypted, hpkeInfo(transcript));
+  return verifyAnnexCDocuments(deps, record, annexCDocuments(deviceResponse, docs), transcript);
 }
 
 function walletError(error: unknown): Refused {

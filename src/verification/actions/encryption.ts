@@ -2,6 +2,7 @@ import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { compactDecrypt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { say } from '../../i18n/catalogues.js';
 import { randomBase64url } from '../../random.js';
+import { ANNEX_C_NONCE_BYTES, type AnnexCKey } from '../annexC.js';
 import type { VerifierDeps } from '../deps.js';
 import { RESPONSE_ALG, RESPONSE_ENC_VALUES } from '../requestObject.js';
 import { failed, withinRateLimits } from './outcomes.js';
@@ -13,6 +14,13 @@ const KID = /^[A-Za-z0-9_-]{22}$/;
 export async function newEncryptionKey(): Promise<JWK> {
   const { privateKey } = await generateKeyPair(RESPONSE_ALG, { crv: 'P-256', extractable: true });
   return { ...(await exportJWK(privateKey)), kid: randomBase64url(16), use: 'enc', alg: RESPONSE_ALG };
+}
+
+/** ISO/IEC 18013-7 Annex C: the EncryptionInfo nonce and a P-256 key of the request's own, the HPKE recipient. */
+export async function newAnnexCKey(): Promise<AnnexCKey> {
+  const { privateKey } = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true });
+  const { kty, crv, x, y, d } = await exportJWK(privateKey);
+  return { nonce: randomBase64url(ANNEX_C_NONCE_BYTES), recipientKey: { kty, crv, x, y, d } };
 }
 
 /** The public half of a request's encryption key, as `client_metadata.jwks` publishes it. */

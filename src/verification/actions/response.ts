@@ -1,3 +1,4 @@
+import type { Document } from '@owf/mdoc';
 import { base64url, calculateJwkThumbprint } from 'jose';
 import type { Context } from 'koa';
 import { safeErrorDescription } from '../../http/errorDescription.js';
@@ -7,7 +8,7 @@ import type { MessageId } from '../../i18n/en.js';
 import { randomBase64url } from '../../random.js';
 import { ProtocolError } from '../../rules/errors.js';
 import { linkToFlow } from '../../telemetry/spans.js';
-import type { VerifierDeps } from '../deps.js';
+import type { Expectations, VerifierDeps } from '../deps.js';
 import { personMessage, VerificationRefusal } from '../errors.js';
 import type { VerificationRecord, VerificationResult } from '../record.js';
 import { readVpToken, RESPONSE_BODY_LIMIT, verifyResponse } from '../response.js';
@@ -160,22 +161,52 @@ export async function verifyPresentations(
       ...(origin === undefined
         ? { clientId: deps.clientIdentity.clientId }
         : { clientId: originAudience(origin), origin }),
-      nonce: record.nonce,
-      responseUri: deps.responseUri,
-      // D12: a PID is trusted by the identity block's issuers and, as an mdoc, by the IACAs named for it alone
-      anchorsFor: record.identity ? deps.pidAnchorsFor : deps.anchorsFor,
+      ...bound(deps, record),
       // §B.2.6.1: an encrypted response's mdoc is bound to the key it was encrypted to
       ...(publicKey ? { jwkThumbprint: base64url.decode(await calculateJwkThumbprint(publicKey)) } : {}),
     },
-    {
-      issuerKeys,
-      clockTolerance: deps.clockTolerance,
-      statusChecks: deps.statusChecks,
-      onStatusUnavailable: deps.onStatusUnavailable,
-      ownMdocStatus: deps.ownMdocStatus,
-    },
+    presentationContext(deps, issuerKeys),
   );
 }
+
+/**
+ * ISO/IEC 18013-7 Annex C: the documents of the DeviceResponse (matched to the request's documents) against
+ * the request's query and trust, each device signature over the `dcapi` SessionTranscript.
+ */
+export async function verifyAnnexCDocuments(
+  deps: VerifierDeps,
+  record: VerificationRecord,
+  documents: Map<string, Document>,
+  transcript: unknown[],
+): Promise<VerificationResult> {
+  const { issuerKeys, ...expected } = deps.expectationsFor(record);
+  return verifyResponse(
+    documents,
+    {
+      ...expected,
+      clientId: originAudience(deps.origin),
+      ...bound(deps, record),
+      annexCTranscript: transcript,
+    },
+    presentationContext(deps, issuerKeys),
+  );
+}
+
+/** What every answer to `record` is bound to and trusted by, whatever the path. */
+const bound = (deps: VerifierDeps, record: VerificationRecord) => ({
+  nonce: record.nonce,
+  responseUri: deps.responseUri,
+  // D12: a PID is trusted by the identity block's issuers and, as an mdoc, by the IACAs named for it alone
+  anchorsFor: record.identity ? deps.pidAnchorsFor : deps.anchorsFor,
+});
+
+const presentationContext = (deps: VerifierDeps, issuerKeys: Expectations['issuerKeys']) => ({
+  issuerKeys,
+  clockTolerance: deps.clockTolerance,
+  statusChecks: deps.statusChecks,
+  onStatusUnavailable: deps.onStatusUnavailable,
+  ownMdocStatus: deps.ownMdocStatus,
+});
 
 /** A verified presentation: done, or (same-device) waiting for the browser to come back with its response code. */
 async function finish(

@@ -1,5 +1,6 @@
-/* The prompt's Digital Credentials API action (views/dcApiParts.ts; OpenID4VP 1.0 Appendix A), inlined after
-   prompt.js. Where the browser allows one of the offered protocols, it fetches the requests ahead of the
+/* The prompt's Digital Credentials API action (views/dcApiParts.ts; OpenID4VP 1.0 Appendix A and ISO/IEC
+   18013-7 Annex C), inlined after prompt.js. Where the browser allows one of the offered protocols (Safari:
+   org-iso-mdoc only), it fetches the requests ahead of the
    click (navigator.credentials.get needs the click's activation), asks on the click, and posts the
    credential to the prompt; prompt.js's polling then goes on as for every wallet. A decline keeps the
    link and the QR code. Elsewhere it does nothing, and the page stays as it is. */
