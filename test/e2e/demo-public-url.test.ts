@@ -6,7 +6,7 @@
  * real config/demo.yaml (a copy, so that its keys go to a temporary folder), as the image runs it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +26,8 @@ run('demo: true on a base URL that is not this machine', () => {
   // ../keys from the config's folder: the keys of a start land in dir/keys, not in the working tree
   const config = join(dir, 'config', 'demo.yaml');
   copyFileSync(join('config', 'demo.yaml'), config);
+  // the card images config/demo.yaml names beside it
+  cpSync(join('config', 'cards'), join(dir, 'config', 'cards'), { recursive: true });
   const children: ChildProcess[] = [];
   afterAll(() => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
