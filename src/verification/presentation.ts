@@ -124,7 +124,7 @@ function splitPresentation(presentation: string): {
   const parts = presentation.split('~');
   if (parts.length < 2) throw refuse('malformed_presentation', 'the presentation is not an SD-JWT (no ~ separator)');
   const kbJwt = parts[parts.length - 1];
-  // Gap 1 (RFC 9901 §4.3, OpenID4VP 1.0 §6.1 require_cryptographic_holder_binding defaults to true): a
+  // RFC 9901 §4.3, OpenID4VP 1.0 §6.1 require_cryptographic_holder_binding defaults to true: a
   // presentation ending in `~` has no key binding JWT. The library would accept it when no nonce is passed.
   if (!kbJwt) throw refuse('key_binding_missing', 'the presentation has no key binding JWT');
   const disclosures = parts.slice(1, -1);

@@ -46,7 +46,7 @@ export function checkKeyBindingJwt(kbJwt: string, expected: KeyBindingExpectatio
       `the key binding JWT's signature algorithm (alg) is not accepted; accepted: ${KB_ALGS.join(', ')}`,
     );
   }
-  // Gap 2 (OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5): `aud` is our client identifier, exactly
+  // OpenID4VP 1.0 §B.3.6, RFC 9901 §7.3 step 5: `aud` is our client identifier, exactly
   if (kbPayload.aud !== expected.clientId)
     throw refuse(
       'wrong_audience',
@@ -57,7 +57,7 @@ export function checkKeyBindingJwt(kbJwt: string, expected: KeyBindingExpectatio
   // OpenID4VP 1.0 §B.3.6: `nonce` is the request's (the library checks it again)
   if (kbPayload.nonce !== expected.nonce)
     throw refuse('wrong_nonce', 'the key binding JWT nonce is not the nonce of this request');
-  // Gap 3 (RFC 9901 §7.3 step 5): `iat` within an acceptable window: not older than KB_MAX_AGE, not in the future
+  // RFC 9901 §7.3 step 5: `iat` within an acceptable window: not older than KB_MAX_AGE, not in the future
   if (typeof kbPayload.iat !== 'number') throw refuse('key_binding_invalid', 'the key binding JWT has no iat');
   if (kbPayload.iat - tolerance > now) throw refuse('stale_key_binding', 'the key binding JWT iat is in the future');
   if (now - kbPayload.iat > KB_MAX_AGE + tolerance)
@@ -107,7 +107,7 @@ export async function verifySdJwt(
       throw refuse('key_binding_signature_invalid', "the key binding JWT is not signed by the credential's cnf.jwk");
     throw refuse('presentation_invalid', `the presentation does not verify${libraryReason(err)}`);
   }
-  if (!verified.kb) throw refuse('key_binding_missing', 'the key binding JWT was not verified'); // defence in depth for gap 1
+  if (!verified.kb) throw refuse('key_binding_missing', 'the key binding JWT was not verified'); // defence in depth for the holder-binding rule in presentation.ts
   return verified.payload as Record<string, unknown>;
 }
 
