@@ -3,12 +3,12 @@ import 'reflect-metadata';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import { readText, writeNew } from '../keys/files.js';
 import { isIssuerCa, type IssuerCa } from '../keys/issuerCertificate.js';
 import { caFileText, caOfFile } from '../keys/localCa.js';
 import { toPem } from '../keys/x509.js';
 import type { Store } from '../store/types.js';
+import { selfSignedCa } from '../keys/selfSignedCa.js';
 
 /** The store key of the demo's test IACA (one for every instance on a Redis, as the key sets, D20). */
 export const DEMO_IACA_STORE_KEY = 'keys:demo-iaca';
@@ -16,8 +16,6 @@ export const DEMO_IACA_STORE_KEY = 'keys:demo-iaca';
 export const DEMO_IACA_FILE = 'demo-iaca.pem';
 const DEMO_IACA_KEY_FILE = 'demo-iaca-key.pem';
 
-const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-const DAY = 86_400_000;
 const pemBody = (der: Uint8Array) =>
   Buffer.from(der)
     .toString('base64')
@@ -30,20 +28,9 @@ const pemBody = (der: Uint8Array) =>
  * the service is concerned: it vouches for nothing until the config lists it in `verifier.trustAnchors`.
  */
 export async function generateDemoIaca(now = new Date()): Promise<IssuerCa> {
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const serial = `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial,
-    name: 'C=ZZ, O=VC OpenID Provider demo, CN=Demo IACA (test only)',
-    notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + 5 * 365 * DAY),
-    keys,
-    signingAlgorithm: EC,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+  const { certificate: ca, keys } = await selfSignedCa('C=ZZ, O=VC OpenID Provider demo, CN=Demo IACA (test only)', {
+    now,
+    days: 5 * 365,
   });
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return {

@@ -10,12 +10,10 @@ import { readText } from '../keys/files.js';
 // x509.ts sets @peculiar/x509's crypto provider on import
 import { readPemCertificates, subjectName, toPem } from '../keys/x509.js';
 import { REGISTRATION_CERTIFICATE_TYPE, type AskedFor, type QueryOf } from '../verification/registration.js';
+import { DAY, EC, randomSerial, selfSignedCa } from '../keys/selfSignedCa.js';
 
-const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-const DAY = 86_400_000;
 /** ETSI TS 119 475 GEN-5.2.4-08: a registration certificate is valid 12 months at most */
 const VALIDITY_DAYS = 180;
-const randomSerial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
 
 /** The demo registrar CA's subject: a registrar file with another is the operator's, never remade. */
 export const DEMO_REGISTRAR_CA = 'CN=Demo registrar CA (test only), O=VC OpenID Provider demo';
@@ -54,21 +52,8 @@ async function makeDemoRegistrations(
 ): Promise<void> {
   const now = new Date();
   const notBefore = new Date(now.getTime() - 60_000);
-  const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const { certificate: ca, keys: caKeys } = await selfSignedCa(DEMO_REGISTRAR_CA, { now, days: 10 * 365 });
   const signerKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: randomSerial(),
-    name: DEMO_REGISTRAR_CA,
-    notBefore,
-    notAfter: new Date(now.getTime() + 10 * 365 * DAY),
-    keys: caKeys,
-    signingAlgorithm: EC,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
-    ],
-  });
   const signer = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject: 'CN=Demo registrar (test only), O=VC OpenID Provider demo',

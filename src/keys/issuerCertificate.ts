@@ -15,6 +15,7 @@ import {
   uriNames,
 } from './x509.js';
 import { hostNameConstraints } from './nameConstraints.js';
+import { DAY, EC, dnEscape, randomSerial, selfSignedCa } from './selfSignedCa.js';
 
 /**
  * The credential issuer's X.509 certificate (OpenID4VC HAIP 1.0 §6.1.1, SD-JWT VC §3.5): the chain goes
@@ -30,12 +31,8 @@ export interface IssuerCa {
   key: string;
 }
 
-const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-const DAY = 86_400_000;
 /** a generated leaf lasts this long, and is remade at start-up when it would end before a credential signed now */
 const LEAF_DAYS = 3 * 365;
-const randomSerial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
-const dnEscape = (v: string) => v.replace(/[,+"\\<>;=]/g, (c) => `\\${c}`);
 const pemBody = (der: Uint8Array) =>
   Buffer.from(der)
     .toString('base64')
@@ -61,22 +58,10 @@ const LOCAL_COUNTRY = 'ZZ';
  * its name constraints hold it to `host`, the base URL's (src/keys/nameConstraints.ts).
  */
 export async function generateIssuerCa(host: string, now = new Date()): Promise<IssuerCa> {
-  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: randomSerial(),
-    name: `C=${LOCAL_COUNTRY}, CN=${dnEscape(host)} local credential issuer CA (development)`,
-    // a minute in the past, so a wallet whose clock is a little behind accepts it
-    notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + 10 * 365 * DAY),
-    keys,
-    signingAlgorithm: EC,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-      hostNameConstraints(host),
-    ],
-  });
+  const { certificate: ca, keys } = await selfSignedCa(
+    `C=${LOCAL_COUNTRY}, CN=${dnEscape(host)} local credential issuer CA (development)`,
+    { now, days: 10 * 365, extensions: [hostNameConstraints(host)] },
+  );
   const pkcs8 = new Uint8Array(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
   return {
     certificate: toPem(new Uint8Array(ca.rawData)),

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 // x509.ts sets @peculiar/x509's crypto provider (and loads reflect-metadata) on import
 import { pemBody, toPem } from './x509.js';
+import { DAY, EC, dnEscape, randomSerial, selfSignedCa } from './selfSignedCa.js';
 
 /** ISO/IEC 18013-5 Annex B: the extended key usage of an mdoc reader authentication certificate. */
 const MDOC_READER_AUTH_EKU = '1.0.18013.5.1.6';
@@ -17,12 +18,6 @@ export interface VerifierCertificates {
   /** PKCS#8 PEM of the leaf's P-256 private key */
   key: string;
 }
-
-const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-const DAY = 86_400_000;
-// RFC 5280 §4.1.2.2: positive, at most 20 octets; the leading 01 keeps it positive and its length fixed
-const randomSerial = () => `01${Buffer.from(webcrypto.getRandomValues(new Uint8Array(15))).toString('hex')}`;
-const dnEscape = (v: string) => v.replace(/[,+"\\<>;=]/g, (c) => `\\${c}`);
 
 /**
  * A local CA and a verifier leaf for `host` (development: a wallet must be told to trust the CA). The leaf
@@ -40,21 +35,11 @@ export async function generateVerifierCertificates(
   const now = opts.now ?? new Date();
   // a minute in the past, so a wallet whose clock is a little behind accepts it
   const notBefore = new Date(now.getTime() - 60_000);
-  const caKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const leafKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: randomSerial(),
-    name: `CN=${dnEscape(name)} local verifier CA (development)`,
-    notBefore,
-    notAfter: new Date(now.getTime() + 10 * 365 * DAY),
-    keys: caKeys,
-    signingAlgorithm: EC,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
-    ],
+  const { certificate: ca, keys: caKeys } = await selfSignedCa(`CN=${dnEscape(name)} local verifier CA (development)`, {
+    now,
+    days: 10 * 365,
   });
+  const leafKeys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const leaf = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject: `CN=${dnEscape(name)}`,
